@@ -1,0 +1,59 @@
+"""The ``ora-desktop`` command line: argument parsing only; every command calls core.
+
+Each feature module registers its subcommands (``memories``, ``search``, ``maintenance``).
+With no subcommand the desktop window starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from .. import __version__
+from . import common, maintenance, memories, search
+
+FEATURES = (memories, search, maintenance)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full parser (used by ``main`` and by the test that checks every command's help)."""
+    parser = argparse.ArgumentParser(
+        prog="ora-desktop",
+        description="See and tend Ora agents' long-term memory. With no command, opens the window.",
+    )
+    parser.add_argument("--version", action="version", version=f"ora-desktop {__version__}")
+    parser.add_argument("--home", help="Ora home folder (default: $ORA_HOME or ~/.ora)")
+    parser.add_argument("--read-only", action="store_true", help="open files read-only (window)")
+    parser.add_argument("files", nargs="*", help=argparse.SUPPRESS)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for feature in FEATURES:
+        feature.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``ora-desktop``; returns the process exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if _wants_window(argv):
+        return common.start_window(argv)
+    args = build_parser().parse_args(argv)
+    if args.command is None:
+        return common.start_window(argv)
+    return common.run(args)
+
+
+def _wants_window(argv: list[str]) -> bool:
+    """No command: only window options (``--read-only``, ``--home DIR``) and ``.site.db`` paths."""
+    if any(a in ("-h", "--help", "--version") for a in argv):
+        return False
+    rest = list(argv)
+    while rest:
+        arg = rest.pop(0)
+        if arg == "--home" and rest:
+            rest.pop(0)
+        elif arg == "--read-only" or arg.startswith("--home=") or arg.endswith(".db"):
+            continue
+        else:
+            return False
+    return True

@@ -1,0 +1,31 @@
+"""The headless engine: no Qt, no qasync (an import-linter contract enforces it)."""
+
+from .errors import (
+    Conflict,
+    CorruptFile,
+    DatabaseLocked,
+    EmptyFile,
+    FileMissing,
+    FileProblem,
+    InvalidName,
+    InvalidValue,
+    NotFound,
+    NotSQLite,
+    OraError,
+    ReadOnlyDatabase,
+    WrongSchema,
+)
+from .home import AgentFile, OraHome, Site, check_name
+from .listing import Cursor, ListQuery
+from .records import Chain, Change, DeletedMemory, Facets, Memory, Neighbors, TaskContext
+from .schema import INIT_SQL, MEMORY_TYPES, SYNC_STATUSES, SchemaReport, create_database
+from .store import Store, open_store
+
+__all__ = [
+    "AgentFile", "Chain", "Change", "Conflict", "CorruptFile", "Cursor", "DatabaseLocked",
+    "DeletedMemory", "EmptyFile", "Facets", "FileMissing", "FileProblem", "INIT_SQL",
+    "InvalidName", "InvalidValue", "ListQuery", "MEMORY_TYPES", "Memory", "Neighbors",
+    "NotFound", "NotSQLite", "OraError", "OraHome", "ReadOnlyDatabase", "SYNC_STATUSES",
+    "SchemaReport", "Site", "Store", "TaskContext", "WrongSchema", "check_name",
+    "create_database", "open_store",
+]

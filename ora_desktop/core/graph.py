@@ -1,0 +1,152 @@
+"""Supersession chains and ``related_to`` links, cycle-safe and tolerant of dangling ids."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from .connection import translated
+from .errors import InvalidValue, NotFound
+from .records import Chain, Change, Memory, Neighbors
+
+if TYPE_CHECKING:
+    from .store import Store
+
+MAX_CHAIN = 10000
+
+
+class GraphMixin:
+    """Methods of :class:`~ora_desktop.core.store.Store` for chains and links."""
+
+    def supersede(self: Store, old_id: str, new_id: str) -> Change:
+        """Mark ``old_id`` as superseded by ``new_id`` (both must exist; no cycles)."""
+        if old_id == new_id:
+            raise InvalidValue("superseded_by", "a memory cannot supersede itself")
+        self._require_writable()
+        with self.write(), translated(self.path):
+            found = self.get_many([old_id, new_id])
+            for memory_id in (old_id, new_id):
+                if memory_id not in found:
+                    raise NotFound(f"{self.path}: no memory with id {memory_id!r}")
+            # Refuse a cycle: walking forward from new must not reach old.
+            for member in self._forward(new_id)[0]:
+                if member.id == old_id:
+                    raise InvalidValue(
+                        "superseded_by",
+                        f"{new_id!r} is already superseded (via its chain) by {old_id!r}: that would be a cycle",
+                    )
+            self._update_where("id = ?", [old_id], {"superseded_by": new_id})
+        return self._emit(Change(changed=frozenset({old_id}), source="supersede"))
+
+    def _forward(self: Store, memory_id: str) -> tuple[list[Memory], bool, str | None]:
+        """Walk ``superseded_by`` from a memory: (members oldest first, cycle?, dangling id)."""
+        seen: set[str] = set()
+        members: list[Memory] = []
+        current: str | None = memory_id
+        while current and len(members) < MAX_CHAIN:
+            if current in seen:
+                return members, True, None
+            seen.add(current)
+            memory = self.find(current)
+            if memory is None:
+                return members, False, current
+            members.append(memory)
+            current = memory.superseded_by
+        return members, False, None
+
+    def chain(self: Store, memory_id: str) -> Chain:
+        """The whole supersession chain around a memory, newest first.
+
+        The newest memory (the one nothing supersedes) is ``live``. A cycle or a dangling
+        ``superseded_by`` is reported in the result, never followed forever.
+        """
+        start = self.get(memory_id)
+        forward, cycle, dangling = self._forward(start.id)
+        head = forward[-1]
+        # Walk backwards from the head: who is superseded by whom (one query per level).
+        ordered: list[Memory] = [head]
+        seen = {head.id}
+        frontier = [head.id]
+        while frontier and len(ordered) < MAX_CHAIN:
+            marks = ",".join("?" * len(frontier))
+            older = self._rows(f"superseded_by IN ({marks})", frontier,
+                               "ORDER BY julianday(created_at) DESC, rowid DESC")
+            frontier = []
+            for memory in older:
+                if memory.id in seen:
+                    cycle = True
+                    continue
+                seen.add(memory.id)
+                ordered.append(memory)
+                frontier.append(memory.id)
+        live = None if (cycle or dangling) else head
+        return Chain(tuple(ordered), live, cycle, (dangling,) if dangling else ())
+
+    def live_version(self: Store, memory_id: str) -> Memory | None:
+        """The newest memory of ``memory_id``'s chain (itself if not superseded)."""
+        forward, cycle, dangling = self._forward(memory_id)
+        if not forward:
+            return None
+        return forward[-1]
+
+    def link(self: Store, a: str, b: str, mutual: bool = True) -> Change:
+        """Add ``b`` to ``a``'s ``related_to`` (and ``a`` to ``b``'s when ``mutual``)."""
+        return self._relink(a, b, mutual, add=True)
+
+    def unlink(self: Store, a: str, b: str, mutual: bool = True) -> Change:
+        """Remove ``b`` from ``a``'s ``related_to`` (and ``a`` from ``b``'s when ``mutual``)."""
+        return self._relink(a, b, mutual, add=False)
+
+    def _relink(self: Store, a: str, b: str, mutual: bool, add: bool) -> Change:
+        if a == b:
+            raise InvalidValue("related_to", "a memory cannot be linked to itself")
+        self._require_writable()
+        changed: set[str] = set()
+        with self.write(), translated(self.path):
+            found = self.get_many([a, b])
+            for memory_id in (a, b):
+                if memory_id not in found and (add or memory_id == a):
+                    raise NotFound(f"{self.path}: no memory with id {memory_id!r}")
+            pairs = [(a, b)] + ([(b, a)] if mutual and b in found else [])
+            for source, target in pairs:
+                memory = found[source]
+                if memory.related_malformed:
+                    raise InvalidValue(
+                        "related_to", f"memory {source!r} holds malformed related_to; fix it before linking"
+                    )
+                ids = list(memory.related_to)
+                if add and target not in ids:
+                    ids.append(target)
+                elif not add and target in ids:
+                    ids.remove(target)
+                else:
+                    continue
+                self._update_where("id = ?", [source], {"related_to": json.dumps(ids) if ids else None})
+                changed.add(source)
+        return self._emit(Change(changed=frozenset(changed), source="link" if add else "unlink"))
+
+    def neighbors(self: Store, memory_id: str, hops: int = 1) -> Neighbors:
+        """Memories reachable over ``related_to`` within ``hops``; dangling ids are reported."""
+        origin = self.get(memory_id)
+        found: list[tuple[Memory, int]] = []
+        seen = {origin.id}
+        dangling: list[str] = []
+        malformed: list[str] = [origin.id] if origin.related_malformed else []
+        frontier = list(origin.related_to)
+        for depth in range(1, max(0, hops) + 1):
+            wanted = [i for i in dict.fromkeys(frontier) if i not in seen]
+            if not wanted:
+                break
+            rows = self.get_many(wanted)
+            frontier = []
+            for memory_id_ in wanted:
+                seen.add(memory_id_)
+                memory = rows.get(memory_id_)
+                if memory is None:
+                    dangling.append(memory_id_)
+                    continue
+                found.append((memory, depth))
+                if memory.related_malformed:
+                    malformed.append(memory.id)
+                frontier.extend(memory.related_to)
+        return Neighbors(origin.id, tuple(found), tuple(dangling), tuple(malformed))

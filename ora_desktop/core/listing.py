@@ -1,0 +1,150 @@
+"""Filters, sort orders and keyset paging for listing memories.
+
+A :class:`ListQuery` turns into a ``WHERE`` clause and an ``ORDER BY`` over a sort expression
+and ``rowid``. Paging is by keyset (``after=`` the last row's :class:`Cursor`), so page 10,000
+costs what page 1 costs when the sort column is indexed. Time columns sort through
+``julianday()`` so the two timestamp formats order as time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .errors import InvalidValue
+from .schema import MEMORY_COLUMNS, MEMORY_TYPES, SYNC_STATUSES
+
+TIME_COLUMNS = frozenset({
+    "last_accessed_at", "created_at", "updated_at", "expires_at", "synced_at",
+})
+SORTABLE = frozenset(MEMORY_COLUMNS) | {"rowid"}
+
+
+@dataclass(frozen=True, slots=True)
+class Cursor:
+    """Position after a row in a given order: its sort value and rowid."""
+
+    value: Any
+    rowid: int
+
+
+@dataclass(frozen=True, slots=True)
+class ListQuery:
+    """What to list. Every field is optional; the default lists everything, newest first."""
+
+    types: tuple[str, ...] = ()
+    importance_min: int | None = None
+    importance_max: int | None = None
+    health_min: float | None = None
+    health_max: float | None = None
+    sync_statuses: tuple[str, ...] = ()
+    expired: bool | None = None
+    expiring_within_days: float | None = None
+    superseded: str = "hide"  # "hide" | "show" | "only"
+    dirty: bool | None = None
+    ids: tuple[str, ...] | None = None
+    text: str | None = None  # plain substring filter (LIKE); full-text search lives in search/
+    order_by: str = "created_at"
+    descending: bool = True
+    limit: int | None = 100
+    after: Cursor | None = None
+    extra_where: tuple[tuple[str, tuple], ...] = field(default=())
+
+    def with_(self, **changes: Any) -> ListQuery:
+        return replace(self, **changes)
+
+
+def sort_expression(column: str, available: Sequence[str]) -> str:
+    if column not in SORTABLE:
+        raise InvalidValue("order_by", f"{column!r} is not a column of memories")
+    if column != "rowid" and column not in available:
+        return "NULL"
+    return f"julianday({column})" if column in TIME_COLUMNS else column
+
+
+def where_clause(query: ListQuery, available: Sequence[str]) -> tuple[str, list[Any]]:
+    """Build ``WHERE`` text and parameters for the filters of ``query`` (no keyset)."""
+    parts: list[str] = []
+    params: list[Any] = []
+    has = set(available)
+
+    def col(name: str) -> str:
+        return name if name in has else "NULL"
+
+    if query.types:
+        bad = [t for t in query.types if t not in MEMORY_TYPES]
+        if bad:
+            raise InvalidValue("type", f"{bad[0]!r} is not one of {', '.join(MEMORY_TYPES)}")
+        parts.append(f"{col('type')} IN ({','.join('?' * len(query.types))})")
+        params.extend(query.types)
+    if query.sync_statuses:
+        bad = [s for s in query.sync_statuses if s not in SYNC_STATUSES]
+        if bad:
+            raise InvalidValue("sync_status", f"{bad[0]!r} is not one of {', '.join(SYNC_STATUSES)}")
+        parts.append(f"{col('sync_status')} IN ({','.join('?' * len(query.sync_statuses))})")
+        params.extend(query.sync_statuses)
+    for name, value, op in (
+        ("importance", query.importance_min, ">="),
+        ("importance", query.importance_max, "<="),
+        ("health_score", query.health_min, ">="),
+        ("health_score", query.health_max, "<="),
+    ):
+        if value is not None:
+            parts.append(f"{col(name)} {op} ?")
+            params.append(value)
+    if query.expired is True:
+        parts.append(f"{col('expires_at')} IS NOT NULL AND julianday({col('expires_at')}) < julianday('now')")
+    elif query.expired is False:
+        parts.append(f"({col('expires_at')} IS NULL OR julianday({col('expires_at')}) >= julianday('now'))")
+    if query.expiring_within_days is not None:
+        parts.append(
+            f"julianday({col('expires_at')}) >= julianday('now') "
+            f"AND julianday({col('expires_at')}) < julianday('now') + ?"
+        )
+        params.append(float(query.expiring_within_days))
+    if query.superseded == "hide":
+        parts.append(f"({col('superseded_by')} IS NULL OR {col('superseded_by')} = '')")
+    elif query.superseded == "only":
+        parts.append(f"{col('superseded_by')} IS NOT NULL AND {col('superseded_by')} != ''")
+    elif query.superseded != "show":
+        raise InvalidValue("superseded", f"{query.superseded!r} is not one of hide, show, only")
+    if query.dirty is not None:
+        dirty = (
+            f"({col('sync_status')} IS NOT 'local_only' AND ({col('synced_at')} IS NULL "
+            f"OR julianday({col('updated_at')}) > julianday({col('synced_at')})))"
+        )
+        parts.append(dirty if query.dirty else f"NOT {dirty}")
+    if query.ids is not None:
+        if not query.ids:
+            parts.append("0")
+        else:
+            parts.append(f"id IN ({','.join('?' * len(query.ids))})")
+            params.extend(query.ids)
+    if query.text:
+        escaped = query.text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        parts.append("content LIKE ? ESCAPE '\\'")
+        params.append(f"%{escaped}%")
+    for sql, values in query.extra_where:
+        parts.append(f"({sql})")
+        params.extend(values)
+    return (" AND ".join(parts) if parts else "1"), params
+
+
+def keyset_clause(expr: str, cursor: Cursor, descending: bool) -> tuple[str, list[Any]]:
+    """Rows strictly after ``cursor`` in ``ORDER BY expr, rowid`` (NULLs first ascending)."""
+    if descending:
+        if cursor.value is None:
+            return f"({expr} IS NULL AND rowid < ?)", [cursor.rowid]
+        return (
+            f"({expr} < ? OR ({expr} = ? AND rowid < ?) OR {expr} IS NULL)",
+            [cursor.value, cursor.value, cursor.rowid],
+        )
+    if cursor.value is None:
+        return f"(({expr} IS NULL AND rowid > ?) OR {expr} IS NOT NULL)", [cursor.rowid]
+    return f"({expr} > ? OR ({expr} = ? AND rowid > ?))", [cursor.value, cursor.value, cursor.rowid]
+
+
+def order_clause(expr: str, descending: bool) -> str:
+    direction = "DESC" if descending else "ASC"
+    return f"{expr} {direction}, rowid {direction}"

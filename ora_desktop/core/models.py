@@ -1,0 +1,92 @@
+"""peewee models for the seed tables and the engine's own ``ora_desktop_*`` tables.
+
+Models are bound per store (a subclass per database), so several files can be open at once
+from several threads. The seed tables are never created or altered through these models.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import peewee as pw
+
+
+class MemoryRow(pw.Model):
+    """The seed's ``memories`` table, column for column."""
+
+    id = pw.TextField(primary_key=True)
+    content = pw.TextField()
+    type = pw.TextField(null=True)
+    importance = pw.IntegerField(null=True)
+    access_count = pw.IntegerField(null=True)
+    last_accessed_at = pw.TextField(null=True)
+    health_score = pw.FloatField(null=True)
+    related_to = pw.TextField(null=True)
+    superseded_by = pw.TextField(null=True)
+    created_at = pw.TextField()
+    updated_at = pw.TextField()
+    expires_at = pw.TextField(null=True)
+    synced_at = pw.TextField(null=True)
+    sync_status = pw.TextField(null=True)
+
+    class Meta:
+        table_name = "memories"
+
+
+class TaskContextRow(pw.Model):
+    """The seed's ``task_context`` table."""
+
+    id = pw.TextField(primary_key=True)
+    task_description = pw.TextField()
+    input_data = pw.TextField(null=True)
+    output_data = pw.TextField(null=True)
+    status = pw.TextField(null=True)
+    created_at = pw.TextField()
+    completed_at = pw.TextField(null=True)
+
+    class Meta:
+        table_name = "task_context"
+
+
+class TrashRow(pw.Model):
+    """Rows removed by a delete, expiry cleanup or retention run, kept to be restored."""
+
+    memory_id = pw.TextField(index=True)
+    deleted_at = pw.TextField()
+    reason = pw.TextField()
+    batch = pw.TextField(index=True)
+    row_json = pw.TextField()
+
+    class Meta:
+        table_name = "ora_desktop_trash"
+
+
+class StateRow(pw.Model):
+    """Small key/value facts the engine keeps in a file (e.g. when decay last ran)."""
+
+    key = pw.TextField(primary_key=True)
+    value = pw.TextField()
+
+    class Meta:
+        table_name = "ora_desktop_state"
+
+
+ENGINE_MODELS = (TrashRow, StateRow)
+
+
+@dataclass(frozen=True)
+class BoundModels:
+    memory: type[MemoryRow]
+    task: type[TaskContextRow]
+    trash: type[TrashRow]
+    state: type[StateRow]
+
+
+def bind(db: pw.Database) -> BoundModels:
+    """Subclasses of every model bound to ``db`` (leaves the base classes untouched)."""
+
+    def sub(model: type[pw.Model]) -> type:
+        meta = type("Meta", (), {"database": db, "table_name": model._meta.table_name})
+        return type(model.__name__, (model,), {"Meta": meta, "__module__": __name__})
+
+    return BoundModels(sub(MemoryRow), sub(TaskContextRow), sub(TrashRow), sub(StateRow))

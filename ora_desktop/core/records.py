@@ -1,0 +1,165 @@
+"""Plain immutable records returned by the public API (never ORM instances)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from . import timestamps
+from .schema import RECALL_THRESHOLD
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """One row of ``memories``. Timestamps are aware UTC datetimes whatever the file holds."""
+
+    id: str
+    content: str
+    type: str | None = "fact"
+    importance: int | None = 5
+    access_count: int = 0
+    last_accessed_at: datetime | None = None
+    health_score: float | None = 1.0
+    related_to: tuple[str, ...] = ()
+    superseded_by: str | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    expires_at: datetime | None = None
+    synced_at: datetime | None = None
+    sync_status: str | None = "pending"
+    #: ``related_to`` held text that is not a JSON array of ids (it reads as empty).
+    related_malformed: bool = False
+    #: The raw ``updated_at`` text: the version an edit compares against to detect conflicts.
+    version: str | None = None
+    #: Raw text of timestamp columns that could not be parsed (column -> text).
+    unparsed: tuple[tuple[str, str], ...] = ()
+    #: Rowid at read time; an ordering key for views, not an identity (VACUUM renumbers it).
+    rowid: int | None = field(default=None, compare=False)
+
+    @property
+    def is_dirty(self) -> bool:
+        """Changed since the last sync (``updated_at > synced_at``, or never synced)."""
+        if self.sync_status == "local_only":
+            return False
+        if self.updated_at is None:
+            return False
+        return self.synced_at is None or self.updated_at > self.synced_at
+
+    @property
+    def is_superseded(self) -> bool:
+        return bool(self.superseded_by)
+
+    def is_expired(self, at: datetime | None = None) -> bool:
+        return self.expires_at is not None and self.expires_at < (at or timestamps.now())
+
+    @property
+    def recallable(self) -> bool:
+        """Whether the seed's recall query can return it (health above 0.3)."""
+        return (self.health_score or 0.0) > RECALL_THRESHOLD
+
+    @property
+    def title(self) -> str:
+        """The first non-empty line of the content."""
+        for line in self.content.splitlines():
+            if line.strip():
+                return line.strip()
+        return ""
+
+
+@dataclass(frozen=True, slots=True)
+class TaskContext:
+    """The ``task_context`` row of a spawned task agent."""
+
+    id: str
+    task_description: str
+    input_data: object | None = None
+    output_data: object | None = None
+    status: str | None = "active"
+    created_at: datetime | None = None
+    completed_at: datetime | None = None
+    input_raw: str | None = None
+    output_raw: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What a write did: ids added, changed and removed. Views decide whether to redraw."""
+
+    added: frozenset[str] = frozenset()
+    changed: frozenset[str] = frozenset()
+    removed: frozenset[str] = frozenset()
+    source: str = ""
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.changed or self.removed)
+
+    @property
+    def ids(self) -> frozenset[str]:
+        return self.added | self.changed | self.removed
+
+
+@dataclass(frozen=True, slots=True)
+class Chain:
+    """A supersession chain, newest first. ``live`` is the newest memory of the chain."""
+
+    members: tuple[Memory, ...]
+    live: Memory | None
+    cycle: bool = False
+    dangling: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbors:
+    """Memories reachable over ``related_to`` within N hops, with their distance."""
+
+    origin: str
+    found: tuple[tuple[Memory, int], ...]
+    dangling: tuple[str, ...] = ()
+    malformed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Facets:
+    """Counts per facet value for the rows matching a filter."""
+
+    total: int
+    types: dict[str, int]
+    sync_statuses: dict[str, int]
+    importance: dict[int, int]
+    health_buckets: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class DeletedMemory:
+    """A row kept in the recoverable trash after a delete, expiry or retention run."""
+
+    trash_id: int
+    memory: Memory
+    deleted_at: datetime | None
+    reason: str
+    batch: str
+
+
+def parse_related(text: str | None) -> tuple[tuple[str, ...], bool]:
+    """Read ``related_to``: (ids, malformed). Malformed JSON never raises."""
+    if text is None or text == "":
+        return (), False
+    try:
+        value = json.loads(text)
+    except (ValueError, TypeError):
+        return (), True
+    if not isinstance(value, list):
+        return (), True
+    ids = tuple(str(item) for item in value if isinstance(item, (str, int)) and str(item))
+    return ids, len(ids) != len(value)
+
+
+def parse_json(text: str | None) -> object | None:
+    """Parse a JSON column; text that is not JSON is returned as it is."""
+    if text is None or text == "":
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, TypeError):
+        return text

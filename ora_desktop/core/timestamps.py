@@ -1,0 +1,108 @@
+"""Timestamps: write SQLite's own UTC format, read every format a foreign writer produces.
+
+Writes use ``YYYY-MM-DD HH:MM:SS`` (what ``datetime('now')`` writes). Reads accept ISO 8601
+with ``T``, fractional seconds, ``Z`` or ``+HH:MM`` offsets, and date-only values. Comparisons in
+SQL go through ``julianday(col)`` (see :func:`sql_time`), never through string order.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+SQL_FORMAT = "%Y-%m-%d %H:%M:%S"
+
+_ISO = re.compile(
+    r"^\s*(\d{4})-(\d{2})-(\d{2})"
+    r"(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?"
+    r"\s*(Z|z|[+-]\d{2}:?\d{2}|UTC)?\s*$"
+)
+
+
+def now() -> datetime:
+    """The current time as an aware UTC datetime, truncated to whole seconds."""
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+def to_sql(value: datetime) -> str:
+    """Format an aware (or naive-UTC) datetime the way SQLite's ``datetime('now')`` does."""
+    if value.tzinfo is not None:
+        value = value.astimezone(UTC)
+    return value.strftime(SQL_FORMAT)
+
+
+def now_sql() -> str:
+    """``datetime('now')`` computed in Python."""
+    return to_sql(now())
+
+
+def parse(text: str | None) -> datetime | None:
+    """Parse any timestamp format found in Ora files into an aware UTC datetime.
+
+    Returns ``None`` for ``None``/empty input and for text that is not a timestamp
+    (callers that need to report unparseable values use :func:`is_parseable`).
+    Numeric values are read as Unix seconds (or milliseconds when large).
+    """
+    if text is None:
+        return None
+    if isinstance(text, (int, float)):
+        return _from_epoch(float(text))
+    text = str(text)
+    match = _ISO.match(text)
+    if not match:
+        try:
+            return _from_epoch(float(text))
+        except ValueError:
+            return None
+    year, month, day, hour, minute, second, frac, zone = match.groups()
+    try:
+        value = datetime(
+            int(year), int(month), int(day),
+            int(hour or 0), int(minute or 0), int(second or 0),
+            int((frac or "0")[:6].ljust(6, "0")),
+        )
+    except ValueError:
+        return None
+    offset = timedelta(0)
+    if zone and zone not in ("Z", "z", "UTC"):
+        sign = -1 if zone[0] == "-" else 1
+        digits = zone[1:].replace(":", "")
+        offset = sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+    return (value - offset).replace(tzinfo=UTC)
+
+
+def _from_epoch(seconds: float) -> datetime | None:
+    if seconds > 1e11:  # milliseconds
+        seconds /= 1000.0
+    try:
+        return datetime.fromtimestamp(seconds, UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def is_parseable(text: str | None) -> bool:
+    """True when ``text`` is empty or a timestamp :func:`parse` understands."""
+    return text in (None, "") or parse(text) is not None
+
+
+def coerce(value: datetime | str | None, field: str = "timestamp") -> str | None:
+    """Turn a user-supplied datetime or string into SQLite's format, or raise ``InvalidValue``."""
+    from .errors import InvalidValue
+
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return to_sql(value if value.tzinfo else value.replace(tzinfo=UTC))
+    parsed = parse(value)
+    if parsed is None:
+        raise InvalidValue(field, f"{value!r} is not a timestamp (use YYYY-MM-DD HH:MM:SS, UTC)")
+    return to_sql(parsed)
+
+
+def sql_time(column: str) -> str:
+    """SQL expression that orders/compares ``column`` as time, whatever its text format.
+
+    ``julianday`` understands both ``2025-01-14 10:30:00`` and ``2025-01-14T10:30:00.000Z``
+    (and offsets); plain string comparison would not sort the two together.
+    """
+    return f"julianday({column})"

@@ -1,0 +1,118 @@
+"""Recoverable removal (DESIGN contract 5): rows go to ``ora_desktop_trash`` before they go.
+
+The copy and the delete happen in one ``BEGIN IMMEDIATE`` transaction, as single statements,
+so a crash leaves either both or neither. ``restore_deleted`` puts rows back.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from . import timestamps
+from .connection import translated
+from .records import Change, DeletedMemory, Memory
+
+if TYPE_CHECKING:
+    from .store import Store
+
+
+class TrashMixin:
+    """Methods of :class:`~ora_desktop.core.store.Store` for recoverable deletes."""
+
+    def remove_where_recoverably(self: Store, where: str, params: Sequence[Any], reason: str,
+                                 return_records: bool = True) -> tuple[Memory, ...]:
+        """Copy matching rows (every column, extras included) to the trash, then delete them."""
+        self._require_writable()
+        self.ensure_engine_tables()
+        batch = uuid.uuid4().hex[:12]
+        stamp = timestamps.now_sql()
+        pairs = ", ".join(f"'{c}', \"{c}\"" for c in self.columns)
+        with self.write(), translated(self.path):
+            removed = tuple(self._rows(where, params)) if return_records else ()
+            self.execute(
+                "INSERT INTO ora_desktop_trash (memory_id, deleted_at, reason, batch, row_json) "
+                f"SELECT id, ?, ?, ?, json_object({pairs}) FROM memories WHERE {where}",
+                [stamp, reason, batch, *params],
+            )
+            count = self.execute(f"DELETE FROM memories WHERE {where}", params).rowcount
+        self.last_removed_count = count
+        self.last_trash_batch = batch
+        ids = frozenset(m.id for m in removed)
+        self._emit(Change(removed=ids, source=reason))
+        return removed
+
+    def trash(self: Store, limit: int | None = 1000, batch: str | None = None) -> list[DeletedMemory]:
+        """Rows in the trash, most recently deleted first (empty if nothing was ever deleted)."""
+        from .store import row_to_memory
+
+        if not self.has_table("ora_desktop_trash"):
+            return []
+        where, params = ("batch = ?", [batch]) if batch else ("1", [])
+        tail = f" LIMIT {int(limit)}" if limit else ""
+        rows = self.execute(
+            f"SELECT id, memory_id, deleted_at, reason, batch, row_json FROM ora_desktop_trash "
+            f"WHERE {where} ORDER BY id DESC{tail}", params,
+        )
+        out = []
+        for trash_id, _memory_id, deleted_at, reason, batch_id, text in rows:
+            data = json.loads(text)
+            memory = row_to_memory([None, *(data.get(c) for c in _COLUMNS)])
+            out.append(DeletedMemory(trash_id, memory, timestamps.parse(deleted_at), reason, batch_id))
+        return out
+
+    def trash_count(self: Store) -> int:
+        if not self.has_table("ora_desktop_trash"):
+            return 0
+        return self.execute("SELECT count(*) FROM ora_desktop_trash").fetchone()[0]
+
+    def restore_deleted(self: Store, trash_ids: Iterable[int]) -> tuple[Change, tuple[str, ...]]:
+        """Put trashed rows back. Returns (what was added, ids skipped because they exist again)."""
+        trash_ids = [int(t) for t in trash_ids]
+        self._require_writable()
+        if not trash_ids or not self.has_table("ora_desktop_trash"):
+            return Change(), ()
+        marks = ",".join("?" * len(trash_ids))
+        cols = ", ".join(f'"{c}"' for c in self.columns)
+        extracts = ", ".join(f"json_extract(row_json, '$.\"{c}\"')" for c in self.columns)
+        with self.write(), translated(self.path):
+            skipped = tuple(r[0] for r in self.execute(
+                f"SELECT memory_id FROM ora_desktop_trash WHERE id IN ({marks}) "
+                "AND memory_id IN (SELECT id FROM memories)", trash_ids,
+            ))
+            restored = tuple(r[0] for r in self.execute(
+                f"SELECT memory_id FROM ora_desktop_trash WHERE id IN ({marks}) "
+                "AND memory_id NOT IN (SELECT id FROM memories)", trash_ids,
+            ))
+            self.execute(
+                f"INSERT INTO memories ({cols}) SELECT {extracts} FROM ora_desktop_trash "
+                "WHERE id IN (SELECT max(id) FROM ora_desktop_trash "
+                f"WHERE id IN ({marks}) AND memory_id NOT IN (SELECT id FROM memories) "
+                "GROUP BY memory_id)",
+                trash_ids,
+            )
+            if restored:
+                self.execute(
+                    f"DELETE FROM ora_desktop_trash WHERE id IN ({marks}) "
+                    f"AND memory_id IN ({','.join('?' * len(restored))})",
+                    [*trash_ids, *restored],
+                )
+        change = Change(added=frozenset(restored), source="restore")
+        self._emit(change)
+        return change, skipped
+
+    def purge_trash(self: Store, older_than_days: float) -> int:
+        """Forget trashed rows deleted more than N days ago; returns how many."""
+        self._require_writable()
+        if not self.has_table("ora_desktop_trash"):
+            return 0
+        with self.write(), translated(self.path):
+            return self.execute(
+                "DELETE FROM ora_desktop_trash WHERE julianday(deleted_at) < julianday('now') - ?",
+                (float(older_than_days),),
+            ).rowcount
+
+
+from .schema import MEMORY_COLUMNS as _COLUMNS  # noqa: E402
