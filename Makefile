@@ -11,7 +11,7 @@ export QT_QPA_PLATFORM ?= offscreen
 .PHONY: run test lint test-headless bench screenshots demo clean
 
 $(STAMP): pyproject.toml
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	PYTHON=$(PYTHON) bash packaging/bootstrap-venv.sh $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'
 	touch $(STAMP)
@@ -21,14 +21,19 @@ $(SYSSTAMP): packaging/install-system-deps.sh | $(STAMP)
 	touch $(SYSSTAMP)
 
 # The library with no Qt installed at all (napari's habit): proves core never needs it.
+# The package itself is not installed there; pytest puts the checkout on sys.path.
 $(HSTAMP): pyproject.toml
-	test -x $(HEADLESS)/bin/python || $(PYTHON) -m venv $(HEADLESS)
+	PYTHON=$(PYTHON) bash packaging/bootstrap-venv.sh $(HEADLESS)
 	$(HEADLESS)/bin/python -m pip install -q --upgrade pip
-	$(HEADLESS)/bin/python -m pip install -q --no-deps -e .
 	$(HEADLESS)/bin/python -m pip install -q "peewee>=4.5,<5" "APScheduler>=3.11,<4" platformdirs filelock pytest pytest-timeout hypothesis
 	touch $(HSTAMP)
 
 run: $(STAMP) $(SYSSTAMP)
+	@if [ -z "$$DISPLAY$$WAYLAND_DISPLAY" ] && [ "$$(uname)" = Linux ]; then \
+	  echo "make run: no display (DISPLAY and WAYLAND_DISPLAY are unset), so the window cannot open."; \
+	  echo "  On a headless machine try: xvfb-run -a make run   or the command line: $(VENV)/bin/ora-desktop --help"; \
+	  $(VENV)/bin/ora-desktop sites; exit 1; \
+	fi
 	env -u QT_QPA_PLATFORM $(PY) -m ora_desktop $(ARGS)
 
 lint: $(STAMP)
@@ -36,7 +41,7 @@ lint: $(STAMP)
 	$(VENV)/bin/lint-imports
 
 test-headless: $(HSTAMP)
-	$(HEADLESS)/bin/python -m pytest -q -p no:qt -m "not slow" tests/unit
+	cd $(CURDIR) && PYTHONPATH=$(CURDIR) $(HEADLESS)/bin/python -m pytest -q -m "not slow" tests/unit
 
 test: $(STAMP) $(SYSSTAMP) lint test-headless
 	$(PY) -m pytest tests --ignore=tests/benchmarks
