@@ -1,0 +1,120 @@
+"""Start the window: ``main(argv) -> int``.
+
+Creates the ``QApplication``, runs the qasync loop through
+``asyncio.Runner(loop_factory=qasync.QEventLoop)``, installs the exception hook (a dialog with
+copyable details; the app keeps running) and logging to the user log folder.
+Options: ``--read-only``, ``--home DIR`` and ``.site.db`` paths to open.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import logging.handlers
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import qasync  # PySide6 is already loaded by ora_desktop.gui (it must come first)
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QApplication
+
+from .. import __version__
+from ..core import OraHome
+from ..core.paths import log_dir
+from .context import AppContext
+from .errors import install_excepthook
+from .resources import app_icon
+from .theme import apply_theme
+
+log = logging.getLogger("ora_desktop.gui")
+ORGANIZATION = "Ora"
+APPLICATION = "Ora Desktop"
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="ora-desktop", description="The Ora Desktop window.")
+    parser.add_argument("--read-only", action="store_true", help="open every file read-only")
+    parser.add_argument("--home", help="Ora home folder (default: $ORA_HOME or ~/.ora)")
+    parser.add_argument("files", nargs="*", help=".site.db files to open")
+    return parser.parse_args(list(argv))
+
+
+def setup_logging(level: int = logging.INFO) -> Path | None:
+    """Log to ``<user log dir>/ora-desktop.log`` (rotated) and to stderr for warnings."""
+    root = logging.getLogger("ora_desktop")
+    if any(getattr(h, "_ora", False) for h in root.handlers):
+        return None
+    root.setLevel(level)
+    target = None
+    try:
+        folder = log_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / "ora-desktop.log"
+        handler: logging.Handler = logging.handlers.RotatingFileHandler(
+            target, maxBytes=1_000_000, backupCount=3, encoding="utf-8")
+    except OSError:
+        handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler._ora = True  # type: ignore[attr-defined]
+    root.addHandler(handler)
+    return target
+
+
+def make_application(argv: Sequence[str] = ()) -> QApplication:
+    """The ``QApplication`` with names, icon and theme set (reuses an existing instance)."""
+    app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "ora-desktop", *argv])
+    app.setOrganizationName(ORGANIZATION)
+    app.setApplicationName(APPLICATION)
+    app.setApplicationVersion(__version__)
+    app.setDesktopFileName("ora-desktop")
+    app.setWindowIcon(app_icon())
+    apply_theme(app)
+    return app
+
+
+def build_window(args: argparse.Namespace, settings: QSettings | None = None):  # noqa: ANN201
+    """The context and main window for parsed ``args`` (used by ``main``, tests and benchmarks)."""
+    from .main_window import MainWindow
+    from .panels import start_services
+
+    home = OraHome(args.home) if args.home else OraHome()
+    ctx = AppContext(home, settings or QSettings(), read_only=args.read_only)
+    window = MainWindow(ctx)
+    start_services(ctx)
+    for name in args.files:
+        window.open_file(Path(name))
+    return ctx, window
+
+
+async def _run(args: argparse.Namespace) -> int:
+    app = QApplication.instance()
+    loop = asyncio.get_running_loop()
+    install_excepthook(loop)
+    ctx, window = build_window(args)
+    window.show()
+    window.start()
+    closed = asyncio.Event()
+    app.aboutToQuit.connect(closed.set)
+    window.closed.connect(closed.set)
+    await closed.wait()
+    ctx.close()
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the window until it is closed; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parse_args(argv)
+    target = setup_logging()
+    make_application()
+    log.info("Ora Desktop %s starting (log: %s)", __version__, target)
+    app = QApplication.instance()
+    app.setQuitOnLastWindowClosed(False)
+    with asyncio.Runner(loop_factory=qasync.QEventLoop) as runner:
+        return runner.run(_run(args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

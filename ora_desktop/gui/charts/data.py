@@ -1,0 +1,149 @@
+"""What the charts show, computed with aggregate SQL (no Qt here; runs in a worker thread).
+
+Every figure is a ``GROUP BY`` over ``memories`` through :meth:`Store.facets` or
+:meth:`Store.execute`, so a million-row file costs a few index or table scans and never loads
+its rows. The importance/health scatter is binned (importance × health rounded to 0.02) with a
+count per point, which bounds it to ~560 points per file whatever the file's size.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+from ora_desktop.core import OraError, Store
+from ora_desktop.core.store import HEALTH_BUCKETS
+
+#: Health is rounded to this step for the scatter (51 steps × 11 importances at most).
+HEALTH_STEP = 0.02
+
+
+@dataclass(frozen=True, slots=True)
+class ChartData:
+    """Aggregates for one scope (one agent, a site, or every agent)."""
+
+    scope: str
+    files: int
+    total: int = 0
+    health_buckets: dict[str, int] = field(default_factory=dict)
+    types: dict[str, int] = field(default_factory=dict)
+    sync_statuses: dict[str, int] = field(default_factory=dict)
+    #: (day, memories created that day), oldest first; rows with no readable date are left out.
+    growth: tuple[tuple[date, int], ...] = ()
+    undated: int = 0
+    #: (importance, health rounded to HEALTH_STEP, how many memories sit there).
+    scatter: tuple[tuple[int, float, int], ...] = ()
+    #: Files that could not be read, with the reason in words.
+    problems: tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return self.total == 0
+
+
+def collect(scope: str, paths: Iterable[Path], open_store: Callable[[Path], Store]) -> ChartData:
+    """Aggregate every file in ``paths`` (each opened with ``open_store``) into one :class:`ChartData`.
+
+    A file that cannot be read is named in ``problems`` and the others are still counted.
+    """
+    health: Counter[str] = Counter()
+    types: Counter[str] = Counter()
+    syncs: Counter[str] = Counter()
+    growth: Counter[date] = Counter()
+    scatter: Counter[tuple[int, float]] = Counter()
+    problems: list[str] = []
+    total = undated = files = 0
+    for path in paths:
+        try:
+            store = open_store(path)
+            facets = store.facets(superseded="show")
+            days, no_day = _growth(store)
+            points = _scatter(store)
+        except OraError as exc:
+            problems.append(str(exc))
+            continue
+        files += 1
+        total += facets.total
+        health.update(facets.health_buckets)
+        types.update({_label(k): v for k, v in facets.types.items()})
+        syncs.update({_label(k): v for k, v in facets.sync_statuses.items()})
+        growth.update(days)
+        undated += no_day
+        scatter.update(points)
+    return ChartData(
+        scope=scope,
+        files=files,
+        total=total,
+        health_buckets={b: health[b] for b in (*HEALTH_BUCKETS, "unknown") if b != "unknown" or health[b]},
+        types=dict(sorted(types.items(), key=lambda kv: (-kv[1], kv[0]))),
+        sync_statuses=dict(sorted(syncs.items(), key=lambda kv: (-kv[1], kv[0]))),
+        growth=tuple(sorted(growth.items())),
+        undated=undated,
+        scatter=tuple((imp, h, n) for (imp, h), n in sorted(scatter.items())),
+        problems=tuple(problems),
+    )
+
+
+def cumulative(growth: Iterable[tuple[date, int]], max_points: int = 400) -> list[tuple[date, int]]:
+    """Running totals per day, thinned to at most ``max_points`` (the last day always kept)."""
+    running = 0
+    points: list[tuple[date, int]] = []
+    for day, count in growth:
+        running += count
+        points.append((day, running))
+    if len(points) <= max_points:
+        return points
+    step = len(points) / max_points
+    thinned = [points[int(i * step)] for i in range(max_points)]
+    if thinned[-1] != points[-1]:
+        thinned.append(points[-1])
+    return thinned
+
+
+def _label(value: object) -> str:
+    return "(none)" if value in (None, "", "None") else str(value)
+
+
+def _growth(store: Store) -> tuple[Counter[date], int]:
+    """Memories created per day (``date()`` reads every timestamp format SQLite knows)."""
+    if "created_at" not in store.columns:
+        return Counter(), store.count(superseded="show")
+    days: Counter[date] = Counter()
+    undated = 0
+    for day, count in store.execute("SELECT date(created_at) AS d, count(*) FROM memories GROUP BY d"):
+        parsed = _day(day)
+        if parsed is None:
+            undated += count
+        else:
+            days[parsed] += count
+    return days, undated
+
+
+def _day(text: str | None) -> date | None:
+    if not text:
+        return None
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+def _scatter(store: Store) -> Counter[tuple[int, float]]:
+    """Importance × health binned to ``HEALTH_STEP``: one aggregate query, bounded output."""
+    if "importance" not in store.columns or "health_score" not in store.columns:
+        return Counter()
+    inverse = round(1 / HEALTH_STEP)
+    sql = (
+        f"SELECT importance, CAST(round(health_score * {inverse}) AS INTEGER) AS h, count(*) "
+        "FROM memories WHERE importance IS NOT NULL AND health_score IS NOT NULL GROUP BY importance, h"
+    )
+    points: Counter[tuple[int, float]] = Counter()
+    for importance, step, count in store.execute(sql):
+        try:
+            points[(int(importance), round(int(step) / inverse, 4))] += count
+        except (TypeError, ValueError):
+            continue  # a legacy file with text in a numeric column: not plottable
+    return points

@@ -1,0 +1,192 @@
+"""The Charts panel: health, types, growth, sync status and importance vs health.
+
+Scope is the selected agent, its site, or every agent in ``ORA_HOME``. Aggregates are computed in
+a worker thread (``charts.data``); only the finished numbers reach the GUI thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from PySide6.QtCharts import QChart, QChartView
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QPainter, QPalette
+from PySide6.QtWidgets import (
+    QComboBox,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ora_desktop.core import OraError, OraHome, open_store
+
+from ..jobs.background import Latest
+from . import builders
+from .data import ChartData, collect
+
+SCOPES = (("agent", "This agent"), ("site", "This site"), ("all", "Everything"))
+CHARTS = (
+    ("health", builders.health_chart),
+    ("types", builders.types_chart),
+    ("growth", builders.growth_chart),
+    ("sync", builders.sync_chart),
+    ("scatter", builders.scatter_chart),
+)
+
+
+def scope_files(home: OraHome, current: object, scope: str) -> tuple[str, list[Path]]:
+    """(label, files) for a scope; runs in a worker thread (it lists ``ORA_HOME``)."""
+    path = _path_of(current)
+    if scope == "all":
+        files = [agent.path for agent in home.agents()]
+        if path is not None and path not in files:
+            files.append(path)
+        return f"every agent ({len(files)} files)", files
+    if path is None:
+        return "", []
+    site = getattr(current, "site", None)
+    if scope == "site" and site is not None:
+        found = next((s for s in home.sites() if s.slug == site), None)
+        files = [a.path for a in found.agents] if found else [path]
+        return f"site {site} ({len(files)} files)", files
+    label = getattr(current, "label", None) or path.name
+    return (label if scope == "agent" else f"{label} (not in a site)"), [path]
+
+
+def _path_of(current: object) -> Path | None:
+    if current is None:
+        return None
+    if isinstance(current, Path):
+        return current
+    path = getattr(current, "path", None)
+    return Path(path) if path is not None else None
+
+
+def load(home: OraHome, current: object, scope: str) -> ChartData:
+    """Every aggregate for a scope, opening each file read-only for the duration (worker thread)."""
+    label, files = scope_files(home, current, scope)
+    opened = []
+
+    def opener(path: Path):
+        store = open_store(path, readonly=True)
+        opened.append(store)
+        return store
+
+    try:
+        return collect(label, files, opener)
+    finally:
+        for store in opened:
+            store.close()
+
+
+class ChartsView(QWidget):
+    """Five charts for the chosen scope; refreshes when the selection or the data changes."""
+
+    def __init__(self, ctx, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.current = getattr(ctx, "current", None)
+        self.data: ChartData | None = None
+        self.charts: dict[str, QChart] = {}
+        self._latest = Latest()
+
+        self.scope = QComboBox()
+        for key, label in SCOPES:
+            self.scope.addItem(label, key)
+        self.scope.setToolTip("Which memories the charts count")
+        self.summary = QLabel()
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.refresh_button = QPushButton("Refresh")
+        bar = QHBoxLayout()
+        bar.addWidget(QLabel("Scope:"))
+        bar.addWidget(self.scope)
+        bar.addWidget(self.summary, 1)
+        bar.addWidget(self.refresh_button)
+
+        self.message = QLabel()
+        self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.message.setWordWrap(True)
+        grid_host = QWidget()
+        self.grid = QGridLayout(grid_host)
+        self.grid.setContentsMargins(0, 0, 0, 0)
+        self.views: dict[str, QChartView] = {}
+        for index, (name, _build) in enumerate(CHARTS):
+            view = QChartView()
+            view.setRenderHint(QPainter.RenderHint.Antialiasing)
+            view.setMinimumSize(280, 220)
+            view.setObjectName(f"chart-{name}")
+            self.views[name] = view
+            row, column = divmod(index, 2)
+            span = 2 if name == "scatter" else 1
+            self.grid.addWidget(view, row, column, 1, span)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.message)
+        self.stack.addWidget(grid_host)
+
+        layout = QVBoxLayout(self)
+        layout.addLayout(bar)
+        layout.addWidget(self.stack, 1)
+
+        self.scope.currentIndexChanged.connect(lambda _i: self.refresh())
+        self.refresh_button.clicked.connect(self.refresh)
+        ctx.current_changed.connect(self._on_current)
+        ctx.data_changed.connect(lambda _change: self.refresh())
+        self._show_message("Loading…")
+        self.refresh()
+
+    # ------------------------------------------------------------------ loading
+    def _on_current(self, current: object) -> None:
+        self.current = current
+        self.refresh()
+
+    def refresh(self) -> asyncio.Task:
+        """Recompute the charts in the background (a newer refresh supersedes this one)."""
+        return self._latest.start(self.reload())
+
+    async def reload(self) -> ChartData | None:
+        scope = self.scope.currentData()
+        if scope != "all" and self.current is None:
+            self.data = None
+            self._show_message("Select an agent in the sidebar, or choose “Everything” as the scope.")
+            return None
+        self.summary.setText("Counting…")
+        try:
+            data = await self.ctx.run(load, self.ctx.home, self.current, scope)
+        except OraError as exc:
+            self._show_message(f"Could not read the memories: {exc}")
+            return None
+        self.show_data(data)
+        return data
+
+    # ------------------------------------------------------------------ drawing
+    def show_data(self, data: ChartData) -> None:
+        """Redraw every chart from ``data`` (GUI thread)."""
+        self.data = data
+        problems = "" if not data.problems else f" — {len(data.problems)} file(s) could not be read"
+        self.summary.setText(f"{data.total:,} memories in {data.scope}{problems}")
+        self.summary.setToolTip("\n".join(data.problems))
+        if data.empty:
+            text = f"No memories in {data.scope} yet." if data.scope else "Nothing to chart."
+            if data.problems:
+                text += "\n\n" + "\n".join(data.problems)
+            self._show_message(text)
+            return
+        dark = self.palette().color(QPalette.ColorRole.Window).lightness() < 128
+        for name, build in CHARTS:
+            chart = build(data, dark)
+            old = self.views[name].chart()
+            self.views[name].setChart(chart)
+            self.charts[name] = chart
+            if old is not None and old is not chart:
+                old.deleteLater()
+        self.stack.setCurrentIndex(1)
+
+    def _show_message(self, text: str) -> None:
+        self.message.setText(text)
+        self.summary.setText("")
+        self.stack.setCurrentIndex(0)

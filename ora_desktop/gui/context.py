@@ -1,0 +1,218 @@
+"""``AppContext``: the one object every view of the window shares.
+
+The contract (other GUI features code against it):
+
+- ``ctx.home: OraHome`` — the Ora home folder shown in the sidebar.
+- ``ctx.settings: QSettings`` — remembered window state, columns, recent files.
+- ``ctx.read_only: bool`` — ``--read-only``: every store is opened with ``readonly=True``.
+- ``ctx.undo_stack: QUndoStack`` — every edit is a command pushed here (Ctrl+Z / Ctrl+Shift+Z).
+- Signals:
+  - ``current_changed(object)``: the selected ``AgentFile``, a ``Path`` (a file opened from
+    elsewhere) or ``None``.
+  - ``data_changed(object)``: a core ``Change`` — emitted (on the GUI thread) after our own writes
+    and when another process wrote (then ``Change(source="external")``, with no ids: refresh all).
+  - ``store_changed(object, object)``: the same, with the file's ``Path`` first:
+    ``(path, change)``; views showing another file can ignore it.
+  - ``status(str)``: a short message for the status bar.
+- ``ctx.current`` / ``ctx.current_path()`` — the selection; ``ctx.set_current(obj)``.
+- ``ctx.current_store() -> Store | None`` — the selected file's store (opened if needed; ``None``
+  when nothing is selected or the file cannot be opened).
+- ``ctx.store_for(path) -> Store`` — a cached store per file (raises an ``OraError`` naming the
+  file). Opening is quick (a header sniff and a schema check) but is best done via ``run``.
+- ``await ctx.run(fn, *args, **kw)`` — runs ``fn`` in a thread pool through
+  ``loop.run_in_executor`` and returns its result on the GUI thread. Every database call goes
+  through here: never call the store on the GUI thread, never emit signals from worker threads.
+- ``ctx.watch_interval_ms`` / ``ctx.start_watching()`` — a ``QTimer`` polls
+  ``store.changed_externally()`` of every open store (on a dedicated worker thread, because
+  ``PRAGMA data_version`` is per connection) and emits ``data_changed`` when another process wrote.
+- ``ctx.notify(path, change)`` — emit the change signals for a write done outside a store listener.
+- ``ctx.show_error(exc)`` — a readable message dialog (non-blocking) plus a status line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from PySide6.QtCore import QObject, QSettings, QTimer, Signal
+from PySide6.QtGui import QUndoStack
+from PySide6.QtWidgets import QWidget
+
+from ..core import AgentFile, Change, OraError, OraHome, Store, open_store
+
+log = logging.getLogger("ora_desktop.gui")
+T = TypeVar("T")
+EXTERNAL = "external"
+
+
+def path_of(item: object) -> Path | None:
+    """The database path of a sidebar selection (``AgentFile`` or ``Path``), or ``None``."""
+    if isinstance(item, AgentFile):
+        return item.path
+    if isinstance(item, (str, Path)):
+        return Path(item)
+    return None
+
+
+class AppContext(QObject):
+    """Shared state and services of one window (see the module docstring for the contract)."""
+
+    current_changed = Signal(object)
+    data_changed = Signal(object)
+    store_changed = Signal(object, object)
+    status = Signal(str)
+
+    def __init__(self, home: OraHome | None = None, settings: QSettings | None = None,
+                 read_only: bool = False, parent: QObject | None = None, workers: int = 3) -> None:
+        super().__init__(parent)
+        self.home = home or OraHome()
+        self.settings = settings or QSettings()
+        self.read_only = read_only
+        self.undo_stack = QUndoStack(self)
+        self.current: object | None = None
+        self.window: QWidget | None = None
+        self._stores: dict[Path, Store] = {}
+        self._unsubscribe: dict[Path, Callable[[], None]] = {}
+        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ora-db")
+        self._watch_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ora-watch")
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._polling = False
+        self._closed = False
+        self.watch_interval_ms = 1000
+        self._watch_timer = QTimer(self)
+        self._watch_timer.timeout.connect(self._poll_external)
+
+    # ----------------------------------------------------------------- selection
+    def set_current(self, item: object | None) -> None:
+        """Select an ``AgentFile``, a ``Path`` or ``None``; emits ``current_changed``."""
+        if item == self.current:
+            return
+        self.current = item
+        self.current_changed.emit(item)
+
+    def current_path(self) -> Path | None:
+        return path_of(self.current)
+
+    # ----------------------------------------------------------------- stores
+    def store_for(self, path: str | Path) -> Store:
+        """The cached store of ``path`` (opened on first use; raises an ``OraError``)."""
+        key = Path(path).expanduser().resolve()
+        store = self._stores.get(key)
+        if store is None:
+            store = open_store(key, readonly=self.read_only)
+            self._stores[key] = store
+            self._unsubscribe[key] = store.subscribe(functools.partial(self._on_store_write, key))
+        return store
+
+    def cached_store(self, path: str | Path) -> Store | None:
+        """The store of ``path`` if it is already open (never opens)."""
+        return self._stores.get(Path(path).expanduser().resolve())
+
+    def current_store(self) -> Store | None:
+        """The selected file's store, or ``None`` (nothing selected, or it cannot be opened)."""
+        path = self.current_path()
+        if path is None:
+            return None
+        try:
+            return self.store_for(path)
+        except OraError as exc:
+            self.status.emit(str(exc))
+            return None
+
+    def forget_store(self, path: str | Path) -> None:
+        """Drop a cached store (e.g. after its file was replaced by a restore)."""
+        key = Path(path).expanduser().resolve()
+        self._stores.pop(key, None)
+        unsubscribe = self._unsubscribe.pop(key, None)
+        if unsubscribe:
+            unsubscribe()
+
+    def open_stores(self) -> dict[Path, Store]:
+        return dict(self._stores)
+
+    # ----------------------------------------------------------------- work off the GUI thread
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        if self._loop is None or self._loop.is_closed():
+            self._loop = asyncio.get_event_loop()
+        return self._loop
+
+    async def run(self, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
+        """Run ``fn(*args, **kw)`` on a worker thread; the result comes back on the GUI thread."""
+        call = functools.partial(fn, *args, **kw) if kw else fn
+        return await self.loop.run_in_executor(self._executor, call, *([] if kw else args))
+
+    async def run_watch(self, fn: Callable[..., T], *args: Any) -> T:
+        """Like :meth:`run`, on the single watcher thread (for per-connection state)."""
+        return await self.loop.run_in_executor(self._watch_executor, fn, *args)
+
+    # ----------------------------------------------------------------- change notification
+    def _on_store_write(self, path: Path, change: Change) -> None:
+        """Store listener: runs on the writing thread, so hop to the GUI thread first."""
+        if self._closed:
+            return
+        try:
+            self.loop.call_soon_threadsafe(self.notify, path, change)
+        except RuntimeError:  # loop closed while shutting down
+            pass
+
+    def notify(self, path: Path, change: Change) -> None:
+        """Emit ``store_changed(path, change)`` and ``data_changed(change)`` (GUI thread)."""
+        if self._closed:
+            return
+        self.store_changed.emit(path, change)
+        self.data_changed.emit(change)
+
+    def start_watching(self, interval_ms: int | None = None) -> None:
+        """Poll open stores for other processes' writes every ``interval_ms``."""
+        if interval_ms is not None:
+            self.watch_interval_ms = interval_ms
+        self._watch_timer.start(self.watch_interval_ms)
+
+    def _poll_external(self) -> None:
+        if self._polling or not self._stores or self._closed:
+            return
+        self._polling = True
+        task = asyncio.ensure_future(self._check_all(), loop=self.loop)
+        task.add_done_callback(lambda _t: setattr(self, "_polling", False))
+
+    async def _check_all(self) -> None:
+        for path, store in list(self._stores.items()):
+            try:
+                changed = await self.run_watch(store.changed_externally)
+            except OraError as exc:
+                log.info("watching %s: %s", path, exc)
+                continue
+            if changed and not self._closed:
+                self.notify(path, Change(source=EXTERNAL))
+
+    # ----------------------------------------------------------------- messages
+    def show_error(self, exc: BaseException | str, title: str = "Ora Desktop") -> None:
+        """A readable, non-blocking message dialog, and the message in the status bar."""
+        from .errors import describe, show_error
+
+        self.status.emit(exc if isinstance(exc, str) else describe(exc))
+        show_error(self.window, exc, title)
+
+    # ----------------------------------------------------------------- shutdown
+    def close(self) -> None:
+        """Stop polling, close stores and worker threads (called when the window closes)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._watch_timer.stop()
+        for unsubscribe in self._unsubscribe.values():
+            unsubscribe()
+        self._executor.shutdown(wait=True, cancel_futures=True)
+        self._watch_executor.shutdown(wait=True, cancel_futures=True)
+        for store in self._stores.values():
+            try:
+                store.close()
+            except Exception:  # closing is best effort
+                log.debug("closing %s", store.path, exc_info=True)
+        self._stores.clear()

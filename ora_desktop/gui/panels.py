@@ -1,0 +1,56 @@
+"""Extra panels, loaded lazily so the window works before (or without) each of them.
+
+Each entry is ``(title, module, class name)``; the class is constructed as
+``cls(ctx: AppContext, parent)``. A panel whose module cannot be imported is skipped and logged.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+from PySide6.QtWidgets import QWidget
+
+log = logging.getLogger("ora_desktop.gui")
+
+PANELS = [
+    ("Jobs", "ora_desktop.gui.jobs.view", "JobsView"),
+    ("Backups", "ora_desktop.gui.backups.view", "BackupsView"),
+    ("Charts", "ora_desktop.gui.charts.view", "ChartsView"),
+    ("Task", "ora_desktop.gui.tasks.view", "TaskView"),
+]
+
+SERVICES = [("ora_desktop.gui.jobs.service", "start")]
+
+
+def load_panels(ctx: Any, parent: QWidget | None = None) -> Iterator[tuple[str, QWidget]]:
+    """Yield ``(title, widget)`` for every panel that imports and constructs."""
+    for title, module_name, class_name in PANELS:
+        try:
+            cls = getattr(importlib.import_module(module_name), class_name)
+        except (ImportError, AttributeError) as exc:
+            log.info("panel %s not available: %s", title, exc)
+            continue
+        try:
+            yield title, cls(ctx, parent)
+        except Exception:
+            log.exception("panel %s failed to start", title)
+
+
+def start_services(ctx: Any) -> list[str]:
+    """Call ``start(ctx)`` of each optional in-app service that exists; returns those started."""
+    started = []
+    for module_name, function in SERVICES:
+        try:
+            start = getattr(importlib.import_module(module_name), function)
+        except (ImportError, AttributeError) as exc:
+            log.info("service %s not available: %s", module_name, exc)
+            continue
+        try:
+            start(ctx)
+            started.append(module_name)
+        except Exception:
+            log.exception("service %s failed to start", module_name)
+    return started

@@ -1,0 +1,59 @@
+"""Light or dark, following the system (Qt 6.5+ ``styleHints().colorScheme()``), live."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
+from PySide6.QtWidgets import QApplication
+
+from .resources import style_sheet
+
+
+def is_dark() -> bool:
+    """Whether the system asks for a dark scheme (or the palette already is dark)."""
+    hints = QGuiApplication.styleHints()
+    scheme = hints.colorScheme()
+    if scheme == Qt.ColorScheme.Dark:
+        return True
+    if scheme == Qt.ColorScheme.Light:
+        return False
+    return QGuiApplication.palette().color(QPalette.ColorRole.Window).lightness() < 128
+
+
+def dark_palette() -> QPalette:
+    """A Fusion-friendly dark palette (for platforms whose style has none of its own)."""
+    p = QPalette()
+    base, window, text = QColor(30, 31, 34), QColor(43, 45, 48), QColor(223, 225, 229)
+    for role, color in (
+        (QPalette.ColorRole.Window, window), (QPalette.ColorRole.WindowText, text),
+        (QPalette.ColorRole.Base, base), (QPalette.ColorRole.AlternateBase, QColor(37, 38, 42)),
+        (QPalette.ColorRole.Text, text), (QPalette.ColorRole.Button, window),
+        (QPalette.ColorRole.ButtonText, text), (QPalette.ColorRole.ToolTipBase, QColor(60, 63, 65)),
+        (QPalette.ColorRole.ToolTipText, text), (QPalette.ColorRole.Highlight, QColor(53, 116, 240)),
+        (QPalette.ColorRole.HighlightedText, QColor(255, 255, 255)), (QPalette.ColorRole.Link, QColor(110, 160, 255)),
+        (QPalette.ColorRole.PlaceholderText, QColor(140, 143, 150)), (QPalette.ColorRole.Mid, QColor(70, 72, 76)),
+        (QPalette.ColorRole.Midlight, QColor(58, 60, 64)),
+    ):
+        p.setColor(role, color)
+    for role in (QPalette.ColorRole.Text, QPalette.ColorRole.WindowText, QPalette.ColorRole.ButtonText):
+        p.setColor(QPalette.ColorGroup.Disabled, role, QColor(120, 122, 128))
+    return p
+
+
+def apply_theme(app: QApplication) -> None:
+    """Use Fusion with a light or dark palette matching the system, and follow changes."""
+    app.setStyle("Fusion")
+    _apply(app)
+    app.setStyleSheet(style_sheet())
+    hints = QGuiApplication.styleHints()
+    if not getattr(app, "_ora_theme_hooked", False):
+        hints.colorSchemeChanged.connect(lambda _scheme: _apply(app))
+        app._ora_theme_hooked = True  # type: ignore[attr-defined]
+
+
+def _apply(app: QApplication) -> None:
+    scheme = QGuiApplication.styleHints().colorScheme()
+    if scheme == Qt.ColorScheme.Dark:
+        app.setPalette(dark_palette())
+    else:
+        app.setPalette(app.style().standardPalette())

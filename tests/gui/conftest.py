@@ -1,0 +1,70 @@
+"""GUI test fixtures: a qasync loop on pytest-qt's QApplication, a context, a window.
+
+The loop is created with ``already_running=True``: coroutines and ``@asyncSlot`` tasks run while
+pytest-qt spins Qt's event loop (``qtbot.waitUntil``), and test bodies stay plain functions —
+no test awaits inside a nested Qt loop (DESIGN pitfalls).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import qasync  # noqa: I001  (PySide6 is imported first, as qasync requires)
+from PySide6.QtCore import QSettings
+
+from ora_desktop.core import OraHome, open_store
+from ora_desktop.gui.app import make_application
+from ora_desktop.gui.context import AppContext
+
+
+@pytest.fixture
+def aloop(qapp) -> Iterator[asyncio.AbstractEventLoop]:
+    make_application()
+    loop = qasync.QEventLoop(qapp, already_running=True)
+    asyncio.set_event_loop(loop)
+    yield loop
+    for task in asyncio.all_tasks(loop):
+        task.cancel()
+    qapp.processEvents()
+    loop._after_run_forever()  # noqa: SLF001 (the documented cleanup of an already-running loop)
+    asyncio.events._set_running_loop(None)  # noqa: SLF001
+    asyncio.set_event_loop(None)
+
+
+@pytest.fixture
+def settings(isolated_dirs: Path) -> QSettings:
+    return QSettings(str(isolated_dirs / "config" / "gui-test.ini"), QSettings.Format.IniFormat)
+
+
+@pytest.fixture
+def ctx(aloop, ora_home: Path, settings: QSettings) -> Iterator[AppContext]:
+    context = AppContext(OraHome(ora_home), settings)
+    yield context
+    context.close()
+
+
+@pytest.fixture
+def filled_db(seed_db: Callable[..., Path]) -> Callable[..., Path]:
+    """Factory: a seed file with ``n`` memories of mixed types, importance and health."""
+
+    def make(n: int = 30, site: str = "anwe-sh", agent: str = "ora") -> Path:
+        path = seed_db(site=site, agent=agent)
+        types = ("fact", "preference", "context", "task", "conversation")
+        with open_store(path) as store:
+            store.add_many(
+                {
+                    "id": f"m{i:03d}",
+                    "content": f"Memory number {i} about {'deploys' if i % 3 == 0 else 'coffee'}\nsecond line {i}",
+                    "type": types[i % 5],
+                    "importance": 1 + i % 10,
+                    "health_score": round((i % 11) / 10, 2),
+                    "created_at": f"2026-01-{1 + i % 28:02d} 10:00:00",
+                }
+                for i in range(n)
+            )
+        return path
+
+    return make

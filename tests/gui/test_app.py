@@ -1,0 +1,96 @@
+"""The shell: context services, lazy panels, the exception dialog, command-line options."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from PySide6.QtWidgets import QApplication
+
+from ora_desktop.core import Change, NotFound
+from ora_desktop.gui import errors, panels
+from ora_desktop.gui.app import parse_args
+
+
+def test_run_executes_off_the_gui_thread_and_returns_on_it(ctx, qtbot, filled_db):
+    import threading
+
+    path = filled_db(5)
+    seen = {}
+
+    async def work():
+        gui = threading.get_ident()
+        store = await ctx.run(ctx.store_for, path)
+        seen["count"] = await ctx.run(lambda: (threading.get_ident() != gui, store.count()))
+        seen["back_on_gui"] = threading.get_ident() == gui
+
+    task = ctx.loop.create_task(work())
+    qtbot.waitUntil(task.done, timeout=5000)
+    task.result()
+    assert seen == {"count": (True, 5), "back_on_gui": True}
+
+
+def test_our_write_is_announced_on_the_gui_thread(ctx, qtbot, filled_db):
+    path = filled_db(3)
+    store = ctx.store_for(path)
+    with qtbot.waitSignal(ctx.store_changed, timeout=5000) as blocker:
+        ctx.loop.create_task(ctx.run(store.update, "m001", importance=9))
+    changed_path, change = blocker.args
+    assert changed_path == path.resolve()
+    assert isinstance(change, Change) and change.changed == {"m001"}
+
+
+def test_another_process_write_is_noticed(ctx, qtbot, filled_db):
+    import subprocess
+
+    path = filled_db(3)
+    ctx.store_for(path)
+    ctx.start_watching(50)
+    qtbot.wait(120)
+    code = ("import ora_desktop, sys; s = ora_desktop.open_store(sys.argv[1]); "
+            "s.add('written by the agent', type='fact', importance=3)")
+    with qtbot.waitSignal(ctx.data_changed, timeout=5000) as blocker:
+        subprocess.run([sys.executable, "-c", code, str(path)], check=True)
+    assert blocker.args[0].source == "external"
+
+
+def test_missing_panels_are_skipped(ctx, monkeypatch):
+    monkeypatch.setattr(panels, "PANELS", [("Nope", "ora_desktop.gui.no_such_panel", "View"),
+                                           ("Label", "PySide6.QtWidgets", "QLabel")])
+    monkeypatch.setattr(panels, "SERVICES", [("ora_desktop.gui.no_such_service", "start")])
+    # QLabel(ctx, parent) is not a valid call: a panel that fails to construct is skipped too.
+    assert list(panels.load_panels(ctx)) == []
+    assert panels.start_services(ctx) == []
+
+
+def test_unexpected_exception_shows_copyable_details_and_app_keeps_running(aloop, qtbot):
+    errors.install_excepthook(aloop)
+    try:
+        raise ValueError("boom in a slot")
+    except ValueError:
+        sys.excepthook(*sys.exc_info())
+    dialog = errors._OPEN[-1]
+    qtbot.addWidget(dialog)
+    assert dialog.isVisible()
+    assert "boom in a slot" in dialog.message.text()
+    assert "Traceback" in dialog.details.toPlainText()
+    dialog.copy_details()
+    assert "ValueError: boom in a slot" in QApplication.clipboard().text()
+    dialog.close()
+
+
+def test_expected_errors_are_words_not_tracebacks(aloop, qtbot):
+    errors.install_excepthook(aloop)
+    sys.excepthook(NotFound, NotFound("x.site.db: no memory with id 'q'"), None)
+    dialog = errors._OPEN[-1]
+    qtbot.addWidget(dialog)
+    assert dialog.message.text() == "x.site.db: no memory with id 'q'"
+    assert not dialog.details.isVisible() and "Traceback" not in dialog.details.toPlainText()
+    dialog.close()
+
+
+def test_command_line_options():
+    args = parse_args(["--read-only", "--home", "/tmp/h", "a.site.db"])
+    assert args.read_only and args.home == "/tmp/h" and args.files == ["a.site.db"]
+    assert errors.describe(PermissionError(13, "denied", "/x.db")) == "Permission denied: /x.db"
+    assert Path(__file__).exists()
