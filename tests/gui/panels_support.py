@@ -31,8 +31,8 @@ async def until(condition: Callable[[], object], timeout: float = 15.0, what: st
         await asyncio.sleep(0.02)
 
 
-@pytest.fixture
-def loop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
+@pytest.fixture(name="loop")
+def loop_fixture(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
     """A qasync loop over the test's QApplication, installed as the current asyncio loop."""
     event_loop = qasync.QEventLoop(qapp, already_running=False)
     asyncio.set_event_loop(event_loop)
@@ -41,8 +41,8 @@ def loop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
     asyncio.set_event_loop(None)
 
 
-@pytest.fixture
-def ctx(loop: asyncio.AbstractEventLoop, ora_home: Path, tmp_path: Path) -> Iterator[AppContext]:
+@pytest.fixture(name="ctx")
+def ctx_fixture(loop: asyncio.AbstractEventLoop, ora_home: Path, tmp_path: Path) -> Iterator[AppContext]:
     """The real application context over the test's ORA_HOME."""
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
     context = AppContext(OraHome(ora_home), settings)

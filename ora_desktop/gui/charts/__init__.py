@@ -1,0 +1,1 @@
+"""Charts panel: health, types, growth, sync status, importance vs health (QtCharts)."""
