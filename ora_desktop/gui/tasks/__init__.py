@@ -1,0 +1,1 @@
+"""Task panel: a spawned task agent's description, status, input and output."""

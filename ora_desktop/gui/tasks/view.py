@@ -1,0 +1,198 @@
+"""The Task panel: what a spawned task agent was asked to do and what it produced.
+
+Reads ``store.tasks()`` (the seed's ``task_context`` table) in a worker thread and shows each
+task's description, status, times, and its input and output as pretty-printed JSON. Values that
+are not valid JSON are shown exactly as stored, and say so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import datetime
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontDatabase, QGuiApplication
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ora_desktop.core import OraError, TaskContext
+
+from ..jobs.background import Latest
+
+STATUS_MARKS = {"active": "● active", "completed": "✔ completed", "failed": "✖ failed"}
+
+
+def pretty(raw: str | None) -> tuple[str, bool]:
+    """(text to show, whether it is valid JSON): JSON indented, anything else as stored."""
+    if raw is None or raw == "":
+        return "", True
+    try:
+        parsed = json.loads(raw)
+    except (TypeError, ValueError):
+        return raw, False
+    return json.dumps(parsed, indent=2, ensure_ascii=False), True
+
+
+def when(moment: datetime | None) -> str:
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M") if moment else "—"
+
+
+def load_tasks(ctx, path) -> list[TaskContext]:
+    """The task rows of the file at ``path`` (worker thread)."""
+    return ctx.store_for(path).tasks()
+
+
+class JsonBox(QGroupBox):
+    """A titled, read-only, monospace JSON viewer with a Copy button."""
+
+    def __init__(self, title: str, parent: QWidget | None = None) -> None:
+        super().__init__(title, parent)
+        self.text = QPlainTextEdit()
+        self.text.setReadOnly(True)
+        self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.note = QLabel()
+        self.note.setWordWrap(True)
+        self.copy = QPushButton("Copy")
+        self.copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.text.toPlainText()))
+        bar = QHBoxLayout()
+        bar.addWidget(self.note, 1)
+        bar.addWidget(self.copy)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.text, 1)
+        layout.addLayout(bar)
+
+    def show_value(self, raw: str | None) -> None:
+        text, valid = pretty(raw)
+        self.text.setPlainText(text or "")
+        self.text.setPlaceholderText("(nothing recorded)")
+        self.note.setText("" if valid else "Not valid JSON — shown exactly as stored.")
+        self.copy.setEnabled(bool(text))
+
+
+class TaskView(QWidget):
+    """Task description, status, input and output of the selected task agent."""
+
+    def __init__(self, ctx, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.current = getattr(ctx, "current", None)
+        self.tasks: list[TaskContext] = []
+        self._latest = Latest()
+
+        self.message = QLabel()
+        self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.message.setWordWrap(True)
+
+        self.task_list = QListWidget()
+        self.task_list.setMaximumHeight(90)
+        self.description = QLabel()
+        self.description.setWordWrap(True)
+        self.description.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        font = self.description.font()
+        font.setPointSizeF(font.pointSizeF() * 1.15)
+        self.description.setFont(font)
+        self.status_label = QLabel()
+        self.task_id = QLabel()
+        self.task_id.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.started = QLabel()
+        self.finished = QLabel()
+        form = QFormLayout()
+        form.addRow("Task:", self.description)
+        form.addRow("Status:", self.status_label)
+        form.addRow("Id:", self.task_id)
+        form.addRow("Started:", self.started)
+        form.addRow("Completed:", self.finished)
+        self.input_box = JsonBox("Input")
+        self.output_box = JsonBox("Output")
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.input_box)
+        split.addWidget(self.output_box)
+
+        details = QWidget()
+        details_layout = QVBoxLayout(details)
+        details_layout.addWidget(self.task_list)
+        details_layout.addLayout(form)
+        details_layout.addWidget(split, 1)
+
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.message)
+        self.stack.addWidget(details)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.stack)
+
+        self.task_list.currentRowChanged.connect(self._show_task)
+        ctx.current_changed.connect(self._on_current)
+        ctx.data_changed.connect(lambda _change: self.refresh())
+        self.refresh()
+
+    def _on_current(self, current: object) -> None:
+        self.current = current
+        self.refresh()
+
+    def refresh(self) -> asyncio.Task:
+        """Reload the task rows of the selected file in the background."""
+        return self._latest.start(self.reload())
+
+    async def reload(self) -> list[TaskContext]:
+        path = self.ctx.current_path()
+        if path is None:
+            self._message("Select a task agent (named task-…) in the sidebar to see its task.")
+            return []
+        try:
+            tasks = await self.ctx.run(load_tasks, self.ctx, path)
+        except OraError as exc:
+            self._message(f"Could not read the task: {exc}")
+            return []
+        self.tasks = tasks
+        if not tasks:
+            task_agent = getattr(self.current, "is_task_agent", False)
+            name = getattr(self.current, "label", None) or path.name
+            self._message(
+                f"{name} has no task recorded (its task_context table is empty or missing)." if task_agent
+                else f"{name} is not a spawned task agent, so it has no task context."
+            )
+            return tasks
+        self.task_list.blockSignals(True)
+        self.task_list.clear()
+        for task in tasks:
+            item = QListWidgetItem(f"{STATUS_MARKS.get(task.status or '', task.status)} — {task.task_description}")
+            item.setToolTip(task.task_description)
+            self.task_list.addItem(item)
+        self.task_list.blockSignals(False)
+        self.task_list.setVisible(len(tasks) > 1)
+        self.task_list.setCurrentRow(0)
+        self._show_task(0)
+        self.stack.setCurrentIndex(1)
+        return tasks
+
+    def _show_task(self, row: int) -> None:
+        if not 0 <= row < len(self.tasks):
+            return
+        task = self.tasks[row]
+        self.description.setText(task.task_description)
+        self.status_label.setText(STATUS_MARKS.get(task.status or "", task.status or "unknown"))
+        self.task_id.setText(task.id)
+        self.started.setText(when(task.created_at))
+        self.finished.setText(when(task.completed_at) if task.completed_at else "not finished")
+        self.input_box.show_value(task.input_raw)
+        self.output_box.show_value(task.output_raw)
+
+    def _message(self, text: str) -> None:
+        self.tasks = []
+        self.message.setText(text)
+        self.stack.setCurrentIndex(0)
