@@ -1,0 +1,321 @@
+"""The search box language, parsed into a safe structure (never passed raw to FTS5).
+
+Grammar (whitespace separated; :func:`parse_query` never raises, whatever the input):
+
+* ``word`` — matched stemmed (``running`` finds ``run``); ``foo*`` — prefix;
+  ``"exact phrase"`` (an unbalanced quote runs to the end of the text);
+* ``-word`` / ``-"phrase"`` / ``NOT word`` — exclude; ``a OR b`` — either (binds tighter than
+  the implicit AND between terms: ``a OR b c`` is ``(a OR b) AND c``); ``AND`` is implied;
+* field filters: ``type:fact`` (``type:fact,task``), ``importance:>=7`` (``>``, ``<``, ``<=``,
+  ``=``, ``5..8``), ``health:<0.3``, ``sync:pending`` (``synced``, ``local_only``, ``dirty``),
+  ``tag:error=TypeError`` / ``tag:file=src/app.ts`` / ``tag:TypeError`` (any kind),
+  ``site:anwe-sh``, ``agent:ora``, ``is:expired``, ``is:superseded``, ``is:dirty``;
+  ``-type:…``, ``-sync:…``, ``-tag:…`` and ``-is:expired`` negate.
+
+Anything else — ``NEAR(``, stray ``*``, SQL, control characters — is read as plain words.
+Problems (an unknown type, a number that is not one) become ``warnings`` and the filter is
+ignored; they never raise.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..schema import MEMORY_TYPES, SYNC_STATUSES
+
+MAX_TERMS = 32
+MAX_TERM_CHARS = 200
+FIELDS = ("type", "importance", "health", "sync", "tag", "site", "agent", "is")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_HAS_TOKEN = re.compile(r"[^\W_]")
+_COMPARE = re.compile(r"^(>=|<=|=>|=<|>|<|=|==)?\s*(-?\d+(?:\.\d*)?|-?\.\d+)$")
+_RANGE = re.compile(r"^(-?\d+(?:\.\d*)?)\s*(?:\.\.|-)\s*(-?\d+(?:\.\d*)?)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """One search term: ``kind`` is ``word``, ``prefix`` or ``phrase``."""
+
+    text: str
+    kind: str = "word"
+
+    def fts(self) -> str:
+        """This term as a quoted FTS5 string (quotes doubled), ``*`` appended for a prefix."""
+        quoted = '"' + self.text.replace('"', '""') + '"'
+        return quoted + ("*" if self.kind == "prefix" else "")
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedQuery:
+    """A parsed search: OR-groups ANDed together, exclusions, and field filters."""
+
+    text: str = ""
+    groups: tuple[tuple[Term, ...], ...] = ()
+    excluded: tuple[Term, ...] = ()
+    types: tuple[str, ...] = ()
+    not_types: tuple[str, ...] = ()
+    #: Numeric comparisons: (operator, value) with operator one of > >= < <= =.
+    importance: tuple[tuple[str, float], ...] = ()
+    health: tuple[tuple[str, float], ...] = ()
+    sync: tuple[str, ...] = ()
+    not_sync: tuple[str, ...] = ()
+    #: (kind or None for any kind, value)
+    tags: tuple[tuple[str | None, str], ...] = ()
+    not_tags: tuple[tuple[str | None, str], ...] = ()
+    sites: tuple[str, ...] = ()
+    agents: tuple[str, ...] = ()
+    expired: bool | None = None
+    superseded: str = "hide"  # hide | show | only
+    dirty: bool | None = None
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def terms(self) -> tuple[str, ...]:
+        """The positive terms' text, for highlighting (phrases whole, prefixes without ``*``)."""
+        return tuple(dict.fromkeys(t.text for group in self.groups for t in group))
+
+    @property
+    def has_text(self) -> bool:
+        return bool(self.groups)
+
+    @property
+    def has_filters(self) -> bool:
+        return bool(
+            self.types or self.not_types or self.importance or self.health or self.sync
+            or self.not_sync or self.tags or self.not_tags or self.expired is not None
+            or self.superseded != "hide" or self.dirty is not None
+        )
+
+    @property
+    def is_empty(self) -> bool:
+        """Nothing to search for and nothing to filter by."""
+        return not self.groups and not self.excluded and not self.has_filters
+
+    def fts_expression(self) -> str | None:
+        """The FTS5 MATCH expression for the positive terms and exclusions, or ``None``
+        when there is no positive term (FTS5 cannot express a pure exclusion)."""
+        if not self.groups:
+            return None
+        parts = []
+        for group in self.groups:
+            inner = " OR ".join(t.fts() for t in group)
+            parts.append(f"({inner})" if len(group) > 1 else inner)
+        expr = " AND ".join(parts)
+        if self.excluded:
+            expr = f"({expr})" + "".join(f" NOT {t.fts()}" for t in self.excluded)
+        return expr
+
+    def positive_expression(self) -> str | None:
+        """Every positive term ORed: used to find highlight spans in a hit's text."""
+        terms = [t for group in self.groups for t in group]
+        return " OR ".join(t.fts() for t in terms) if terms else None
+
+
+def _clean(text: str) -> str:
+    return _CONTROL.sub(" ", text)
+
+
+def _usable(text: str) -> bool:
+    """True when the text holds at least one character the tokenizer keeps."""
+    return bool(_HAS_TOKEN.search(text))
+
+
+def _scan(text: str) -> list[tuple[str, str, bool]]:
+    """Split into (kind, text, negated) tokens: kind is ``bare`` or ``quoted``."""
+    tokens: list[tuple[str, str, bool]] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch.isspace():
+            i += 1
+            continue
+        negated = False
+        if ch == "-" and i + 1 < n and not text[i + 1].isspace():
+            negated = True
+            i += 1
+            ch = text[i]
+        if ch == '"':
+            end = text.find('"', i + 1)
+            end = n if end < 0 else end
+            tokens.append(("quoted", text[i + 1:end], negated))
+            i = end + 1
+            continue
+        start = i
+        while i < n and not text[i].isspace():
+            if text[i] == '"':
+                # field:"quoted value" keeps the quoted part; elsewhere a quote splits the word
+                if i > start and text[i - 1] == ":" or (i > start and text[start:i].endswith("=")):
+                    end = text.find('"', i + 1)
+                    end = n if end < 0 else end
+                    i = end + 1
+                    continue
+                break
+            i += 1
+        tokens.append(("bare", text[start:i], negated))
+    return tokens
+
+
+def _number(value: str) -> float | None:
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def _comparisons(name: str, value: str, warnings: list[str]) -> list[tuple[str, float]]:
+    value = value.strip()
+    match = _RANGE.match(value)
+    if match:
+        low, high = float(match.group(1)), float(match.group(2))
+        return [(">=", min(low, high)), ("<=", max(low, high))]
+    match = _COMPARE.match(value)
+    if not match:
+        warnings.append(f"{name}:{value} ignored: expected a number such as {name}:>=7 or {name}:5..8")
+        return []
+    op = {"=>": ">=", "=<": "<=", "==": "=", None: "="}.get(match.group(1), match.group(1))
+    return [(op, float(match.group(2)))]
+
+
+def parse_query(text: object) -> ParsedQuery:
+    """Parse what a user typed. Never raises; problems become ``warnings``."""
+    try:
+        return _parse(_clean(text if isinstance(text, str) else ("" if text is None else str(text))))
+    except Exception as exc:  # a last guard: a search box must never crash the caller
+        return ParsedQuery(text=str(text)[:200], warnings=(f"query not understood ({exc}); searching nothing",))
+
+
+def _parse(text: str) -> ParsedQuery:
+    warnings: list[str] = []
+    groups: list[list[Term]] = []
+    excluded: list[Term] = []
+    filters: dict[str, list] = {k: [] for k in (
+        "types", "not_types", "importance", "health", "sync", "not_sync", "tags", "not_tags",
+        "sites", "agents")}
+    flags: dict[str, object] = {"expired": None, "superseded": "hide", "dirty": None}
+    pending_or = False
+    negate_next = False
+    dropped = 0
+
+    def add_term(term: Term, negated: bool) -> None:
+        nonlocal pending_or, dropped
+        if len(term.text) > MAX_TERM_CHARS:
+            term = Term(term.text[:MAX_TERM_CHARS], term.kind)
+        if negated:
+            if len(excluded) >= MAX_TERMS:
+                dropped += 1
+            else:
+                excluded.append(term)
+            pending_or = False
+            return
+        if pending_or and groups:
+            groups[-1].append(term)
+        elif len(groups) >= MAX_TERMS:
+            dropped += 1
+        else:
+            groups.append([term])
+        pending_or = False
+
+    for kind, raw, negated in _scan(text):
+        negated = negated or negate_next
+        negate_next = False
+        if kind == "quoted":
+            phrase = " ".join(raw.split())
+            if _usable(phrase):
+                add_term(Term(phrase, "phrase"), negated)
+            continue
+        if raw == "OR" and not negated:
+            pending_or = bool(groups)
+            continue
+        if raw == "AND" and not negated:
+            continue
+        if raw == "NOT" and not negated:
+            negate_next = True
+            continue
+        name, sep, value = raw.partition(":")
+        if sep and name.lower() in FIELDS and value:
+            _field(name.lower(), value.strip('"'), negated, filters, flags, warnings)
+            continue
+        word = raw.strip("*")
+        prefix = raw.endswith("*") and _usable(word)
+        # Leading/trailing punctuation (NEAR(, "(", ")") is not part of a word.
+        if _usable(word):
+            add_term(Term(word, "prefix" if prefix else "word"), negated)
+    if dropped:
+        warnings.append(f"{dropped} terms beyond the first {MAX_TERMS} were ignored")
+    return ParsedQuery(
+        text=text,
+        groups=tuple(tuple(g) for g in groups),
+        excluded=tuple(excluded),
+        types=tuple(dict.fromkeys(filters["types"])),
+        not_types=tuple(dict.fromkeys(filters["not_types"])),
+        importance=tuple(filters["importance"]),
+        health=tuple(filters["health"]),
+        sync=tuple(dict.fromkeys(filters["sync"])),
+        not_sync=tuple(dict.fromkeys(filters["not_sync"])),
+        tags=tuple(dict.fromkeys(filters["tags"])),
+        not_tags=tuple(dict.fromkeys(filters["not_tags"])),
+        sites=tuple(dict.fromkeys(filters["sites"])),
+        agents=tuple(dict.fromkeys(filters["agents"])),
+        expired=flags["expired"],  # type: ignore[arg-type]
+        superseded=str(flags["superseded"]),
+        dirty=flags["dirty"],  # type: ignore[arg-type]
+        warnings=tuple(warnings),
+    )
+
+
+def _field(name: str, value: str, negated: bool, filters: dict[str, list], flags: dict[str, object],
+           warnings: list[str]) -> None:
+    from .tags import TAG_KINDS
+
+    if name == "type":
+        for item in filter(None, (v.strip().lower() for v in value.split(","))):
+            if item in MEMORY_TYPES:
+                filters["not_types" if negated else "types"].append(item)
+            else:
+                warnings.append(f"type:{item} ignored: a type is one of {', '.join(MEMORY_TYPES)}")
+    elif name in ("importance", "health"):
+        if negated:
+            warnings.append(f"-{name}: ignored: write the opposite comparison instead")
+            return
+        filters[name].extend(_comparisons(name, value, warnings))
+    elif name == "sync":
+        for item in filter(None, (v.strip().lower() for v in value.split(","))):
+            item = {"local": "local_only", "local-only": "local_only"}.get(item, item)
+            if item == "dirty":
+                flags["dirty"] = not negated
+            elif item in SYNC_STATUSES:
+                filters["not_sync" if negated else "sync"].append(item)
+            else:
+                warnings.append(f"sync:{item} ignored: sync is one of {', '.join(SYNC_STATUSES)} or dirty")
+    elif name == "tag":
+        kind, sep, tag_value = value.partition("=")
+        tag_value = tag_value.strip('"')
+        if sep and kind.lower() in TAG_KINDS and tag_value:
+            tag = (kind.lower(), tag_value)
+        elif sep and not tag_value:
+            warnings.append(f"tag:{value} ignored: write tag:kind=value, e.g. tag:error=TypeError")
+            return
+        elif sep and kind.lower() not in TAG_KINDS:
+            warnings.append(f"tag:{value}: '{kind}' is not a tag kind ({', '.join(TAG_KINDS)}); matching any kind")
+            tag = (None, value)
+        else:
+            tag = (None, value)
+        filters["not_tags" if negated else "tags"].append(tag)
+    elif name in ("site", "agent"):
+        if negated:
+            warnings.append(f"-{name}: ignored")
+            return
+        filters[name + "s"].append(value)
+    elif name == "is":
+        item = value.lower()
+        if item == "expired":
+            flags["expired"] = not negated
+        elif item == "superseded":
+            flags["superseded"] = "hide" if negated else "only"
+        elif item in ("any", "all"):
+            flags["superseded"] = "show"
+        elif item == "dirty":
+            flags["dirty"] = not negated
+        else:
+            warnings.append(f"is:{value} ignored: use is:expired, is:superseded, is:dirty or is:any")
