@@ -1,0 +1,346 @@
+"""Backups of memory files: SQLite's online backup API, checked copies, rotation, restore.
+
+``create_backup`` copies a live file (agents may be writing: the copy is one consistent
+snapshot, taken inside a single read transaction) to ``<backup dir>/<slug>/<agent>/
+<UTC timestamp>.site.db``. The copy is written under a hidden temporary name that does not end
+in ``.site.db``, switched to a single-file journal mode, checked with ``PRAGMA integrity_check``,
+made mode 0600, flushed, and only then renamed into place: a crash at any point leaves no file
+that looks like a valid backup, and never touches the live file.
+
+Rotation keeps the newest ``keep_last`` backups plus the newest of each of the last
+``keep_daily`` days and of each of the last ``keep_weekly`` ISO weeks. Files a restore set aside
+(``…-before-restore.site.db``) are never rotated away.
+
+``restore_backup`` refuses a backup that fails its check, copies the current file aside first
+(into the same backup folder, so it can be restored in turn), then writes the backup into the
+live file through SQLite's backup API — the live file's ``-wal``/``-shm`` stay consistent and
+other connections see the restored content.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sqlite3
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .config import Config
+from .connection import BUSY_TIMEOUT_MS, translate
+from .errors import FileMissing, OraError
+from .schema import inspect, sniff_file
+
+if TYPE_CHECKING:
+    from .maintenance.context import JobContext, Outcome
+
+SUFFIX = ".site.db"
+ASIDE = "-before-restore"
+PARTIAL = ".partial"
+STEP_PAGES = 4096
+_NAME = re.compile(r"^(\d{8}T\d{6}Z)(?:-(\d+))?(-before-restore)?\.site\.db$")
+
+
+class BackupError(OraError):
+    """A backup could not be made, checked, listed or restored; the message names the file."""
+
+
+@dataclass(frozen=True)
+class BackupInfo:
+    """One backup file."""
+
+    path: Path
+    created: datetime  # from the file name (UTC)
+    size: int
+    site: str
+    agent: str
+    before_restore: bool = False  # set aside by a restore, never rotated away
+
+
+@dataclass(frozen=True)
+class RestoreReport:
+    """What a restore did: which backup went where, and where the replaced file was kept."""
+
+    backup: Path
+    target: Path
+    kept_aside: Path | None  # None when there was no current file to keep
+    memories: int  # memories in the restored file
+    message: str
+
+
+def default_dir(config: Config | None = None) -> Path:
+    """The backup root from the config (default ``<user data dir>/backups``)."""
+    return (config or Config.load()).backup_dir
+
+
+def backup_folder(path: str | Path, dest_dir: str | Path | None = None, config: Config | None = None) -> Path:
+    """``<backup dir>/<slug>/<agent>`` for the database ``path``."""
+    path = Path(path).expanduser()
+    agent = path.name[: -len(SUFFIX)] if path.name.endswith(SUFFIX) else path.stem
+    root = Path(dest_dir).expanduser() if dest_dir else default_dir(config)
+    return root / path.resolve().parent.name / agent
+
+
+def _ro_uri(path: Path) -> str:
+    from urllib.parse import quote
+
+    return f"file:{quote(str(path.resolve()))}?mode=ro"
+
+
+def check_file(path: Path) -> list[str]:
+    """``PRAGMA integrity_check`` of a file that no one else has open (empty list = sound).
+
+    Also refuses files that are not SQLite or have no ``memories`` table.
+    """
+    sniff_file(path)
+    conn = sqlite3.connect(f"{_ro_uri(path)}&immutable=1", uri=True)
+    try:
+        inspect(conn, path)
+        rows = [r[0] for r in conn.execute("PRAGMA integrity_check")]
+    except sqlite3.DatabaseError as exc:
+        return [str(exc)]
+    finally:
+        conn.close()
+    return [] if rows == ["ok"] else rows
+
+
+def _copy_live(source: Path, target: Path, progress=None, cancel=None) -> None:
+    """Online-backup ``source`` into a new file ``target`` (mode 0600), one consistent snapshot."""
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.close(fd)
+    src = sqlite3.connect(_ro_uri(source), uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    dst = sqlite3.connect(target, isolation_level=None)
+    try:
+        # Hold one read transaction across every step: writers carry on (WAL), the backup never
+        # restarts, and the copy is the database as of this moment.
+        src.execute("BEGIN")
+        src.execute("SELECT count(*) FROM sqlite_master").fetchone()
+
+        def step(_status: int, remaining: int, total: int) -> None:
+            if progress is not None:
+                progress(total - remaining, total)
+            if cancel is not None and cancel.is_set():
+                from .maintenance.context import Cancelled
+
+                raise Cancelled(f"{source}: backup cancelled; the partial copy was removed")
+
+        src.backup(dst, pages=STEP_PAGES, progress=step)
+        src.execute("COMMIT")
+        dst.execute("PRAGMA journal_mode = DELETE")  # a backup is one self-contained file
+    except sqlite3.Error as exc:
+        raise translate(source, exc) from exc
+    finally:
+        dst.close()
+        src.close()
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _new_name(folder: Path, when: datetime, aside: bool = False) -> Path:
+    stamp = when.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+    tail = ASIDE if aside else ""
+    candidate, n = folder / f"{stamp}{tail}{SUFFIX}", 1
+    while candidate.exists():
+        n += 1
+        candidate = folder / f"{stamp}-{n}{tail}{SUFFIX}"
+    return candidate
+
+
+def _remove_partials(folder: Path, older_than: float = 0) -> None:
+    """Delete leftovers of interrupted backups (callers hold the backup lock for this file)."""
+    for leftover in folder.glob(f".*{PARTIAL}*"):
+        with contextlib.suppress(OSError):
+            if time.time() - leftover.stat().st_mtime >= older_than:
+                leftover.unlink()
+
+
+def create_backup(path: str | Path, dest_dir: str | Path | None = None, *, config: Config | None = None,
+                  progress=None, cancel=None, rotate: bool = True) -> BackupInfo:
+    """Back up one database file; returns the new backup (see the module docstring).
+
+    Raises ``BackupError`` (or a ``FileProblem``) naming the file when the source cannot be read
+    or the copy fails its check; nothing that looks like a backup is left behind.
+    """
+    source = Path(path).expanduser()
+    if not source.exists():
+        raise FileMissing(source, "no such file to back up")
+    sniff_file(source)
+    config = config or Config.load()
+    folder = backup_folder(source, dest_dir, config)
+    folder.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(OSError):
+        os.chmod(folder, 0o700)
+    _remove_partials(folder, older_than=3600)
+    final = _new_name(folder, datetime.now(UTC))
+    temp = folder / f".{final.name}{PARTIAL}-{os.getpid()}"
+    try:
+        _copy_live(source, temp, progress, cancel)
+        problems = check_file(temp)
+        if problems:
+            raise BackupError(f"{source}: the copy failed its integrity check ({'; '.join(problems[:3])}); "
+                              "no backup was kept — the live file may be damaged, run 'ora-desktop run check'")
+        os.chmod(temp, 0o600)
+        _fsync(temp)
+        os.replace(temp, final)
+        _fsync(folder)
+    finally:
+        for leftover in (temp, *(Path(f"{temp}{s}") for s in ("-journal", "-wal", "-shm"))):
+            with contextlib.suppress(FileNotFoundError):
+                leftover.unlink()
+    info = _info(final)
+    if rotate:
+        rotate_backups(source, dest_dir, config=config)
+    return info
+
+
+def _info(path: Path) -> BackupInfo:
+    match = _NAME.match(path.name)
+    if not match:
+        raise BackupError(f"{path}: not a backup file name (expected <YYYYMMDDTHHMMSSZ>.site.db)")
+    created = datetime.strptime(match.group(1), "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
+    return BackupInfo(path, created, path.stat().st_size, path.parent.parent.name, path.parent.name,
+                      bool(match.group(3)))
+
+
+def list_backups(path: str | Path, dest_dir: str | Path | None = None, *,
+                 config: Config | None = None) -> list[BackupInfo]:
+    """Backups of the database ``path``, newest first (the file itself need not exist any more)."""
+    folder = backup_folder(path, dest_dir, config)
+    if not folder.is_dir():
+        return []
+    found = [_info(p) for p in folder.iterdir() if _NAME.match(p.name) and p.is_file()]
+    return sorted(found, key=lambda b: (b.created, b.path.name), reverse=True)
+
+
+def backups_to_keep(backups: list[BackupInfo], keep_last: int, keep_daily: int, keep_weekly: int,
+                    now: datetime | None = None) -> set[Path]:
+    """The rotation rule: the newest ``keep_last``, plus the newest of each recent day and week."""
+    now = now or datetime.now(UTC)
+    regular = sorted((b for b in backups if not b.before_restore), key=lambda b: b.created, reverse=True)
+    keep = {b.path for b in regular[:keep_last]} | {b.path for b in backups if b.before_restore}
+    days: set = set()
+    weeks: set = set()
+    for b in regular:
+        day = b.created.date()
+        if day not in days and now - b.created < timedelta(days=keep_daily) and len(days) < keep_daily:
+            days.add(day)
+            keep.add(b.path)
+        week = b.created.isocalendar()[:2]
+        if week not in weeks and now - b.created < timedelta(weeks=keep_weekly) and len(weeks) < keep_weekly:
+            weeks.add(week)
+            keep.add(b.path)
+    return keep
+
+
+def rotate_backups(path: str | Path, dest_dir: str | Path | None = None, *, config: Config | None = None,
+                   now: datetime | None = None) -> list[Path]:
+    """Delete backups of ``path`` that the rotation rule no longer keeps; returns them."""
+    config = config or Config.load()
+    backups = list_backups(path, dest_dir, config=config)
+    keep = backups_to_keep(backups, *(config.backup_setting(k).value for k in ("keep_last", "keep_daily",
+                                                                               "keep_weekly")), now=now)
+    removed = []
+    for b in backups:
+        if b.path not in keep:
+            with contextlib.suppress(FileNotFoundError):
+                b.path.unlink()
+                removed.append(b.path)
+    return removed
+
+
+def restore_backup(backup_path: str | Path, target_path: str | Path, *,
+                   config: Config | None = None) -> RestoreReport:
+    """Replace ``target_path``'s content with a backup, after checking it and keeping the current file.
+
+    Refuses (``BackupError``, nothing changed) a backup that is not an Ora database or fails
+    ``integrity_check``. The current file, if any, is first copied aside into the backup folder
+    as ``<timestamp>-before-restore.site.db`` — via the backup API, or byte for byte (with its
+    ``-wal``) if it is too damaged to read.
+    """
+    backup_path = Path(backup_path).expanduser()
+    target = Path(target_path).expanduser()
+    if not backup_path.is_file():
+        raise FileMissing(backup_path, "no such backup file")
+    try:
+        problems = check_file(backup_path)
+    except OraError as exc:
+        raise BackupError(f"{backup_path}: refused, not a usable backup ({exc}); nothing was changed") from exc
+    if problems:
+        raise BackupError(f"{backup_path}: refused, the backup fails its integrity check "
+                          f"({'; '.join(problems[:3])}); nothing was changed")
+    config = config or Config.load()
+    kept = _set_aside(target, config) if target.exists() else None
+    target.parent.mkdir(parents=True, exist_ok=True)
+    src = sqlite3.connect(f"{_ro_uri(backup_path)}&immutable=1", uri=True)
+    dst = sqlite3.connect(target, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    try:
+        dst.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        src.backup(dst)  # through the live file's pager: its WAL and other readers stay consistent
+        memories = dst.execute("SELECT count(*) FROM memories").fetchone()[0]
+    except sqlite3.Error as exc:
+        where = f"; the previous file is kept at {kept}" if kept else ""
+        raise BackupError(f"{target}: restore failed ({exc}){where}") from exc
+    finally:
+        dst.close()
+        src.close()
+    aside = f"; the previous file is kept at {kept}" if kept else ""
+    return RestoreReport(backup_path, target, kept, memories,
+                         f"restored {target} from {backup_path.name} ({memories} memories){aside}")
+
+
+def _set_aside(target: Path, config: Config) -> Path:
+    folder = backup_folder(target, None, config)
+    folder.mkdir(parents=True, exist_ok=True)
+    aside = _new_name(folder, datetime.now(UTC), aside=True)
+    temp = folder / f".{aside.name}{PARTIAL}-{os.getpid()}"
+    try:
+        try:
+            _copy_live(target, temp)
+        except (OraError, sqlite3.Error):
+            # Too damaged for SQLite to read: keep its bytes (and its WAL, beside it) as they are.
+            with contextlib.suppress(FileNotFoundError):
+                temp.unlink()
+            _raw_copy(target, temp)
+            wal = Path(f"{target}-wal")
+            if wal.exists():
+                _raw_copy(wal, Path(f"{aside}-wal"))
+        os.chmod(temp, 0o600)
+        _fsync(temp)
+        os.replace(temp, aside)
+    except OSError as exc:
+        raise BackupError(f"{target}: could not keep the current file aside in {folder} ({exc}); "
+                          "nothing was restored") from exc
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            temp.unlink()
+    return aside
+
+
+def _raw_copy(source: Path, target: Path) -> None:
+    import shutil
+
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as out, source.open("rb") as src:
+        shutil.copyfileobj(src, out, 1 << 20)
+
+
+def run(ctx: JobContext) -> Outcome:
+    """The ``backup`` job: one backup of ``ctx.path``, then rotation."""
+    from .maintenance.context import Outcome
+
+    before = {b.path for b in list_backups(ctx.path, config=ctx.config)}
+    info = create_backup(ctx.path, config=ctx.config, progress=ctx.progress, cancel=ctx.cancel, rotate=False)
+    removed = rotate_backups(ctx.path, config=ctx.config)
+    kept = len(before | {info.path}) - len(removed)
+    return Outcome({"bytes": info.size, "rotated_away": len(removed), "backups": kept},
+                   f"backed up to {info.path} ({info.size / 1e6:.1f} MB, integrity ok); "
+                   f"{len(removed)} old backup(s) rotated away, {kept} kept")

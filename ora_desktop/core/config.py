@@ -1,0 +1,261 @@
+"""Maintenance settings: ``config.toml`` in the user config directory (read with stdlib ``tomllib``).
+
+Every setting has a built-in default; ``[schedule]``, ``[backup]``, ``[retention]`` and
+``[daemon]`` override it for every site, ``[sites.<slug>.schedule]`` / ``[sites.<slug>.retention]``
+for one site. :meth:`Config.effective` says where each value comes from::
+
+    [schedule]            # "hourly", "daily", "weekly", "off", or "30s" / "15m" / "6h" / "2d"
+    decay = "daily"
+    cleanup = "hourly"
+    backup = "daily"
+    check = "weekly"
+
+    [backup]
+    dir = "~/ora-backups"  # default: <user data dir>/backups
+    keep_last = 7          # plus the newest backup of each of the last keep_daily days
+    keep_daily = 7         # and of each of the last keep_weekly weeks
+    keep_weekly = 4
+
+    [sites.anwe-sh.retention]
+    max_age_days = 90      # delete memories older than this (never importance 10), recoverably
+    max_memories = 50000   # keep at most this many
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import paths
+from .errors import OraError
+
+JOB_NAMES = ("decay", "cleanup", "retention", "promote", "backup", "check")
+NAMED_INTERVALS = {"hourly": 3600, "daily": 86400, "weekly": 7 * 86400}
+UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+DEFAULT_SCHEDULE = {
+    "decay": "daily", "cleanup": "hourly", "retention": "daily", "promote": "hourly",
+    "backup": "daily", "check": "weekly",
+}
+DEFAULT_BACKUP = {"keep_last": 7, "keep_daily": 7, "keep_weekly": 4}
+DEFAULT_DAEMON = {"rescan": "1m"}
+DEFAULT = "default"
+
+
+class ConfigError(OraError):
+    """``config.toml`` is unreadable or holds a value we cannot use; the message names both."""
+
+
+def config_path() -> Path:
+    """``$ORA_DESKTOP_CONFIG`` or ``<user config dir>/config.toml``."""
+    return Path(os.environ.get("ORA_DESKTOP_CONFIG") or paths.config_dir() / "config.toml").expanduser()
+
+
+def parse_interval(value: Any, where: str = "interval") -> int | None:
+    """Seconds for ``"daily"``/``"1s"``/``"15m"``/``3600``; ``None`` for ``"off"``. Raises ``ConfigError``."""
+    if isinstance(value, bool):
+        raise ConfigError(f"{where}: {value!r} is not an interval")
+    if isinstance(value, (int, float)):
+        if value <= 0:
+            raise ConfigError(f"{where}: {value!r} must be a positive number of seconds")
+        return int(value) or 1
+    text = str(value).strip().lower()
+    if text in ("off", "never", "none", "disabled"):
+        return None
+    if text in NAMED_INTERVALS:
+        return NAMED_INTERVALS[text]
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([smhdw])", text)
+    if not match or float(match.group(1)) <= 0:
+        raise ConfigError(
+            f"{where}: {value!r} is not an interval (use hourly, daily, weekly, off, or e.g. 30s, 15m, 6h, 2d)"
+        )
+    return max(1, int(float(match.group(1)) * UNITS[match.group(2)]))
+
+
+def describe_interval(seconds: int | None) -> str:
+    """``"daily"``, ``"every 30s"`` or ``"off"``."""
+    if seconds is None:
+        return "off"
+    for name, value in NAMED_INTERVALS.items():
+        if seconds == value:
+            return name
+    for unit in ("w", "d", "h", "m"):
+        if seconds % UNITS[unit] == 0:
+            return f"every {seconds // UNITS[unit]}{unit}"
+    return f"every {seconds}s"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One effective value and where it came from (``default`` or ``<file> [table]``)."""
+
+    key: str
+    value: Any
+    source: str
+
+
+@dataclass(frozen=True)
+class RetentionPolicy:
+    """Delete memories older than ``max_age_days`` and/or beyond ``max_memories`` (None = no limit)."""
+
+    max_age_days: float | None = None
+    max_memories: int | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.max_age_days is not None or self.max_memories is not None
+
+
+@dataclass(frozen=True)
+class Config:
+    """The parsed config file (``data`` is the raw TOML table; empty when there is no file)."""
+
+    path: Path
+    data: dict[str, Any] = field(default_factory=dict)
+    exists: bool = False
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> Config:
+        """Read and validate ``config.toml``; a missing file means all defaults."""
+        path = Path(path).expanduser() if path else config_path()
+        if not path.exists():
+            return cls(path, {}, False)
+        try:
+            with path.open("rb") as handle:
+                data = tomllib.load(handle)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+        config = cls(path, data, True)
+        config.validate()
+        return config
+
+    @classmethod
+    def defaults(cls) -> Config:
+        """Built-in defaults only (no file)."""
+        return cls(Path("(defaults)"), {}, False)
+
+    # ------------------------------------------------------------------ lookups
+    def _table(self, *keys: str) -> dict[str, Any]:
+        table: Any = self.data
+        for key in keys:
+            table = table.get(key, {}) if isinstance(table, dict) else {}
+        return table if isinstance(table, dict) else {}
+
+    def _source(self, *keys: str) -> str:
+        return f"{self.path} [{'.'.join(keys)}]"
+
+    def schedule(self, job: str, site: str | None = None) -> Setting:
+        """How often ``job`` runs (seconds, ``None`` = off) for ``site``, and where that comes from."""
+        if job not in DEFAULT_SCHEDULE:
+            raise ConfigError(f"unknown job {job!r} (jobs: {', '.join(JOB_NAMES)})")
+        for keys in ((("sites", site, "schedule"),) if site else ()) + (("schedule",),):
+            table = self._table(*keys)
+            if job in table:
+                where = self._source(*keys)
+                return Setting(job, parse_interval(table[job], f"{where} {job}"), where)
+        return Setting(job, parse_interval(DEFAULT_SCHEDULE[job]), DEFAULT)
+
+    def retention(self, site: str | None = None) -> RetentionPolicy:
+        """The retention policy for ``site`` (site table overrides the global one, key by key)."""
+        return RetentionPolicy(*(s.value for s in self._retention_settings(site)))
+
+    def _retention_settings(self, site: str | None) -> list[Setting]:
+        out = []
+        for key in ("max_age_days", "max_memories"):
+            setting = Setting(key, None, DEFAULT)
+            for keys in ((("sites", site, "retention"),) if site else ()) + (("retention",),):
+                table = self._table(*keys)
+                if key in table:
+                    setting = Setting(key, _positive(table[key], f"{self._source(*keys)} {key}",
+                                                     integer=key == "max_memories"), self._source(*keys))
+                    break
+            out.append(setting)
+        return out
+
+    def backup_setting(self, key: str) -> Setting:
+        """``dir``, ``keep_last``, ``keep_daily`` or ``keep_weekly`` with its source."""
+        table = self._table("backup")
+        if key == "dir":
+            if "dir" in table:
+                return Setting("dir", Path(str(table["dir"])).expanduser(), self._source("backup"))
+            return Setting("dir", paths.data_dir() / "backups", DEFAULT)
+        if key in table:
+            value = table[key]
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ConfigError(f"{self._source('backup')} {key}: {value!r} must be a whole number >= 0")
+            return Setting(key, value, self._source("backup"))
+        return Setting(key, DEFAULT_BACKUP[key], DEFAULT)
+
+    @property
+    def backup_dir(self) -> Path:
+        return self.backup_setting("dir").value
+
+    def rescan_seconds(self) -> Setting:
+        """How often the scheduler looks for new sites and agents under ``ORA_HOME``."""
+        table = self._table("daemon")
+        if "rescan" in table:
+            where = self._source("daemon")
+            return Setting("rescan", parse_interval(table["rescan"], f"{where} rescan") or 60, where)
+        return Setting("rescan", parse_interval(DEFAULT_DAEMON["rescan"]), DEFAULT)
+
+    def site_slugs(self) -> list[str]:
+        return sorted(self._table("sites"))
+
+    # ------------------------------------------------------------------ reporting
+    def validate(self) -> None:
+        """Parse every value once so a bad one is reported at load time, naming file and key."""
+        known = {"schedule", "backup", "retention", "daemon", "sites"}
+        unknown = sorted(set(self.data) - known)
+        if unknown:
+            raise ConfigError(f"{self.path}: unknown table(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+        for job in self._table("schedule"):
+            if job not in DEFAULT_SCHEDULE:
+                raise ConfigError(f"{self._source('schedule')}: unknown job {job!r} (jobs: {', '.join(JOB_NAMES)})")
+        for site in [None, *self.site_slugs()]:
+            for job in JOB_NAMES:
+                self.schedule(job, site)
+            self.retention(site)
+            if site is not None:
+                for job in self._table("sites", site, "schedule"):
+                    if job not in DEFAULT_SCHEDULE:
+                        raise ConfigError(f"{self._source('sites', site, 'schedule')}: unknown job {job!r}")
+        for key in ("dir", *DEFAULT_BACKUP):
+            self.backup_setting(key)
+        self.rescan_seconds()
+
+    def effective(self, sites: list[str] | None = None) -> list[Setting]:
+        """Every effective setting (globally, then per site) with where it comes from."""
+        out: list[Setting] = []
+        for job in JOB_NAMES:
+            s = self.schedule(job)
+            out.append(Setting(f"schedule.{job}", describe_interval(s.value), s.source))
+        for key in ("dir", *DEFAULT_BACKUP):
+            s = self.backup_setting(key)
+            out.append(Setting(f"backup.{key}", s.value, s.source))
+        for s in self._retention_settings(None):
+            out.append(Setting(f"retention.{s.key}", s.value, s.source))
+        s = self.rescan_seconds()
+        out.append(Setting("daemon.rescan", describe_interval(s.value), s.source))
+        for site in sorted(set(sites or []) | set(self.site_slugs())):
+            for job in JOB_NAMES:
+                s = self.schedule(job, site)
+                if s.source.endswith(f"[sites.{site}.schedule]"):
+                    out.append(Setting(f"sites.{site}.schedule.{job}", describe_interval(s.value), s.source))
+            for s in self._retention_settings(site):
+                if s.source.endswith(f"[sites.{site}.retention]"):
+                    out.append(Setting(f"sites.{site}.retention.{s.key}", s.value, s.source))
+        return out
+
+
+def _positive(value: Any, where: str, integer: bool = False) -> float | int | None:
+    if value in (0, None, "off"):
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or (integer and value != int(value)):
+        kind = "a whole number" if integer else "a number"
+        raise ConfigError(f"{where}: {value!r} must be {kind} >= 0 (0 = no limit)")
+    return int(value) if integer else float(value)

@@ -1,0 +1,159 @@
+"""Check: SQLite's ``integrity_check`` plus a lint of the memories.
+
+Lint findings: values outside the seed's CHECKs (legacy files have none), malformed
+``related_to``, links (``related_to`` ids, ``superseded_by``) to memories that do not exist,
+supersession cycles, timestamps SQLite cannot read (``julianday`` gives NULL), and expired
+memories still linked from live ones. The report's ``would_change`` holds one
+``(memory id, problem)`` pair per finding (the first 200 of each kind).
+
+``--repair`` fixes only what is safe, in one transaction, as single statements, and says what
+it did: dangling ``superseded_by`` cleared (the memory is then live, as it was in effect),
+dangling ids dropped from ``related_to`` (the rest kept, order kept), health outside 0..1
+clamped. Repaired rows get ``updated_at`` now and sync status pending, like any edit.
+Everything else is reported for a person to decide. A damaged file is never repaired.
+"""
+
+from __future__ import annotations
+
+from ..schema import MEMORY_TYPES, SYNC_STATUSES
+from ..store import Store, open_store
+from .context import JobContext, Outcome
+
+SAMPLE = 200
+TIME_FIELDS = ("last_accessed_at", "created_at", "updated_at", "expires_at", "synced_at")
+_VALID_JSON_ARRAY = "(json_valid(related_to) AND json_type(related_to) = 'array')"
+_HAS_RELATED = "related_to IS NOT NULL AND related_to != ''"
+_DANGLING_RELATED = (
+    f"{_HAS_RELATED} AND {_VALID_JSON_ARRAY} AND EXISTS (SELECT 1 FROM json_each(memories.related_to) j "
+    "WHERE j.value NOT IN (SELECT id FROM memories))"
+)
+_DANGLING_SUPERSEDED = (
+    "superseded_by IS NOT NULL AND superseded_by != '' AND superseded_by NOT IN (SELECT id FROM memories)"
+)
+_EXPIRED = "(expires_at IS NOT NULL AND expires_at != '' AND julianday(expires_at) < julianday(:now))"
+_LINKS_EXPIRED = (
+    f"NOT {_EXPIRED} AND {_HAS_RELATED} AND {_VALID_JSON_ARRAY} "
+    "AND EXISTS (SELECT 1 FROM json_each(memories.related_to) j "
+    f"JOIN memories e ON e.id = j.value WHERE {_EXPIRED.replace('expires_at', 'e.expires_at')})"
+)
+
+
+def _problems(columns: tuple[str, ...]) -> dict[str, tuple[str, str]]:
+    """name → (WHERE clause, description) for every lint rule the file's columns allow."""
+    types = ",".join(f"'{t}'" for t in MEMORY_TYPES)
+    syncs = ",".join(f"'{s}'" for s in SYNC_STATUSES)
+    rules = {
+        "bad_type": ("type", f"type IS NOT NULL AND type NOT IN ({types})", "type outside the seed's list"),
+        "bad_importance": ("importance", "importance IS NOT NULL AND (importance < 1 OR importance > 10)",
+                           "importance outside 1..10"),
+        "bad_health": ("health_score", "health_score IS NOT NULL AND (health_score < 0 OR health_score > 1)",
+                       "health outside 0..1"),
+        "bad_sync_status": ("sync_status", f"sync_status IS NOT NULL AND sync_status NOT IN ({syncs})",
+                            "sync status outside the seed's list"),
+        "malformed_related_to": ("related_to", f"{_HAS_RELATED} AND NOT {_VALID_JSON_ARRAY}",
+                                 "related_to is not a JSON array"),
+        "dangling_related_to": ("related_to", _DANGLING_RELATED, "related_to names a memory that does not exist"),
+        "dangling_superseded_by": ("superseded_by", _DANGLING_SUPERSEDED,
+                                   "superseded_by names a memory that does not exist"),
+        "linked_to_expired": ("expires_at", _LINKS_EXPIRED, "live memory linked to an expired one"),
+    }
+    out = {name: (where, text) for name, (col, where, text) in rules.items()
+           if col in columns and (name != "linked_to_expired" or "related_to" in columns)}
+    for col in TIME_FIELDS:
+        if col in columns:
+            out[f"unparseable_{col}"] = (f"{col} IS NOT NULL AND {col} != '' AND julianday({col}) IS NULL",
+                                         f"{col} is not a timestamp SQLite can read")
+    return out
+
+
+def integrity(store: Store) -> list[str]:
+    """``PRAGMA integrity_check`` messages (empty when the file is sound)."""
+    rows = [r[0] for r in store.execute("PRAGMA integrity_check")]
+    return [] if rows == ["ok"] else rows
+
+
+def supersession_cycles(store: Store) -> list[list[str]]:
+    """Each cycle of ``superseded_by`` links, as the list of ids around it."""
+    if "superseded_by" not in store.columns:
+        return []
+    nxt = dict(store.execute("SELECT id, superseded_by FROM memories WHERE superseded_by IS NOT NULL "
+                             "AND superseded_by != ''").fetchall())
+    cycles, state = [], {}  # state: 1 = on the current path, 2 = done
+    for start in nxt:
+        path, node = [], start
+        while node in nxt and state.get(node) is None:
+            state[node] = 1
+            path.append(node)
+            node = nxt[node]
+        if state.get(node) == 1:
+            cycles.append(path[path.index(node):])
+        for visited in path:
+            state[visited] = 2
+    return cycles
+
+
+def run(ctx: JobContext) -> Outcome:
+    """Check one file; with ``ctx.repair`` (and not a dry run) also apply the safe repairs."""
+    repair = ctx.repair and not ctx.dry_run
+    with open_store(ctx.path, readonly=not repair) as store:
+        ctx.step(0, 3)
+        damage = integrity(store)
+        findings: list[tuple[str, str]] = [("(file)", f"integrity: {m}") for m in damage[:SAMPLE]]
+        counts = {"integrity_errors": len(damage)}
+        ctx.step(1, 3)
+        counts.update(_lint(store, ctx, findings))
+        cycles = supersession_cycles(store)
+        counts["supersession_cycles"] = len(cycles)
+        findings += [(c[0], "supersession cycle: " + " → ".join([*c, c[0]])) for c in cycles[:SAMPLE]]
+        ctx.step(2, 3)
+        problems = sum(counts.values())
+        message = "no problems found" if not problems else "found " + ", ".join(
+            f"{v} {k.replace('_', ' ')}" for k, v in counts.items() if v)
+        if damage:
+            message += "; the file is damaged: restore it from a backup (not repaired)"
+        elif ctx.repair:
+            done = _repair(store, counts, dry_run=ctx.dry_run)
+            counts.update({f"repaired_{k}": v for k, v in done.items()})
+            verb = "would repair" if ctx.dry_run else "repaired"
+            message += f"; {verb}: " + (", ".join(f"{v} {k.replace('_', ' ')}" for k, v in done.items() if v)
+                                        or "nothing (no safe repair applies)")
+        ctx.step(3, 3)
+    counts = {"problems": problems, **{k: v for k, v in counts.items() if v}}
+    return Outcome(counts, message, findings)
+
+
+def _lint(store: Store, ctx: JobContext, findings: list[tuple[str, str]]) -> dict[str, int]:
+    rules = _problems(store.columns)
+    params = {"now": ctx.now_sql}
+    sums = ", ".join(f"coalesce(sum({where}), 0)" for where, _ in rules.values())
+    totals = dict(zip(rules, store.execute(f"SELECT {sums} FROM memories", params).fetchone(), strict=True))
+    for name, (where, text) in rules.items():
+        if totals[name]:
+            for (memory_id,) in store.execute(f"SELECT id FROM memories WHERE {where} LIMIT {SAMPLE}", params):
+                findings.append((str(memory_id), text))
+    return {name: int(n) for name, n in totals.items()}
+
+
+def _repair(store: Store, counts: dict[str, int], dry_run: bool) -> dict[str, int]:
+    """The safe repairs, each one UPDATE, in one ``BEGIN IMMEDIATE`` transaction."""
+    fixes = {
+        "dangling_superseded_by": ("superseded_by = NULL", _DANGLING_SUPERSEDED),
+        "dangling_related_to": (
+            "related_to = (SELECT json_group_array(j.value) FROM json_each(memories.related_to) j "
+            "WHERE j.value IN (SELECT id FROM memories))", _DANGLING_RELATED),
+        "bad_health": ("health_score = MIN(1.0, MAX(0.0, health_score))",
+                       "health_score IS NOT NULL AND (health_score < 0 OR health_score > 1)"),
+    }
+    fixes = {k: v for k, v in fixes.items() if counts.get(k)}
+    if dry_run or not fixes:
+        return {k: counts[k] for k in fixes}
+    sync = []
+    if "updated_at" in store.columns:
+        sync.append("updated_at = datetime('now')")
+    if "sync_status" in store.columns:
+        sync.append("sync_status = CASE WHEN sync_status = 'local_only' THEN 'local_only' ELSE 'pending' END")
+    done = {}
+    with store.write():
+        for name, (assign, where) in fixes.items():
+            done[name] = store.execute(f"UPDATE memories SET {', '.join([assign, *sync])} WHERE {where}").rowcount
+    return done

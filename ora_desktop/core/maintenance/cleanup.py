@@ -1,0 +1,38 @@
+"""Expiry cleanup: delete memories whose ``expires_at`` is in the past, recoverably.
+
+"In the past" is decided by time (``julianday``), whatever format the writer used, so
+``2025-01-14T10:30:00.000Z`` and ``2025-01-14 10:30:00`` are treated alike. Rows go to the
+file's ``ora_desktop_trash`` in the same transaction as the delete (contract 5); a dry run
+lists what would go and changes nothing.
+"""
+
+from __future__ import annotations
+
+from ..store import open_store
+from .context import JobContext, Outcome, summary
+
+PREVIEW_LIMIT = 1000
+EXPIRED = "expires_at IS NOT NULL AND expires_at != '' AND julianday(expires_at) < julianday(?)"
+
+
+def run(ctx: JobContext) -> Outcome:
+    """Delete (or, on a dry run, list) the expired memories of one file."""
+    ctx.step(0, 1)
+    params = [ctx.now_sql]
+    with open_store(ctx.path, readonly=ctx.dry_run) as store:
+        if "expires_at" not in store.columns:
+            return Outcome({"expired": 0}, "this file has no expires_at column: nothing expires")
+        if ctx.dry_run:
+            total = store.execute(f"SELECT count(*) FROM memories WHERE {EXPIRED}", params).fetchone()[0]
+            rows = store.execute(
+                f"SELECT id, content, expires_at FROM memories WHERE {EXPIRED} "
+                f"ORDER BY julianday(expires_at) LIMIT {PREVIEW_LIMIT}", params,
+            ).fetchall()
+            more = f" (first {PREVIEW_LIMIT} listed)" if total > PREVIEW_LIMIT else ""
+            return Outcome({"expired": total}, f"would delete {total} expired memories{more}",
+                           [summary(r[0], r[1], f"expired {r[2]}") for r in rows])
+        store.remove_where_recoverably(EXPIRED, params, reason="expired", return_records=False)
+        removed = store.last_removed_count
+    ctx.step(1, 1)
+    where = " (kept in the trash, restorable)" if removed else ""
+    return Outcome({"expired": removed}, f"deleted {removed} expired memories{where}")

@@ -1,0 +1,84 @@
+"""What every maintenance job gets (:class:`JobContext`) and returns (:class:`Outcome`)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from .. import timestamps
+from ..config import Config
+from ..errors import OraError
+from ..home import OraHome
+
+Progress = Callable[[int, int], None]
+
+
+class Cancelled(OraError):
+    """Raised inside a job when its ``cancel`` event is set; the runner reports ``cancelled``."""
+
+
+@dataclass
+class JobContext:
+    """Everything a job function gets: the file, the options and the callbacks."""
+
+    path: Path
+    dry_run: bool = False
+    progress: Progress | None = None
+    cancel: threading.Event | None = None
+    home: OraHome = field(default_factory=OraHome)
+    config: Config = field(default_factory=Config.defaults)
+    repair: bool = False
+    now: datetime | None = None  # tests pin the clock; None = the real time
+
+    def check_cancel(self) -> None:
+        """Raise :class:`Cancelled` if the caller asked to stop."""
+        if self.cancel is not None and self.cancel.is_set():
+            raise Cancelled(f"{self.path}: cancelled")
+
+    def step(self, done: int, total: int) -> None:
+        """Report progress, then honour a cancel request."""
+        if self.progress is not None:
+            self.progress(done, total)
+        self.check_cancel()
+
+    @property
+    def clock(self) -> datetime:
+        """The job's "now" (aware UTC)."""
+        return self.now or timestamps.now()
+
+    @property
+    def now_sql(self) -> str:
+        """The job's "now" in SQLite's format, for ``julianday(?)`` comparisons."""
+        return timestamps.to_sql(self.clock)
+
+    @property
+    def site(self) -> str:
+        """The site slug: the name of the folder holding the file."""
+        return self.path.parent.name
+
+    @property
+    def agent(self) -> str:
+        name = self.path.name
+        return name[: -len(".site.db")] if name.endswith(".site.db") else self.path.stem
+
+
+@dataclass
+class Outcome:
+    """What a job function returns (the runner adds times and the outcome)."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    message: str = ""
+    would_change: list[tuple[str, str]] = field(default_factory=list)
+
+
+
+
+def summary(memory_id: str, content: str | None, detail: str = "", width: int = 60) -> tuple[str, str]:
+    """A ``(memory id, one-line summary)`` pair for dry-run listings."""
+    text = " ".join(str(content or "").split())
+    if len(text) > width:
+        text = text[: width - 1] + "…"
+    return (str(memory_id), f"{detail}: {text}" if detail else text)

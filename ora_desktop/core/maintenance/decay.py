@@ -1,0 +1,95 @@
+"""Health decay: DESIGN's rule for the seed's daily job, made idempotent and catch-up safe.
+
+A memory whose last access (or creation, if never accessed) is more than 7 days old loses 0.01
+health per whole day elapsed since the previous decay of this file, floored at 0. The time of
+the previous decay lives in the file's plain ``ora_desktop_state`` table (key ``decay.last``).
+Reading it, the single ``UPDATE`` and moving it on happen in one ``BEGIN IMMEDIATE``
+transaction, so two processes decaying at once decay once. The first decay applies one day.
+
+Catching up after ``N`` days off applies what ``N`` daily runs would have: a memory that
+passed its 7-day grace during the gap loses only the days since it did.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from .. import timestamps
+from ..store import Store, open_store
+from .context import JobContext, Outcome, summary
+
+STATE_KEY = "decay.last"
+GRACE_DAYS = 7
+PER_DAY = 0.01
+PREVIEW_LIMIT = 1000
+
+# Days past the grace period, as of ?now (NULL for unparseable or missing times).
+_OVER = "(julianday(:now) - {grace} - julianday(coalesce(nullif(last_accessed_at, ''), created_at)))"
+_DUE = f"health_score > 0 AND {_OVER} > 0"
+# min(days, ceil(days over grace)): the number of daily runs in the gap that would have hit it.
+_LOSS = f"(:per * MIN(:days, CAST({_OVER} AS INTEGER) + 1))"
+_NEW_HEALTH = f"ROUND(MAX(0, health_score - {_LOSS}), 6)"
+
+
+def _sql(template: str, days: int, now: str) -> tuple[str, dict]:
+    text = template.replace("{grace}", str(GRACE_DAYS))
+    return text, {"now": now, "days": days, "per": PER_DAY}
+
+
+def last_decay(store: Store) -> datetime | None:
+    """When this file was last decayed (``None`` if never, or the record is unreadable)."""
+    if not store.has_table("ora_desktop_state"):
+        return None
+    row = store.execute("SELECT value FROM ora_desktop_state WHERE key = ?", (STATE_KEY,)).fetchone()
+    return timestamps.parse(row[0]) if row else None
+
+
+def days_due(last: datetime | None, now: datetime) -> int:
+    """Whole days to apply: 1 for a first decay, 0 if decayed less than a day ago."""
+    if last is None:
+        return 1
+    return max(0, int((now - last).total_seconds() // 86400))
+
+
+def run(ctx: JobContext) -> Outcome:
+    """Decay one file (see the module docstring); on a dry run, list what would change."""
+    now = ctx.clock
+    ctx.step(0, 1)
+    if ctx.dry_run:
+        with open_store(ctx.path, readonly=True) as store:
+            return _preview(ctx, store, now)
+    with open_store(ctx.path) as store:
+        store.ensure_engine_tables()
+        with store.write():
+            last = last_decay(store)
+            days = days_due(last, now)
+            if days == 0:
+                return Outcome({"days": 0, "decayed": 0},
+                               f"already decayed within the last day (at {timestamps.to_sql(last)})")
+            sql, params = _sql(f"UPDATE memories SET health_score = {_NEW_HEALTH} WHERE {_DUE}",
+                               days, timestamps.to_sql(now))
+            decayed = store.execute(sql, params).rowcount
+            # Move the mark on by whole days so a partial day is carried to the next run.
+            mark = now if last is None else last + timedelta(days=days)
+            store.execute("INSERT OR REPLACE INTO ora_desktop_state (key, value) VALUES (?, ?)",
+                          (STATE_KEY, timestamps.to_sql(mark)))
+    ctx.step(1, 1)
+    first = " (first decay of this file: one day)" if last is None else ""
+    return Outcome({"days": days, "decayed": decayed},
+                   f"{decayed} memories lost health for {days} day(s){first}")
+
+
+def _preview(ctx: JobContext, store: Store, now: datetime) -> Outcome:
+    days = days_due(last_decay(store), now)
+    if days == 0:
+        return Outcome({"days": 0, "decayed": 0}, "already decayed within the last day: nothing would change")
+    sql, params = _sql(f"SELECT id, content, health_score, {_NEW_HEALTH} FROM memories WHERE {_DUE}",
+                       days, timestamps.to_sql(now))
+    count_sql = _sql(f"SELECT count(*) FROM memories WHERE {_DUE}", days, "")[0]
+    total = store.execute(count_sql, params).fetchone()[0]
+    rows = store.execute(f"{sql} LIMIT {PREVIEW_LIMIT}", params).fetchall()
+    changes = [summary(r[0], r[1], f"health {r[2]:.2f} → {r[3]:.2f}") for r in rows]
+    more = f" (first {PREVIEW_LIMIT} listed)" if total > PREVIEW_LIMIT else ""
+    return Outcome({"days": days, "decayed": total}, f"would lower the health of {total} memories "
+                   f"by up to {days} day(s){more}", changes)
+

@@ -1,0 +1,157 @@
+"""The job registry and runner: one job on one file at a time, across every process.
+
+``run_job(name, path)`` takes a file lock per (job, database) under the user data directory,
+runs the job, records the run in the history database and returns a :class:`JobReport`.
+If another process (the window, the daemon, ``ora-desktop run``) is already running that job on
+that file, the report's outcome is ``skipped-locked`` and nothing is done.
+
+Jobs run in whatever thread calls ``run_job`` (the window calls it from worker threads);
+``progress(done, total)`` is called from that thread, and setting the ``cancel`` event makes the
+job stop at its next safe point (outcome ``cancelled``; nothing half-done is committed).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import filelock
+
+from .. import backup, history, paths
+from ..config import Config
+from ..errors import InvalidValue, OraError
+from ..home import OraHome
+from . import check, cleanup, decay, promote, retention
+from .context import Cancelled, JobContext, Outcome, Progress
+
+log = logging.getLogger(__name__)
+
+OUTCOMES = ("ok", "failed", "skipped-locked", "cancelled")
+
+
+@dataclass
+class JobReport:
+    """What a run did. ``would_change`` lists ``(memory id, summary)`` pairs on dry runs."""
+
+    job: str
+    path: Path
+    started: datetime
+    ended: datetime
+    outcome: str = "ok"
+    counts: dict[str, int] = field(default_factory=dict)
+    message: str = ""
+    would_change: list[tuple[str, str]] = field(default_factory=list)
+    dry_run: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == "ok"
+
+    @property
+    def seconds(self) -> float:
+        return (self.ended - self.started).total_seconds()
+
+
+JobFunction = Callable[[JobContext], Outcome]
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """A registered job: its name, a one-line description, whether it has a dry run."""
+
+    name: str
+    description: str
+    supports_dry_run: bool
+    function: JobFunction
+    writes: bool = True
+
+
+JOBS: dict[str, JobSpec] = {
+    "decay": JobSpec("decay", "lower the health of memories not accessed for 7 days (0.01 a day)",
+                     True, decay.run),
+    "cleanup": JobSpec("cleanup", "delete expired memories (recoverably, to the trash)", True, cleanup.run),
+    "retention": JobSpec("retention", "apply the site's retention policy (age / count; never importance 10)",
+                         True, retention.run),
+    "promote": JobSpec("promote", "copy a finished task agent's important memories into its parent agent",
+                       True, promote.run),
+    "backup": JobSpec("backup", "copy the file with SQLite's online backup, check it, rotate old backups",
+                      False, backup.run),
+    "check": JobSpec("check", "integrity check and lint; --repair fixes what is safe", True, check.run,
+                     writes=False),
+}
+
+
+
+def lock_path(name: str, db_path: str | Path) -> Path:
+    """The lock file for ``name`` on ``db_path`` (under the user data directory)."""
+    return paths.data_dir() / "locks" / f"{name}-{paths.file_key(db_path)}.lock"
+
+
+def job_lock(name: str, db_path: str | Path) -> filelock.FileLock:
+    """The (job, database) lock; acquire with ``timeout=0`` to fail at once when it is held."""
+    path = lock_path(name, db_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return filelock.FileLock(str(path), thread_local=False)
+
+
+def run_job(name: str, db_path: str | Path, *, dry_run: bool = False, progress: Progress | None = None,
+            cancel: threading.Event | None = None, home: OraHome | None = None, config: Config | None = None,
+            repair: bool = False, now: datetime | None = None, record: bool = True) -> JobReport:
+    """Run one job on one database file and record the run; never raises for job failures.
+
+    Unknown job names and a dry run of a job without one raise ``InvalidValue`` (bad input).
+    Everything else — a broken file, a locked database, a cancel — ends in the report's
+    ``outcome`` (``ok``/``failed``/``skipped-locked``/``cancelled``) and ``message``.
+    """
+    spec = JOBS.get(name)
+    if spec is None:
+        raise InvalidValue("job", f"unknown job {name!r} (jobs: {', '.join(JOBS)})")
+    if dry_run and not spec.supports_dry_run:
+        raise InvalidValue("dry_run", f"the {name} job has no dry run")
+    path = Path(db_path).expanduser().resolve()
+    ctx = JobContext(path, dry_run=dry_run, progress=progress, cancel=cancel, home=home or OraHome(),
+                     config=config or Config.load(), repair=repair, now=now)
+    started = _now()
+    lock = job_lock(name, path)
+    try:
+        lock.acquire(timeout=0)
+    except filelock.Timeout:
+        report = JobReport(name, path, started, _now(), "skipped-locked",
+                           message=f"{name} is already running on {path} in another process or thread",
+                           dry_run=dry_run)
+        return _finish(report, record)
+    try:
+        outcome = spec.function(ctx)
+        report = JobReport(name, path, started, _now(), "ok", outcome.counts, outcome.message,
+                           outcome.would_change, dry_run)
+    except Cancelled:
+        report = JobReport(name, path, started, _now(), "cancelled", message=f"{name} on {path}: cancelled; "
+                           "nothing was changed by the unfinished step", dry_run=dry_run)
+    except OraError as exc:
+        report = JobReport(name, path, started, _now(), "failed", message=str(exc), dry_run=dry_run)
+    except Exception as exc:  # a job bug must not kill the daemon: report it, log the traceback
+        log.exception("%s on %s failed", name, path)
+        report = JobReport(name, path, started, _now(), "failed",
+                           message=f"{path}: {type(exc).__name__}: {exc}", dry_run=dry_run)
+    finally:
+        lock.release()
+    return _finish(report, record)
+
+
+def _finish(report: JobReport, record: bool) -> JobReport:
+    if record:
+        try:
+            history.record(report)
+        except Exception as exc:  # the history db must never make a job fail
+            log.warning("could not record the %s run in %s: %s", report.job, history.state_path(), exc)
+    log.log(logging.WARNING if report.outcome == "failed" else logging.INFO,
+            "%s %s: %s %s", report.job, report.path, report.outcome, report.message)
+    return report
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)

@@ -1,0 +1,285 @@
+"""Scheduling maintenance jobs on a running asyncio loop (APScheduler 3.11 ``AsyncIOScheduler``).
+
+The daemon runs it on a plain asyncio loop, the window on its qasync loop. Each (job, file)
+pair is one APScheduler job with an interval from ``config.toml``. Jobs run one at a time in a
+worker thread (the loop never blocks) through :func:`~ora_desktop.core.maintenance.run_job`,
+so the per-(job, file) lock keeps the window, the daemon and the command line out of each
+other's way.
+
+Missed runs: the first run of each pair is placed from the run history (``last run + interval``,
+or now if that is past or it never ran), so a run missed while the machine was off happens once
+on the next start. Within a run, ``coalesce=True`` with a generous ``misfire_grace_time`` turns a
+long stall into one late run instead of none (APScheduler's default grace of 1 s drops it), and
+the loop timer is capped at a minute so a suspend (during which the monotonic loop clock stops)
+delays nothing by more than that. ``ORA_HOME`` is rescanned every minute (``[daemon] rescan``):
+new sites and agents get their jobs, vanished ones lose them, and an edited config is reloaded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import filelock
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.triggers.interval import IntervalTrigger
+
+from . import history, paths
+from .config import Config, ConfigError
+from .home import OraHome
+from .maintenance.jobs import JOBS, JobReport, run_job
+
+log = logging.getLogger(__name__)
+
+MISFIRE_GRACE = 7 * 86400  # a run up to a week late still happens (once: coalesce=True)
+MAX_SLEEP = 60.0  # seconds: the loop timer's cap (monotonic clocks stop during suspend)
+RESCAN_ID = "ora-desktop:rescan"
+
+
+@dataclass(frozen=True)
+class PlannedJob:
+    """One (job, file) pair the schedule asks for."""
+
+    job: str
+    path: Path
+    interval: int  # seconds
+    site: str
+    agent: str
+
+
+def planned_jobs(config: Config, home: OraHome) -> list[PlannedJob]:
+    """Every (job, file) pair to schedule: all jobs on all agents, except ``off`` ones, retention
+    where the site has no policy, and promote on agents that are not task agents."""
+    out = []
+    for agent in home.agents():
+        for job in JOBS:
+            if job == "retention" and not config.retention(agent.site).active:
+                continue
+            if job == "promote" and not agent.is_task_agent:
+                continue
+            interval = config.schedule(job, agent.site).value
+            if interval is not None:
+                out.append(PlannedJob(job, agent.path.resolve(), interval, agent.site, agent.agent))
+    return out
+
+
+def _first_run(plan: PlannedJob, last: dict[tuple[str, str], datetime], now: datetime) -> datetime:
+    previous = last.get((plan.job, str(plan.path)))
+    return now if previous is None else previous + timedelta(seconds=plan.interval)
+
+
+def next_runs(config: Config, home: OraHome, now: datetime | None = None) -> list[tuple[str, Path, datetime]]:
+    """``(job, path, next time)`` for every planned pair, soonest first, from the run history.
+
+    A time in the past means the run is overdue (it runs as soon as a scheduler starts).
+    """
+    now = now or datetime.now(UTC)
+    last = history.last_runs()
+    runs = [(p.job, p.path, _first_run(p, last, now)) for p in planned_jobs(config, home)]
+    return sorted(runs, key=lambda r: (r[2], r[0], str(r[1])))
+
+
+class _WakefulScheduler(AsyncIOScheduler):
+    """An ``AsyncIOScheduler`` whose loop timer never sleeps longer than :data:`MAX_SLEEP`."""
+
+    def _start_timer(self, wait_seconds):
+        super()._start_timer(None if wait_seconds is None else min(wait_seconds, MAX_SLEEP))
+
+
+class Scheduler:
+    """Maintenance on a schedule, on ``loop`` (which must be the loop that will be running).
+
+    ``on_report(report)`` (optional) is called on the loop after every run.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, home: OraHome | None = None,
+                 config: Config | None = None, *, on_report: Callable[[JobReport], None] | None = None) -> None:
+        self.loop = loop
+        self.home = home or OraHome()
+        self.config = config or Config.load()
+        self.on_report = on_report
+        self._config_stamp = _stamp(self.config.path)
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ora-maintenance")
+        self._running: set[asyncio.Future] = set()
+        self._cancel = threading.Event()
+        self._aps = _WakefulScheduler(
+            event_loop=loop, timezone=UTC,
+            job_defaults={"coalesce": True, "misfire_grace_time": MISFIRE_GRACE, "max_instances": 1},
+        )
+
+    # ------------------------------------------------------------------ lifecycle
+    @property
+    def running(self) -> bool:
+        return self._aps.running
+
+    def start(self) -> None:
+        """Plan every (job, file) pair, schedule the rescan, start the timer."""
+        self.rescan()
+        seconds = self.config.rescan_seconds().value
+        self._aps.add_job(self._rescan_async, IntervalTrigger(seconds=seconds, timezone=UTC), id=RESCAN_ID,
+                          replace_existing=True)
+        self._aps.start()
+        log.info("scheduler started: %d job(s) on %d file(s)", len(self._aps.get_jobs()) - 1,
+                 len({p.path for p in planned_jobs(self.config, self.home)}))
+
+    async def stop(self, cancel_running: bool = False) -> None:
+        """Stop scheduling; let the running job finish (or ask it to stop), then return."""
+        if self._aps.running:
+            self._aps.shutdown(wait=False)
+        if cancel_running:
+            self._cancel.set()
+        if self._running:
+            await asyncio.gather(*self._running, return_exceptions=True)
+        self._executor.shutdown(wait=True)
+
+    # ------------------------------------------------------------------ planning
+    def rescan(self) -> None:
+        """Sync the scheduled pairs with ``ORA_HOME`` and the config (reloaded when edited)."""
+        stamp = _stamp(self.config.path)
+        if stamp != self._config_stamp:
+            try:
+                self.config = Config.load(self.config.path)
+                log.info("reloaded %s", self.config.path)
+            except ConfigError as exc:
+                log.error("keeping the previous settings: %s", exc)
+            self._config_stamp = stamp
+        wanted = {_job_id(p.job, p.path): p for p in planned_jobs(self.config, self.home)}
+        current = {job.id: job for job in self._aps.get_jobs() if job.id != RESCAN_ID}
+        for job_id in current.keys() - wanted.keys():
+            self._aps.remove_job(job_id)
+            log.info("unscheduled %s (file gone or job turned off)", job_id)
+        now = datetime.now(UTC)
+        last = history.last_runs() if wanted.keys() - current.keys() else {}
+        for job_id, plan in wanted.items():
+            existing = current.get(job_id)
+            if existing is not None and existing.trigger.interval == timedelta(seconds=plan.interval):
+                continue
+            first = max(now, _first_run(plan, last, now)) if existing is None else now + timedelta(
+                seconds=plan.interval)
+            trigger = IntervalTrigger(seconds=plan.interval, start_date=first, timezone=UTC)
+            if existing is not None:
+                self._aps.reschedule_job(job_id, trigger=trigger)
+            else:
+                self._aps.add_job(self._fire, trigger, args=(plan.job, str(plan.path), plan.interval), id=job_id,
+                                  name=f"{plan.job} {plan.site}/{plan.agent}", next_run_time=first)
+
+    async def _rescan_async(self) -> None:
+        try:
+            self.rescan()
+        except Exception:  # keep the schedule we have
+            log.exception("rescan of %s failed", self.home.root)
+
+    def jobs_due(self) -> list[tuple[str, Path, datetime]]:
+        """``(job, path, next run time)`` of every scheduled pair, soonest first."""
+        out = []
+        for job in self._aps.get_jobs():
+            if job.id == RESCAN_ID or job.next_run_time is None:
+                continue
+            name, path = job.args[0], Path(job.args[1])
+            out.append((name, path, job.next_run_time.astimezone(UTC)))
+        return sorted(out, key=lambda r: (r[2], r[0], str(r[1])))
+
+    # ------------------------------------------------------------------ running
+    async def run(self, job: str, path: str | Path) -> JobReport:
+        """Run one job now, in the worker thread (for "run now" buttons and ``daemon --once``)."""
+        future = self.loop.run_in_executor(self._executor, self._call, job, str(path))
+        self._running.add(future)
+        try:
+            report = await future
+        finally:
+            self._running.discard(future)
+        if self.on_report is not None:
+            self.on_report(report)
+        return report
+
+    def _call(self, job: str, path: str) -> JobReport:
+        return run_job(job, path, home=self.home, config=self.config, cancel=self._cancel)
+
+    async def _fire(self, job: str, path: str, interval: int) -> None:
+        """A scheduled run: skipped if another process finished the same run recently."""
+        if self._cancel.is_set():
+            return
+        recent = history.last_runs().get((job, path))
+        if recent is not None and datetime.now(UTC) - recent < timedelta(seconds=interval / 2):
+            log.debug("%s on %s ran at %s in another process; skipping this slot", job, path, recent)
+            return
+        await self.run(job, path)
+
+    async def run_due(self) -> list[JobReport]:
+        """Run every pair that is due now (from the run history), one after another."""
+        now = datetime.now(UTC)
+        reports = []
+        for job, path, when in next_runs(self.config, self.home, now):
+            if when <= now and not self._cancel.is_set():
+                reports.append(await self.run(job, path))
+        return reports
+
+
+def _job_id(job: str, path: Path) -> str:
+    return f"{job}:{path}"
+
+
+def _stamp(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
+
+
+# ---------------------------------------------------------------------- the daemon's lock
+def daemon_lock_path() -> Path:
+    return paths.data_dir() / "daemon.lock"
+
+
+def daemon_info_path() -> Path:
+    return paths.data_dir() / "daemon.json"
+
+
+def daemon_status() -> dict | None:
+    """Who holds the daemon lock (``{"pid", "started", "host"}``), or ``None`` if no daemon runs."""
+    lock = filelock.FileLock(str(daemon_lock_path()), thread_local=False)
+    daemon_lock_path().parent.mkdir(parents=True, exist_ok=True)
+    try:
+        lock.acquire(timeout=0)
+    except filelock.Timeout:
+        try:
+            return json.loads(daemon_info_path().read_text())
+        except (OSError, ValueError):
+            return {"pid": None, "started": None, "host": None}
+    lock.release()
+    return None
+
+
+@contextlib.contextmanager
+def daemon_lock():
+    """Hold the one-daemon lock for the ``with`` body; raises ``DaemonRunning`` if it is taken."""
+    from .errors import OraError
+
+    daemon_lock_path().parent.mkdir(parents=True, exist_ok=True)
+    lock = filelock.FileLock(str(daemon_lock_path()), thread_local=False)
+    try:
+        lock.acquire(timeout=0)
+    except filelock.Timeout:
+        info = daemon_status() or {}
+        raise OraError(
+            f"another ora-desktop daemon is already running (pid {info.get('pid')}, started "
+            f"{info.get('started')}, lock {daemon_lock_path()}); stop it first"
+        ) from None
+    info = {"pid": os.getpid(), "started": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S"),
+            "host": os.uname().nodename}
+    daemon_info_path().write_text(json.dumps(info))
+    try:
+        yield info
+    finally:
+        with contextlib.suppress(OSError):
+            daemon_info_path().unlink()
+        lock.release()

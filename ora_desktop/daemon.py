@@ -1,0 +1,78 @@
+"""The headless maintenance daemon: the scheduler on a plain asyncio loop, in the foreground.
+
+``ora-desktop daemon`` holds a lock in the user data directory (a second daemon refuses to start
+and names the first), logs to stderr and to a rotating ``daemon.log`` in the user log directory,
+and on SIGTERM/SIGINT lets the running job finish, then exits 0. ``--once`` runs every job that is
+due and exits (for cron or a systemd timer).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import logging.handlers
+import signal
+import sys
+
+from .core import paths
+from .core.config import Config
+from .core.home import OraHome
+from .core.maintenance.jobs import JobReport
+from .core.scheduler import Scheduler, daemon_lock
+
+log = logging.getLogger("ora_desktop.daemon")
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def setup_logging(verbose: bool = False) -> logging.Handler:
+    """Log to stderr and to ``<user log dir>/daemon.log`` (rotated at 5 MB, 5 kept)."""
+    root = logging.getLogger("ora_desktop")
+    root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    paths.log_dir().mkdir(parents=True, exist_ok=True)
+    handlers: list[logging.Handler] = [
+        logging.StreamHandler(sys.stderr),
+        logging.handlers.RotatingFileHandler(paths.log_dir() / "daemon.log", maxBytes=5_000_000, backupCount=5),
+    ]
+    for handler in handlers:
+        handler.setFormatter(logging.Formatter(LOG_FORMAT))
+        root.addHandler(handler)
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)
+    return handlers[1]
+
+
+def run_daemon(home: OraHome | None = None, config: Config | None = None, once: bool = False,
+               verbose: bool = False) -> int:
+    """Run the daemon until SIGTERM/SIGINT (or, with ``once``, until the due jobs are done)."""
+    setup_logging(verbose)
+    home = home or OraHome()
+    config = config or Config.load()
+    with daemon_lock() as info:
+        log.info("daemon started (pid %s) on %s; config %s%s", info["pid"], home.root, config.path,
+                 "" if config.exists else " (not present: defaults)")
+        code = asyncio.run(_main(home, config, once))
+        log.info("daemon stopped")
+        return code
+
+
+async def _main(home: OraHome, config: Config, once: bool) -> int:
+    loop = asyncio.get_running_loop()
+    failures: list[JobReport] = []
+    scheduler = Scheduler(loop, home, config, on_report=lambda r: failures.append(r) if r.outcome == "failed" else None)
+    if once:
+        reports = await scheduler.run_due()
+        await scheduler.stop()
+        log.info("ran %d due job(s), %d failed", len(reports), len(failures))
+        return 1 if failures else 0
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, _on_signal, sig, stop)
+    scheduler.start()
+    await stop.wait()
+    log.info("stopping: letting the running job finish")
+    await scheduler.stop()
+    return 0
+
+
+def _on_signal(sig: signal.Signals, stop: asyncio.Event) -> None:
+    log.info("received %s", signal.Signals(sig).name)
+    stop.set()
