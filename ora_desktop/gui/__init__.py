@@ -4,5 +4,22 @@ One folder per feature (``sidebar/``, ``memories/``, ``search/``, ``detail/``, `
 ``context.py`` holds :class:`~ora_desktop.gui.context.AppContext`, the object every view shares.
 """
 
+import ctypes
+import sys
+
 # PySide6 must be imported before qasync (qasync picks the first Qt binding already loaded).
-import PySide6.QtWidgets  # noqa: E402, F401
+import PySide6.QtWidgets  # noqa: F401
+
+
+def _guard_bool_refcount() -> None:
+    """Work around PySide6 6.12 on Python 3.11: ``Signal.emit()`` returns ``True`` without a
+    new reference, so every emit from Python drops one reference to ``True`` and a long session
+    aborts with "Fatal Python error: bool_dealloc". From 3.12 on, ``True`` is immortal; here we
+    give it enough extra references that no session can run out."""
+    if sys.version_info >= (3, 12):
+        return
+    for value in (True, False):
+        ctypes.c_ssize_t.from_address(id(value)).value += 1 << 40
+
+
+_guard_bool_refcount()

@@ -1,0 +1,72 @@
+"""The columns of the memory table: title, how to sort by it, how to show a value."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ...core import Memory
+from ..formatting import exact, first_line, health_text, relative, sync_label
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    title: str
+    sort: str  # the ``ListQuery.order_by`` column ("dirty" is special-cased by the model)
+    display: Callable[[Memory], str]
+    tooltip: Callable[[Memory], str] | None = None
+    numeric: bool = False
+    width: int = 100
+    default: bool = True  # shown unless the person hides it
+    help: str = ""
+
+
+def _dirty_tip(m: Memory) -> str:
+    if m.sync_status == "local_only":
+        return "Local only: never synced"
+    if m.is_dirty:
+        return "Changed since the last sync" if m.synced_at else "Never synced"
+    return "In sync"
+
+
+def _content_tip(m: Memory) -> str:
+    text = m.content if len(m.content) <= 600 else m.content[:600] + "…"
+    return f"{text}\n\nid: {m.id}"
+
+
+def _access_tip(m: Memory) -> str:
+    if m.last_accessed_at is None:
+        return "Never accessed"
+    return exact(m.last_accessed_at)
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("content", "Content", "content", lambda m: first_line(m.content), _content_tip, width=420,
+           help="The first line of the memory"),
+    Column("type", "Type", "type", lambda m: m.type or "", width=90),
+    Column("importance", "Importance", "importance", lambda m: "" if m.importance is None else str(m.importance),
+           numeric=True, width=80),
+    Column("health", "Health", "health_score", lambda m: health_text(m.health_score),
+           lambda m: f"Health {health_text(m.health_score)} (recall needs more than 0.30)", width=110),
+    Column("access_count", "Accesses", "access_count", lambda m: str(m.access_count), numeric=True, width=72),
+    Column("last_accessed", "Last accessed", "last_accessed_at",
+           lambda m: relative(m.last_accessed_at) or "never", _access_tip, width=110),
+    Column("created", "Created", "created_at", lambda m: relative(m.created_at), lambda m: exact(m.created_at),
+           width=110),
+    Column("expires", "Expires", "expires_at", lambda m: relative(m.expires_at), lambda m: exact(m.expires_at),
+           width=100),
+    Column("sync", "Sync", "sync_status", lambda m: sync_label(m.sync_status),
+           lambda m: f"{sync_label(m.sync_status)}; last synced {exact(m.synced_at) or 'never'}", width=105),
+    Column("dirty", "Dirty", "dirty", lambda m: "●" if m.is_dirty else "", _dirty_tip, width=48,
+           help="Changed since the last sync"),
+    Column("updated", "Updated", "updated_at", lambda m: relative(m.updated_at), lambda m: exact(m.updated_at),
+           width=110, default=False),
+    Column("id", "Id", "id", lambda m: m.id, width=200, default=False),
+)
+KEYS = tuple(c.key for c in COLUMNS)
+
+
+def column_index(key: str) -> int:
+    return KEYS.index(key)
+

@@ -1,0 +1,326 @@
+"""``MemoryTableModel``: a million memories as an array of rowids, rows fetched lazily.
+
+Like Anki's browser table, the model holds only ``store.row_keys()`` (8 bytes a row) and
+fetches the rows it is asked to show, a page at a time, with ``store.by_rowids()`` on a worker
+thread (``ctx.run``). Pages arrive asynchronously; until then a row shows a placeholder.
+The cache is bounded (least recently used pages go) and stale-aware: after a write, changed rows
+keep showing their old values until the fresh ones arrive, and answers to outdated requests are
+dropped (a generation number). Sorting re-queries the row keys in the new order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from array import array
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QPalette
+from PySide6.QtWidgets import QApplication
+
+from ...core import Change, ListQuery, Memory, OraError, Store
+from ..context import EXTERNAL, AppContext
+from ..resources import icon
+from .columns import COLUMNS, Column
+
+log = logging.getLogger("ora_desktop.gui")
+
+MEMORY_ROLE = Qt.ItemDataRole.UserRole + 1
+HEALTH_ROLE = Qt.ItemDataRole.UserRole + 2
+ID_ROLE = Qt.ItemDataRole.UserRole + 3
+Index = QModelIndex | QPersistentModelIndex
+KeyLoader = Callable[[Store, ListQuery], array]
+
+
+def default_loader(store: Store, query: ListQuery) -> array:
+    """Rowids of every memory matching ``query`` in its order (``order_by="dirty"``: dirty first)."""
+    query = query.with_(limit=None, after=None)
+    if query.order_by == "dirty":
+        base = query.with_(order_by="updated_at", descending=True)
+        dirty = store.row_keys(base.with_(dirty=True)) if query.dirty in (None, True) else array("q")
+        clean = store.row_keys(base.with_(dirty=False)) if query.dirty in (None, False) else array("q")
+        return dirty + clean if query.descending else clean + dirty
+    return store.row_keys(query)
+
+
+class MemoryTableModel(QAbstractTableModel):
+    """Table model over one store's memories (see the module docstring)."""
+
+    loading = Signal(bool)
+    loaded = Signal(int)  # the row count after a (re)load
+    failed = Signal(object)
+
+    def __init__(self, ctx: AppContext, parent: Any = None, page_size: int = 100, cache_pages: int = 60) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.store: Store | None = None
+        self.query = ListQuery()
+        self.loader: KeyLoader = default_loader
+        self.keys = array("q")
+        self.page_size = page_size
+        self.cache_pages = cache_pages
+        self.highlight_terms: tuple[str, ...] = ()
+        self.columns: tuple[Column, ...] = COLUMNS
+        self._pages: OrderedDict[int, dict[int, Memory]] = OrderedDict()
+        self._stale: set[int] = set()  # pages whose rows are shown but must be fetched again
+        self._wanted: OrderedDict[int, None] = OrderedDict()
+        self._fetching = False
+        self._generation = 0
+        self._reload_task: asyncio.Task | None = None
+        ctx.store_changed.connect(self._on_store_changed)
+
+    # ----------------------------------------------------------------- source
+    def set_store(self, store: Store | None, query: ListQuery | None = None, loader: KeyLoader | None = None) -> None:
+        """Show ``store`` (or nothing) filtered by ``query``; reloads in the background."""
+        self.store = store
+        if query is not None:
+            self.query = query
+        if loader is not None:
+            self.loader = loader
+        self.reload()
+
+    def set_query(self, query: ListQuery, loader: KeyLoader | None = None) -> None:
+        self.query = query
+        self.loader = loader or default_loader
+        self.reload()
+
+    def reload(self, keep_rows: bool = False) -> asyncio.Task:
+        """Re-query the row keys (cancelling a reload in progress); returns the task."""
+        if self._reload_task is not None and not self._reload_task.done():
+            self._reload_task.cancel()
+        self._reload_task = asyncio.ensure_future(self._reload(keep_rows), loop=self.ctx.loop)
+        return self._reload_task
+
+    async def _reload(self, keep_rows: bool) -> None:
+        self._generation += 1
+        generation = self._generation
+        store, query, loader = self.store, self.query, self.loader
+        self.loading.emit(True)
+        try:
+            keys = array("q") if store is None else await self.ctx.run(loader, store, query)
+        except OraError as exc:
+            if generation == self._generation:
+                self.loading.emit(False)
+                self.failed.emit(exc)
+            return
+        if generation != self._generation:
+            return
+        if keep_rows and keys == self.keys:
+            self._mark_all_stale()
+        else:
+            self.beginResetModel()
+            self.keys = keys
+            if keep_rows:
+                self._stale.update(self._pages)
+            else:
+                self._pages.clear()
+                self._stale.clear()
+            self._wanted.clear()
+            self.endResetModel()
+        self.loading.emit(False)
+        self.loaded.emit(len(self.keys))
+
+    # ----------------------------------------------------------------- Qt model API
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008
+        return 0 if parent.isValid() else len(self.keys)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008
+        return 0 if parent.isValid() else len(self.columns)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
+        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(self.columns):
+            return None
+        column = self.columns[section]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return column.title
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return column.help or None
+        if role == Qt.ItemDataRole.TextAlignmentRole and column.numeric:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or index.row() >= len(self.keys):
+            return None
+        column = self.columns[index.column()]
+        memory = self._memory(index.row())
+        if memory is None:
+            if role == Qt.ItemDataRole.DisplayRole and column.key == "content":
+                return "…"
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return column.display(memory)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return column.tooltip(memory) if column.tooltip else None
+        if role == MEMORY_ROLE:
+            return memory
+        if role == ID_ROLE:
+            return memory.id
+        if role == HEALTH_ROLE:
+            return memory.health_score
+        if role == Qt.ItemDataRole.DecorationRole and column.key == "sync":
+            return icon(f"sync-{memory.sync_status}" if memory.sync_status else "sync-unknown")
+        if role == Qt.ItemDataRole.TextAlignmentRole and column.numeric:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ForegroundRole:
+            if memory.is_superseded or memory.is_expired():
+                return QApplication.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text)
+            if column.key == "dirty":
+                return QColor("#d98a1c")
+        if role == Qt.ItemDataRole.FontRole and memory.is_superseded:
+            font = QFont()
+            font.setItalic(True)
+            return font
+        return None
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Re-query the keys ordered by ``column`` (off the GUI thread)."""
+        if not 0 <= column < len(self.columns):
+            return
+        descending = order == Qt.SortOrder.DescendingOrder
+        query = self.query.with_(order_by=self.columns[column].sort, descending=descending)
+        if query == self.query and self.keys:
+            return
+        self.query = query
+        self.reload()
+
+    # ----------------------------------------------------------------- rows
+    def _memory(self, row: int) -> Memory | None:
+        page_no = row // self.page_size
+        page = self._pages.get(page_no)
+        rowid = self.keys[row]
+        if page is not None:
+            self._pages.move_to_end(page_no)
+            memory = page.get(rowid)
+            if page_no in self._stale:
+                self._want(page_no)
+            return memory
+        self._want(page_no)
+        return None
+
+    def memory_at(self, row: int) -> Memory | None:
+        """The memory shown at ``row`` if it is loaded (``None`` while it is being fetched)."""
+        if not 0 <= row < len(self.keys):
+            return None
+        page = self._pages.get(row // self.page_size)
+        return page.get(self.keys[row]) if page else None
+
+    def row_of(self, memory_id: str) -> int | None:
+        """The row of a loaded memory with this id, or ``None``."""
+        for page_no, page in self._pages.items():
+            for rowid, memory in page.items():
+                if memory.id == memory_id:
+                    start = page_no * self.page_size
+                    end = min(start + self.page_size, len(self.keys))
+                    for row in range(start, end):
+                        if self.keys[row] == rowid:
+                            return row
+        return None
+
+    async def memories_for_rows(self, rows: Sequence[int]) -> list[Memory]:
+        """The memories at ``rows`` (fetched now for rows not loaded), in row order."""
+        rows = sorted(set(r for r in rows if 0 <= r < len(self.keys)))
+        rowids = [self.keys[r] for r in rows]
+        missing = [rid for r, rid in zip(rows, rowids, strict=True) if self.memory_at(r) is None]
+        fetched: dict[int, Memory] = {}
+        if missing and self.store is not None:
+            fetched = {m.rowid: m for m in await self.ctx.run(self.store.by_rowids, missing)}
+        out = []
+        for row, rowid in zip(rows, rowids, strict=True):
+            memory = self.memory_at(row) or fetched.get(rowid)
+            if memory is not None:
+                out.append(memory)
+        return out
+
+    def is_loading(self) -> bool:
+        return self._reload_task is not None and not self._reload_task.done()
+
+    # ----------------------------------------------------------------- page fetching
+    def _want(self, page_no: int) -> None:
+        if page_no in self._wanted:
+            self._wanted.move_to_end(page_no)
+            return
+        self._wanted[page_no] = None
+        if not self._fetching:
+            self._fetching = True
+            self.ctx.loop.call_soon(self._start_fetch)
+
+    def _start_fetch(self) -> None:
+        task = asyncio.ensure_future(self._fetch_wanted(), loop=self.ctx.loop)
+        task.add_done_callback(self._fetch_done)
+
+    def _fetch_done(self, task: asyncio.Task) -> None:
+        self._fetching = False
+        if not task.cancelled() and task.exception() is not None:
+            self.failed.emit(task.exception())
+        elif self._wanted:
+            self._fetching = True
+            self.ctx.loop.call_soon(self._start_fetch)
+
+    async def _fetch_wanted(self) -> None:
+        """Fetch the most recently wanted pages (older wishes are dropped: the view scrolled on)."""
+        store, generation = self.store, self._generation
+        if store is None or not self._wanted:
+            self._wanted.clear()
+            return
+        recent = list(self._wanted)[-4:]
+        dropped = list(self._wanted)[:-4]
+        self._wanted.clear()
+        rowids: list[int] = []
+        for page_no in recent:
+            rowids.extend(self.keys[page_no * self.page_size:(page_no + 1) * self.page_size])
+        memories = await self.ctx.run(store.by_rowids, rowids)
+        if generation != self._generation or store is not self.store:
+            return
+        by_rowid = {m.rowid: m for m in memories}
+        for page_no in recent:
+            start = page_no * self.page_size
+            keys = self.keys[start:start + self.page_size]
+            self._pages[page_no] = {rid: by_rowid[rid] for rid in keys if rid in by_rowid}
+            self._pages.move_to_end(page_no)
+            self._stale.discard(page_no)
+            self._emit_rows(start, start + len(keys) - 1)
+        while len(self._pages) > self.cache_pages:
+            old, _ = self._pages.popitem(last=False)
+            self._stale.discard(old)
+        for page_no in dropped:  # repaint them: if still visible the view asks again
+            start = page_no * self.page_size
+            self._emit_rows(start, min(start + self.page_size, len(self.keys)) - 1)
+
+    def _emit_rows(self, first: int, last: int) -> None:
+        if last >= first and last < len(self.keys):
+            self.dataChanged.emit(self.index(first, 0), self.index(last, len(self.columns) - 1))
+
+    def _mark_all_stale(self) -> None:
+        self._stale.update(self._pages)
+        self._refresh_stale()
+
+    def _refresh_stale(self) -> None:
+        """Re-fetch the most recently used stale pages now (the rest when they are shown)."""
+        recent = [p for p in self._pages if p in self._stale][-4:]
+        for page_no in recent:
+            self._want(page_no)
+
+    # ----------------------------------------------------------------- refresh after writes
+    def _on_store_changed(self, path: object, change: Change) -> None:
+        if self.store is None or path != self.store.path.resolve():
+            return
+        if change.added or change.removed or change.source == EXTERNAL:
+            self.reload(keep_rows=True)
+            return
+        # Edits: re-fetch the pages showing those ids (old values stay until then), and reload the
+        # keys when the edit may move rows (sort column or filter).
+        for page_no, page in self._pages.items():
+            if any(m.id in change.changed for m in page.values()):
+                self._stale.add(page_no)
+        self._refresh_stale()
+        if change.changed:
+            self.reload(keep_rows=True)

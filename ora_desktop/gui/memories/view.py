@@ -1,0 +1,147 @@
+"""``MemoryTable``: the table view (fixed-height rows, column chooser, remembered layout)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPoint, QSettings, Qt, Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTableView, QWidget
+
+from ...core import Memory
+from .columns import COLUMNS, column_index
+from .delegates import HealthDelegate, HighlightDelegate
+from .model import MemoryTableModel
+
+SETTINGS_KEY = "memories/header"
+
+
+class MemoryTable(QTableView):
+    """Shows a :class:`MemoryTableModel`; emits the current memory and the selection size."""
+
+    current_memory = Signal(object)  # Memory | None
+    selection_size = Signal(int)
+
+    def __init__(self, model: MemoryTableModel, settings: QSettings | None = None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("MemoryTable")
+        self.settings = settings
+        self.setModel(model)
+        self.memory_model = model
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.setAlternatingRowColors(True)
+        self.setWordWrap(False)
+        self.setShowGrid(False)
+        self.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        rows = self.verticalHeader()
+        rows.setVisible(False)
+        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        rows.setDefaultSectionSize(self.fontMetrics().height() + 10)
+        header = self.horizontalHeader()
+        header.setSectionsMovable(True)
+        header.setHighlightSections(False)
+        header.setStretchLastSection(False)
+        header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        header.customContextMenuRequested.connect(self._header_menu)
+        self.highlight = HighlightDelegate(self)
+        self.setItemDelegateForColumn(column_index("content"), self.highlight)
+        self.setItemDelegateForColumn(column_index("health"), HealthDelegate(self))
+        for i, column in enumerate(COLUMNS):
+            self.setColumnWidth(i, column.width)
+            self.setColumnHidden(i, not column.default)
+        header.setSortIndicator(column_index("created"), Qt.SortOrder.DescendingOrder)
+        self.restore_layout()
+        self.setSortingEnabled(True)
+        # Connected only now, so setting the defaults above does not overwrite the saved layout.
+        header.sectionMoved.connect(lambda *_: self.save_layout())
+        header.sectionResized.connect(lambda *_: self.save_layout())
+        header.sortIndicatorChanged.connect(lambda *_: self.save_layout())
+        self._restoring: tuple[str | None, int | None] = (None, None)
+        self.selectionModel().currentRowChanged.connect(self._current_row_changed)
+        self.selectionModel().selectionChanged.connect(lambda *_: self.selection_size.emit(len(self.selected_rows())))
+        model.modelAboutToBeReset.connect(self._remember_current)
+        model.modelReset.connect(self._restore_current)
+        model.dataChanged.connect(self._data_changed)
+
+    # ----------------------------------------------------------------- selection
+    def selected_rows(self) -> list[int]:
+        return sorted(i.row() for i in self.selectionModel().selectedRows())
+
+    def current_memory_now(self) -> Memory | None:
+        index = self.currentIndex()
+        return self.memory_model.memory_at(index.row()) if index.isValid() else None
+
+    def _current_row_changed(self, current, _previous) -> None:  # noqa: ANN001
+        self.current_memory.emit(self.memory_model.memory_at(current.row()) if current.isValid() else None)
+
+    def _data_changed(self, top, bottom, _roles=()) -> None:  # noqa: ANN001
+        """A page arrived: when it holds the current row, announce the (fresh) memory."""
+        current = self.currentIndex()
+        if current.isValid() and top.row() <= current.row() <= bottom.row():
+            memory = self.memory_model.memory_at(current.row())
+            if memory is not None:
+                self.current_memory.emit(memory)
+
+    def _remember_current(self) -> None:
+        memory = self.current_memory_now()
+        self._restoring = (memory.id, memory.rowid) if memory else (None, None)
+
+    def _restore_current(self) -> None:
+        memory_id, rowid = self._restoring
+        if rowid is None:
+            self.current_memory.emit(None)
+            return
+        try:
+            row = self.memory_model.keys.index(rowid)
+        except ValueError:
+            self.current_memory.emit(None)
+            return
+        self.selectRow(row)
+        self.scrollTo(self.memory_model.index(row, 0))
+
+    def select_row(self, row: int) -> None:
+        if 0 <= row < self.memory_model.rowCount():
+            self.selectRow(row)
+            self.scrollTo(self.memory_model.index(row, 0))
+
+    # ----------------------------------------------------------------- columns
+    def _header_menu(self, pos: QPoint) -> None:
+        menu = self.column_menu(self)
+        menu.popup(self.horizontalHeader().mapToGlobal(pos))
+
+    def column_menu(self, parent: QWidget) -> QMenu:
+        """Checkable actions to show or hide each column (also in View > Columns)."""
+        menu = QMenu("Columns", parent)
+        for i, column in enumerate(COLUMNS):
+            action = QAction(column.title, menu, checkable=True)
+            action.setChecked(not self.isColumnHidden(i))
+            action.setEnabled(column.key != "content")
+            action.toggled.connect(lambda on, i=i: self.set_column_visible(i, on))
+            menu.addAction(action)
+        menu.addSeparator()
+        menu.addAction("Reset columns", self.reset_columns)
+        return menu
+
+    def set_column_visible(self, section: int, visible: bool) -> None:
+        self.setColumnHidden(section, not visible)
+        if visible and self.columnWidth(section) < 20:
+            self.setColumnWidth(section, COLUMNS[section].width)
+        self.save_layout()
+
+    def reset_columns(self) -> None:
+        header = self.horizontalHeader()
+        for i, column in enumerate(COLUMNS):
+            header.moveSection(header.visualIndex(i), i)
+            self.setColumnWidth(i, column.width)
+            self.setColumnHidden(i, not column.default)
+        self.save_layout()
+
+    def save_layout(self) -> None:
+        if self.settings is not None:
+            self.settings.setValue(SETTINGS_KEY, self.horizontalHeader().saveState())
+
+    def restore_layout(self) -> bool:
+        if self.settings is None:
+            return False
+        state = self.settings.value(SETTINGS_KEY)
+        return bool(state) and self.horizontalHeader().restoreState(state)

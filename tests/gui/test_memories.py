@@ -1,0 +1,141 @@
+"""The memory table: a model of row ids that fetches rows lazily, sorting, columns, refresh."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+
+from PySide6.QtCore import QSettings, Qt
+
+from ora_desktop.core import ListQuery
+from ora_desktop.gui.memories.columns import COLUMNS, column_index
+from ora_desktop.gui.memories.model import MEMORY_ROLE, MemoryTableModel
+from ora_desktop.gui.memories.view import MemoryTable
+
+
+def loaded_model(ctx, qtbot, path, **kw):
+    model = MemoryTableModel(ctx, **kw)
+    model.set_store(ctx.store_for(path))
+    qtbot.waitUntil(lambda: not model.is_loading(), timeout=5000)
+    return model
+
+
+def fetch_all_visible(model, qtbot, rows):
+    for row in rows:
+        model.data(model.index(row, 0))
+    qtbot.waitUntil(lambda: all(model.memory_at(r) is not None for r in rows), timeout=5000)
+
+
+def test_model_passes_qtmodeltester(ctx, qtbot, qtmodeltester, filled_db):
+    model = loaded_model(ctx, qtbot, filled_db(250), page_size=50)
+    assert model.rowCount() == 250
+    qtmodeltester.check(model, force_py=True)
+    fetch_all_visible(model, qtbot, range(0, 250, 7))
+    qtmodeltester.check(model, force_py=True)
+
+
+def test_rows_arrive_lazily_page_by_page(ctx, qtbot, filled_db):
+    model = loaded_model(ctx, qtbot, filled_db(300), page_size=50, cache_pages=2)
+    assert model.memory_at(0) is None  # nothing fetched until asked
+    assert model.data(model.index(120, 0)) == "…"  # a placeholder while fetching
+    qtbot.waitUntil(lambda: model.memory_at(120) is not None, timeout=5000)
+    assert model.memory_at(0) is None and model.memory_at(100) is not None  # only that page
+    fetch_all_visible(model, qtbot, [0])
+    fetch_all_visible(model, qtbot, [299])
+    assert len(model._pages) <= 2  # the cache is bounded: the oldest page went
+
+
+def test_display_values(ctx, qtbot, filled_db):
+    path = filled_db(5)
+    model = loaded_model(ctx, qtbot, path)
+    fetch_all_visible(model, qtbot, range(5))
+    memory = model.data(model.index(0, 0), MEMORY_ROLE)
+    row = {c.key: model.data(model.index(0, i)) for i, c in enumerate(COLUMNS)}
+    assert row["content"] == memory.title and "\n" not in row["content"]
+    assert row["type"] == memory.type and row["importance"] == str(memory.importance)
+    assert row["sync"] == "Pending" and row["dirty"] == "●"
+    assert row["last_accessed"] == "never"
+    assert row["created"].endswith("ago")
+    assert "UTC" in model.data(model.index(0, column_index("created")), Qt.ItemDataRole.ToolTipRole)
+    assert not model.data(model.index(0, column_index("sync")), Qt.ItemDataRole.DecorationRole).isNull()
+
+
+def test_sort_by_any_column_requeries_the_keys(ctx, qtbot, filled_db):
+    path = filled_db(60)
+    model = loaded_model(ctx, qtbot, path)
+    for key in ("health", "importance", "content", "dirty", "sync", "created"):
+        for order in (Qt.SortOrder.AscendingOrder, Qt.SortOrder.DescendingOrder):
+            model.sort(column_index(key), order)
+            qtbot.waitUntil(lambda: not model.is_loading(), timeout=5000)
+            assert model.rowCount() == 60
+    model.sort(column_index("health"), Qt.SortOrder.DescendingOrder)
+    qtbot.waitUntil(lambda: not model.is_loading(), timeout=5000)
+    fetch_all_visible(model, qtbot, range(60))
+    health = [model.memory_at(r).health_score for r in range(60)]
+    assert health == sorted(health, reverse=True)
+    expected = [r[0] for r in sqlite3.connect(path).execute(
+        "SELECT rowid FROM memories ORDER BY health_score DESC, rowid DESC")]
+    assert list(model.keys) == expected
+
+
+def test_columns_can_be_hidden_moved_and_are_remembered(ctx, qtbot, filled_db, settings):
+    model = loaded_model(ctx, qtbot, filled_db(10))
+    table = MemoryTable(model, settings)
+    qtbot.addWidget(table)
+    menu = table.column_menu(table)
+    titles = [a.text() for a in menu.actions() if a.text()]
+    assert "Accesses" in titles and "Id" in titles
+    accesses = next(a for a in menu.actions() if a.text() == "Accesses")
+    accesses.setChecked(False)
+    assert table.isColumnHidden(column_index("access_count"))
+    table.horizontalHeader().moveSection(column_index("type"), 0)
+    settings.sync()
+    table2 = MemoryTable(MemoryTableModel(ctx), QSettings(settings.fileName(), QSettings.Format.IniFormat))
+    qtbot.addWidget(table2)
+    assert table2.isColumnHidden(column_index("access_count"))
+    assert table2.horizontalHeader().logicalIndex(0) == column_index("type")
+
+
+def test_multi_select_and_current_memory(ctx, qtbot, filled_db):
+    model = loaded_model(ctx, qtbot, filled_db(20))
+    table = MemoryTable(model)
+    qtbot.addWidget(table)
+    table.resize(900, 600)
+    table.show()
+    qtbot.waitUntil(lambda: model.memory_at(0) is not None, timeout=5000)
+    with qtbot.waitSignal(table.current_memory, timeout=3000) as blocker:
+        table.selectRow(2)
+    assert blocker.args[0].id == model.memory_at(2).id
+    qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ControlModifier,
+                     table.visualRect(model.index(4, 0)).center())
+    assert table.selected_rows() == [2, 4]
+
+
+def test_filter_query(ctx, qtbot, filled_db):
+    model = loaded_model(ctx, qtbot, filled_db(50))
+    model.set_query(ListQuery(types=("fact",)))
+    qtbot.waitUntil(lambda: not model.is_loading() and model.rowCount() == 10, timeout=5000)
+
+
+def test_refreshes_when_another_process_inserts(ctx, qtbot, filled_db):
+    path = filled_db(10)
+    model = loaded_model(ctx, qtbot, path)
+    ctx.start_watching(50)
+    qtbot.wait(100)
+    code = ("import ora_desktop, sys; s = ora_desktop.open_store(sys.argv[1]); "
+            "s.add('written by the agent meanwhile', type='fact', importance=3)")
+    subprocess.run([sys.executable, "-c", code, str(path)], check=True)
+    qtbot.waitUntil(lambda: model.rowCount() == 11, timeout=5000)
+    fetch_all_visible(model, qtbot, range(11))
+    assert any(model.memory_at(r).content == "written by the agent meanwhile" for r in range(11))
+
+
+def test_own_edit_updates_the_row(ctx, qtbot, filled_db):
+    path = filled_db(10)
+    model = loaded_model(ctx, qtbot, path)
+    fetch_all_visible(model, qtbot, range(10))
+    target = model.memory_at(3)
+    ctx.loop.create_task(ctx.run(ctx.store_for(path).update, target.id, content="Edited here"))
+    qtbot.waitUntil(lambda: any((m := model.memory_at(r)) is not None and m.content == "Edited here"
+                                for r in range(10)), timeout=5000)
