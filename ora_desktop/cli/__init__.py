@@ -18,7 +18,7 @@ FEATURES = (memories, search, maintenance)
 
 def build_parser() -> argparse.ArgumentParser:
     """The full parser (used by ``main`` and by the test that checks every command's help)."""
-    parser = argparse.ArgumentParser(
+    parser = common.Parser(
         prog="ora-desktop",
         description="See and tend Ora agents' long-term memory. With no command, opens the window.",
     )
@@ -35,6 +35,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``ora-desktop``; returns the process exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")  # non-Latin memories on a non-UTF-8 terminal
     if _wants_window(argv):
         return common.start_window(argv)
     args = build_parser().parse_args(argv)

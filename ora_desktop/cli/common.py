@@ -3,17 +3,32 @@
 from __future__ import annotations
 
 import argparse
+import base64
 import dataclasses
 import json
+import os
+import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from ..core import OraError, OraHome, Store, open_store
 
 Handler = Callable[[argparse.Namespace], int | None]
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line (no usage dump, no traceback)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {one_line(message)} (see '{self.prog} --help')\n")
+
+
+def one_line(text: object) -> str:
+    """``text`` with its line breaks folded, for one-line error messages."""
+    return " ".join(str(text).split("\n")).strip()
 
 
 def add_target(parser: argparse.ArgumentParser, required: bool = True, all_option: bool = False) -> None:
@@ -80,21 +95,95 @@ def emit_json(value: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the chosen handler; ``OraError`` and friends become one line on stderr."""
+    """Run the chosen handler; every error becomes one line on stderr and a non-zero exit.
+
+    Set ``ORA_DEBUG=1`` to get the traceback of an unexpected error instead.
+    """
     try:
         code = args._handler(args)
         return int(code or 0)
     except OraError as exc:
-        print(f"ora-desktop {args.command}: {exc}", file=sys.stderr)
+        fail(args, str(exc))
         return 2
     except KeyboardInterrupt:
-        print(f"ora-desktop {args.command}: interrupted", file=sys.stderr)
+        fail(args, "interrupted")
         return 130
     except BrokenPipeError:
+        _silence_stdout()
         return 0
     except (OSError, ValueError) as exc:
-        print(f"ora-desktop {args.command}: {exc}", file=sys.stderr)
+        fail(args, str(exc))
         return 2
+    except Exception as exc:
+        if os.environ.get("ORA_DEBUG"):
+            raise
+        fail(args, f"unexpected error ({type(exc).__name__}: {exc}); set ORA_DEBUG=1 for details")
+        return 1
+
+
+def fail(args: argparse.Namespace, message: str) -> None:
+    """Print ``ora-desktop COMMAND: message`` as one line on stderr."""
+    command = getattr(args, "command", None)
+    prefix = f"ora-desktop {command}" if command else "ora-desktop"
+    print(f"{prefix}: {one_line(message)}", file=sys.stderr)
+
+
+def _silence_stdout() -> None:
+    """After a closed pipe (``| head``), keep Python from complaining while it exits."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def terminal_width(default: int = 120) -> int:
+    """Columns of the terminal (``default`` when output is not a terminal)."""
+    return shutil.get_terminal_size((default, 24)).columns
+
+
+def truncate(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters, with an ellipsis when cut."""
+    if width <= 0:
+        return ""
+    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], stretch: int | None = None) -> str:
+    """A plain text table; column ``stretch`` (default: the last) is cut to fit the terminal."""
+    cells = [[cell(v) for v in row] for row in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    stretch = len(headers) - 1 if stretch is None else stretch
+    room = terminal_width() - sum(w + 2 for i, w in enumerate(widths) if i != stretch)
+    widths[stretch] = max(10, min(widths[stretch], room))
+    lines = ["  ".join(h.ljust(widths[i]) for i, h in enumerate(headers)).rstrip()]
+    for row in cells:
+        lines.append("  ".join(truncate(v, widths[i]).ljust(widths[i]) for i, v in enumerate(row)).rstrip())
+    return "\n".join(lines)
+
+
+def cell(value: Any) -> str:
+    """One table cell: exact UTC timestamps, two-decimal floats, '-' for nothing."""
+    if value is None:
+        return "-"
+    if isinstance(value, datetime):
+        return value.strftime("%Y-%m-%d %H:%M:%S")
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    return str(value).replace("\n", " ")
+
+
+def encode_token(value: Any) -> str:
+    """A shell-safe page token for a JSON-able value (used for keyset cursors)."""
+    return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
+
+
+def decode_token(token: str, what: str = "--after") -> Any:
+    """The value of :func:`encode_token`; a mangled token raises ``OraError``."""
+    try:
+        return json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+    except (ValueError, TypeError):
+        raise OraError(f"{what}: {token!r} is not a page token printed by this command") from None
 
 
 def start_window(argv: list[str]) -> int:
