@@ -12,13 +12,15 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import peewee
 
-from .errors import CorruptFile, DatabaseLocked, NotSQLite, OraError, ReadOnlyDatabase
+from .errors import CorruptFile, DatabaseLocked, InvalidValue, NotSQLite, OraError, ReadOnlyDatabase
 
 BUSY_TIMEOUT_MS = 5000
 
@@ -35,28 +37,74 @@ def is_wal(path: Path) -> bool:
     return len(header) == 20 and header[18] == 2 and header[19] == 2
 
 
+def _size(path: str) -> int | None:
+    try:
+        return os.stat(path).st_size
+    except FileNotFoundError:
+        return None
+
+
 def readonly_needs_immutable(path: Path) -> bool:
-    """A WAL file with no ``-wal`` beside it: ``mode=ro`` would create sidecar files."""
-    return is_wal(path) and not Path(str(path) + "-wal").exists()
+    """Whether a read-only open must be ``immutable`` so that nothing is created beside the file.
+
+    True for a WAL file with no ``-wal`` (or a ``-wal`` without frames and no ``-shm``):
+    ``mode=ro`` would create ``-wal``/``-shm`` there. When a writer has the file open (its
+    ``-wal`` and ``-shm`` exist) a plain ``mode=ro`` open sees its commits and creates nothing.
+    """
+    if not is_wal(path):
+        return False
+    wal = _size(str(path) + "-wal")
+    if wal is None:
+        return True
+    # A WAL holding only its 32-byte header has no committed frames: nothing to read there.
+    return wal <= 32 and _size(str(path) + "-shm") is None
 
 
-def make_database(path: Path, readonly: bool = False) -> tuple[peewee.SqliteDatabase, bool]:
+class Database(peewee.SqliteDatabase):
+    """peewee's ``SqliteDatabase`` (one connection per thread) that can close every thread's
+    connection at once, so closing a store releases the file whichever threads used it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._every: list[sqlite3.Connection] = []
+        self._every_lock = threading.Lock()
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = super()._connect()
+        with self._every_lock:
+            self._every.append(conn)
+        return conn
+
+    def _close(self, conn: sqlite3.Connection) -> None:
+        with self._every_lock:
+            if conn in self._every:
+                self._every.remove(conn)
+        conn.close()
+
+    def close_all(self) -> None:
+        """Close this thread's connection and every other thread's (they reconnect if used again)."""
+        if not self.is_closed() and not self.in_transaction():
+            self.close()
+        with self._every_lock:
+            others, self._every = self._every, []
+        for conn in others:
+            with contextlib.suppress(sqlite3.Error):
+                conn.close()
+
+
+def make_database(path: Path, readonly: bool = False,
+                  timeout: float = BUSY_TIMEOUT_MS / 1000) -> tuple[Database, bool]:
     """Return (peewee database, immutable?) for ``path``; nothing is opened yet."""
-    pragmas = {"busy_timeout": BUSY_TIMEOUT_MS, "foreign_keys": 1, "trusted_schema": 0}
+    pragmas = {"busy_timeout": int(timeout * 1000), "foreign_keys": 1, "trusted_schema": 0}
     immutable = False
     if readonly:
         immutable = readonly_needs_immutable(path)
         params = {"mode": "ro", "immutable": "1"} if immutable else {"mode": "ro"}
-        target = _uri(path, **params)
-        db = peewee.SqliteDatabase(
-            target, pragmas=pragmas, uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
-            check_same_thread=False,
-        )
+        db = Database(_uri(path, **params), pragmas=pragmas, uri=True, timeout=timeout,
+                      check_same_thread=False)
     else:
-        db = peewee.SqliteDatabase(
-            str(path), pragmas=pragmas, lock_type="IMMEDIATE",
-            timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False,
-        )
+        db = Database(str(path), pragmas=pragmas, lock_type="IMMEDIATE", timeout=timeout,
+                      check_same_thread=False)
     return db, immutable
 
 
@@ -64,6 +112,14 @@ def translate(path: str | Path, exc: BaseException) -> OraError:
     """Map sqlite3/peewee errors to an ``OraError`` that names the file and the problem."""
     text = str(exc)
     lowered = text.lower()
+    for kind in ("unique", "not null", "check"):
+        prefix = f"{kind} constraint failed: "
+        if lowered.startswith(prefix):
+            column = text[len(prefix):].split(",")[0].strip()
+            field = column.split(".")[-1] if kind != "check" else "value"
+            problem = {"unique": "already exists (ids must be unique)", "not null": "must not be empty",
+                       "check": f"breaks a CHECK constraint ({column})"}[kind]
+            return InvalidValue(field, f"{problem} in {path}")
     if "locked" in lowered or "busy" in lowered:
         return DatabaseLocked(path, f"the database is locked by another program ({text}); try again")
     if "readonly" in lowered or "read-only" in lowered or "attempt to write" in lowered:
@@ -86,6 +142,18 @@ def translated(path: str | Path) -> Iterator[None]:
         raise translate(path, exc) from exc
 
 
+def file_stamp(path: Path) -> tuple:
+    """(mtime, size, inode) of the file and of its ``-wal``: moves whenever another process writes."""
+    stats = []
+    for suffix in ("", "-wal"):
+        try:
+            st = os.stat(str(path) + suffix)
+            stats.append((st.st_mtime_ns, st.st_size, st.st_ino))
+        except FileNotFoundError:
+            stats.append(None)
+    return tuple(stats)
+
+
 class ChangeWatch:
     """Cheap detection of another process's writes.
 
@@ -98,13 +166,7 @@ class ChangeWatch:
         self._last: tuple = ()
 
     def fingerprint(self, db: peewee.SqliteDatabase, immutable: bool) -> tuple:
-        stats = []
-        for suffix in ("", "-wal"):
-            try:
-                st = os.stat(str(self.path) + suffix)
-                stats.append((st.st_mtime_ns, st.st_size))
-            except FileNotFoundError:
-                stats.append(None)
+        stats = file_stamp(self.path)
         if immutable:
             return tuple(stats)
         version = db.execute_sql("PRAGMA data_version").fetchone()[0]

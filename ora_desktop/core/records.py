@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from . import timestamps
 from .schema import RECALL_THRESHOLD
@@ -139,6 +141,48 @@ class DeletedMemory:
     deleted_at: datetime | None
     reason: str
     batch: str
+
+
+_parse_time = timestamps.parse
+_TIME_FIELDS = ("last_accessed_at", "created_at", "updated_at", "expires_at", "synced_at")
+
+
+def row_to_memory(row: Sequence[Any]) -> Memory:
+    """Build a :class:`Memory` from ``(rowid, *MEMORY_COLUMNS)`` (the hot path of every read)."""
+    (rowid, id_, content, type_, importance, access_count, last_accessed_at, health, related,
+     superseded_by, created_at, updated_at, expires_at, synced_at, sync_status) = row
+    raw = (last_accessed_at, created_at, updated_at, expires_at, synced_at)
+    parsed = [None if text is None else _parse_time(text) for text in raw]
+    unparsed: tuple[tuple[str, str], ...] = ()
+    if parsed.count(None) != raw.count(None):
+        unparsed = tuple(
+            (name, str(text)) for name, text, value in zip(_TIME_FIELDS, raw, parsed, strict=True)
+            if value is None and text not in (None, "")
+        )
+    if related:
+        related_ids, malformed = parse_related(related)
+    else:
+        related_ids, malformed = (), False
+    return Memory(
+        id=id_ if id_.__class__ is str else str(id_),
+        content=content if content.__class__ is str else ("" if content is None else str(content)),
+        type=type_,
+        importance=importance,
+        access_count=access_count or 0,
+        last_accessed_at=parsed[0],
+        health_score=health,
+        related_to=related_ids,
+        superseded_by=superseded_by or None,
+        created_at=parsed[1],
+        updated_at=parsed[2],
+        expires_at=parsed[3],
+        synced_at=parsed[4],
+        sync_status=sync_status,
+        related_malformed=malformed,
+        version=updated_at,
+        unparsed=unparsed,
+        rowid=rowid,
+    )
 
 
 def parse_related(text: str | None) -> tuple[tuple[str, ...], bool]:

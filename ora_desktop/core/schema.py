@@ -118,8 +118,10 @@ def sniff_file(path: Path) -> None:
     page_size = int.from_bytes(header[16:18], "big")
     page_size = 65536 if page_size == 1 else page_size
     page_count = int.from_bytes(header[28:32], "big")
+    # The in-header page count is valid only when "version-valid-for" matches the change counter.
+    count_valid = header[92:96] == header[24:28]
     wal = Path(str(path) + "-wal")
-    if page_size and page_count and size < page_size * page_count and not wal.exists():
+    if count_valid and page_size and page_count and size < page_size * page_count and not wal.exists():
         raise CorruptFile(
             path,
             f"truncated: the header declares {page_count} pages of {page_size} bytes "

@@ -7,36 +7,41 @@ DESIGN's sync rule, and report a :class:`~ora_desktop.core.records.Change` to su
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 import uuid
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from . import timestamps
-from .connection import ChangeWatch, make_database, translated
+from .connection import BUSY_TIMEOUT_MS, ChangeWatch, file_stamp, make_database, translated
 from .errors import InvalidValue, NotFound, ReadOnlyDatabase
 from .graph import GraphMixin
-from .listing import Cursor, ListQuery, keyset_clause, order_clause, sort_expression, where_clause
+from .listing import TIME_COLUMNS, Cursor, ListQuery, keyset_clause, order_clause, sort_expression, where_clause
 from .models import bind
-from .records import Change, Facets, Memory, TaskContext, parse_json, parse_related
+from .records import Change, Facets, Memory, TaskContext, parse_json, row_to_memory
 from .schema import MEMORY_COLUMNS, RECALL_THRESHOLD, SchemaReport, inspect, sniff_file
 from .trash import TrashMixin
 from .validation import check_id, clean_fields
 
 Listener = Callable[[Change], None]
-TIME_FIELDS = ("last_accessed_at", "created_at", "updated_at", "expires_at", "synced_at")
 HEALTH_BUCKETS = ("0.0-0.1", "0.1-0.2", "0.2-0.3", "0.3-0.4", "0.4-0.5",
                   "0.5-0.6", "0.6-0.7", "0.7-0.8", "0.8-0.9", "0.9-1.0")
 # Largest IN (...) list per statement (SQLite's default variable limit is 32766).
 CHUNK = 30000
 
 
-def open_store(path: str | Path, readonly: bool = False) -> Store:
-    """Open an Ora memory file; raises an ``OraError`` subclass naming the file on failure."""
-    return Store(Path(path), readonly=readonly)
+def open_store(path: str | Path, readonly: bool = False, *, timeout: float | None = None) -> Store:
+    """Open an Ora memory file; raises an ``OraError`` subclass naming the file on failure.
+
+    ``readonly=True`` writes nothing to the file or its folder. ``timeout`` is how many seconds
+    to wait for another program's lock before :class:`DatabaseLocked` (default 5).
+    """
+    return Store(Path(path), readonly=readonly, timeout=timeout)
 
 
 class Store(GraphMixin, TrashMixin):
@@ -45,11 +50,14 @@ class Store(GraphMixin, TrashMixin):
     Safe to share between threads: peewee keeps one connection per thread.
     """
 
-    def __init__(self, path: Path, readonly: bool = False) -> None:
+    def __init__(self, path: Path, readonly: bool = False, timeout: float | None = None) -> None:
         self.path = Path(path).expanduser()
         self.readonly = readonly
+        self.timeout = BUSY_TIMEOUT_MS / 1000 if timeout is None else float(timeout)
         sniff_file(self.path)
-        self.db, self.immutable = make_database(self.path, readonly)
+        self._stamp = file_stamp(self.path)
+        self._retired: list = []
+        self.db, self.immutable = make_database(self.path, readonly, self.timeout)
         self.models = bind(self.db)
         self._listeners: list[Listener] = []
         self._lock = threading.RLock()
@@ -59,13 +67,16 @@ class Store(GraphMixin, TrashMixin):
                 self.db.connect(reuse_if_open=True)
                 self.report: SchemaReport = inspect(self.db.connection(), self.path)
             except BaseException:
-                self.db.close()
+                self.db.close_all()
                 raise
+        if self.immutable:  # an immutable connection reports "delete"; the header says WAL
+            self.report = replace(self.report, journal_mode="wal")
         self.columns: tuple[str, ...] = self.report.memory_columns
         self._select = ", ".join(c if c in self.columns else f"NULL AS {c}" for c in MEMORY_COLUMNS)
         self._engine_tables_ready = False
         with translated(self.path):
             self._watch.reset(self.db, self.immutable)
+        self._watch_immutable = self.immutable
 
     # ----------------------------------------------------------------- lifecycle
     def __enter__(self) -> Store:
@@ -75,9 +86,10 @@ class Store(GraphMixin, TrashMixin):
         self.close()
 
     def close(self) -> None:
-        """Close this thread's connection (other threads close theirs on exit)."""
-        if not self.db.is_closed():
-            self.db.close()
+        """Close the connections of every thread that used this store."""
+        for db in [*self._retired, self.db]:
+            db.close_all()
+        self._retired.clear()
 
     def __repr__(self) -> str:
         mode = "read-only" if self.readonly else "read-write"
@@ -102,20 +114,32 @@ class Store(GraphMixin, TrashMixin):
     def changed_externally(self) -> bool:
         """True when another connection wrote since the last call (cheap: data_version/stat)."""
         with translated(self.path):
-            changed = self._watch.changed(self.db, self.immutable)
-            if changed and self.immutable:
-                self._reopen()
-            return changed
+            self._follow_file()
+            if self.immutable != self._watch_immutable:  # reopened as another kind: the file moved
+                self._watch.reset(self.db, self.immutable)
+                self._watch_immutable = self.immutable
+                return True
+            return self._watch.changed(self.db, self.immutable)
 
-    def _reopen(self) -> None:
-        self.db.close()
-        self.db, self.immutable = make_database(self.path, self.readonly)
-        self.models = bind(self.db)
-        self._watch.reset(self.db, self.immutable)
+    def _follow_file(self) -> None:
+        """An immutable connection cannot see other writers: reopen it when the file moved."""
+        if self.immutable and file_stamp(self.path) != self._stamp:
+            with self._lock:
+                if file_stamp(self.path) == self._stamp:
+                    return
+                old = self.db
+                self._stamp = file_stamp(self.path)
+                self.db, self.immutable = make_database(self.path, self.readonly, self.timeout)
+                self.models = bind(self.db)
+                if not old.is_closed():
+                    old.close()  # this thread's; other threads may be mid-query: closed in close()
+                self._retired.append(old)
 
     # ----------------------------------------------------------------- low level
     def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
         """Run one SQL statement on this thread's connection, errors translated."""
+        if self.immutable:
+            self._follow_file()
         with translated(self.path):
             return self.db.execute_sql(sql, params)
 
@@ -129,13 +153,16 @@ class Store(GraphMixin, TrashMixin):
             raise ReadOnlyDatabase(self.path, "opened read-only; reopen it writable to change it")
 
     def ensure_engine_tables(self) -> None:
-        """Create the plain ``ora_desktop_*`` tables; called only by writes the user asked for."""
+        """Create the plain ``ora_desktop_*`` tables; called only by writes the user asked for.
+
+        Inside a :meth:`write` transaction the tables roll back with it when the write fails.
+        """
         self._require_writable()
         if self._engine_tables_ready:
             return
-        with translated(self.path):
+        with self.write(), translated(self.path):
             self.db.create_tables([self.models.trash, self.models.state], safe=True)
-        self._engine_tables_ready = True
+        self._engine_tables_ready = not self.db.in_transaction()
 
     def has_table(self, name: str) -> bool:
         row = self.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,))
@@ -143,7 +170,9 @@ class Store(GraphMixin, TrashMixin):
 
     def _rows(self, where: str = "1", params: Sequence[Any] = (), tail: str = "") -> list[Memory]:
         sql = f"SELECT rowid, {self._select} FROM memories WHERE {where} {tail}"
-        return [row_to_memory(r) for r in self.execute(sql, params)]
+        cursor = self.execute(sql, params)
+        with translated(self.path):  # later rows are stepped here: translate their errors too
+            return [row_to_memory(r) for r in cursor]
 
     # ----------------------------------------------------------------- reads
     def get(self, memory_id: str) -> Memory:
@@ -179,7 +208,10 @@ class Store(GraphMixin, TrashMixin):
 
     def list(self, query: ListQuery | None = None, **filters: Any) -> list[Memory]:
         """Memories matching ``query`` (or keyword filters), sorted, one keyset page."""
-        query = _query(query, filters)
+        return self._rows(*self._page_sql(_query(query, filters)))
+
+    def _page_sql(self, query: ListQuery) -> tuple[str, list[Any], str]:
+        """(where, params, tail) of one keyset page of ``query``."""
         where, params = where_clause(query, self.columns)
         expr = sort_expression(query.order_by, self.columns)
         if query.after is not None:
@@ -188,23 +220,40 @@ class Store(GraphMixin, TrashMixin):
         tail = f"ORDER BY {order_clause(expr, query.descending)}"
         if query.limit is not None:
             tail += f" LIMIT {int(query.limit)}"
-        return self._rows(where, params, tail)
+        return where, params, tail
 
     def iter_all(self, query: ListQuery | None = None, page: int = 5000, **filters: Any) -> Iterator[Memory]:
-        """Every matching memory, fetched page by page by keyset."""
-        query = _query(query, filters).with_(limit=page)
-        while True:
-            rows = self.list(query)
-            yield from rows
-            if len(rows) < page:
-                return
-            query = query.with_(after=self.cursor_for(rows[-1], query.order_by))
+        """Every matching memory in order, without holding a read transaction open.
+
+        The matching row keys are taken once (one sorted scan); rows are then fetched page
+        by page, so another program can write meanwhile: rows present throughout are seen
+        exactly once, rows deleted meanwhile are skipped, rows added meanwhile are not seen.
+        """
+        query = _query(query, filters).with_(limit=None, after=None)
+        keys = self.row_keys(query)
+        where, params = where_clause(query, self.columns)
+        for start in range(0, len(keys), page):
+            chunk = keys[start:start + page].tolist()
+            found = {
+                m.rowid: m
+                for m in self._rows(f"rowid IN (SELECT value FROM json_each(?)) AND {where}",
+                                    [json.dumps(chunk), *params])
+            }
+            yield from (found[k] for k in chunk if k in found)
 
     def cursor_for(self, memory: Memory, order_by: str = "created_at") -> Cursor:
         """The keyset cursor just after ``memory`` in ``order_by`` order."""
         expr = sort_expression(order_by, self.columns)
-        value = self.execute(f"SELECT {expr} FROM memories WHERE rowid = ?", (memory.rowid,)).fetchone()
-        return Cursor(value[0] if value else None, memory.rowid or 0)
+        value = self.execute(
+            f"SELECT {expr} FROM memories WHERE rowid = ? AND id = ?", (memory.rowid, memory.id)
+        ).fetchone()
+        if value is None:  # gone (or renumbered) since it was read: derive the key from the record
+            raw = memory.version if order_by == "updated_at" else getattr(memory, order_by, None)
+            if order_by in TIME_COLUMNS and raw is not None:
+                raw = timestamps.to_sql(raw) if not isinstance(raw, str) else raw
+                raw = self.execute("SELECT julianday(?)", (raw,)).fetchone()[0]
+            value = (None if isinstance(raw, tuple) else raw,)
+        return Cursor(value[0], memory.rowid or 0)
 
     def cursor_at(self, offset: int, query: ListQuery | None = None, **filters: Any) -> Cursor | None:
         """The cursor after the row at ``offset`` (for jumping; scans the index once)."""
@@ -246,18 +295,25 @@ class Store(GraphMixin, TrashMixin):
         """Counts per type, sync status, importance and health bucket for matching rows."""
         query = _query(query, filters).with_(limit=None, after=None)
         where, params = where_clause(query, self.columns)
-
-        def group(expr: str) -> dict:
-            sql = f"SELECT {expr} AS k, count(*) FROM memories WHERE {where} GROUP BY k"
-            return {k: n for k, n in self.execute(sql, params)}
-
-        types = group(_col("type", self.columns))
-        syncs = group(_col("sync_status", self.columns))
-        importance = group(_col("importance", self.columns))
-        buckets_raw = group(
-            f"CASE WHEN {_col('health_score', self.columns)} IS NULL THEN -1 "
-            f"ELSE min(9, max(0, CAST({_col('health_score', self.columns)} * 10 AS INTEGER))) END"
+        health = _col("health_score", self.columns)
+        # One scan grouped on all four facets at once (the unary + keeps SQLite from walking an
+        # index for the grouping, which would look up every row for the filter): ~1,650 groups.
+        sql = (
+            f"SELECT {_col('type', self.columns)}, {_col('sync_status', self.columns)}, "
+            f"{_col('importance', self.columns)}, CASE WHEN {health} IS NULL THEN -1 "
+            f"ELSE min(9, max(0, CAST({health} * 10 AS INTEGER))) END, count(*) "
+            f"FROM memories WHERE {where} GROUP BY +{_col('type', self.columns)}, "
+            f"+{_col('sync_status', self.columns)}, +{_col('importance', self.columns)}, 4"
         )
+        types: dict = {}
+        syncs: dict = {}
+        importance: dict = {}
+        buckets_raw: dict = {}
+        for type_, sync, imp, bucket, n in self.execute(sql, params):
+            types[type_] = types.get(type_, 0) + n
+            syncs[sync] = syncs.get(sync, 0) + n
+            importance[imp] = importance.get(imp, 0) + n
+            buckets_raw[bucket] = buckets_raw.get(bucket, 0) + n
         buckets = {label: buckets_raw.get(i, 0) for i, label in enumerate(HEALTH_BUCKETS)}
         if buckets_raw.get(-1):
             buckets["unknown"] = buckets_raw[-1]
@@ -436,11 +492,12 @@ class Store(GraphMixin, TrashMixin):
 
         Returns the removed records; unknown ids are ignored.
         """
+        self._require_writable()
         ids = [ids] if isinstance(ids, str) else list(dict.fromkeys(ids))
-        removed = self.remove_where_recoverably(
-            f"id IN ({','.join('?' * len(ids))})" if ids else "0", ids, reason
-        )
-        return removed
+        if not ids:
+            return ()
+        # One statement however many ids (no SQLite variable limit): the ids travel as JSON.
+        return self.remove_where_recoverably("id IN (SELECT value FROM json_each(?))", [json.dumps(ids)], reason)
 
     def new_memory_id(self) -> str:
         return new_id()
@@ -449,40 +506,6 @@ class Store(GraphMixin, TrashMixin):
 def new_id() -> str:
     """A fresh memory id."""
     return f"mem-{uuid.uuid4().hex}"
-
-
-def row_to_memory(row: Sequence[Any]) -> Memory:
-    """Build a :class:`Memory` from ``(rowid, *MEMORY_COLUMNS)``."""
-    (rowid, id_, content, type_, importance, access_count, last_accessed_at, health, related,
-     superseded_by, created_at, updated_at, expires_at, synced_at, sync_status) = row
-    related_ids, malformed = parse_related(related)
-    unparsed = tuple(
-        (name, str(text))
-        for name, text in zip(
-            TIME_FIELDS, (last_accessed_at, created_at, updated_at, expires_at, synced_at), strict=True
-        )
-        if text not in (None, "") and timestamps.parse(text) is None
-    )
-    return Memory(
-        id=str(id_),
-        content=content if isinstance(content, str) else ("" if content is None else str(content)),
-        type=type_,
-        importance=importance,
-        access_count=access_count or 0,
-        last_accessed_at=timestamps.parse(last_accessed_at),
-        health_score=health,
-        related_to=related_ids,
-        superseded_by=superseded_by or None,
-        created_at=timestamps.parse(created_at),
-        updated_at=timestamps.parse(updated_at),
-        expires_at=timestamps.parse(expires_at),
-        synced_at=timestamps.parse(synced_at),
-        sync_status=sync_status,
-        related_malformed=malformed,
-        version=updated_at,
-        unparsed=unparsed,
-        rowid=rowid,
-    )
 
 
 def _col(name: str, available: Sequence[str]) -> str:

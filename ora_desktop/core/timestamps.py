@@ -11,6 +11,7 @@ import re
 from datetime import UTC, datetime, timedelta
 
 SQL_FORMAT = "%Y-%m-%d %H:%M:%S"
+_fromisoformat = datetime.fromisoformat
 
 _ISO = re.compile(
     r"^\s*(\d{4})-(\d{2})-(\d{2})"
@@ -45,6 +46,11 @@ def parse(text: str | None) -> datetime | None:
     """
     if text is None:
         return None
+    if text.__class__ is str and len(text) == 19 and text[10] == " " and text[16] == ":":
+        try:  # fast path: SQLite's own format, by far the most common (~0.1 µs)
+            return _fromisoformat(text + "+00:00")
+        except ValueError:
+            pass
     if isinstance(text, (int, float)):
         return _from_epoch(float(text))
     text = str(text)

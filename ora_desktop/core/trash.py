@@ -26,11 +26,11 @@ class TrashMixin:
                                  return_records: bool = True) -> tuple[Memory, ...]:
         """Copy matching rows (every column, extras included) to the trash, then delete them."""
         self._require_writable()
-        self.ensure_engine_tables()
         batch = uuid.uuid4().hex[:12]
         stamp = timestamps.now_sql()
         pairs = ", ".join(f"'{c}', \"{c}\"" for c in self.columns)
         with self.write(), translated(self.path):
+            self.ensure_engine_tables()  # in the same transaction: a failed delete creates nothing
             removed = tuple(self._rows(where, params)) if return_records else ()
             self.execute(
                 "INSERT INTO ora_desktop_trash (memory_id, deleted_at, reason, batch, row_json) "
@@ -69,36 +69,35 @@ class TrashMixin:
         return self.execute("SELECT count(*) FROM ora_desktop_trash").fetchone()[0]
 
     def restore_deleted(self: Store, trash_ids: Iterable[int]) -> tuple[Change, tuple[str, ...]]:
-        """Put trashed rows back. Returns (what was added, ids skipped because they exist again)."""
+        """Put trashed rows back. Returns (what was added, ids left in the trash because a memory
+        with that id exists again or a later-deleted copy of it was restored)."""
         trash_ids = [int(t) for t in trash_ids]
         self._require_writable()
         if not trash_ids or not self.has_table("ora_desktop_trash"):
             return Change(), ()
-        marks = ",".join("?" * len(trash_ids))
+        wanted = "(SELECT value FROM json_each(?))"
         cols = ", ".join(f'"{c}"' for c in self.columns)
         extracts = ", ".join(f"json_extract(row_json, '$.\"{c}\"')" for c in self.columns)
         with self.write(), translated(self.path):
-            skipped = tuple(r[0] for r in self.execute(
-                f"SELECT memory_id FROM ora_desktop_trash WHERE id IN ({marks}) "
-                "AND memory_id IN (SELECT id FROM memories)", trash_ids,
-            ))
-            restored = tuple(r[0] for r in self.execute(
-                f"SELECT memory_id FROM ora_desktop_trash WHERE id IN ({marks}) "
-                "AND memory_id NOT IN (SELECT id FROM memories)", trash_ids,
-            ))
-            self.execute(
-                f"INSERT INTO memories ({cols}) SELECT {extracts} FROM ora_desktop_trash "
-                "WHERE id IN (SELECT max(id) FROM ora_desktop_trash "
-                f"WHERE id IN ({marks}) AND memory_id NOT IN (SELECT id FROM memories) "
-                "GROUP BY memory_id)",
-                trash_ids,
-            )
-            if restored:
+            # Of several trashed copies of one id, the latest deleted comes back; the rest, and
+            # any whose id exists again, stay in the trash and are reported as skipped.
+            chosen = {tid: mid for tid, mid in self.execute(
+                f"SELECT max(id), memory_id FROM ora_desktop_trash WHERE id IN {wanted} "
+                "AND memory_id NOT IN (SELECT id FROM memories) GROUP BY memory_id",
+                [json.dumps(trash_ids)],
+            )}
+            present = {tid: mid for tid, mid in self.execute(
+                f"SELECT id, memory_id FROM ora_desktop_trash WHERE id IN {wanted}", [json.dumps(trash_ids)]
+            )}
+            skipped = tuple(dict.fromkeys(mid for tid, mid in present.items() if tid not in chosen))
+            if chosen:
+                chosen_json = json.dumps(list(chosen))
                 self.execute(
-                    f"DELETE FROM ora_desktop_trash WHERE id IN ({marks}) "
-                    f"AND memory_id IN ({','.join('?' * len(restored))})",
-                    [*trash_ids, *restored],
+                    f"INSERT INTO memories ({cols}) SELECT {extracts} FROM ora_desktop_trash "
+                    f"WHERE id IN {wanted}", [chosen_json],
                 )
+                self.execute(f"DELETE FROM ora_desktop_trash WHERE id IN {wanted}", [chosen_json])
+        restored = tuple(chosen.values())
         change = Change(added=frozenset(restored), source="restore")
         self._emit(change)
         return change, skipped
