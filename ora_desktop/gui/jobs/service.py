@@ -1,0 +1,165 @@
+"""The in-app scheduler: ``core.scheduler.Scheduler`` on the window's qasync loop.
+
+``start(ctx)`` is called once at startup (``gui.panels.start_services``). While the window is open
+the maintenance schedule runs here, unless a headless daemon is running: then the daemon owns the
+schedule and this service idles, checking every minute whether that is still so. Either way the
+per-(job, file) locks in ``run_job`` keep them out of each other's way (a clash is "skipped").
+After each scheduled run the service emits ``run_finished(report)`` and, when the job changed
+memories, ``ctx.notify(path, Change(source="external"))`` so the views refresh.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import weakref
+from datetime import datetime
+from pathlib import Path
+
+from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal
+
+from ora_desktop.core import Change, OraError
+from ora_desktop.core.maintenance import JOBS, JobReport
+from ora_desktop.core.scheduler import Scheduler, daemon_info_path
+
+from ..context import EXTERNAL
+
+log = logging.getLogger(__name__)
+
+#: How often the service checks whether a daemon started or stopped.
+DAEMON_CHECK_MS = 60_000
+
+_services: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def running_daemon() -> dict | None:
+    """The headless daemon's ``{"pid", "started", "host"}`` if one is alive on this machine.
+
+    Reads the daemon's info file and checks the pid, without touching the daemon's lock (taking
+    it, even briefly, could make a daemon that is starting refuse to start).
+    """
+    try:
+        info = json.loads(daemon_info_path().read_text())
+        pid = int(info.get("pid"))
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+    if pid == os.getpid():
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None  # a daemon killed without cleaning up
+    except PermissionError:
+        pass  # alive, owned by someone else
+    return info
+
+
+class JobService(QObject):
+    """Owns the scheduler for one window."""
+
+    #: A scheduled run finished (the ``JobReport``), on the GUI thread.
+    run_finished = Signal(object)
+    #: The service's state in words changed ("running the schedule", "the daemon … runs it").
+    state_changed = Signal(str)
+
+    def __init__(self, ctx, loop: asyncio.AbstractEventLoop, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.loop = loop
+        self.scheduler: Scheduler | None = None
+        self.state = "not started"
+        self.daemon: dict | None = None
+        self._timer = QTimer(self)
+        self._timer.setInterval(DAEMON_CHECK_MS)
+        self._timer.timeout.connect(self.check)
+        self._stopped = False
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> None:
+        """Run the schedule here unless a daemon does; re-check every minute."""
+        self.check()
+        self._timer.start()
+
+    def check(self) -> None:
+        """Start or idle the scheduler depending on whether a daemon is running."""
+        if self._stopped:
+            return
+        daemon = running_daemon()
+        if daemon is not None:
+            self.daemon = daemon
+            if self.scheduler is not None:
+                self._halt()
+            self._set_state(f"the maintenance daemon (pid {daemon.get('pid')}) runs the schedule; "
+                            "the window's scheduler is idle")
+            return
+        self.daemon = None
+        if self.scheduler is None:
+            try:
+                self.scheduler = Scheduler(self.loop, self.ctx.home, on_report=self._on_report)
+                self.scheduler.start()
+            except OraError as exc:
+                self.scheduler = None
+                self._set_state(f"the schedule is not running: {exc}")
+                log.error("in-app scheduler: %s", exc)
+                return
+            self._set_state("the window runs the maintenance schedule while it is open")
+
+    def stop(self) -> None:
+        """Stop scheduling (the app is closing); a running job is asked to stop at a safe point."""
+        self._stopped = True
+        self._timer.stop()
+        self._halt()
+        self._set_state("stopped")
+
+    def _halt(self) -> None:
+        scheduler, self.scheduler = self.scheduler, None
+        if scheduler is not None and not self.loop.is_closed():
+            task = self.loop.create_task(scheduler.stop(cancel_running=True))
+            task.add_done_callback(lambda t: t.cancelled() or t.exception() and log.error(
+                "stopping the scheduler", exc_info=t.exception()))
+
+    def _set_state(self, state: str) -> None:
+        if state != self.state:
+            self.state = state
+            log.info("jobs service: %s", state)
+            self.state_changed.emit(state)
+
+    # ------------------------------------------------------------------ queries
+    def next_runs(self) -> dict[tuple[str, str], datetime]:
+        """``(job, resolved path) -> next run`` of every pair the in-app scheduler holds."""
+        if self.scheduler is None or not self.scheduler.running:
+            return {}
+        return {(job, str(path)): when for job, path, when in self.scheduler.jobs_due()}
+
+    # ------------------------------------------------------------------ reports
+    def _on_report(self, report: JobReport) -> None:
+        """Called on the loop (GUI thread) after each scheduled run."""
+        spec = JOBS.get(report.job)
+        if report.ok and spec is not None and spec.writes and report.job != "backup":
+            self.ctx.notify(Path(report.path), Change(source=EXTERNAL))
+        self.run_finished.emit(report)
+
+
+def service_for(ctx) -> JobService | None:
+    """The service started for ``ctx``, if any."""
+    return _services.get(ctx)
+
+
+def start(ctx) -> JobService:
+    """Start the in-app scheduler for this window's context (idempotent)."""
+    existing = _services.get(ctx)
+    if existing is not None:
+        return existing
+    service = JobService(ctx, ctx.loop, ctx)
+    _services[ctx] = service
+    service.start()
+    app = QCoreApplication.instance()
+    if app is not None:
+        app.aboutToQuit.connect(service.stop)
+    window = getattr(ctx, "window", None)
+    closed = getattr(window, "closed", None)
+    if closed is not None:
+        closed.connect(service.stop)
+    return service

@@ -1,0 +1,366 @@
+"""The Jobs panel: schedule, "Run now" with a dry-run preview, progress and Cancel, run history.
+
+Jobs run in a worker thread through ``ctx.run``; progress and cancel cross threads through
+:class:`~ora_desktop.gui.jobs.background.Progress` (``call_soon_threadsafe`` and a
+``threading.Event``). The preview dialog is opened with ``open()`` and confirmed by a signal, so
+no nested event loop runs inside a coroutine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ora_desktop.core import Change, OraError, timestamps
+from ora_desktop.core.maintenance import JOBS, JobReport
+
+from ..context import EXTERNAL
+from ..formatting import exact, relative
+from . import data, service
+from .background import Latest, Progress
+from .preview import PreviewDialog
+
+log = logging.getLogger(__name__)
+
+OUTCOME_COLOURS = {"ok": "#2e9d5b", "failed": "#d0443e", "cancelled": "#d99a1e", "skipped-locked": "#808080"}
+OUTCOME_WORDS = {"ok": "ok", "failed": "failed", "cancelled": "cancelled", "skipped-locked": "skipped (busy)"}
+
+
+def _item(text: str, tip: str = "", colour: str | None = None) -> QTableWidgetItem:
+    item = QTableWidgetItem(text)
+    if tip:
+        item.setToolTip(tip)
+    if colour:
+        item.setForeground(QColor(colour))
+    return item
+
+
+def _table(headers: list[str]) -> QTableWidget:
+    table = QTableWidget(0, len(headers))
+    table.setHorizontalHeaderLabels(headers)
+    table.verticalHeader().hide()
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    table.setAlternatingRowColors(True)
+    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    table.horizontalHeader().setStretchLastSection(True)
+    return table
+
+
+class JobsView(QWidget):
+    """Schedule, Run now (preview → confirm → run), progress/cancel and history."""
+
+    #: A job run started from this panel finished (the ``JobReport``).
+    run_finished = Signal(object)
+
+    def __init__(self, ctx, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.snapshot: data.JobsSnapshot | None = None
+        self.preview: PreviewDialog | None = None
+        self.last_report: JobReport | None = None
+        self._progress: Progress | None = None
+        self._latest = Latest()
+        self._running: asyncio.Task | None = None
+
+        self.file_label = QLabel()
+        self.all_files = QCheckBox("All files")
+        self.all_files.setToolTip("Show the schedule and history of every agent, not just the selected one")
+        self.scheduler_state = QLabel()
+        self.scheduler_state.setWordWrap(True)
+        top = QHBoxLayout()
+        top.addWidget(self.file_label)
+        top.addWidget(self.scheduler_state, 1)
+        top.addWidget(self.all_files)
+
+        self.schedule = _table(["Job", "File", "Runs", "Last run", "Outcome", "Next run"])
+        self.config_problem = QLabel()
+        self.config_problem.setWordWrap(True)
+        self.config_problem.setStyleSheet("color: #d0443e")
+        self.config_problem.hide()
+        self.unscheduled = QLabel()
+        self.unscheduled.setWordWrap(True)
+        self.unscheduled.hide()
+
+        self.job = QComboBox()
+        for name, spec in JOBS.items():
+            self.job.addItem(name, name)
+            self.job.setItemData(self.job.count() - 1, spec.description, Qt.ItemDataRole.ToolTipRole)
+        self.run_button = QPushButton("Run now…")
+        self.run_button.setToolTip("Preview what the job would change, then confirm to run it")
+        self.progress = QProgressBar()
+        self.progress.setTextVisible(True)
+        self.progress.hide()
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop the job at its next safe point; an unfinished step changes nothing")
+        self.cancel_button.hide()
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        actions = QHBoxLayout()
+        actions.addWidget(QLabel("Job:"))
+        actions.addWidget(self.job)
+        actions.addWidget(self.run_button)
+        actions.addWidget(self.progress, 1)
+        actions.addWidget(self.cancel_button)
+
+        schedule_box = QGroupBox("Schedule")
+        schedule_layout = QVBoxLayout(schedule_box)
+        schedule_layout.addWidget(self.config_problem)
+        schedule_layout.addWidget(self.unscheduled)
+        schedule_layout.addWidget(self.schedule)
+        schedule_layout.addLayout(actions)
+        schedule_layout.addWidget(self.message)
+
+        self.history = _table(["Started", "Job", "File", "Outcome", "Took", "Changes", "Message"])
+        history_box = QGroupBox("History")
+        QVBoxLayout(history_box).addWidget(self.history)
+
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(schedule_box)
+        split.addWidget(history_box)
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 1)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(split, 1)
+
+        self.run_button.clicked.connect(self.run_now)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.all_files.toggled.connect(lambda _on: self.refresh())
+        self.schedule.itemSelectionChanged.connect(self._pick_scheduled_job)
+        ctx.current_changed.connect(lambda _current: self.refresh())
+        ctx.data_changed.connect(self._on_data_changed)
+        self._service: service.JobService | None = None
+        self.refresh()
+
+    # ------------------------------------------------------------------ loading
+    def _on_data_changed(self, change: object) -> None:
+        if getattr(change, "source", "") == EXTERNAL:
+            return  # another process wrote memories: the schedule and history did not change
+        self.refresh()
+
+    def refresh(self) -> asyncio.Task:
+        """Reload schedule and history in the background."""
+        return self._latest.start(self.reload())
+
+    async def reload(self) -> data.JobsSnapshot | None:
+        path = self.ctx.current_path()
+        everything = self.all_files.isChecked()
+        if path is None and not everything:
+            self.file_label.setText("No agent selected: showing every file.")
+        else:
+            self.file_label.setText("Every file" if everything else f"File: {data.label_for(path, self.ctx.home)}")
+        svc = self._connect_service()
+        next_runs = svc.next_runs() if svc is not None else None
+        try:
+            snapshot = await self.ctx.run(self._gather, path, everything or path is None, next_runs)
+        except OraError as exc:
+            self.message.setText(f"Could not read the job history: {exc}")
+            return None
+        self.snapshot = snapshot
+        self._fill(snapshot)
+        self._update_buttons()
+        return snapshot
+
+    def _connect_service(self) -> service.JobService | None:
+        """The in-app scheduler (started after the panels are built): follow its runs and state."""
+        svc = service.service_for(self.ctx)
+        if svc is not None and svc is not self._service:
+            self._service = svc
+            svc.run_finished.connect(lambda _report: self.refresh())
+            svc.state_changed.connect(self._show_state)
+        if svc is not None:
+            self._show_state(svc.state)
+        return svc
+
+    def _show_state(self, state: str) -> None:
+        self.scheduler_state.setText(f"Schedule: {state}.")
+
+    def _gather(self, path: Path | None, everything: bool, next_runs) -> data.JobsSnapshot:
+        home = self.ctx.home
+        files = [agent.path for agent in home.agents()] if everything else []
+        if path is not None and not everything:
+            files = [path]
+        elif path is not None and path not in files:
+            files.append(path)
+        return data.gather(home, files, next_runs, history_path=None if everything else path)
+
+    def _fill(self, snapshot: data.JobsSnapshot) -> None:
+        self.config_problem.setText(
+            f"The config file has a problem, so the defaults are shown: {snapshot.config_problem}"
+            if snapshot.config_problem else "")
+        self.config_problem.setVisible(bool(snapshot.config_problem))
+        self.unscheduled.setText(
+            "No job runs on a schedule for " + ", ".join(snapshot.unscheduled)
+            + " (only files under ORA_HOME are scheduled); “Run now” still works."
+            if snapshot.unscheduled else "")
+        self.unscheduled.setVisible(bool(snapshot.unscheduled))
+        self.schedule.setRowCount(len(snapshot.schedule))
+        for row, entry in enumerate(snapshot.schedule):
+            outcome = OUTCOME_WORDS.get(entry.last_outcome, entry.last_outcome)
+            if entry.next_run is not None:
+                upcoming = relative(entry.next_run) if entry.next_run > timestamps.now() else "due now"
+            else:
+                upcoming = "off" if entry.interval == "off" else "at the next start"
+            cells = (
+                _item(entry.job, JOBS[entry.job].description if entry.job in JOBS else ""),
+                _item(entry.label, str(entry.path)),
+                _item(entry.interval, f"from {entry.source}"),
+                _item(relative(entry.last_run) or "never", exact(entry.last_run)),
+                _item(outcome, "", OUTCOME_COLOURS.get(entry.last_outcome)),
+                _item(upcoming, exact(entry.next_run)),
+            )
+            for column, cell in enumerate(cells):
+                self.schedule.setItem(row, column, cell)
+        self.history.setRowCount(len(snapshot.history))
+        for row, run in enumerate(snapshot.history):
+            cells = (
+                _item(relative(run.started), exact(run.started)),
+                _item(run.job + (" (dry run)" if run.dry_run else "")),
+                _item(data.label_for(Path(run.path), self.ctx.home), run.path),
+                _item(OUTCOME_WORDS.get(run.outcome, run.outcome), "", OUTCOME_COLOURS.get(run.outcome)),
+                _item(f"{run.seconds:.1f} s"),
+                _item(data.counts_text(run.counts)),
+                _item(run.message, run.message),
+            )
+            for column, cell in enumerate(cells):
+                self.history.setItem(row, column, cell)
+
+    def _pick_scheduled_job(self) -> None:
+        rows = self.schedule.selectionModel().selectedRows()
+        if rows and self.snapshot is not None and rows[0].row() < len(self.snapshot.schedule):
+            index = self.job.findData(self.snapshot.schedule[rows[0].row()].job)
+            if index >= 0:
+                self.job.setCurrentIndex(index)
+
+    # ------------------------------------------------------------------ running
+    def target(self) -> Path | None:
+        """The file "Run now" acts on: the selected schedule row's file, else the selected agent."""
+        rows = self.schedule.selectionModel().selectedRows()
+        if rows and self.snapshot is not None and rows[0].row() < len(self.snapshot.schedule):
+            return self.snapshot.schedule[rows[0].row()].path
+        return self.ctx.current_path()
+
+    @property
+    def busy(self) -> bool:
+        return self._running is not None and not self._running.done()
+
+    def _update_buttons(self) -> None:
+        read_only = getattr(self.ctx, "read_only", False)
+        self.run_button.setEnabled(not self.busy and self.target() is not None and not read_only)
+        if read_only:
+            self.run_button.setToolTip("The window was opened read-only (--read-only): jobs cannot change files")
+
+    def run_now(self) -> asyncio.Task | None:
+        """Start "Run now" for the chosen job: preview first when the job has a dry run."""
+        path = self.target()
+        if path is None:
+            self.message.setText("Select an agent (or a row of the schedule) first.")
+            return None
+        if self.busy:
+            return None
+        name = self.job.currentData()
+        spec = JOBS[name]
+        preview = spec.supports_dry_run and spec.writes
+        self._running = asyncio.ensure_future(self._preview(name, path) if preview else self._run(name, path))
+        self._update_buttons()
+        return self._running
+
+    async def _preview(self, name: str, path: Path) -> JobReport | None:
+        label = data.label_for(path, self.ctx.home)
+        report = await self._execute(name, path, dry_run=True, what=f"Previewing {name} on {label}…")
+        if report is None or not report.ok:
+            return report
+        self.message.setText(f"Preview of {name} on {label}: {len(report.would_change):,} to change. Confirm to run.")
+        dialog = PreviewDialog(report, label, self)
+        dialog.accepted.connect(lambda: self._start_confirmed(name, path))
+        dialog.rejected.connect(lambda: self.message.setText(f"{name} on {label} was not run."))
+        dialog.finished.connect(dialog.deleteLater)
+        self.preview = dialog
+        dialog.open()
+        return report
+
+    def _start_confirmed(self, name: str, path: Path) -> None:
+        self.preview = None
+        self._running = asyncio.ensure_future(self._run(name, path))
+        self._update_buttons()
+
+    async def _run(self, name: str, path: Path) -> JobReport | None:
+        label = data.label_for(path, self.ctx.home)
+        report = await self._execute(name, path, dry_run=False, what=f"Running {name} on {label}…")
+        if report is not None:
+            if report.ok and JOBS[name].writes:
+                self.ctx.notify(path, Change(source=EXTERNAL))
+            self.run_finished.emit(report)
+            self.refresh()
+        return report
+
+    async def _execute(self, name: str, path: Path, dry_run: bool, what: str) -> JobReport | None:
+        """Run the job in a worker thread with progress and Cancel; show how it ended."""
+        progress = Progress(asyncio.get_running_loop(), self._on_progress)
+        self._progress = progress
+        self.message.setText(what)
+        self.progress.setRange(0, 0)  # busy until the job reports a total
+        self.progress.show()
+        self.cancel_button.setEnabled(True)
+        self.cancel_button.show()
+        self.run_button.setEnabled(False)
+        try:
+            report = await self.ctx.run(data.run, name, path, self.ctx.home, dry_run=dry_run,
+                                        progress=progress.report, cancel=progress.cancel)
+        except OraError as exc:
+            self.message.setText(str(exc))
+            return None
+        finally:
+            self._progress = None
+            self.progress.hide()
+            self.cancel_button.hide()
+            self._running = None
+            self._update_buttons()
+        self.last_report = report
+        self.message.setText(self._describe(report))
+        if hasattr(self.ctx, "status"):
+            self.ctx.status.emit(self._describe(report))
+        return report
+
+    def _describe(self, report: JobReport) -> str:
+        label = data.label_for(report.path, self.ctx.home)
+        kind = "Preview of " if report.dry_run else ""
+        head = f"{kind}{report.job} on {label}: {OUTCOME_WORDS.get(report.outcome, report.outcome)}"
+        detail = "; ".join(p for p in (data.counts_text(report.counts), report.message) if p)
+        return f"{head} ({report.seconds:.1f} s){' — ' + detail if detail else ''}"
+
+    def _on_progress(self, done: int, total: int, _message: str = "") -> None:
+        if total > 0:
+            self.progress.setRange(0, total)
+            self.progress.setValue(min(done, total))
+            self.progress.setFormat(f"%p% ({done:,} of {total:,})")
+
+    def cancel(self) -> None:
+        """Ask the running job to stop at its next safe point."""
+        if self._progress is not None:
+            self._progress.cancel.set()
+            self.cancel_button.setEnabled(False)
+            self.message.setText("Cancelling…")

@@ -1,0 +1,180 @@
+"""The Jobs panel: Run now with a dry-run preview and a confirm step, history, progress, Cancel."""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from ora_desktop.core import AgentFile, open_store
+from ora_desktop.core.demo import write_agent
+from ora_desktop.core.maintenance import JOBS, JobContext, Outcome, job_lock
+from ora_desktop.gui.jobs.preview import PreviewDialog
+from ora_desktop.gui.jobs.view import JobsView
+
+from .panels_support import ctx_fixture, loop_fixture, until  # noqa: F401  (fixtures)
+
+EXPIRED = [("old-1", "The staging password rotates on Mondays", "2020-01-01 00:00:00"),
+           ("old-2", "Deploy freeze until the audit ends", "2021-06-30T12:00:00.000Z")]
+
+
+def agent_with_expired(home: Path) -> tuple[AgentFile, Path]:
+    path = home / "sites" / "anwe-sh" / "ora.site.db"
+    write_agent(path, 20, seed=5, now=None)
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE memories SET expires_at = NULL")  # only ours expire
+    for memory_id, content, expires in EXPIRED:
+        conn.execute("INSERT INTO memories (id, content, type, importance, created_at, updated_at, expires_at) "
+                     "VALUES (?, ?, 'fact', 5, datetime('now'), datetime('now'), ?)", (memory_id, content, expires))
+    conn.commit()
+    conn.close()
+    return AgentFile("anwe-sh", "ora", path), path
+
+
+def ids_in(path: Path) -> set[str]:
+    conn = sqlite3.connect(path)
+    try:
+        return {r[0] for r in conn.execute("SELECT id FROM memories")}
+    finally:
+        conn.close()
+
+
+def history_rows(view: JobsView) -> list[tuple[str, ...]]:
+    return [tuple(view.history.item(r, c).text() for c in range(view.history.columnCount()))
+            for r in range(view.history.rowCount())]
+
+
+def test_run_now_previews_then_runs_after_confirm_and_history_shows_it(ctx, loop, ora_home: Path, qtbot) -> None:
+    agent, path = agent_with_expired(ora_home)
+    view = JobsView(ctx)
+    qtbot.addWidget(view)
+    changes = []
+    ctx.data_changed.connect(changes.append)
+
+    async def scenario() -> None:
+        ctx.set_current(agent)
+        await until(lambda: view.snapshot is not None and view.snapshot.schedule, what="schedule")
+        view.job.setCurrentIndex(view.job.findData("cleanup"))
+        view.run_button.click()
+        await until(lambda: isinstance(view.preview, PreviewDialog) and view.preview.isVisible(), what="preview")
+        dialog = view.preview
+        table = dialog.table
+        listed = {table.item(r, 0).text(): table.item(r, 1).text() for r in range(table.rowCount())}
+        assert set(listed) == {"old-1", "old-2"}
+        assert "staging password" in listed["old-1"]
+        assert "would change 2 memories" in dialog.headline.text()
+        assert ids_in(path) >= {"old-1", "old-2"}, "the preview changed nothing"
+        assert not [row for row in history_rows(view) if row[1].startswith("cleanup")], "previews are not history"
+        dialog.confirm.click()
+        await until(lambda: view.last_report is not None and not view.last_report.dry_run, what="the real run")
+        await until(lambda: any(row[1] == "cleanup" for row in history_rows(view)), what="history row")
+
+    loop.run_until_complete(scenario())
+    assert view.last_report.outcome == "ok"
+    assert not ids_in(path) & {"old-1", "old-2"}
+    assert len(ids_in(path)) == 20
+    with open_store(path, readonly=True) as store:
+        trashed = {deleted.memory.id for deleted in store.trash()}
+    assert trashed >= {"old-1", "old-2"}, "deleted rows are kept, restorable"
+    row = next(row for row in history_rows(view) if row[1] == "cleanup")
+    assert row[2] == "anwe-sh/ora" and row[3] == "ok" and "expired 2" in row[5]
+    assert "cleanup on anwe-sh/ora: ok" in view.message.text()
+    assert any(getattr(c, "source", "") == "external" for c in changes), "other views are told to refresh"
+    schedule = {view.schedule.item(r, 0).text(): view.schedule.item(r, 4).text()
+                for r in range(view.schedule.rowCount())}
+    assert schedule["cleanup"] == "ok" and set(schedule) >= {"decay", "cleanup", "backup", "check"}
+
+
+def test_declining_the_preview_changes_nothing(ctx, loop, ora_home: Path, qtbot) -> None:
+    agent, path = agent_with_expired(ora_home)
+    view = JobsView(ctx)
+    qtbot.addWidget(view)
+
+    async def scenario() -> None:
+        ctx.set_current(agent)
+        await until(lambda: view.snapshot is not None)
+        view.job.setCurrentIndex(view.job.findData("cleanup"))
+        view.run_button.click()
+        await until(lambda: view.preview is not None and view.preview.isVisible())
+        view.preview.reject()
+        await until(lambda: "was not run" in view.message.text())
+        await until(lambda: view.run_button.isEnabled())
+
+    loop.run_until_complete(scenario())
+    assert ids_in(path) >= {"old-1", "old-2"}
+    assert view.last_report.dry_run
+
+
+def slow_check(ctx: JobContext) -> Outcome:
+    """A long job: 400 steps, each reporting progress and honouring Cancel."""
+    for done in range(400):
+        ctx.step(done, 400)
+        time.sleep(0.01)
+    return Outcome({"steps": 400}, "finished")
+
+
+def test_progress_and_cancel_of_a_long_run(ctx, loop, ora_home: Path, qtbot, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(JOBS, "check", dataclasses.replace(JOBS["check"], function=slow_check))
+    agent, _path = agent_with_expired(ora_home)
+    view = JobsView(ctx)
+    qtbot.addWidget(view)
+    seen: list[int] = []
+
+    async def scenario() -> None:
+        ctx.set_current(agent)
+        await until(lambda: view.snapshot is not None)
+        view.job.setCurrentIndex(view.job.findData("check"))
+        view.run_button.click()
+        await until(lambda: not view.progress.isHidden() and view.progress.value() > 10, what="progress")
+        seen.append(view.progress.value())
+        assert view.progress.maximum() == 400 and not view.cancel_button.isHidden()
+        assert not view.run_button.isEnabled(), "one run at a time"
+        view.cancel_button.click()
+        await until(lambda: view.last_report is not None, what="the cancelled report")
+        await until(lambda: any(row[1] == "check" for row in history_rows(view)))
+
+    loop.run_until_complete(scenario())
+    assert view.last_report.outcome == "cancelled"
+    assert view.last_report.seconds < 3.5, "the job stopped at its next step, not at the end"
+    assert view.progress.isHidden() and view.cancel_button.isHidden()
+    assert "cancelled" in view.message.text()
+    row = next(row for row in history_rows(view) if row[1] == "check")
+    assert row[3] == "cancelled"
+    assert seen[0] > 10
+
+
+def test_a_run_locked_by_another_process_is_reported_skipped(ctx, loop, ora_home: Path, qtbot) -> None:
+    agent, path = agent_with_expired(ora_home)
+    view = JobsView(ctx)
+    qtbot.addWidget(view)
+    lock = job_lock("backup", path)
+    lock.acquire(timeout=0)  # as the daemon would while it backs this file up
+    try:
+        async def scenario() -> None:
+            ctx.set_current(agent)
+            await until(lambda: view.snapshot is not None)
+            view.job.setCurrentIndex(view.job.findData("backup"))
+            view.run_button.click()
+            await until(lambda: view.last_report is not None)
+
+        loop.run_until_complete(scenario())
+    finally:
+        lock.release()
+    assert view.last_report.outcome == "skipped-locked"
+    assert "skipped (busy)" in view.message.text()
+
+
+def test_nothing_selected_says_what_to_do(ctx, loop, qtbot) -> None:
+    view = JobsView(ctx)
+    qtbot.addWidget(view)
+
+    async def scenario() -> None:
+        await until(lambda: view.snapshot is not None)
+
+    loop.run_until_complete(scenario())
+    assert not view.run_button.isEnabled()
+    assert view.run_now() is None
+    assert "Select an agent" in view.message.text()
