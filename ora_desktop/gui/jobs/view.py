@@ -13,20 +13,15 @@ import logging
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QComboBox,
     QGroupBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QProgressBar,
     QPushButton,
     QSplitter,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -39,33 +34,12 @@ from ..formatting import exact, relative
 from . import data, service
 from .background import Latest, Progress
 from .preview import PreviewDialog
+from .widgets import cell, readonly_table
 
 log = logging.getLogger(__name__)
 
 OUTCOME_COLOURS = {"ok": "#2e9d5b", "failed": "#d0443e", "cancelled": "#d99a1e", "skipped-locked": "#808080"}
 OUTCOME_WORDS = {"ok": "ok", "failed": "failed", "cancelled": "cancelled", "skipped-locked": "skipped (busy)"}
-
-
-def _item(text: str, tip: str = "", colour: str | None = None) -> QTableWidgetItem:
-    item = QTableWidgetItem(text)
-    if tip:
-        item.setToolTip(tip)
-    if colour:
-        item.setForeground(QColor(colour))
-    return item
-
-
-def _table(headers: list[str]) -> QTableWidget:
-    table = QTableWidget(0, len(headers))
-    table.setHorizontalHeaderLabels(headers)
-    table.verticalHeader().hide()
-    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    table.setAlternatingRowColors(True)
-    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    table.horizontalHeader().setStretchLastSection(True)
-    return table
 
 
 class JobsView(QWidget):
@@ -94,7 +68,7 @@ class JobsView(QWidget):
         top.addWidget(self.scheduler_state, 1)
         top.addWidget(self.all_files)
 
-        self.schedule = _table(["Job", "File", "Runs", "Last run", "Outcome", "Next run"])
+        self.schedule = readonly_table(["Job", "File", "Runs", "Last run", "Outcome", "Next run"])
         self.config_problem = QLabel()
         self.config_problem.setWordWrap(True)
         self.config_problem.setStyleSheet("color: #d0443e")
@@ -133,7 +107,7 @@ class JobsView(QWidget):
         schedule_layout.addLayout(actions)
         schedule_layout.addWidget(self.message)
 
-        self.history = _table(["Started", "Job", "File", "Outcome", "Took", "Changes", "Message"])
+        self.history = readonly_table(["Started", "Job", "File", "Outcome", "Took", "Changes", "Message"])
         history_box = QGroupBox("History")
         QVBoxLayout(history_box).addWidget(self.history)
 
@@ -225,28 +199,28 @@ class JobsView(QWidget):
             else:
                 upcoming = "off" if entry.interval == "off" else "at the next start"
             cells = (
-                _item(entry.job, JOBS[entry.job].description if entry.job in JOBS else ""),
-                _item(entry.label, str(entry.path)),
-                _item(entry.interval, f"from {entry.source}"),
-                _item(relative(entry.last_run) or "never", exact(entry.last_run)),
-                _item(outcome, "", OUTCOME_COLOURS.get(entry.last_outcome)),
-                _item(upcoming, exact(entry.next_run)),
+                cell(entry.job, JOBS[entry.job].description if entry.job in JOBS else ""),
+                cell(entry.label, str(entry.path)),
+                cell(entry.interval, f"from {entry.source}"),
+                cell(relative(entry.last_run) or "never", exact(entry.last_run)),
+                cell(outcome, "", OUTCOME_COLOURS.get(entry.last_outcome)),
+                cell(upcoming, exact(entry.next_run)),
             )
-            for column, cell in enumerate(cells):
-                self.schedule.setItem(row, column, cell)
+            for column, item in enumerate(cells):
+                self.schedule.setItem(row, column, item)
         self.history.setRowCount(len(snapshot.history))
         for row, run in enumerate(snapshot.history):
             cells = (
-                _item(relative(run.started), exact(run.started)),
-                _item(run.job + (" (dry run)" if run.dry_run else "")),
-                _item(data.label_for(Path(run.path), self.ctx.home), run.path),
-                _item(OUTCOME_WORDS.get(run.outcome, run.outcome), "", OUTCOME_COLOURS.get(run.outcome)),
-                _item(f"{run.seconds:.1f} s"),
-                _item(data.counts_text(run.counts)),
-                _item(run.message, run.message),
+                cell(relative(run.started), exact(run.started)),
+                cell(run.job + (" (dry run)" if run.dry_run else "")),
+                cell(data.label_for(Path(run.path), self.ctx.home), run.path),
+                cell(OUTCOME_WORDS.get(run.outcome, run.outcome), "", OUTCOME_COLOURS.get(run.outcome)),
+                cell(f"{run.seconds:.1f} s"),
+                cell(data.counts_text(run.counts)),
+                cell(run.message, run.message),
             )
-            for column, cell in enumerate(cells):
-                self.history.setItem(row, column, cell)
+            for column, item in enumerate(cells):
+                self.history.setItem(row, column, item)
 
     def _pick_scheduled_job(self) -> None:
         rows = self.schedule.selectionModel().selectedRows()

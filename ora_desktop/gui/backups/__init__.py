@@ -1,0 +1,1 @@
+"""Backups panel: list, back up now, restore with confirmation."""

@@ -1,0 +1,30 @@
+"""Small widget helpers shared by the Jobs and Backups panels."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
+
+
+def readonly_table(headers: list[str]) -> QTableWidget:
+    """A read-only, single-row-selection table whose last column stretches."""
+    table = QTableWidget(0, len(headers))
+    table.setHorizontalHeaderLabels(headers)
+    table.verticalHeader().hide()
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    table.setAlternatingRowColors(True)
+    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    table.horizontalHeader().setStretchLastSection(True)
+    return table
+
+
+def cell(text: str, tip: str = "", colour: str | None = None) -> QTableWidgetItem:
+    """A table item with an optional tooltip and text colour."""
+    item = QTableWidgetItem(text)
+    if tip:
+        item.setToolTip(tip)
+    if colour:
+        item.setForeground(QColor(colour))
+    return item
