@@ -1,0 +1,83 @@
+"""The in-app scheduler runs the schedule on the qasync loop, and idles while a daemon runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from ora_desktop.core import AgentFile, history
+from ora_desktop.core.config import config_path
+from ora_desktop.core.demo import write_agent
+from ora_desktop.core.scheduler import daemon_info_path
+from ora_desktop.gui.jobs import service
+from ora_desktop.gui.jobs.view import JobsView
+
+from .panels_support import ctx_fixture, loop_fixture, until  # noqa: F401  (fixtures)
+
+
+def every_second_decay() -> None:
+    path = config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('[schedule]\ndecay = "1s"\ncleanup = "off"\nbackup = "off"\ncheck = "off"\n'
+                    'retention = "off"\npromote = "off"\n')
+
+
+def test_scheduled_runs_happen_while_the_window_is_open_and_views_follow(ctx, loop, ora_home: Path,
+                                                                          qtbot) -> None:
+    every_second_decay()
+    path = ora_home / "sites" / "anwe-sh" / "ora.site.db"
+    write_agent(path, 10, seed=11)
+    view = JobsView(ctx)
+    qtbot.addWidget(view)
+    reports = []
+    changes = []
+    ctx.data_changed.connect(changes.append)
+
+    async def scenario() -> None:
+        svc = service.start(ctx)
+        assert service.start(ctx) is svc, "one scheduler per window"
+        svc.run_finished.connect(reports.append)
+        assert svc.scheduler is not None and svc.scheduler.running
+        ctx.set_current(AgentFile("anwe-sh", "ora", path))
+        await until(lambda: any(r.job == "decay" for r in reports), what="a scheduled decay")
+        assert ("decay", str(path.resolve())) in svc.next_runs()
+        view.refresh()
+        await until(lambda: any(view.history.item(r, 1).text() == "decay" for r in range(view.history.rowCount())),
+                    what="the Jobs view showing the scheduled run")
+        assert "window runs the maintenance schedule" in view.scheduler_state.text()
+        svc.stop()
+        await until(lambda: svc.scheduler is None)
+
+    loop.run_until_complete(scenario())
+    assert reports[0].outcome == "ok" and str(reports[0].path) == str(path.resolve())
+    assert any(run.job == "decay" and run.outcome == "ok" for run in history.history(path=path))
+    assert any(getattr(c, "source", "") == "external" for c in changes)
+
+
+def test_idles_while_a_daemon_runs_and_takes_over_when_it_stops(ctx, loop, ora_home: Path) -> None:
+    every_second_decay()
+    write_agent(ora_home / "sites" / "anwe-sh" / "ora.site.db", 5, seed=12)
+    daemon = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        daemon_info_path().parent.mkdir(parents=True, exist_ok=True)
+        daemon_info_path().write_text(json.dumps({"pid": daemon.pid, "started": "now", "host": os.uname().nodename}))
+        svc = service.JobService(ctx, loop)
+        svc.start()
+        assert svc.scheduler is None
+        assert f"pid {daemon.pid}" in svc.state and "idle" in svc.state
+    finally:
+        daemon.kill()
+        daemon.wait()
+
+    async def scenario() -> None:
+        svc.check()  # the daemon died without removing its info file
+        assert svc.scheduler is not None and svc.scheduler.running
+        await until(lambda: any(r.job == "decay" for r in history.history()), what="the window taking over")
+        svc.stop()
+        await until(lambda: svc.scheduler is None)
+
+    loop.run_until_complete(scenario())
+    assert service.running_daemon() is None
