@@ -21,10 +21,12 @@ from .context import JobContext, Outcome
 
 SAMPLE = 200
 TIME_FIELDS = ("last_accessed_at", "created_at", "updated_at", "expires_at", "synced_at")
-_VALID_JSON_ARRAY = "(json_valid(related_to) AND json_type(related_to) = 'array')"
+_VALID_JSON_ARRAY = "(CASE WHEN json_valid(related_to) THEN json_type(related_to) = 'array' ELSE 0 END)"
 _HAS_RELATED = "related_to IS NOT NULL AND related_to != ''"
+# json_each over a malformed value raises even behind an AND: feed it an empty array instead.
+_LINKS = "json_each(CASE WHEN json_valid(memories.related_to) THEN memories.related_to ELSE '[]' END)"
 _DANGLING_RELATED = (
-    f"{_HAS_RELATED} AND {_VALID_JSON_ARRAY} AND EXISTS (SELECT 1 FROM json_each(memories.related_to) j "
+    f"{_HAS_RELATED} AND {_VALID_JSON_ARRAY} AND EXISTS (SELECT 1 FROM {_LINKS} j "
     "WHERE j.value NOT IN (SELECT id FROM memories))"
 )
 _DANGLING_SUPERSEDED = (
@@ -33,7 +35,7 @@ _DANGLING_SUPERSEDED = (
 _EXPIRED = "(expires_at IS NOT NULL AND expires_at != '' AND julianday(expires_at) < julianday(:now))"
 _LINKS_EXPIRED = (
     f"NOT {_EXPIRED} AND {_HAS_RELATED} AND {_VALID_JSON_ARRAY} "
-    "AND EXISTS (SELECT 1 FROM json_each(memories.related_to) j "
+    f"AND EXISTS (SELECT 1 FROM {_LINKS} j "
     f"JOIN memories e ON e.id = j.value WHERE {_EXPIRED.replace('expires_at', 'e.expires_at')})"
 )
 
@@ -139,7 +141,7 @@ def _repair(store: Store, counts: dict[str, int], dry_run: bool) -> dict[str, in
     fixes = {
         "dangling_superseded_by": ("superseded_by = NULL", _DANGLING_SUPERSEDED),
         "dangling_related_to": (
-            "related_to = (SELECT json_group_array(j.value) FROM json_each(memories.related_to) j "
+            f"related_to = (SELECT json_group_array(j.value) FROM {_LINKS} j "
             "WHERE j.value IN (SELECT id FROM memories))", _DANGLING_RELATED),
         "bad_health": ("health_score = MIN(1.0, MAX(0.0, health_score))",
                        "health_score IS NOT NULL AND (health_score < 0 OR health_score > 1)"),

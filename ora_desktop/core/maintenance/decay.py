@@ -26,8 +26,9 @@ PREVIEW_LIMIT = 1000
 # Days past the grace period, as of ?now (NULL for unparseable or missing times).
 _OVER = "(julianday(:now) - {grace} - julianday(coalesce(nullif(last_accessed_at, ''), created_at)))"
 _DUE = f"health_score > 0 AND {_OVER} > 0"
-# min(days, ceil(days over grace)): the number of daily runs in the gap that would have hit it.
-_LOSS = f"(:per * MIN(:days, CAST({_OVER} AS INTEGER) + 1))"
+# min(days, ceil(days over grace)): the number of daily runs in the gap that would have hit it
+# (ceil with a 0.1 s tolerance for julianday's float rounding).
+_LOSS = f"(:per * MIN(:days, CAST({_OVER} + 0.999999 AS INTEGER)))"
 _NEW_HEALTH = f"ROUND(MAX(0, health_score - {_LOSS}), 6)"
 
 

@@ -1,0 +1,56 @@
+"""Helpers for the maintenance tests: files with rows at chosen times, in either timestamp format."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from ora_desktop.core.schema import INIT_SQL
+
+
+def ago(days: float = 0, iso: bool = False, now: datetime | None = None) -> str:
+    """A UTC time ``days`` ago: ``YYYY-MM-DD HH:MM:SS``, or ``YYYY-MM-DDTHH:MM:SS.000Z`` if ``iso``."""
+    when = (now or datetime.now(UTC)) - timedelta(days=days)
+    return when.strftime("%Y-%m-%dT%H:%M:%S.000Z") if iso else when.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def make_db(path: Path, rows: list[dict[str, Any]], init_sql: str = INIT_SQL) -> Path:
+    """A seed-schema file (made with the seed's SQL) holding ``rows`` (dicts of column values)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path)
+    conn.executescript(init_sql)
+    for row in rows:
+        row = {"content": f"memory {row['id']}", "created_at": ago(0), "updated_at": ago(0), **row}
+        cols = ", ".join(row)
+        conn.execute(f"INSERT INTO memories ({cols}) VALUES ({', '.join('?' * len(row))})", list(row.values()))
+    conn.commit()
+    conn.close()
+    return path
+
+
+def column(path: Path, name: str) -> dict[str, Any]:
+    """``{id: value}`` of one column, read with plain sqlite3."""
+    conn = sqlite3.connect(path)
+    try:
+        return dict(conn.execute(f"SELECT id, {name} FROM memories"))
+    finally:
+        conn.close()
+
+
+def ids(path: Path, table: str = "memories", column_name: str = "id") -> set[str]:
+    conn = sqlite3.connect(path)
+    try:
+        return {r[0] for r in conn.execute(f"SELECT {column_name} FROM {table}")}
+    finally:
+        conn.close()
+
+
+def set_state(path: Path, key: str, value: str) -> None:
+    """Write the engine's ``ora_desktop_state`` row directly (to fake an earlier run)."""
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE IF NOT EXISTS ora_desktop_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    conn.execute("INSERT OR REPLACE INTO ora_desktop_state VALUES (?, ?)", (key, value))
+    conn.commit()
+    conn.close()
