@@ -13,7 +13,8 @@ the agent's file is only ever read. Entry points:
 """
 
 from .across import search_many
-from .engine import match_spans, search, tag_facets
+from .engine import search, tag_facets
+from .highlight import match_spans
 from .index import BuildTask, drop_index, ensure_index, fts5_available, index_state, sidecar_path
 from .query import ParsedQuery, Term, parse_query
 from .ranking import DEFAULT_WEIGHTS, RRF_K, Weights, blend, rrf

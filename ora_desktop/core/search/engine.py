@@ -2,18 +2,59 @@
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from .query import ParsedQuery
-from .ranking import DEFAULT_WEIGHTS, Weights
-from .results import SearchResult, Span
+from .. import timestamps
+from ..connection import translate
+from ..home import SUFFIX
+from ..records import Memory
+from ..schema import MEMORY_COLUMNS, sniff_file
+from ..store import row_to_memory
+from .fallback import NOTE, fallback_hits
+from .filters import filter_sql
+from .highlight import CLOSE, OPEN, snippet, spans_from_marked
+from .index import SearchIndex, ensure_index, fts5_available, get_index
+from .query import ParsedQuery, parse_query
+from .ranking import DEFAULT_WEIGHTS, Weights, blend, relevance
+from .results import Hit, SearchResult, Span
+from .tags import extract_tags
 
 if TYPE_CHECKING:
     from ..store import Store
 
 ProgressFn = Callable[[int, int], None]
+MAX_LIMIT = 10000
+POOL_MIN = 200
+# Past this many candidates, filter inside one SQL join instead of growing the pool again.
+POOL_MAX = 5000
+
+
+def path_of(target: Any) -> Path:
+    """The database path of a ``Store``, an ``AgentFile`` or a path."""
+    path = getattr(target, "path", target)
+    return Path(path).expanduser()
+
+
+def location(path: Path) -> tuple[str | None, str | None]:
+    """(site, agent) for ``…/<site>/<agent>.site.db``, else (None, None)."""
+    if path.name.endswith(SUFFIX):
+        return path.parent.name or None, path.name[: -len(SUFFIX)] or None
+    return None, None
+
+
+def make_hit(memory: Memory, score: float, spans: list[Span], bm25: float | None, path: Path,
+             snippet_chars: int, source: str) -> Hit:
+    text, inside, marked = snippet(memory.content, spans, snippet_chars)
+    site, agent = location(path)
+    return Hit(
+        memory=memory, score=score, snippet=marked, snippet_text=text, snippet_spans=inside,
+        spans=tuple(spans), bm25=bm25, expired=memory.is_expired(), superseded=memory.is_superseded,
+        path=path, site=site, agent=agent, source=source,
+    )
 
 
 def search(target: Store | str | Path, query: str | ParsedQuery, limit: int = 50, *,
@@ -32,19 +73,221 @@ def search(target: Store | str | Path, query: str | ParsedQuery, limit: int = 50
     Superseded memories are hidden unless the query says ``is:superseded``/``is:any``; expired
     ones are returned with ``hit.expired`` set.
     """
-    raise NotImplementedError
+    started = time.perf_counter()
+    parsed = query if isinstance(query, ParsedQuery) else parse_query(query)
+    path = path_of(target)
+    try:
+        limit = max(0, min(int(limit), MAX_LIMIT))
+    except (TypeError, ValueError):
+        limit = 50
+    site, agent = location(path)
+    warnings = list(parsed.warnings)
+    empty = SearchResult(query=parsed.text, hits=[], terms=parsed.terms, warnings=tuple(warnings))
+    sniff_file(path)
+    if parsed.is_empty or limit == 0:
+        return empty
+    if (parsed.sites and site not in parsed.sites) or (parsed.agents and agent not in parsed.agents):
+        return empty
+    why = ""
+    index: SearchIndex | None = None
+    if fallback or not fts5_available():
+        why = "forced" if fallback else "this SQLite has no FTS5"
+    else:
+        index, why = _ready_index(path, wait, progress, cancel)
+    try:
+        if index is None:
+            hits, extra = fallback_hits(path, parsed, limit, weights, snippet_chars)
+            warnings.extend(extra)
+            facets = _facets_from_text(hits)
+        else:
+            with index.lock:
+                hits = _indexed_hits(index, parsed, limit, weights, snippet_chars)
+                facets = _facets_from_index(index, hits)
+    except sqlite3.Error as exc:
+        raise translate(path, exc) from exc
+    return SearchResult(
+        query=parsed.text, hits=hits, terms=parsed.terms, fallback=index is None,
+        note=NOTE.format(why=why) if index is None else "", warnings=tuple(warnings), facets=facets,
+        elapsed_ms=(time.perf_counter() - started) * 1000.0,
+    )
+
+
+def _ready_index(path: Path, wait: bool, progress: ProgressFn | None, cancel: object) -> tuple[SearchIndex | None, str]:
+    """The index, up to date; or (None, why) when the fallback must answer."""
+    index = get_index(path)
+    ok, reason = index.usable()
+    if ok:
+        try:
+            with index.lock:
+                index.refresh(wait=wait)
+            return index, ""
+        except sqlite3.DatabaseError:
+            index.close()
+            ok = False
+    if not wait:
+        return None, "the index is being built" if index.state().building else f"the index is {reason}"
+    state = ensure_index(path, progress, cancel)
+    if not state.built:
+        return None, "the index build was cancelled" if state.reason == "cancelled" else state.reason
+    return index, ""
+
+
+def _select(columns: tuple[str, ...]) -> str:
+    return ", ".join(f"m.{c}" if c in columns else f"NULL AS {c}" for c in MEMORY_COLUMNS)
+
+
+def _indexed_hits(index: SearchIndex, parsed: ParsedQuery, limit: int, weights: Weights,
+                  snippet_chars: int) -> list[Hit]:
+    conn = index.connection()
+    where, params = filter_sql(parsed, index.columns)
+    select = _select(index.columns)
+    expr = parsed.fts_expression()
+    if expr is None:
+        rows = _browse(conn, parsed, where, params, select, limit, index.columns)
+        source = "filter"
+    else:
+        rows = _keyword(conn, expr, where, params, select, limit)
+        source = "keyword"
+    now = timestamps.now()
+    best = min((bm for _, bm, _ in rows if bm is not None), default=None)
+    scored = sorted(
+        ((blend(memory, relevance(bm, best) if bm is not None else 0.0, weights, now), fid, bm, memory)
+         for fid, bm, memory in rows),
+        key=lambda item: -item[0],
+    )[:limit]
+    spans = _highlights(conn, parsed, [fid for _, fid, _, _ in scored])
+    return [
+        make_hit(memory, score, spans.get(fid, []), bm, index.db_path, snippet_chars, source)
+        for score, fid, bm, memory in scored
+    ]
+
+
+def _keyword(conn: sqlite3.Connection, expr: str, where: str, params: list[Any], select: str,
+             limit: int) -> list[tuple[int, float | None, Memory]]:
+    """(fid, bm25, memory) for the best BM25 candidates that pass the filters."""
+    pool = max(limit * 4, POOL_MIN)
+    while pool <= POOL_MAX:
+        ranked = conn.execute("SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ? ORDER BY 2 LIMIT ?",
+                              (expr, pool)).fetchall()
+        if not ranked:
+            return []
+        bm = dict(ranked)
+        fids = list(bm)
+        marks = ",".join("?" * len(fids))
+        found = conn.execute(
+            f"SELECT d.fid, m.rowid, {select} FROM docs d JOIN src.memories m ON m.id = d.mid "
+            f"WHERE d.fid IN ({marks}) AND {where}", [*fids, *params],
+        ).fetchall()
+        if len(found) >= limit or len(ranked) < pool:
+            return [(r[0], bm[r[0]], row_to_memory(r[1:])) for r in found]
+        pool *= 5
+    rows = conn.execute(
+        f"SELECT h.fid, h.bm, m.rowid, {select} FROM "
+        f"(SELECT rowid AS fid, bm25(fts) AS bm FROM fts WHERE fts MATCH ?) h "
+        f"JOIN docs d ON d.fid = h.fid JOIN src.memories m ON m.id = d.mid "
+        f"WHERE {where} ORDER BY h.bm LIMIT ?", [expr, *params, max(limit * 4, POOL_MIN)],
+    ).fetchall()
+    return [(r[0], r[1], row_to_memory(r[2:])) for r in rows]
+
+
+def _browse(conn: sqlite3.Connection, parsed: ParsedQuery, where: str, params: list[Any], select: str,
+            limit: int, columns: tuple[str, ...]) -> list[tuple[int, float | None, Memory]]:
+    """Filter-only queries (and pure exclusions): most important, then newest."""
+    args = list(params)
+    if parsed.excluded:
+        excluded = " OR ".join(t.fts() for t in parsed.excluded)
+        where += " AND d.fid NOT IN (SELECT rowid FROM fts WHERE fts MATCH ?)"
+        args.append(excluded)
+    order = [f"m.{c} DESC" for c in ("importance",) if c in columns]
+    order += [f"julianday(m.{c}) DESC" for c in ("updated_at",) if c in columns]
+    rows = conn.execute(
+        f"SELECT d.fid, m.rowid, {select} FROM src.memories m JOIN docs d ON d.mid = m.id "
+        f"WHERE {where} ORDER BY {', '.join(order + ['m.rowid DESC'])} LIMIT ?",
+        [*args, max(limit * 4, POOL_MIN)],
+    ).fetchall()
+    return [(r[0], None, row_to_memory(r[1:])) for r in rows]
+
+
+def _highlights(conn: sqlite3.Connection, parsed: ParsedQuery, fids: list[int]) -> dict[int, list[Span]]:
+    """Matched-term spans in each hit's content, from FTS5's highlight() (one statement)."""
+    expr = parsed.positive_expression()
+    if not expr or not fids:
+        return {}
+    part = "SELECT rowid, highlight(fts, 0, ?, ?) FROM fts WHERE fts MATCH ? AND rowid = ?"
+    sql = " UNION ALL ".join([part] * len(fids))
+    args: list[Any] = []
+    for fid in fids:
+        args.extend((OPEN, CLOSE, expr, fid))
+    return {fid: spans_from_marked(text or "")[1] for fid, text in conn.execute(sql, args)}
+
+
+def _facets_from_index(index: SearchIndex, hits: list[Hit]) -> dict[str, dict[str, int]]:
+    if not hits:
+        return {}
+    conn = index.connection()
+    ids = [h.memory.id for h in hits]
+    marks = ",".join("?" * len(ids))
+    out: dict[str, dict[str, int]] = {}
+    for kind, value, n in conn.execute(
+            f"SELECT t.kind, t.value, count(*) FROM tags t JOIN docs d ON d.fid = t.fid "
+            f"WHERE d.mid IN ({marks}) GROUP BY t.kind, t.value COLLATE NOCASE ORDER BY 3 DESC", ids):
+        out.setdefault(kind, {})[value] = n
+    return out
+
+
+def _facets_from_text(hits: list[Hit]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for hit in hits:
+        for kind, value in extract_tags(hit.memory.content):
+            bucket = out.setdefault(kind, {})
+            bucket[value] = bucket.get(value, 0) + 1
+    return out
 
 
 def tag_facets(target: Store | str | Path, query: str | ParsedQuery | None = None,
                limit: int = 50) -> dict[str, dict[str, int]]:
     """Tag counts: kind -> value -> number of memories, the ``limit`` most frequent per kind.
 
-    With ``query``, only memories matching it are counted; superseded ones are not counted.
+    Without ``query`` every indexed memory counts (a fast count over the sidecar). With
+    ``query``, only memories matching it count (superseded ones only if the query shows them).
+    Without FTS5 the counts come from scanning the file's text.
     """
-    raise NotImplementedError
+    path = path_of(target)
+    parsed = None if query is None else (query if isinstance(query, ParsedQuery) else parse_query(query))
+    sniff_file(path)
+    if not fts5_available():
+        result = search(path, parsed or "is:any", limit=MAX_LIMIT, fallback=True)
+        return _top(_facets_from_text(result.hits), limit)
+    index, why = _ready_index(path, True, None, None)
+    if index is None:
+        return {}
+    try:
+        with index.lock:
+            conn = index.connection()
+            if parsed is None or parsed.is_empty:
+                rows = conn.execute(
+                    "SELECT kind, value, n FROM (SELECT kind, value, count(*) AS n, row_number() OVER "
+                    "(PARTITION BY kind ORDER BY count(*) DESC, value) AS r FROM tags "
+                    "GROUP BY kind, value COLLATE NOCASE) WHERE r <= ?", (limit,)).fetchall()
+            else:
+                where, params = filter_sql(parsed, index.columns)
+                match, args = "", []
+                expr = parsed.fts_expression()
+                if expr:
+                    match, args = " AND d.fid IN (SELECT rowid FROM fts WHERE fts MATCH ?)", [expr]
+                rows = conn.execute(
+                    "SELECT kind, value, n FROM (SELECT t.kind AS kind, t.value AS value, count(*) AS n, "
+                    "row_number() OVER (PARTITION BY t.kind ORDER BY count(*) DESC, t.value) AS r "
+                    "FROM tags t JOIN docs d ON d.fid = t.fid JOIN src.memories m ON m.id = d.mid "
+                    f"WHERE {where}{match} GROUP BY t.kind, t.value COLLATE NOCASE) WHERE r <= ?",
+                    [*params, *args, limit]).fetchall()
+    except sqlite3.Error as exc:
+        raise translate(path, exc) from exc
+    out: dict[str, dict[str, int]] = {}
+    for kind, value, n in rows:
+        out.setdefault(kind, {})[value] = n
+    return out
 
 
-def match_spans(text: str, query: str | ParsedQuery) -> list[Span]:
-    """[start, end) offsets in ``text`` of the query's positive terms, matched exactly as the
-    index matches them (stemmed, prefixes, phrases)."""
-    raise NotImplementedError
+def _top(facets: dict[str, dict[str, int]], limit: int) -> dict[str, dict[str, int]]:
+    return {k: dict(sorted(v.items(), key=lambda kv: -kv[1])[:limit]) for k, v in facets.items()}

@@ -1,0 +1,65 @@
+"""Field filters of a parsed query as SQL over ``memories`` (unqualified column names).
+
+Built on :func:`ora_desktop.core.listing.where_clause`, so ``type:``, ``sync:``, ``is:expired``,
+superseded hiding and ``is:dirty`` mean exactly what the memory list means by them. Tag
+filters need the sidecar (``tags`` joined through ``docs d``); the LIKE fallback approximates
+them by a text match.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..listing import ListQuery, where_clause
+from .query import ParsedQuery
+from .tags import TAG_KINDS
+
+_OPS = {">": ">", ">=": ">=", "<": "<", "<=": "<=", "=": "="}
+
+
+def _col(name: str, columns: Sequence[str]) -> str:
+    return name if name in columns else "NULL"
+
+
+def _tag_clause(kind: str | None, value: str) -> tuple[str, list[Any]]:
+    kinds = [kind] if kind else list(TAG_KINDS)
+    marks = ",".join("?" * len(kinds))
+    return (f"d.fid IN (SELECT fid FROM tags WHERE kind IN ({marks}) AND value = ? COLLATE NOCASE)",
+            [*kinds, value])
+
+
+def filter_sql(parsed: ParsedQuery, columns: Sequence[str], tags: str = "index") -> tuple[str, list[Any]]:
+    """WHERE text and parameters for every field filter of ``parsed``.
+
+    ``tags="index"`` filters tags through the sidecar (the query must join ``docs d``);
+    ``tags="like"`` approximates ``tag:`` filters by ``content LIKE``.
+    """
+    extra: list[tuple[str, tuple]] = []
+    for name, column in (("importance", "importance"), ("health", "health_score")):
+        for op, value in getattr(parsed, name):
+            extra.append((f"{_col(column, columns)} {_OPS[op]} ?", (value,)))
+    if parsed.not_types:
+        marks = ",".join("?" * len(parsed.not_types))
+        col = _col("type", columns)
+        extra.append((f"{col} IS NULL OR {col} NOT IN ({marks})", tuple(parsed.not_types)))
+    if parsed.not_sync:
+        marks = ",".join("?" * len(parsed.not_sync))
+        col = _col("sync_status", columns)
+        extra.append((f"{col} IS NULL OR {col} NOT IN ({marks})", tuple(parsed.not_sync)))
+    for negate, items in ((False, parsed.tags), (True, parsed.not_tags)):
+        for kind, value in items:
+            if tags == "index":
+                sql, params = _tag_clause(kind, value)
+            else:
+                sql, params = "content LIKE ? ESCAPE '\\'", [f"%{like_escape(value)}%"]
+            extra.append((f"NOT ({sql})" if negate else sql, tuple(params)))
+    query = ListQuery(
+        types=parsed.types, sync_statuses=parsed.sync, expired=parsed.expired,
+        superseded=parsed.superseded, dirty=parsed.dirty, limit=None, extra_where=tuple(extra),
+    )
+    return where_clause(query, columns)
+
+
+def like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
