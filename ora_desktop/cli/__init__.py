@@ -20,12 +20,14 @@ def build_parser() -> argparse.ArgumentParser:
     """The full parser (used by ``main`` and by the test that checks every command's help)."""
     parser = common.Parser(
         prog="ora-desktop",
-        description="See and tend Ora agents' long-term memory. With no command, opens the window.",
+        description="See and tend Ora agents' long-term memory. With no command (or only .site.db "
+        "paths and --read-only/--home), opens the window.",
     )
     parser.add_argument("--version", action="version", version=f"ora-desktop {__version__}")
     parser.add_argument("--home", help="Ora home folder (default: $ORA_HOME or ~/.ora)")
     parser.add_argument("--read-only", action="store_true", help="open files read-only (window)")
-    parser.add_argument("files", nargs="*", help=argparse.SUPPRESS)
+    # Window arguments (``.site.db`` paths) are recognised by ``_wants_window`` before parsing;
+    # a positional here would swallow the subcommand name ("show ID" would read as files).
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for feature in FEATURES:
         feature.register(sub)

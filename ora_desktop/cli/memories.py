@@ -95,8 +95,8 @@ def register(sub: Any) -> None:
     p.add_argument("new", help="the memory that replaces it")
 
     p = command(sub, "check-schema", cmd_check_schema, "check files against the seed schema (read-only)",
-                "Open each file read-only and report what differs from the seed schema. Exit 1 if a "
-                "file cannot be used, 0 otherwise (warnings are printed).")
+                "Open each file read-only and report what differs from the seed schema. A file that "
+                "cannot be used is named on stderr and the exit status is 1; warnings alone exit 0.")
     common.add_target(p, required=False, all_option=True)
 
     p = command(sub, "demo", cmd_demo, "write a realistic demo Ora home (sites, agents, a task agent)",
@@ -547,7 +547,7 @@ def cmd_check_schema(args: argparse.Namespace) -> int:
     else:
         for entry in results:
             if entry["error"]:
-                print(f"ERROR  {entry['error']}")
+                common.fail(args, entry["error"])
             elif entry["warnings"]:
                 for warning in entry["warnings"]:
                     print(f"WARN   {entry['path']}: {warning}")
