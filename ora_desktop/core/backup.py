@@ -218,14 +218,20 @@ def list_backups(path: str | Path, dest_dir: str | Path | None = None, *,
     if not folder.is_dir():
         return []
     found = [_info(p) for p in folder.iterdir() if _NAME.match(p.name) and p.is_file()]
-    return sorted(found, key=lambda b: (b.created, b.path.name), reverse=True)
+    return sorted(found, key=_order, reverse=True)
+
+
+def _order(backup: BackupInfo) -> tuple[datetime, int]:
+    """Time, then the ``-N`` suffix of backups made within the same second."""
+    match = _NAME.match(backup.path.name)
+    return backup.created, int(match.group(2) or 1) if match else 0
 
 
 def backups_to_keep(backups: list[BackupInfo], keep_last: int, keep_daily: int, keep_weekly: int,
                     now: datetime | None = None) -> set[Path]:
     """The rotation rule: the newest ``keep_last``, plus the newest of each recent day and week."""
     now = now or datetime.now(UTC)
-    regular = sorted((b for b in backups if not b.before_restore), key=lambda b: b.created, reverse=True)
+    regular = sorted((b for b in backups if not b.before_restore), key=_order, reverse=True)
     keep = {b.path for b in regular[:keep_last]} | {b.path for b in backups if b.before_restore}
     days: set = set()
     weeks: set = set()

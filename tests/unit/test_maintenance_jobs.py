@@ -1,0 +1,79 @@
+"""The runner: registry, per-(job, file) locks, history, cancel, progress, bad input."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from ora_desktop.core import InvalidValue
+from ora_desktop.core.history import history
+from ora_desktop.core.maintenance import JOBS, job_lock, run_job
+from tests.unit.maintenance_support import ago, make_db
+
+
+@pytest.fixture
+def db(ora_home: Path) -> Path:
+    return make_db(ora_home / "sites" / "s" / "ora.site.db", [
+        {"id": f"m{i}", "last_accessed_at": ago(30), "expires_at": ago(1) if i % 2 else None} for i in range(10)
+    ])
+
+
+def test_registry_describes_every_job() -> None:
+    assert set(JOBS) == {"decay", "cleanup", "retention", "promote", "backup", "check"}
+    assert all(spec.description for spec in JOBS.values())
+    assert not JOBS["backup"].supports_dry_run and JOBS["cleanup"].supports_dry_run
+
+
+def test_every_run_is_recorded_with_counts_and_times(db: Path) -> None:
+    report = run_job("cleanup", db)
+    runs = history(path=db)
+    assert len(runs) == 1
+    run = runs[0]
+    assert (run.job, run.path, run.outcome, run.counts) == ("cleanup", str(db.resolve()), "ok", {"expired": 5})
+    assert run.started <= run.ended and run.message == report.message
+    run_job("decay", db, dry_run=True)
+    assert [r.job for r in history()] == ["decay", "cleanup"]
+    assert history()[0].dry_run
+    assert [r.job for r in history(job="cleanup")] == ["cleanup"]
+
+
+def test_a_job_already_running_on_the_file_is_skipped_not_doubled(db: Path) -> None:
+    with job_lock("cleanup", db):
+        report = run_job("cleanup", db)
+        other_job = run_job("decay", db)
+    assert report.outcome == "skipped-locked" and "already running" in report.message
+    assert other_job.outcome == "ok"  # the lock is per (job, file), not per file
+    assert history(job="cleanup")[0].outcome == "skipped-locked"
+    assert run_job("cleanup", db).counts == {"expired": 5}  # nothing was done while locked
+
+
+def test_unknown_job_and_impossible_dry_run_are_refused(db: Path) -> None:
+    with pytest.raises(InvalidValue, match="unknown job 'defrag'"):
+        run_job("defrag", db)
+    with pytest.raises(InvalidValue, match="no dry run"):
+        run_job("backup", db, dry_run=True)
+    assert history() == []
+
+
+def test_cancel_before_work_stops_the_job_and_changes_nothing(db: Path) -> None:
+    cancel = threading.Event()
+    cancel.set()
+    before = db.read_bytes()
+    report = run_job("cleanup", db, cancel=cancel)
+    assert report.outcome == "cancelled"
+    assert db.read_bytes() == before
+
+
+def test_progress_is_reported(db: Path) -> None:
+    seen: list[tuple[int, int]] = []
+    run_job("decay", db, progress=lambda done, total: seen.append((done, total)))
+    assert seen[0] == (0, 1) and seen[-1] == (1, 1)
+
+
+def test_a_missing_file_fails_with_its_name(ora_home: Path) -> None:
+    missing = ora_home / "sites" / "s" / "nobody.site.db"
+    report = run_job("check", missing)
+    assert report.outcome == "failed" and "nobody.site.db" in report.message
+    assert not missing.exists()
