@@ -6,7 +6,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import CorruptFile, EmptyFile, FileMissing, NotSQLite, WrongSchema
+from .errors import CorruptFile, EmptyFile, FileMissing, FileProblem, NotSQLite, WrongSchema
 
 # The seed's "Full Initialization SQL", verbatim. New files are created with exactly this.
 INIT_SQL = """\
@@ -183,12 +183,10 @@ def inspect(conn: sqlite3.Connection, path: str | Path) -> SchemaReport:
 
 
 def _as_file_error(path: str, exc: sqlite3.DatabaseError) -> Exception:
-    text = str(exc)
-    if "not a database" in text or "file is encrypted" in text:
-        return NotSQLite(path, f"not a usable SQLite database ({text})")
-    if "malformed" in text or "disk I/O" in text:
-        return CorruptFile(path, f"the database is damaged or truncated ({text})")
-    return CorruptFile(path, text)
+    from .connection import translate
+
+    error = translate(path, exc)
+    return error if isinstance(error, FileProblem) else CorruptFile(path, str(exc))
 
 
 def create_database(path: Path) -> None:

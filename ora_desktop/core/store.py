@@ -7,6 +7,7 @@ DESIGN's sync rule, and report a :class:`~ora_desktop.core.records.Change` to su
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import threading
@@ -143,10 +144,14 @@ class Store(GraphMixin, TrashMixin):
         with translated(self.path):
             return self.db.execute_sql(sql, params)
 
-    def write(self) -> Any:
-        """A ``BEGIN IMMEDIATE`` transaction (refused on a read-only store)."""
+    @contextlib.contextmanager
+    def write(self) -> Iterator[None]:
+        """A ``BEGIN IMMEDIATE`` transaction (refused on a read-only store); a savepoint when
+        nested. Errors, including a lock that outlasts the timeout at BEGIN or COMMIT, come
+        out as ``OraError``s naming the file."""
         self._require_writable()
-        return self.db.atomic("IMMEDIATE")
+        with translated(self.path), self.db.atomic("IMMEDIATE"):
+            yield
 
     def _require_writable(self) -> None:
         if self.readonly:

@@ -1,0 +1,313 @@
+"""Opening files: bad files refused by name, odd-but-usable files opened with warnings,
+read-only sessions that leave no trace, locked databases, and stores used from threads."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from ora_desktop import (
+    CorruptFile,
+    DatabaseLocked,
+    EmptyFile,
+    FileMissing,
+    FileProblem,
+    NotSQLite,
+    OraError,
+    WrongSchema,
+    open_store,
+)
+from ora_desktop.core.schema import INIT_SQL
+from tests.conftest import raw_seed_db
+
+ROWS = [(f"m{i}", f"memory number {i}", ("fact", "task", "context")[i % 3], 1 + i % 10) for i in range(60)]
+
+
+def listing(folder: Path) -> dict[str, bytes]:
+    """Every file in a folder with its bytes."""
+    return {p.name: (b"<folder>" if p.is_dir() else p.read_bytes()) for p in sorted(folder.iterdir())}
+
+
+# ------------------------------------------------------------------------------ bad files
+def _sqlite_without_memories(path: Path) -> None:
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE notes (id TEXT, body TEXT)")
+    conn.commit()
+    conn.close()
+
+
+def _truncated(path: Path) -> None:
+    raw_seed_db(path.with_suffix(".full"), ROWS * 1)
+    data = path.with_suffix(".full").read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+def _header_only(path: Path) -> None:
+    path.write_bytes(b"SQLite format 3\x00" + b"\x10\x00")
+
+
+def _encrypted(path: Path) -> None:
+    path.write_bytes(os.urandom(8192))  # what an SQLCipher file looks like: no plain header
+
+
+def _garbage_after_header(path: Path) -> None:
+    raw_seed_db(path.with_suffix(".full"), ROWS)
+    data = bytearray(path.with_suffix(".full").read_bytes())
+    data[100:4096] = os.urandom(4096 - 100)  # the schema page destroyed
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "words"),
+    [
+        (lambda p: None, FileMissing, "no such file"),
+        (lambda p: p.write_bytes(b""), EmptyFile, "empty"),
+        (lambda p: p.write_text("id,content\n1,hello\n"), NotSQLite, "not an SQLite database"),
+        (_encrypted, NotSQLite, "encrypted"),
+        (_header_only, CorruptFile, "truncated"),
+        (_truncated, CorruptFile, "truncated"),
+        (_garbage_after_header, FileProblem, ""),
+        (_sqlite_without_memories, WrongSchema, "no 'memories' table"),
+        (lambda p: p.mkdir(), NotSQLite, "directory"),
+    ],
+    ids=["missing", "empty", "text", "encrypted", "header-only", "truncated", "damaged", "no-memories", "folder"],
+)
+@pytest.mark.parametrize("readonly", [False, True], ids=["rw", "ro"])
+def test_bad_files_are_refused_by_name(tmp_path, make, error, words, readonly):
+    path = tmp_path / "bad.site.db"
+    make(path)
+    before = listing(tmp_path)
+    with pytest.raises(error) as caught:
+        open_store(path, readonly=readonly)
+    assert isinstance(caught.value, OraError)
+    message = str(caught.value)
+    assert str(path) in message and words in message
+    assert listing(tmp_path) == before  # refusing a file changes nothing
+
+
+# ------------------------------------------------------------------------------ odd but usable
+def test_missing_task_context_and_indexes_are_warnings(tmp_path):
+    path = tmp_path / "bare.site.db"
+    conn = sqlite3.connect(path)
+    table = INIT_SQL.split("CREATE TABLE IF NOT EXISTS memories")[1].split(";")[0]
+    conn.execute("CREATE TABLE memories" + table)
+    conn.execute("INSERT INTO memories (id, content, created_at, updated_at) VALUES ('a', 'x', datetime('now'), "
+                 "datetime('now'))")
+    conn.commit()
+    conn.close()
+    with open_store(path) as store:
+        assert any("task_context" in w for w in store.warnings)
+        assert any("missing indexes" in w and "idx_memories_type" in w for w in store.warnings)
+        assert store.tasks() == []
+        assert store.get("a").content == "x"
+        assert store.recall("fact")[0].id == "a"
+
+
+def test_legacy_file_without_checks_shows_out_of_range_values(tmp_path):
+    path = tmp_path / "legacy.site.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE memories (id TEXT PRIMARY KEY, content TEXT, type TEXT, importance INTEGER, "
+                 "access_count INTEGER, last_accessed_at TEXT, health_score REAL, related_to TEXT, "
+                 "superseded_by TEXT, created_at TEXT, updated_at TEXT, expires_at TEXT, synced_at TEXT, "
+                 "sync_status TEXT)")
+    conn.executemany(
+        "INSERT INTO memories (id, content, type, importance, health_score, sync_status, created_at, updated_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [("zero", "importance zero", "fact", 0, 1.0, "pending", "2024-05-01 10:00:00", "2024-05-01 10:00:00"),
+         ("eleven", "importance eleven", "note", 11, 1.5, "uploaded", "yesterday", None),
+         ("nulls", None, None, None, None, None, None, None)],
+    )
+    conn.commit()
+    conn.close()
+    with open_store(path) as store:
+        assert any("CHECK" in w for w in store.warnings)
+        zero, eleven, nulls = store.get("zero"), store.get("eleven"), store.get("nulls")
+        assert zero.importance == 0
+        assert (eleven.importance, eleven.health_score, eleven.type, eleven.sync_status) == (11, 1.5, "note",
+                                                                                            "uploaded")
+        assert eleven.created_at is None and eleven.unparsed == (("created_at", "yesterday"),)
+        assert nulls.content == "" and nulls.created_at is None
+        assert store.count() == 3
+        facets = store.facets()
+        assert facets.types == {"fact": 1, "note": 1, "None": 1}
+        assert facets.importance == {0: 1, 11: 1, None: 1}
+        assert facets.health_buckets["unknown"] == 1
+        assert {m.id for m in store.list(order_by="importance")} == {"zero", "eleven", "nulls"}
+        # Editing such a row still validates what the user types.
+        with pytest.raises(OraError, match="importance"):
+            store.update("eleven", importance=12)
+        assert store.update("eleven", importance=10).importance == 10
+
+
+# ------------------------------------------------------------------------------ read-only
+def test_read_only_session_leaves_bytes_and_folder_unchanged(seed_db):
+    path = seed_db(ROWS)
+    folder = path.parent
+    before = listing(folder)
+    assert set(before) == {path.name}  # WAL file, no -wal/-shm beside it
+    with open_store(path, readonly=True) as store:
+        assert store.readonly and store.immutable
+        assert store.report.journal_mode == "wal"
+        assert store.count() == len(ROWS)
+        assert [m.id for m in store.iter_all(page=7)] == [m.id for m in store.list(limit=None)]
+        store.facets()
+        store.recall("fact")
+        store.important()
+        store.chain("m1")
+        store.neighbors("m1", hops=2)
+        store.trash()
+        store.tasks()
+        store.row_keys()
+        store.cursor_at(10)
+        assert not store.changed_externally()
+        with ThreadPoolExecutor(2) as pool:
+            assert list(pool.map(lambda _: store.count(), range(4))) == [len(ROWS)] * 4
+    assert listing(folder) == before
+
+
+def test_read_only_session_beside_an_open_writer(seed_db):
+    path = seed_db(ROWS)
+    folder = path.parent
+    writer = sqlite3.connect(path)
+    writer.execute("INSERT INTO memories (id, content, created_at, updated_at) VALUES ('w1', 'by writer', "
+                   "datetime('now'), datetime('now'))")
+    writer.commit()
+    before = listing(folder)
+    db_bytes = path.read_bytes()
+    assert {path.name + "-wal", path.name + "-shm"} <= set(before)
+    with open_store(path, readonly=True) as store:
+        assert not store.immutable
+        assert store.get("w1").content == "by writer"  # sees the writer's WAL
+        writer.execute("INSERT INTO memories (id, content, created_at, updated_at) VALUES ('w2', 'later', "
+                       "datetime('now'), datetime('now'))")
+        writer.commit()
+        assert store.changed_externally()
+        assert store.get("w2").content == "later"
+        assert not store.changed_externally()
+    assert path.read_bytes() == db_bytes
+    assert set(listing(folder)) == set(before)
+    writer.close()
+
+
+def test_immutable_read_only_store_follows_another_writer(seed_db):
+    path = seed_db(ROWS)
+    with open_store(path, readonly=True) as store:
+        assert store.immutable and store.count() == len(ROWS)
+        assert not store.changed_externally()
+        raw_write = sqlite3.connect(path)
+        raw_write.execute("DELETE FROM memories WHERE id = 'm0'")
+        raw_write.commit()
+        raw_write.close()  # checkpoints into the main file and removes -wal
+        assert store.changed_externally()
+        assert store.count() == len(ROWS) - 1 and store.find("m0") is None
+        assert not store.changed_externally()
+        # Reads notice too, without anyone calling changed_externally().
+        raw_write = sqlite3.connect(path)
+        raw_write.execute("DELETE FROM memories WHERE id = 'm1'")
+        raw_write.commit()
+        assert store.find("m1") is None  # a writer still open: read through its WAL
+        raw_write.close()
+        assert store.count() == len(ROWS) - 2
+
+
+def test_read_only_rollback_journal_file(tmp_path):
+    path = tmp_path / "delete-mode.site.db"
+    raw_seed_db(path, ROWS)
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode = DELETE")
+    conn.close()
+    before = listing(tmp_path)
+    with open_store(path, readonly=True) as store:
+        assert not store.immutable
+        assert store.count() == len(ROWS)
+    assert listing(tmp_path) == before
+
+
+# ------------------------------------------------------------------------------ locks
+def test_locked_database_gives_a_clear_error_and_changes_nothing(seed_db):
+    path = seed_db(ROWS)
+    with open_store(path, timeout=0.2) as store:
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        holder.execute("UPDATE memories SET content = 'held' WHERE id = 'm2'")
+        try:
+            with pytest.raises(DatabaseLocked) as caught:
+                store.add("blocked write")
+            assert str(path) in str(caught.value) and "locked" in str(caught.value)
+            with pytest.raises(DatabaseLocked):
+                store.delete(["m3"])
+            with pytest.raises(DatabaseLocked):
+                store.update("m3", content="x")
+            assert store.count() == len(ROWS)  # WAL: reading still works
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        assert store.get("m3").content == "memory number 3"
+        assert not store.has_table("ora_desktop_trash")  # the failed delete created nothing
+        store.add("after the lock")
+        assert store.count() == len(ROWS) + 1
+
+
+def test_exclusively_locked_rollback_file_refused_at_open(tmp_path):
+    path = tmp_path / "locked.site.db"
+    raw_seed_db(path, ROWS)
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode = DELETE")
+    conn.close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(DatabaseLocked, match="locked"):
+            open_store(path, readonly=True, timeout=0.2)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+# ------------------------------------------------------------------------------ threads
+def test_store_used_from_worker_threads(seed_db):
+    path = seed_db(ROWS)
+    with open_store(path) as store:
+        errors: list[BaseException] = []
+
+        def work(n: int) -> None:
+            try:
+                for i in range(20):
+                    store.add(f"thread {n} memory {i}", type="task")
+                    store.list(types=("task",), limit=5)
+                    store.touch("m1")
+            except BaseException as exc:  # noqa: BLE001 - collected for the assertion
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        assert store.count(types=("task",)) == 20 + 80
+        assert store.get("m1").access_count == 80
+        assert len(store.db._every) >= 1
+    assert store.db._every == []  # close() closed every thread's connection
+
+
+def test_store_opened_on_a_copy_with_wal_sidecars(tmp_path, seed_db):
+    """A file copied together with its -wal (a writer was running) opens and shows every commit."""
+    path = seed_db(ROWS)
+    writer = sqlite3.connect(path)
+    writer.execute("PRAGMA wal_autocheckpoint = 0")
+    writer.execute("DELETE FROM memories WHERE id = 'm5'")
+    writer.commit()
+    copy = tmp_path / "copy" / path.name
+    copy.parent.mkdir()
+    for suffix in ("", "-wal", "-shm"):
+        shutil.copyfile(str(path) + suffix, str(copy) + suffix)
+    writer.close()
+    with open_store(copy, readonly=True) as store:
+        assert store.find("m5") is None and store.count() == len(ROWS) - 1
