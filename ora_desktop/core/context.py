@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from . import timestamps
+from .errors import InvalidValue, OraError
 from .records import Memory
 
 if TYPE_CHECKING:
@@ -83,5 +85,149 @@ def build_context(store: Store, query: str, token_budget: int = 2000, *, hops: i
                   shares: dict[str, float] | None = None, tokenizer: Tokenizer | None = None,
                   touch: bool = False, include_expired: bool = False, relevant_limit: int = 20,
                   recent_limit: int = 20, important_limit: int = 50) -> ContextBundle:
-    """Assemble context for ``query`` within ``token_budget`` tokens (see the module doc)."""
-    raise NotImplementedError
+    """Assemble context for ``query`` within ``token_budget`` tokens (see the module doc).
+
+    ``shares`` overrides the budget split (``important``, ``relevant``, ``recent``; normalised
+    to sum to 1). ``hops`` bounds the ``related_to`` expansion of keyword hits. With
+    ``touch=True`` every memory placed is touched (access count, last access, health).
+    """
+    count = tokenizer or estimate_tokens
+    budget = max(0, int(token_budget))
+    split = _shares(shares)
+    notes: list[str] = []
+    now = timestamps.now()
+
+    def usable(memory: Memory) -> bool:
+        return not memory.is_superseded and (include_expired or not memory.is_expired(now))
+
+    candidates = {
+        "important": [(m, "important", 0.0) for m in store.important(important_limit) if usable(m)],
+        "relevant": _relevant(store, query, relevant_limit, hops, usable, notes),
+        "recent": [(m, "recent", 0.0) for m in store.list(order_by="updated_at", limit=recent_limit * 2)
+                   if usable(m)][:recent_limit],
+    }
+    placed: set[str] = set()
+    blocks: list[str] = []
+    sections: list[ContextSection] = []
+    allowance_left = 0.0
+    for name in SECTION_ORDER:
+        allowance_left += budget * split[name]
+        before = count(_join(blocks)) if blocks else 0
+        cap = min(budget, before + int(allowance_left))
+        title = TITLES[name].format(query=_short(query))
+        items: list[ContextItem] = []
+        lines: list[str] = []
+        for memory, reason, score in candidates[name]:
+            if memory.id in placed:
+                continue
+            line = render(memory, reason)
+            trial = _join([*blocks, _block(title, [*lines, line])])
+            truncated = False
+            if count(trial) > cap:
+                line = _fit(memory, reason, title, blocks, lines, cap, count)
+                if line is None:
+                    continue
+                truncated = True
+            lines.append(line)
+            placed.add(memory.id)
+            items.append(ContextItem(memory, line, count(line), reason, score, truncated))
+        if lines:
+            blocks.append(_block(title, lines))
+        spent = (count(_join(blocks)) if blocks else 0) - before
+        allowance_left = max(0.0, allowance_left - spent)
+        sections.append(ContextSection(name, title, tuple(items), int(budget * split[name]), spent))
+    text = _join(blocks)
+    if touch and placed:
+        store.touch_many(list(placed))
+    return ContextBundle(query=query, token_budget=budget, sections=tuple(sections), text=text,
+                         tokens=count(text) if text else 0, notes=tuple(notes))
+
+
+SECTION_ORDER = ("important", "relevant", "recent")
+TITLES = {"important": "## Important memories", "relevant": "## Relevant to: {query}", "recent": "## Recent memories"}
+MIN_TRUNCATED_CHARS = 40
+
+
+def _shares(shares: dict[str, float] | None) -> dict[str, float]:
+    merged = dict(DEFAULT_SHARES)
+    if shares:
+        for key, value in shares.items():
+            if key not in merged:
+                raise InvalidValue("shares", f"{key!r} is not a section ({', '.join(SECTION_ORDER)})")
+            merged[key] = max(0.0, float(value))
+    total = sum(merged.values()) or 1.0
+    return {k: v / total for k, v in merged.items()}
+
+
+def _short(query: str, limit: int = 60) -> str:
+    query = " ".join(str(query).split())
+    return query if len(query) <= limit else query[: limit - 1] + "…"
+
+
+def render(memory: Memory, reason: str, content: str | None = None) -> str:
+    """One memory as a context line: ``- [type, importance N] content`` (one line)."""
+    text = " ".join((memory.content if content is None else content).split())
+    label = f"{memory.type or 'memory'}, importance {memory.importance}"
+    if reason == "neighbor":
+        label += ", related"
+    if memory.is_expired():
+        label += ", expired"
+    return f"- [{label}] {text}"
+
+
+def _block(title: str, lines: list[str]) -> str:
+    return "\n".join([title, *lines])
+
+
+def _join(blocks: list[str]) -> str:
+    return "\n\n".join(blocks)
+
+
+def _fit(memory: Memory, reason: str, title: str, blocks: list[str], lines: list[str], cap: int,
+         count: Tokenizer) -> str | None:
+    """The longest truncation of ``memory`` that keeps the text within ``cap`` (or None)."""
+    content = " ".join(memory.content.split())
+    low, high, best = MIN_TRUNCATED_CHARS, len(content) - 1, None
+    while low <= high:
+        mid = (low + high) // 2
+        line = render(memory, reason, content[:mid].rstrip() + "…")
+        if count(_join([*blocks, _block(title, [*lines, line])])) <= cap:
+            best, low = line, mid + 1
+        else:
+            high = mid - 1
+    return best
+
+
+def _relevant(store: Store, query: str, limit: int, hops: int, usable: Callable[[Memory], bool],
+              notes: list[str]) -> list[tuple[Memory, str, float]]:
+    """Keyword hits and their related_to neighbours (newest of each chain), fused by RRF."""
+    from .search import search
+    from .search.ranking import fused_order
+
+    if not str(query).strip():
+        return []
+    result = search(store, query, limit=limit)
+    if result.note:
+        notes.append(result.note)
+    notes.extend(result.warnings)
+    found: dict[str, tuple[Memory, str]] = {}
+    keyword: list[str] = []
+    for hit in result.hits:
+        if usable(hit.memory):
+            found[hit.memory.id] = (hit.memory, "keyword")
+            keyword.append(hit.memory.id)
+    neighbours: list[str] = []
+    if hops > 0:
+        for memory_id in keyword:
+            try:
+                reached = store.neighbors(memory_id, hops)
+            except OraError:
+                continue
+            for memory, _depth in sorted(reached.found, key=lambda pair: pair[1]):
+                if memory.is_superseded:
+                    memory = store.live_version(memory.id) or memory
+                if memory.is_superseded or not usable(memory) or memory.id in neighbours:
+                    continue
+                found.setdefault(memory.id, (memory, "neighbor"))
+                neighbours.append(memory.id)
+    return [(found[key][0], found[key][1], score) for key, score in fused_order([keyword, neighbours])]
