@@ -1,5 +1,7 @@
 """The headless engine: no Qt, no qasync (an import-linter contract enforces it)."""
 
+from .context import ContextBundle, ContextItem, ContextSection, build_context
+from .conversation import ConversationMemory, PruneResult, Recall
 from .errors import (
     Conflict,
     CorruptFile,
@@ -19,6 +21,18 @@ from .home import AgentFile, OraHome, Site, check_name
 from .listing import Cursor, ListQuery
 from .records import Chain, Change, DeletedMemory, Facets, Memory, Neighbors, TaskContext
 from .schema import INIT_SQL, MEMORY_TYPES, SYNC_STATUSES, SchemaReport, create_database
+from .search import (
+    Hit,
+    IndexState,
+    ParsedQuery,
+    SearchResult,
+    ensure_index,
+    index_state,
+    parse_query,
+    search,
+    search_many,
+    tag_facets,
+)
 from .store import Store, open_store
 
 __all__ = [
@@ -28,4 +42,9 @@ __all__ = [
     "NotFound", "NotSQLite", "OraError", "OraHome", "ReadOnlyDatabase", "SYNC_STATUSES",
     "SchemaReport", "Site", "Store", "TaskContext", "WrongSchema", "check_name",
     "create_database", "open_store",
+]
+__all__ += [
+    "ContextBundle", "ContextItem", "ContextSection", "ConversationMemory", "Hit", "IndexState",
+    "ParsedQuery", "PruneResult", "Recall", "SearchResult", "build_context", "ensure_index",
+    "index_state", "parse_query", "search", "search_many", "tag_facets",
 ]

@@ -507,6 +507,18 @@ class Store(GraphMixin, TrashMixin):
     def new_memory_id(self) -> str:
         return new_id()
 
+    def search(self, query: Any, limit: int = 50, **kw: Any) -> Any:
+        """Full-text search of this file (see :func:`ora_desktop.core.search.search`)."""
+        from .search import search
+
+        return search(self, query, limit, **kw)
+
+    def context(self, query: str, token_budget: int = 2000, **kw: Any) -> Any:
+        """Context for an agent's turn within a token budget (see :mod:`ora_desktop.core.context`)."""
+        from .context import build_context
+
+        return build_context(self, query, token_budget, **kw)
+
 
 def new_id() -> str:
     """A fresh memory id."""
