@@ -30,8 +30,16 @@ HEALTH_OK = QColor("#2e9d5b")
 DENSITY = ((1, "1 memory", 7.0), (10, "2–10", 10.0), (100, "11–100", 13.0), (None, "more than 100", 17.0))
 
 
-def new_chart(title: str, dark: bool) -> QChart:
-    chart = QChart()
+def reset(chart: QChart, title: str, dark: bool) -> QChart:
+    """Empty ``chart`` (series deleted, axes removed and deleted) and set its title and theme.
+
+    Charts are reused rather than replaced: swapping a QChartView's chart and deleting the old
+    one while it still has pending paint events can crash Qt.
+    """
+    chart.removeAllSeries()
+    for axis in chart.axes():
+        chart.removeAxis(axis)
+        axis.deleteLater()
     chart.setTheme(QChart.ChartTheme.ChartThemeDark if dark else QChart.ChartTheme.ChartThemeLight)
     chart.setTitle(title)
     chart.setAnimationOptions(QChart.AnimationOption.NoAnimation)
@@ -42,9 +50,9 @@ def new_chart(title: str, dark: bool) -> QChart:
     return chart
 
 
-def health_chart(data: ChartData, dark: bool) -> QChart:
+def health_chart(chart: QChart, data: ChartData, dark: bool) -> QChart:
     """Bars per health bucket, red below the recall threshold (0.3)."""
-    chart = new_chart("Health distribution", dark)
+    reset(chart, "Health distribution", dark)
     labels = list(data.health_buckets)
     series = QStackedBarSeries()
     for colour, wanted in ((HEALTH_LOW, "below recall (≤ 0.3)"), (HEALTH_OK, "recallable")):
@@ -69,9 +77,9 @@ def _bucket_low(label: str) -> float | None:
         return None
 
 
-def types_chart(data: ChartData, dark: bool) -> QChart:
+def types_chart(chart: QChart, data: ChartData, dark: bool) -> QChart:
     """Memories by type, biggest first, each bar labelled with its count."""
-    chart = new_chart("Memories by type", dark)
+    reset(chart, "Memories by type", dark)
     series = QBarSeries()
     bar = QBarSet("memories")
     bar.append([float(v) for v in data.types.values()])
@@ -85,9 +93,9 @@ def types_chart(data: ChartData, dark: bool) -> QChart:
     return chart
 
 
-def sync_chart(data: ChartData, dark: bool) -> QChart:
+def sync_chart(chart: QChart, data: ChartData, dark: bool) -> QChart:
     """Sync status as a pie with counts and percentages."""
-    chart = new_chart("Sync status", dark)
+    reset(chart, "Sync status", dark)
     series = QPieSeries()
     total = sum(data.sync_statuses.values()) or 1
     for status, count in data.sync_statuses.items():
@@ -101,12 +109,12 @@ def sync_chart(data: ChartData, dark: bool) -> QChart:
     return chart
 
 
-def growth_chart(data: ChartData, dark: bool) -> QChart:
+def growth_chart(chart: QChart, data: ChartData, dark: bool) -> QChart:
     """Total memories over time (by creation day)."""
     title = "Growth over time"
     if data.undated:
         title += f" ({data.undated:,} without a readable creation date)"
-    chart = new_chart(title, dark)
+    reset(chart, title, dark)
     series = QLineSeries()
     series.setName("memories (cumulative)")
     points = cumulative(data.growth)
@@ -137,9 +145,9 @@ def growth_chart(data: ChartData, dark: bool) -> QChart:
     return chart
 
 
-def scatter_chart(data: ChartData, dark: bool) -> QChart:
+def scatter_chart(chart: QChart, data: ChartData, dark: bool) -> QChart:
     """Importance (x) against health (y); bigger markers where more memories coincide."""
-    chart = new_chart("Importance vs health", dark)
+    reset(chart, "Importance vs health", dark)
     bands: list[QScatterSeries] = []
     for _upper, label, size in DENSITY:
         series = QScatterSeries()

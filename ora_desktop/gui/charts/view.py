@@ -116,7 +116,8 @@ class ChartsView(QWidget):
         self.grid.setContentsMargins(0, 0, 0, 0)
         self.views: dict[str, QChartView] = {}
         for index, (name, _build) in enumerate(CHARTS):
-            view = QChartView()
+            self.charts[name] = QChart()
+            view = QChartView(self.charts[name])
             view.setRenderHint(QPainter.RenderHint.Antialiasing)
             view.setMinimumSize(280, 220)
             view.setObjectName(f"chart-{name}")
@@ -178,12 +179,7 @@ class ChartsView(QWidget):
             return
         dark = self.palette().color(QPalette.ColorRole.Window).lightness() < 128
         for name, build in CHARTS:
-            chart = build(data, dark)
-            old = self.views[name].chart()
-            self.views[name].setChart(chart)
-            self.charts[name] = chart
-            if old is not None and old is not chart:
-                old.deleteLater()
+            build(self.charts[name], data, dark)
         self.stack.setCurrentIndex(1)
 
     def _show_message(self, text: str) -> None:
