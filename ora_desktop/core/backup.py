@@ -23,7 +23,6 @@ import contextlib
 import os
 import re
 import sqlite3
-import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -155,12 +154,29 @@ def _new_name(folder: Path, when: datetime, aside: bool = False) -> Path:
     return candidate
 
 
-def _remove_partials(folder: Path, older_than: float = 0) -> None:
-    """Delete leftovers of interrupted backups (callers hold the backup lock for this file)."""
-    for leftover in folder.glob(f".*{PARTIAL}*"):
+def _remove_partials(folder: Path) -> list[Path]:
+    """Delete leftovers of interrupted backups whose process is gone (a crash or SIGKILL)."""
+    removed = []
+    for leftover in folder.glob(f".*{PARTIAL}-*"):
+        match = re.search(rf"{re.escape(PARTIAL)}-(\d+)", leftover.name)
+        if match and _alive(int(match.group(1))):
+            continue
         with contextlib.suppress(OSError):
-            if time.time() - leftover.stat().st_mtime >= older_than:
-                leftover.unlink()
+            leftover.unlink()
+            removed.append(leftover)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def create_backup(path: str | Path, dest_dir: str | Path | None = None, *, config: Config | None = None,
@@ -179,7 +195,7 @@ def create_backup(path: str | Path, dest_dir: str | Path | None = None, *, confi
     folder.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(OSError):
         os.chmod(folder, 0o700)
-    _remove_partials(folder, older_than=3600)
+    _remove_partials(folder)
     final = _new_name(folder, datetime.now(UTC))
     temp = folder / f".{final.name}{PARTIAL}-{os.getpid()}"
     try:

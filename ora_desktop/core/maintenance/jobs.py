@@ -115,15 +115,16 @@ def run_job(name: str, db_path: str | Path, *, dry_run: bool = False, progress: 
     path = Path(db_path).expanduser().resolve()
     ctx = JobContext(path, dry_run=dry_run, progress=progress, cancel=cancel, home=home or OraHome(),
                      config=config or Config.load(), repair=repair, now=now)
-    started = _now()
     lock = job_lock(name, path)
     try:
         lock.acquire(timeout=0)
     except filelock.Timeout:
-        report = JobReport(name, path, started, _now(), "skipped-locked",
+        started = _now()
+        report = JobReport(name, path, started, started, "skipped-locked",
                            message=f"{name} is already running on {path} in another process or thread",
                            dry_run=dry_run)
         return _finish(report, record)
+    started = _now()  # once the lock is held: recorded runs of one (job, file) never overlap
     try:
         outcome = spec.function(ctx)
         report = JobReport(name, path, started, _now(), "ok", outcome.counts, outcome.message,
