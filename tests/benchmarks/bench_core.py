@@ -1,0 +1,144 @@
+"""The core engine against raw ``sqlite3`` doing the same work on the same file, in one run.
+
+Reads run on a read-only store and a raw read-only connection opened the same way; the raw
+SQL has the engine's semantics (superseded memories hidden, time columns ordered through
+``julianday``, keyset paging on (sort value, rowid)). Writes run on a scratch copy.
+Targets: every read within 1.5x of raw SQL; batch add at least 20,000 memories/s.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+import uuid
+from pathlib import Path
+
+from ora_desktop import open_store
+from ora_desktop.core.connection import make_database
+from ora_desktop.core.schema import MEMORY_COLUMNS
+
+from .common import Row, bench_file, fresh_copy, p50, report, timed
+
+COLS = ", ".join(MEMORY_COLUMNS)
+VISIBLE = "(superseded_by IS NULL OR superseded_by = '')"
+ORDER = "julianday(created_at) DESC, rowid DESC"
+BUCKET = "CASE WHEN health_score IS NULL THEN -1 ELSE min(9, max(0, CAST(health_score * 10 AS INTEGER))) END"
+READ_TARGET = "<= 1.5x"
+
+
+def _raw_reader(path: Path) -> sqlite3.Connection:
+    """A raw connection opened exactly as the engine opens this file read-only."""
+    db, _ = make_database(path, readonly=True)
+    return sqlite3.connect(db.database, uri=True, isolation_level=None)
+
+
+def _reads(path: Path, rows: list[Row]) -> None:
+    raw = _raw_reader(path)
+    with open_store(path, readonly=True) as store:
+        visible = store.count()
+        offset = min(900_000, max(0, visible - 101))
+
+        def raw_page(after: tuple | None = None) -> list:
+            if after is None:
+                sql, params = f"SELECT rowid, {COLS} FROM memories WHERE {VISIBLE} ORDER BY {ORDER} LIMIT 100", ()
+            else:
+                key = "julianday(created_at)"
+                sql = (f"SELECT rowid, {COLS} FROM memories WHERE {VISIBLE} AND ({key} < ? OR ({key} = ? AND "
+                       f"rowid < ?) OR {key} IS NULL) ORDER BY {ORDER} LIMIT 100")
+                params = (after[0], after[0], after[1])
+            return raw.execute(sql, params).fetchall()
+
+        ours = p50(timed(lambda: store.list(limit=100), repeat=5))
+        base = p50(timed(raw_page, repeat=5))
+        assert [m.id for m in store.list(limit=100)] == [r[1] for r in raw_page()]
+        rows.append(Row("list: first page (100, newest first)", ours, base, READ_TARGET))
+
+        cursor = store.cursor_at(offset)
+        raw_at = f"SELECT julianday(created_at), rowid FROM memories WHERE {VISIBLE} ORDER BY {ORDER} LIMIT 1 OFFSET ?"
+        ours = p50(timed(lambda: store.cursor_at(offset), repeat=3))
+        base = p50(timed(lambda: raw.execute(raw_at, (offset,)).fetchone(), repeat=3))
+        rows.append(Row(f"cursor_at({offset:,}) (one-off jump)", ours, base, READ_TARGET))
+
+        after = (cursor.value, cursor.rowid)
+        ours = p50(timed(lambda: store.list(limit=100, after=cursor), repeat=5))
+        base = p50(timed(lambda: raw_page(after), repeat=5))
+        assert [m.id for m in store.list(limit=100, after=cursor)] == [r[1] for r in raw_page(after)]
+        rows.append(Row(f"list: page at offset {offset:,} (keyset)", ours, base, READ_TARGET))
+        offset_sql = f"SELECT rowid, {COLS} FROM memories WHERE {VISIBLE} ORDER BY {ORDER} LIMIT 100 OFFSET ?"
+        context = p50(timed(lambda: raw.execute(offset_sql, (offset + 1,)).fetchall(), repeat=3))
+        rows.append(Row("  (raw LIMIT/OFFSET page there, for contrast)", context, None, "-"))
+
+        ours = p50(timed(store.count, repeat=5))
+        base = p50(timed(lambda: raw.execute(f"SELECT count(*) FROM memories WHERE {VISIBLE}").fetchone(), repeat=5))
+        rows.append(Row("count (superseded hidden)", ours, base, READ_TARGET))
+        ours = p50(timed(lambda: store.count(superseded="show"), repeat=5))
+        base = p50(timed(lambda: raw.execute("SELECT count(*) FROM memories").fetchone(), repeat=5))
+        rows.append(Row("count (everything)", ours, base, READ_TARGET))
+
+        facet_sql = (f"SELECT type, sync_status, importance, {BUCKET}, count(*) FROM memories WHERE {VISIBLE} "
+                     "GROUP BY +type, +sync_status, +importance, 4")
+        ours = p50(timed(store.facets, repeat=5))
+        base = p50(timed(lambda: raw.execute(facet_sql).fetchall(), repeat=5))
+        rows.append(Row("facets (type, sync, importance, health)", ours, base, READ_TARGET))
+        four = [f"SELECT {e}, count(*) FROM memories WHERE {VISIBLE} GROUP BY 1"
+                for e in ("type", "sync_status", "importance", BUCKET)]
+        context = p50(timed(lambda: [raw.execute(sql).fetchall() for sql in four], repeat=3))
+        rows.append(Row("  (raw as four GROUP BY queries, for contrast)", context, None, "-"))
+
+        recall_sql = (f"SELECT rowid, {COLS} FROM memories WHERE type = ? AND health_score > 0.3 "
+                      "ORDER BY importance DESC, julianday(created_at) DESC LIMIT 20")
+        ours = p50(timed(lambda: store.recall("fact"), repeat=7))
+        base = p50(timed(lambda: raw.execute(recall_sql, ("fact",)).fetchall(), repeat=7))
+        assert [m.id for m in store.recall("fact")] == [r[1] for r in raw.execute(recall_sql, ("fact",))]
+        rows.append(Row("recall('fact') (seed query, by time)", ours, base, READ_TARGET))
+
+    raw.close()
+
+
+def _writes(path: Path, rows: list[Row]) -> None:
+    scratch = fresh_copy(path, "core-writes.site.db")
+    raw = sqlite3.connect(scratch, isolation_level=None, timeout=5)
+    raw.execute("PRAGMA busy_timeout = 5000")
+    insert = ("INSERT INTO memories (id, content, type, importance, access_count, health_score, created_at, "
+              "updated_at, sync_status) VALUES (?, ?, ?, ?, 0, 1.0, datetime('now'), datetime('now'), 'pending')")
+    with open_store(scratch) as store:
+        n = 200
+        started = time.perf_counter()
+        for i in range(n):
+            store.add(f"single add {i}: the deploy key rotates monthly", type="fact", importance=6)
+        ours = (time.perf_counter() - started) / n
+        started = time.perf_counter()
+        for i in range(n):
+            raw.execute("BEGIN IMMEDIATE")
+            raw.execute(insert, (f"raw-{uuid.uuid4().hex}", f"single add {i}: the deploy key", "fact", 6))
+            raw.execute("COMMIT")
+        base = (time.perf_counter() - started) / n
+        rows.append(Row("add: one memory (own transaction, fsync)", ours, base, "-"))
+
+        batch = 100_000
+        items = [{"content": f"batch memory {i} about release {i % 97}", "type": "task", "importance": 1 + i % 10}
+                 for i in range(batch)]
+        started = time.perf_counter()
+        store.add_many(items)
+        ours_rate = batch / (time.perf_counter() - started)
+        tuples = [(f"raw-b-{uuid.uuid4().hex}", f"batch memory {i} about release {i % 97}", "task", 1 + i % 10)
+                  for i in range(batch)]
+        started = time.perf_counter()
+        raw.execute("BEGIN IMMEDIATE")
+        raw.executemany(insert, tuples)
+        raw.execute("COMMIT")
+        raw_rate = batch / (time.perf_counter() - started)
+        rows.append(Row(f"add_many: {batch:,} memories (one transaction)", ours_rate, raw_rate, ">= 20,000/s",
+                        unit="mem/s"))
+    raw.close()
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(scratch) + suffix).unlink(missing_ok=True)
+
+
+def run(memories: int) -> None:
+    path = bench_file(memories)
+    rows: list[Row] = []
+    _reads(path, rows)
+    _writes(path, rows)
+    report(f"core engine on {memories:,} memories (ours = ora_desktop.core, raw = sqlite3, same SQL semantics)",
+           rows)
