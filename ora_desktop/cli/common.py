@@ -7,6 +7,7 @@ import base64
 import dataclasses
 import json
 import os
+import shlex
 import shutil
 import sys
 from collections.abc import Callable, Sequence
@@ -14,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ..core import OraError, OraHome, Store, open_store
+from ..core import Memory, OraError, OraHome, Store, open_store
 
 Handler = Callable[[argparse.Namespace], int | None]
 
@@ -194,3 +195,63 @@ def start_window(argv: list[str]) -> int:
         print(f"ora-desktop: the window cannot start ({exc}); try 'ora-desktop --help'", file=sys.stderr)
         return 2
     return gui_main(argv)
+
+
+# ----------------------------------------------------------------------------- argument types
+def positive_int(text: str) -> int:
+    """argparse type: a whole number of 1 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be 1 or more")
+    return value
+
+
+def count_int(text: str) -> int:
+    """argparse type: a whole number of 0 or more (``1_000_000`` and ``1,000,000`` accepted)."""
+    try:
+        value = int(text.replace("_", "").replace(",", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} must be 0 or more")
+    return value
+
+
+def importance_arg(text: str) -> int:
+    """argparse type: an importance, 1 to 10."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 1 to 10") from None
+    if not 1 <= value <= 10:
+        raise argparse.ArgumentTypeError(f"{value} is outside the allowed range 1 to 10")
+    return value
+
+
+def health_arg(text: str) -> float:
+    """argparse type: a health score, 0.0 to 1.0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number from 0.0 to 1.0") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{value} is outside the allowed range 0.0 to 1.0")
+    return value
+
+
+def text_arg(value: str) -> str:
+    """A text argument where ``-`` means: read standard input."""
+    return sys.stdin.read() if value == "-" else value
+
+
+def quote_path(path: Path) -> str:
+    """A path as a shell word (for commands we print for the user to run)."""
+    return shlex.quote(str(path))
+
+
+def describe(memory: Memory) -> str:
+    """``id (type, importance N) 'first line'`` for one-line messages."""
+    return f"{memory.id} ({memory.type}, importance {memory.importance}) {truncate(memory.title, 60)!r}"
