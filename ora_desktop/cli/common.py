@@ -15,7 +15,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ..core import Memory, OraError, OraHome, Store, open_store
+from ..core import InvalidValue, Memory, OraError, OraHome, Store, open_store
+from ..core.validation import check_health, check_importance
 
 Handler = Callable[[argparse.Namespace], int | None]
 
@@ -198,48 +199,37 @@ def start_window(argv: list[str]) -> int:
 
 
 # ----------------------------------------------------------------------------- argument types
-def positive_int(text: str) -> int:
-    """argparse type: a whole number of 1 or more."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be 1 or more")
-    return value
+def _bounded(low: int, what: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text.replace("_", "").replace(",", ""))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} must be {what}")
+        return value
+
+    return parse
 
 
-def count_int(text: str) -> int:
-    """argparse type: a whole number of 0 or more (``1_000_000`` and ``1,000,000`` accepted)."""
-    try:
-        value = int(text.replace("_", "").replace(",", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} must be 0 or more")
-    return value
+def _checked(check: Callable[[Any], Any]) -> Callable[[str], Any]:
+    """An argparse type from a core validator (the same rule, the same words)."""
+    def parse(text: str) -> Any:
+        try:
+            return check(text)
+        except InvalidValue as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    parse.__name__ = check.__name__.replace("check_", "")
+    return parse
 
 
-def importance_arg(text: str) -> int:
-    """argparse type: an importance, 1 to 10."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 1 to 10") from None
-    if not 1 <= value <= 10:
-        raise argparse.ArgumentTypeError(f"{value} is outside the allowed range 1 to 10")
-    return value
-
-
-def health_arg(text: str) -> float:
-    """argparse type: a health score, 0.0 to 1.0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number from 0.0 to 1.0") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"{value} is outside the allowed range 0.0 to 1.0")
-    return value
+#: argparse types: a whole number of 1 or more; of 0 or more (``1_000_000`` accepted).
+positive_int = _bounded(1, "1 or more")
+count_int = _bounded(0, "0 or more")
+#: argparse types checked by the engine's own validators (importance 1-10, health 0-1).
+importance_arg = _checked(check_importance)
+health_arg = _checked(check_health)
 
 
 def text_arg(value: str) -> str:

@@ -139,9 +139,9 @@ def _add_list_options(p: argparse.ArgumentParser) -> None:
 def _add_field_options(p: argparse.ArgumentParser, adding: bool) -> None:
     p.add_argument("--type", choices=MEMORY_TYPES, default="fact" if adding else None,
                    help=TYPE_HELP + (" (default fact)" if adding else ""))
-    p.add_argument("--importance", type=int, default=5 if adding else None,
+    p.add_argument("--importance", type=common.importance_arg, default=5 if adding else None,
                    help="1 (forgettable) to 10 (critical)" + (", default 5" if adding else ""))
-    p.add_argument("--health", type=float, help="health score, 0.0 to 1.0")
+    p.add_argument("--health", type=common.health_arg, help="health score, 0.0 to 1.0")
     p.add_argument("--expires", metavar="TIME", help="expiry, e.g. '2026-01-31 12:00:00' (UTC; '' clears)")
     p.add_argument("--sync-status", choices=SYNC_STATUSES, help="pending, synced or local_only")
     p.add_argument("--related", action="append", metavar="ID",
