@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -77,6 +78,7 @@ class AppContext(QObject):
         self.current: object | None = None
         self.window: QWidget | None = None
         self._stores: dict[Path, Store] = {}
+        self._stores_lock = threading.Lock()
         self._unsubscribe: dict[Path, Callable[[], None]] = {}
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ora-db")
         self._watch_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ora-watch")
@@ -102,12 +104,13 @@ class AppContext(QObject):
     def store_for(self, path: str | Path) -> Store:
         """The cached store of ``path`` (opened on first use; raises an ``OraError``)."""
         key = Path(path).expanduser().resolve()
-        store = self._stores.get(key)
-        if store is None:
-            store = open_store(key, readonly=self.read_only)
-            self._stores[key] = store
-            self._unsubscribe[key] = store.subscribe(functools.partial(self._on_store_write, key))
-        return store
+        with self._stores_lock:  # called from worker threads too
+            store = self._stores.get(key)
+            if store is None:
+                store = open_store(key, readonly=self.read_only)
+                self._stores[key] = store
+                self._unsubscribe[key] = store.subscribe(functools.partial(self._on_store_write, key))
+            return store
 
     def cached_store(self, path: str | Path) -> Store | None:
         """The store of ``path`` if it is already open (never opens)."""

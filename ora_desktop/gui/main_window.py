@@ -1,42 +1,386 @@
-"""The main window (skeleton; the features are added in their folders)."""
+"""The main window: sidebar, the Memories tab (plus the extra panels), menus, toolbar, status bar.
+
+Window geometry, dock/toolbar state and the splitter are remembered in ``QSettings``; recent
+files too. Files can be opened with File > Open, from the recent list, by drag and drop, or on
+the command line. With no sites in ORA_HOME and nothing open, a welcome page offers to open a
+file or create a demo site.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import platform
+import sqlite3
 from pathlib import Path
 
-from PySide6.QtCore import Signal
-from PySide6.QtGui import QCloseEvent
-from PySide6.QtWidgets import QLabel, QMainWindow, QTabWidget
+from PySide6 import __version__ as pyside_version
+from PySide6.QtCore import QByteArray, Qt, QTimer, Signal, qVersion
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QStackedWidget,
+    QTabWidget,
+    QWidget,
+)
 
-from .context import AppContext
+from .. import __version__
+from ..core import AgentFile, OraError, Store
+from .context import AppContext, path_of
+from .curate.actions import Curator
+from .memories.page import MemoryBrowser
 from .panels import load_panels
+from .resources import app_icon
+from .sidebar.view import Sidebar
+from .welcome import Welcome
 
 log = logging.getLogger("ora_desktop.gui")
+RECENT_KEY = "files/recent"
+MAX_RECENT = 10
 
 
 class MainWindow(QMainWindow):
+    """See the module docstring."""
+
     closed = Signal()
 
     def __init__(self, ctx: AppContext) -> None:
         super().__init__()
         self.ctx = ctx
         ctx.window = self
+        self.setObjectName("MainWindow")
         self.setWindowTitle("Ora Desktop")
+        self.setWindowIcon(app_icon())
+        self.setAcceptDrops(True)
+        self.resize(1400, 860)
+        self.browser = MemoryBrowser(ctx)
+        self.sidebar = Sidebar(ctx)
+        self.curator = Curator(ctx, self.browser.selected_memories, self.browser.detail, self,
+                               lambda: len(self.browser.table.selected_rows()))
+        self.welcome = Welcome(str(ctx.home.root))
+        self.welcome.open_file.connect(self.open_dialog)
+        self.welcome.create_demo.connect(self.create_demo)
+        self.memories = QStackedWidget()
+        self.memories.addWidget(self.browser)
+        self.memories.addWidget(self.welcome)
         self.tabs = QTabWidget()
-        self.tabs.addTab(QLabel("Memories"), "Memories")
-        self.panels = dict(load_panels(ctx, self))
+        self.tabs.setObjectName("MainTabs")
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self.memories, "Memories")
+        self.panels: dict[str, QWidget] = dict(load_panels(ctx, self))
         for title, widget in self.panels.items():
             self.tabs.addTab(widget, title)
         self.setCentralWidget(self.tabs)
-        ctx.status.connect(lambda text: self.statusBar().showMessage(text, 5000))
+        self.dock = QDockWidget("Sites and agents", self)
+        self.dock.setObjectName("SidebarDock")
+        self.dock.setWidget(self.sidebar)
+        self.dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
+                              | QDockWidget.DockWidgetFeature.DockWidgetClosable)
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.dock)
+        self._make_status_bar()
+        self._make_actions()
+        self._make_menus()
+        self._make_toolbar()
+        self._restore_state()
+        ctx.status.connect(lambda text: self.statusBar().showMessage(text, 8000))
+        ctx.current_changed.connect(self._current_changed)
+        self.browser.store_shown.connect(self._store_shown)
+        self.browser.counts_changed.connect(self._counts)
+        self.browser.table.selection_size.connect(lambda _n: self.curator.update_actions())
+        self.sidebar.scanned.connect(self._scanned)
+        self._index_timer = QTimer(self, interval=2000)
+        self._index_timer.timeout.connect(self._poll_index)
+        self._index_task: asyncio.Task | None = None
+        self._build = None
 
-    def open_file(self, path: Path) -> None:
-        self.ctx.set_current(Path(path))
+    # ----------------------------------------------------------------- building
+    def _make_status_bar(self) -> None:
+        bar = self.statusBar()
+        self.file_label = QLabel()
+        self.readonly_label = QLabel("Read-only")
+        self.readonly_label.setToolTip("Opened read-only: nothing can be changed (--read-only)")
+        self.readonly_label.setStyleSheet("color: #c0392b; font-weight: 600;")
+        self.readonly_label.hide()
+        self.count_label = QLabel()
+        self.index_label = QLabel()
+        for widget in (self.file_label, self.readonly_label, self.count_label, self.index_label):
+            bar.addPermanentWidget(widget)
 
+    def _make_actions(self) -> None:
+        def action(text: str, slot, shortcut=None, tip: str = "") -> QAction:  # noqa: ANN001
+            act = QAction(text, self)
+            if shortcut is not None:
+                act.setShortcut(QKeySequence(shortcut))
+            if tip:
+                act.setStatusTip(tip)
+                act.setToolTip(tip)
+            act.triggered.connect(lambda _c=False: slot())
+            return act
+
+        self.open_action = action("&Open…", self.open_dialog, QKeySequence.StandardKey.Open,
+                                  "Open a .site.db file from anywhere (Ctrl+O)")
+        self.demo_action = action("Create &demo site", self.create_demo, None,
+                                  "Write a demo site with made-up memories into the Ora home folder")
+        self.reload_action = action("&Reload", self.reload, QKeySequence.StandardKey.Refresh,
+                                    "Re-read the sites and the current file (F5)")
+        self.quit_action = action("&Quit", self.close, QKeySequence.StandardKey.Quit)
+        self.find_action = action("&Find", self.browser.search.focus_search, QKeySequence.StandardKey.Find,
+                                  "Search memories as you type (Ctrl+F)")
+        self.clear_search_action = action("Clear search and filters", self.clear_search, None)
+        self.about_action = action("&About Ora Desktop", self.about)
+        self.facets_action = QAction("&Facets", self, checkable=True, checked=True)
+        self.facets_action.toggled.connect(self.browser.facets.setVisible)
+        self.detail_action = QAction("&Detail pane", self, checkable=True, checked=True)
+        self.detail_action.toggled.connect(self.browser.detail.setVisible)
+
+    def _make_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        file_menu.addAction(self.open_action)
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent)
+        file_menu.addAction(self.demo_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.reload_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit_action)
+        edit = bar.addMenu("&Edit")
+        for act in self.curator.edit_actions():
+            edit.addSeparator() if act is None else edit.addAction(act)
+        edit.addSeparator()
+        edit.addAction(self.find_action)
+        edit.addAction(self.clear_search_action)
+        view = bar.addMenu("&View")
+        view.addAction(self.dock.toggleViewAction())
+        view.addAction(self.facets_action)
+        view.addAction(self.detail_action)
+        view.addMenu(self.browser.table.column_menu(self))
+        view.addSeparator()
+        for index in range(self.tabs.count()):
+            act = QAction(self.tabs.tabText(index), self)
+            act.setShortcut(QKeySequence(f"Ctrl+{index + 1}"))
+            act.triggered.connect(lambda _c=False, i=index: self.tabs.setCurrentIndex(i))
+            view.addAction(act)
+        help_menu = bar.addMenu("&Help")
+        help_menu.addAction(self.about_action)
+
+    def _make_toolbar(self) -> None:
+        tools = self.addToolBar("Main")
+        tools.setObjectName("MainToolbar")
+        tools.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        style = self.style()
+        from PySide6.QtWidgets import QStyle
+
+        icons = {
+            self.open_action: QStyle.StandardPixmap.SP_DialogOpenButton,
+            self.curator.new_action: QStyle.StandardPixmap.SP_FileIcon,
+            self.curator.delete_action: QStyle.StandardPixmap.SP_TrashIcon,
+            self.curator.undo_action: QStyle.StandardPixmap.SP_ArrowBack,
+            self.curator.redo_action: QStyle.StandardPixmap.SP_ArrowForward,
+            self.reload_action: QStyle.StandardPixmap.SP_BrowserReload,
+            self.curator.deleted_action: QStyle.StandardPixmap.SP_DialogResetButton,
+        }
+        for act, pixmap in icons.items():
+            act.setIcon(style.standardIcon(pixmap))
+        for act in (self.open_action, None, self.curator.new_action, self.curator.delete_action,
+                    self.curator.undo_action, self.curator.redo_action, None, self.curator.deleted_action,
+                    self.reload_action):
+            tools.addSeparator() if act is None else tools.addAction(act)
+        self.curator.undo_action.setText("Undo")
+        self.curator.redo_action.setText("Redo")
+
+    # ----------------------------------------------------------------- state
+    def _restore_state(self) -> None:
+        settings = self.ctx.settings
+        geometry = settings.value("window/geometry")
+        if isinstance(geometry, QByteArray) and not geometry.isEmpty():
+            self.restoreGeometry(geometry)
+        state = settings.value("window/state")
+        if isinstance(state, QByteArray) and not state.isEmpty():
+            self.restoreState(state)
+        splitter = settings.value("window/splitter")
+        if isinstance(splitter, QByteArray) and not splitter.isEmpty():
+            self.browser.splitter.restoreState(splitter)
+
+    def save_state(self) -> None:
+        settings = self.ctx.settings
+        settings.setValue("window/geometry", self.saveGeometry())
+        settings.setValue("window/state", self.saveState())
+        settings.setValue("window/splitter", self.browser.splitter.saveState())
+        self.browser.table.save_layout()
+        settings.sync()
+
+    # ----------------------------------------------------------------- starting
     def start(self) -> None:
+        """Scan ORA_HOME, start watching for other processes' writes."""
+        self.sidebar.rescan()
         self.ctx.start_watching()
+        self._index_timer.start()
+
+    def _scanned(self, count: int) -> None:
+        has_files = count > 0 or self.ctx.current is not None
+        self.memories.setCurrentWidget(self.browser if has_files else self.welcome)
+        if has_files and self.ctx.current is None:
+            usable = [item for item in self.sidebar.file_items() if (info := self.sidebar.info_for(item)) and info.ok]
+            if usable:
+                self.sidebar.setCurrentItem(usable[0])
+
+    # ----------------------------------------------------------------- files
+    def open_file(self, path: Path) -> None:
+        """Open a file from anywhere: list it in the sidebar and select it."""
+        path = Path(path).expanduser()
+        if not path.exists():
+            self.ctx.show_error(f"{path}: no such file", "Open")
+            return
+        path = path.resolve()
+        self._remember_recent(path)
+        self.sidebar.add_file(path)
+        agent = next((a for a in self.ctx.home.agents() if a.path.resolve() == path), None)
+        self.memories.setCurrentWidget(self.browser)
+        self.tabs.setCurrentIndex(0)
+        self.ctx.set_current(agent or path)
+
+    def open_dialog(self) -> None:
+        dialog = QFileDialog(self, "Open an Ora memory file", str(self.ctx.home.sites_dir
+                                                                  if self.ctx.home.exists() else Path.home()))
+        dialog.setNameFilters(["Ora memory files (*.site.db *.db)", "All files (*)"])
+        dialog.setFileMode(QFileDialog.FileMode.ExistingFile)
+        dialog.fileSelected.connect(lambda name: self.open_file(Path(name)))
+        self._file_dialog = dialog
+        dialog.open()
+
+    def _remember_recent(self, path: Path) -> None:
+        recent = [p for p in self.recent_files() if p != str(path)]
+        self.ctx.settings.setValue(RECENT_KEY, [str(path), *recent][:MAX_RECENT])
+
+    def recent_files(self) -> list[str]:
+        value = self.ctx.settings.value(RECENT_KEY) or []
+        return [value] if isinstance(value, str) else [str(v) for v in value]
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        files = self.recent_files()
+        for name in files:
+            act = self.recent_menu.addAction(name)
+            act.setEnabled(Path(name).exists())
+            act.triggered.connect(lambda _c=False, name=name: self.open_file(Path(name)))
+        if not files:
+            self.recent_menu.addAction("(no recent files)").setEnabled(False)
+        else:
+            self.recent_menu.addSeparator()
+            self.recent_menu.addAction("Clear list", lambda: self.ctx.settings.remove(RECENT_KEY))
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802
+        if event.mimeData().hasUrls() and any(u.isLocalFile() for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802
+        files = [Path(u.toLocalFile()) for u in event.mimeData().urls() if u.isLocalFile()]
+        for path in files:
+            self.open_file(path)
+        event.acceptProposedAction()
+
+    def create_demo(self) -> asyncio.Task:
+        """Write the demo ORA_HOME (off the GUI thread) and show it."""
+        return asyncio.ensure_future(self._create_demo(), loop=self.ctx.loop)
+
+    async def _create_demo(self) -> None:
+        try:
+            from ..core.demo import write_demo_home
+        except ImportError:
+            self.ctx.show_error("The demo data generator is not available in this installation", "Demo")
+            return
+        self.welcome.status.setText("Creating the demo site…")
+        self.welcome.demo_button.setEnabled(False)
+        try:
+            paths = await self.ctx.run(write_demo_home, self.ctx.home.root)
+        except OraError as exc:
+            self.welcome.status.setText("")
+            self.welcome.demo_button.setEnabled(True)
+            self.ctx.show_error(exc, "Demo")
+            return
+        self.welcome.status.setText("")
+        self.ctx.status.emit(f"Created a demo home with {len(paths)} agent files in {self.ctx.home.root}")
+        await self.sidebar.rescan()
+
+    def reload(self) -> None:
+        self.sidebar.rescan()
+        self.browser.model.reload(keep_rows=True)
+
+    def clear_search(self) -> None:
+        self.browser.search.field.clear()
+        for button in self.browser.search.quick.values():
+            button.setChecked(False)
+        self.browser.controller.clear()
+
+    # ----------------------------------------------------------------- status
+    def _current_changed(self, item: object) -> None:
+        path = path_of(item)
+        label = item.label if isinstance(item, AgentFile) else (path.name if path else "")
+        self.setWindowTitle(f"{label} — Ora Desktop" if label else "Ora Desktop")
+        self.file_label.setText(label)
+        self.file_label.setToolTip(str(path) if path else "")
+        self.curator.update_actions()
+
+    def _store_shown(self, store: Store | None) -> None:
+        self.readonly_label.setVisible(bool(store and store.readonly))
+        self.curator.update_actions()
+        self._poll_index()
+
+    def _counts(self, rows: int, selected: int) -> None:
+        text = f"{rows:,} memor{'y' if rows == 1 else 'ies'}"
+        if selected:
+            text += f" · {selected:,} selected"
+        self.count_label.setText(text)
+
+    def _poll_index(self) -> None:
+        store = self.browser.store
+        if store is None or (self._index_task is not None and not self._index_task.done()):
+            return
+        self._index_task = asyncio.ensure_future(self._index_state(store), loop=self.ctx.loop)
+
+    async def _index_state(self, store: Store) -> None:
+        try:
+            from ..core.search import index_state
+            state = await self.ctx.run(index_state, store.path)
+        except (ImportError, NotImplementedError):
+            self.index_label.setText("Search: plain text")
+            self.index_label.setToolTip("Full-text search is not available; searching matches substrings")
+            return
+        except OraError as exc:
+            self.index_label.setText("Index: unavailable")
+            self.index_label.setToolTip(str(exc))
+            return
+        if state.building:
+            fraction = state.fraction
+            self.index_label.setText(f"Index: building {fraction:.0%}" if fraction is not None else "Index: building")
+        elif state.built and not state.stale:
+            self.index_label.setText(f"Index: {state.rows:,} memories")
+        elif state.built:
+            self.index_label.setText("Index: updating on next search")
+        else:
+            self.index_label.setText("Index: not built yet" if state.fts5 else "Index: no FTS5 (plain search)")
+        self.index_label.setToolTip(state.reason or str(state.sidecar))
+
+    # ----------------------------------------------------------------- about and closing
+    def about(self) -> None:
+        box = QMessageBox(self)
+        box.setWindowTitle("About Ora Desktop")
+        box.setIconPixmap(app_icon().pixmap(64, 64))
+        box.setText(f"<h3>Ora Desktop {__version__}</h3><p>See and tend an AI agent's long-term memory.</p>")
+        box.setInformativeText(
+            f"Python {platform.python_version()} · Qt {qVersion()} · PySide6 {pyside_version} · "
+            f"SQLite {sqlite3.sqlite_version}<br>Ora home: {self.ctx.home.root}")
+        box.setStandardButtons(QMessageBox.StandardButton.Ok)
+        self._about = box
+        box.open()
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        self.save_state()
+        self._index_timer.stop()
         super().closeEvent(event)
         self.closed.emit()

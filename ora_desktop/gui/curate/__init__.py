@@ -1,0 +1,1 @@
+"""Curating: new, delete/restore, bulk edit, supersede, merge, promote — all undoable."""

@@ -1,0 +1,359 @@
+"""``Curator``: the curating actions (menus, toolbar, shortcuts) and the runner of undo commands.
+
+Every change goes through :meth:`Curator.execute`: the command's first run happens on a worker
+thread; only when it succeeded is it pushed on ``ctx.undo_stack``. Undo and redo run in order,
+one at a time. An edit that meets a change made underneath (``Conflict``) asks the person:
+keep theirs, use mine, or cancel — it is never overwritten silently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QWidget
+
+from ...core import Conflict, Memory, OraError, Store
+from ..context import AppContext
+from ..detail.view import DetailPane
+from .commands import (
+    AddCommand,
+    BulkEditCommand,
+    DeleteCommand,
+    EditCommand,
+    LinkCommand,
+    MergeCommand,
+    RestoreCommand,
+    StoreCommand,
+    SupersedeCommand,
+    memories,
+)
+from .dialogs import BulkEditDialog, ConflictDialog, MemoryFieldsDialog, PreviewDialog, SupersedeDialog
+from .trash import DeletedView
+
+log = logging.getLogger("ora_desktop.gui")
+Selection = Callable[[], Awaitable[list[Memory]]]
+
+
+class Curator(QObject):
+    """See the module docstring."""
+
+    done = Signal(object, object)  # command, result of its first run
+    conflict_shown = Signal(object)  # the ConflictDialog (for tests and screenshots)
+
+    def __init__(self, ctx: AppContext, selection: Selection, detail: DetailPane, window: QWidget,
+                 selection_count: Callable[[], int]) -> None:
+        super().__init__(window)
+        self.ctx = ctx
+        self.selection = selection
+        self.selection_count = selection_count
+        self.detail = detail
+        self.window = window
+        self._lock: asyncio.Lock | None = None
+        self.dialog: QWidget | None = None  # the dialog currently open (kept referenced)
+        self.deleted_view = DeletedView(ctx, window)
+        self.deleted_view.restore_requested.connect(self.restore)
+        detail.save_requested.connect(self.save_edit)
+        detail.link_requested.connect(self.link)
+        self._make_actions()
+        ctx.current_changed.connect(lambda _item: self.update_actions())
+        ctx.undo_stack.indexChanged.connect(lambda _i: self.update_actions())
+
+    # ----------------------------------------------------------------- actions
+    def _make_actions(self) -> None:
+        def action(text: str, slot: Callable[[], Any], shortcut: Any = None, tip: str = "") -> QAction:
+            act = QAction(text, self.window)
+            if shortcut is not None:
+                act.setShortcut(QKeySequence(shortcut))
+            act.setStatusTip(tip)
+            act.setToolTip(tip or text.replace("&", "").rstrip("…"))
+            act.triggered.connect(lambda _checked=False: slot())
+            return act
+
+        self.new_action = action("&New memory…", self.new_memory, QKeySequence.StandardKey.New,
+                                 "Write a new memory into the selected file (Ctrl+N)")
+        self.delete_action = action("&Delete", self.delete_selected, QKeySequence.StandardKey.Delete,
+                                    "Delete the selected memories (kept in Deleted memories; Ctrl+Z undoes)")
+        self.deleted_action = action("Deleted &memories…", self.show_deleted, None,
+                                     "See and restore memories deleted from this file")
+        self.bulk_actions = {
+            field: action(f"Set {label}…", lambda field=field: self.bulk_edit(field), None,
+                          f"Set the {label} of every selected memory")
+            for field, label in (("type", "type"), ("importance", "importance"),
+                                 ("sync_status", "sync status"), ("expires_at", "expiry"))
+        }
+        self.local_action = action("Mark &local-only", self.mark_local_only, None,
+                                   "Keep the selected memories out of sync (sync status local_only)")
+        self.supersede_action = action("&Supersede…", self.supersede, None,
+                                       "Mark one of two selected memories as replaced by the other")
+        self.merge_action = action("&Merge…", self.merge, None,
+                                   "Write a new memory from two selected ones; it supersedes both")
+        self.promote_action = action("&Promote to parent…", self.promote, None,
+                                     "Copy a finished task agent's important memories into its parent agent")
+        self.undo_action = self.ctx.undo_stack.createUndoAction(self.window, "&Undo")
+        self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
+        self.redo_action = self.ctx.undo_stack.createRedoAction(self.window, "&Redo")
+        self.redo_action.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence.StandardKey.Redo])
+        self.update_actions()
+
+    def edit_actions(self) -> list[QAction | None]:
+        """The Edit menu, in order (``None`` is a separator)."""
+        return [self.undo_action, self.redo_action, None, self.new_action, self.delete_action, None,
+                *self.bulk_actions.values(), self.local_action, None, self.supersede_action, self.merge_action,
+                self.promote_action, None, self.deleted_action]
+
+    def update_actions(self) -> None:
+        store = self.ctx.cached_store(self.ctx.current_path()) if self.ctx.current_path() else None
+        writable = store is not None and not store.readonly
+        count = self.selection_count()
+        self.new_action.setEnabled(writable)
+        self.delete_action.setEnabled(writable and count > 0)
+        for act in (*self.bulk_actions.values(), self.local_action):
+            act.setEnabled(writable and count > 0)
+        self.supersede_action.setEnabled(writable and count == 2)
+        self.merge_action.setEnabled(writable and count == 2)
+        agent = self.ctx.current
+        self.promote_action.setEnabled(writable and bool(getattr(agent, "is_task_agent", False)))
+        self.deleted_action.setEnabled(store is not None)
+
+    # ----------------------------------------------------------------- running commands
+    def _serial(self) -> asyncio.Lock:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        return self._lock
+
+    def execute(self, command: StoreCommand) -> asyncio.Task:
+        """Run ``command`` the first time (worker thread); push it on the undo stack if it worked."""
+        return asyncio.ensure_future(self._execute(command), loop=self.ctx.loop)
+
+    async def _execute(self, command: StoreCommand) -> Any:
+        async with self._serial():
+            try:
+                store = await self.ctx.run(self.ctx.store_for, command.path)
+                result = await self.ctx.run(command.run_redo, store)
+            except Conflict as exc:
+                if isinstance(command, EditCommand):
+                    await self._conflict(command, exc)
+                else:
+                    self.ctx.show_error(exc, "Changed by another program")
+                return None
+            except OraError as exc:
+                self.ctx.show_error(exc, f"Could not {command.text()}")
+                return None
+        self.ctx.undo_stack.push(command)
+        self.ctx.status.emit(_capital(f"{command.text()} — done (Ctrl+Z undoes)"))
+        self.done.emit(command, result)
+        return result
+
+    def schedule(self, command: StoreCommand, work: Callable[[Store], Any], label: str) -> asyncio.Task:
+        """Run an undo or redo of ``command`` on a worker thread, after any earlier one."""
+        async def run() -> None:
+            async with self._serial():
+                try:
+                    store = await self.ctx.run(self.ctx.store_for, command.path)
+                    result = await self.ctx.run(work, store)
+                except OraError as exc:
+                    self.ctx.show_error(f"{label} failed: {exc}", "Undo/redo")
+                    command.setObsolete(True)
+                    return
+            self.ctx.status.emit(f"{label} — done")
+            if isinstance(result, Memory) and self.detail.memory is not None and self.detail.memory.id == result.id:
+                self.detail.saved(result)
+        return asyncio.ensure_future(run(), loop=self.ctx.loop)
+
+    # ----------------------------------------------------------------- edit and conflicts
+    def save_edit(self, base: Memory, changes: dict) -> asyncio.Task:
+        path = self._current_path()
+        command = EditCommand(self, path, base, changes)
+        return asyncio.ensure_future(self._save(command), loop=self.ctx.loop)
+
+    async def _save(self, command: EditCommand) -> None:
+        result = await self._execute(command)
+        if isinstance(result, Memory):
+            self.detail.saved(result)
+
+    async def _conflict(self, command: EditCommand, exc: Conflict) -> None:
+        store = self.ctx.store_for(command.path)
+        current = await self.ctx.run(store.find, command.memory_id)
+        dialog = ConflictDialog(current, command.after, str(exc), self.window)
+        self.dialog = dialog
+
+        def theirs() -> None:
+            self.detail.memory = None
+            self.detail.show_memory(current, store)
+            self.ctx.status.emit("Kept their version; your changes were discarded")
+
+        def mine() -> None:
+            if current is None:
+                return
+            # Saved over their version; undo brings theirs back.
+            retry = EditCommand(self, command.path, current, command.after)
+            asyncio.ensure_future(self._save(retry), loop=self.ctx.loop)
+
+        dialog.theirs.connect(theirs)
+        dialog.mine.connect(mine)
+        dialog.rejected.connect(lambda: self.ctx.status.emit("Not saved: your changes are still in the editor"))
+        dialog.open()
+        self.conflict_shown.emit(dialog)
+
+    # ----------------------------------------------------------------- the actions
+    def _current_path(self) -> Path:
+        path = self.ctx.current_path()
+        if path is None:
+            raise OraError("Select a file first")
+        return path
+
+    def _store(self) -> Store | None:
+        store = self.ctx.current_store()
+        if store is None:
+            self.ctx.status.emit("Select a file first")
+        elif store.readonly:
+            self.ctx.show_error(f"{store.path} is open read-only; nothing can be changed", "Read-only")
+            return None
+        return store
+
+    def new_memory(self) -> None:
+        store = self._store()
+        if store is None:
+            return
+        dialog = MemoryFieldsDialog("New memory", self.window, intro=f"A new memory in {store.path.name}.")
+        self.dialog = dialog
+        dialog.accepted.connect(lambda: self.execute(AddCommand(self, store.path, dialog.fields())))
+        dialog.open()
+
+    def delete_selected(self) -> asyncio.Task | None:
+        store = self._store()
+        if store is None:
+            return None
+
+        async def run() -> None:
+            chosen = await self.selection()
+            if chosen:
+                await self._execute(DeleteCommand(self, store.path, [m.id for m in chosen]))
+                self.ctx.status.emit(f"Deleted {memories(len(chosen))} — Ctrl+Z or Edit > Deleted memories "
+                                     "brings them back")
+        return asyncio.ensure_future(run(), loop=self.ctx.loop)
+
+    def show_deleted(self) -> None:
+        self.deleted_view.show_for(self.ctx.current_store())
+
+    def restore(self, path: Path, trash_ids: list[int]) -> asyncio.Task:
+        return self.execute(RestoreCommand(self, Path(path), trash_ids))
+
+    def bulk_edit(self, field: str = "type") -> None:
+        store = self._store()
+        count = self.selection_count()
+        if store is None or count == 0:
+            return
+        dialog = BulkEditDialog(count, self.window, field)
+        self.dialog = dialog
+        dialog.accepted.connect(lambda: self.apply_bulk(dialog.values(), dialog.label()))
+        dialog.open()
+
+    def apply_bulk(self, values: dict, label: str) -> asyncio.Task:
+        path = self._current_path()
+
+        async def run() -> None:
+            chosen = await self.selection()
+            if chosen:
+                await self._execute(BulkEditCommand(self, path, [m.id for m in chosen], values, label))
+        return asyncio.ensure_future(run(), loop=self.ctx.loop)
+
+    def mark_local_only(self) -> asyncio.Task | None:
+        if self._store() is None:
+            return None
+        return self.apply_bulk({"sync_status": "local_only"}, "mark local-only")
+
+    def supersede(self) -> None:
+        store = self._store()
+        if store is None:
+            return
+
+        async def run() -> None:
+            chosen = await self.selection()
+            if len(chosen) != 2:
+                self.ctx.status.emit("Select exactly two memories to supersede one with the other")
+                return
+            dialog = SupersedeDialog(chosen[0], chosen[1], self.window)
+            self.dialog = dialog
+            dialog.accepted.connect(lambda: self.execute(SupersedeCommand(self, store.path, *dialog.old_and_new())))
+            dialog.open()
+        asyncio.ensure_future(run(), loop=self.ctx.loop)
+
+    def merge(self) -> None:
+        store = self._store()
+        if store is None:
+            return
+
+        async def run() -> None:
+            chosen = await self.selection()
+            if len(chosen) != 2:
+                self.ctx.status.emit("Select exactly two memories to merge")
+                return
+            a, b = sorted(chosen, key=lambda m: -(m.importance or 0))
+            dialog = MemoryFieldsDialog(
+                "Merge two memories", self.window, content=f"{a.content}\n\n{b.content}", type_=a.type or "fact",
+                importance=max(a.importance or 5, b.importance or 5),
+                intro="The merged memory is written as a new one that supersedes both (Ctrl+Z undoes).")
+            self.dialog = dialog
+            dialog.accepted.connect(lambda: self.execute(MergeCommand(self, store.path, a, b, dialog.fields())))
+            dialog.open()
+        asyncio.ensure_future(run(), loop=self.ctx.loop)
+
+    def link(self, memory_id: str, other_id: str, add: bool) -> asyncio.Task | None:
+        store = self._store()
+        if store is None:
+            return None
+        return self.execute(LinkCommand(self, store.path, memory_id, other_id, add))
+
+    def promote(self) -> asyncio.Task | None:
+        store = self._store()
+        if store is None:
+            return None
+        return asyncio.ensure_future(self._promote(store), loop=self.ctx.loop)
+
+    async def _promote(self, store: Store) -> None:
+        try:
+            from ...core.maintenance import run_job
+        except ImportError:
+            self.ctx.show_error("Promotion needs the maintenance jobs, which are not installed", "Promote")
+            return
+        preview = await self.ctx.run(run_job, "promote", store.path, dry_run=True, home=self.ctx.home, record=False)
+        if not preview.ok:
+            self.ctx.show_error(preview.message or preview.outcome, "Promote")
+            return
+        items = [f"{memory_id}  —  {text}" for memory_id, text in preview.would_change]
+        dialog = PreviewDialog(
+            "Promote to parent", f"{_capital(preview.message)}.", items, "&Promote", self.window,
+            note="The copies get ids starting with “extracted-”. Promotion is recorded so it happens once; it is "
+                 "not on the undo stack — delete the copies from the parent (recoverably) to take it back.")
+        self.dialog = dialog
+
+        async def confirmed() -> None:
+            report = await self.ctx.run(run_job, "promote", store.path, home=self.ctx.home)
+            if report.ok:
+                self.ctx.status.emit(_capital(report.message))
+                for agent in self.ctx.home.agents():
+                    cached = self.ctx.cached_store(agent.path)
+                    if cached is not None:
+                        self.ctx.notify(agent.path.resolve(), _external())
+            else:
+                self.ctx.show_error(report.message or report.outcome, "Promote")
+        dialog.accepted.connect(lambda: asyncio.ensure_future(confirmed(), loop=self.ctx.loop))
+        dialog.open()
+
+
+def _external() -> Any:
+    from ...core import Change
+    from ..context import EXTERNAL
+
+    return Change(source=EXTERNAL)
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]

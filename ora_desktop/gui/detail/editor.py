@@ -1,0 +1,207 @@
+"""``MemoryEditor``: every editable field of one memory, validated as you type (core's rules).
+
+The editor keeps the record it started from (``base``) so a save can detect a change made
+underneath (``expected_version``). ``changes()`` returns only the fields that differ.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QColor, QSyntaxHighlighter, QTextCharFormat, QTextDocument
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ...core import InvalidValue, Memory, timestamps
+from ...core.schema import MEMORY_TYPES, SYNC_STATUSES
+from ...core.validation import clean_fields
+from ..formatting import sync_label
+from ..memories.delegates import match_spans
+from ..theme import is_dark
+
+
+class TermHighlighter(QSyntaxHighlighter):
+    """Marks the current search terms in the content editor."""
+
+    def __init__(self, document: QTextDocument) -> None:
+        super().__init__(document)
+        self.terms: tuple[str, ...] = ()
+
+    def set_terms(self, terms: tuple[str, ...]) -> None:
+        if terms != self.terms:
+            self.terms = terms
+            self.rehighlight()
+
+    def highlightBlock(self, text: str) -> None:  # noqa: N802
+        if not self.terms:
+            return
+        fmt = QTextCharFormat()
+        fmt.setBackground(QColor(150, 110, 0) if is_dark() else QColor(255, 214, 64))
+        for start, end in match_spans(text, self.terms):
+            self.setFormat(start, end - start, fmt)
+
+
+def _time_text(memory: Memory, name: str) -> str:
+    value = getattr(memory, name)
+    raw = dict(memory.unparsed).get(name)
+    if raw is not None:
+        return raw
+    return "" if value is None else timestamps.to_sql(value)
+
+
+class MemoryEditor(QWidget):
+    """The editable fields; emits ``edited`` on every change and ``validity(message)``."""
+
+    edited = Signal()
+    validity = Signal(str)  # "" when every field is valid
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.base: Memory | None = None
+        self._loading = False
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.content = QPlainTextEdit()
+        self.content.setObjectName("ContentEditor")
+        self.content.setPlaceholderText("The memory's text (required)")
+        self.content.setMinimumHeight(120)
+        self.highlighter = TermHighlighter(self.content.document())
+        layout.addWidget(self.content, 3)
+        form = QFormLayout()
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.type = QComboBox()
+        self.type.addItems(list(MEMORY_TYPES))
+        self.importance = QLineEdit()
+        self.importance.setPlaceholderText("1 to 10")
+        self.health = QLineEdit()
+        self.health.setPlaceholderText("0.0 to 1.0")
+        self.sync = QComboBox()
+        for status in SYNC_STATUSES:
+            self.sync.addItem(sync_label(status), status)
+        self.expires = QLineEdit()
+        self.expires.setPlaceholderText("never — or YYYY-MM-DD HH:MM:SS (UTC)")
+        form.addRow("&Type", self.type)
+        form.addRow("&Importance", self.importance)
+        form.addRow("&Health", self.health)
+        form.addRow("&Sync status", self.sync)
+        form.addRow("&Expires", self.expires)
+        layout.addLayout(form)
+        self.message = QLabel()
+        self.message.setObjectName("ValidationMessage")
+        self.message.setWordWrap(True)
+        self.message.hide()
+        layout.addWidget(self.message)
+        for widget in (self.importance, self.health, self.expires):
+            widget.textChanged.connect(self._changed)
+        self.content.textChanged.connect(self._changed)
+        self.type.currentIndexChanged.connect(self._changed)
+        self.sync.currentIndexChanged.connect(self._changed)
+
+    # ----------------------------------------------------------------- loading
+    def load(self, memory: Memory | None) -> None:
+        """Show ``memory`` (discarding unsaved edits)."""
+        self.base = memory
+        self._loading = True
+        try:
+            enabled = memory is not None
+            for widget in (self.content, self.type, self.importance, self.health, self.sync, self.expires):
+                widget.setEnabled(enabled)
+            if memory is None:
+                self.content.setPlainText("")
+                for line in (self.importance, self.health, self.expires):
+                    line.clear()
+                return
+            self.content.setPlainText(memory.content)
+            self.type.setCurrentIndex(max(0, self.type.findText(memory.type or "fact")))
+            self.importance.setText("" if memory.importance is None else str(memory.importance))
+            self.health.setText("" if memory.health_score is None else f"{memory.health_score:g}")
+            self.sync.setCurrentIndex(max(0, self.sync.findData(memory.sync_status or "pending")))
+            self.expires.setText(_time_text(memory, "expires_at"))
+        finally:
+            self._loading = False
+        self._show_message("")
+
+    def set_read_only(self, read_only: bool) -> None:
+        self.content.setReadOnly(read_only)
+        for widget in (self.type, self.importance, self.health, self.sync, self.expires):
+            widget.setEnabled(not read_only and self.base is not None)
+
+    # ----------------------------------------------------------------- edits
+    def raw_changes(self) -> dict[str, object]:
+        """Fields whose shown text differs from ``base`` (not yet validated)."""
+        m = self.base
+        if m is None:
+            return {}
+        out: dict[str, object] = {}
+        if self.content.toPlainText() != m.content:
+            out["content"] = self.content.toPlainText()
+        if self.type.currentText() != (m.type or "fact"):
+            out["type"] = self.type.currentText()
+        if self.importance.text().strip() != ("" if m.importance is None else str(m.importance)):
+            out["importance"] = self.importance.text().strip()
+        shown_health = "" if m.health_score is None else f"{m.health_score:g}"
+        if self.health.text().strip() != shown_health:
+            out["health_score"] = self.health.text().strip()
+        if self.sync.currentData() != (m.sync_status or "pending"):
+            out["sync_status"] = self.sync.currentData()
+        if self.expires.text().strip() != _time_text(m, "expires_at"):
+            out["expires_at"] = self.expires.text().strip() or None
+        return out
+
+    def changes(self) -> dict[str, object]:
+        """The validated changes as column values; raises ``InvalidValue`` naming the bad field."""
+        raw = self.raw_changes()
+        for name in ("importance", "health_score"):
+            if name in raw and raw[name] == "":
+                raise InvalidValue(name, "must not be empty")
+        return clean_fields(raw)
+
+    def is_modified(self) -> bool:
+        return bool(self.raw_changes())
+
+    def validation_message(self) -> str:
+        try:
+            self.changes()
+        except InvalidValue as exc:
+            return _sentence(exc)
+        return ""
+
+    def _changed(self) -> None:
+        if self._loading:
+            return
+        self._show_message(self.validation_message())
+        self.edited.emit()
+
+    def _show_message(self, text: str) -> None:
+        self.message.setText(text)
+        self.message.setVisible(bool(text))
+        self.validity.emit(text)
+
+
+FIELD_NAMES = {"content": "Content", "type": "Type", "importance": "Importance", "health_score": "Health",
+               "sync_status": "Sync status", "expires_at": "Expires"}
+
+
+def _sentence(exc: InvalidValue) -> str:
+    """``Importance: 11 is outside the allowed range 1 to 10`` (the field's label first)."""
+    text = str(exc)
+    prefix = f"{exc.field}: "
+    detail = text[len(prefix):] if text.startswith(prefix) else text
+    return f"{FIELD_NAMES.get(exc.field, exc.field)}: {detail}"
+
+
+def select_all_matches(editor: QPlainTextEdit, terms: tuple[str, ...]) -> None:
+    """Scroll the editor to the first match of the terms (used after a search)."""
+    spans = match_spans(editor.toPlainText(), terms)
+    if spans:
+        cursor = editor.textCursor()
+        cursor.setPosition(spans[0][0])
+        editor.setTextCursor(cursor)
+        editor.ensureCursorVisible()
+

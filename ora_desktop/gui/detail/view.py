@@ -1,0 +1,298 @@
+"""``DetailPane``: the selected memory in full — editor, links, chain, access, health.
+
+Related memories and the supersession chain are read on a worker thread whenever the shown
+memory changes. Saving is not done here: ``save_requested(base, changes)`` goes to the curate
+actions, which push an undoable command and handle a conflicting write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont, QKeySequence
+from PySide6.QtWidgets import (
+    QFrame,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ...core import Chain, InvalidValue, Memory, OraError, Store
+from ..context import AppContext
+from ..formatting import exact, first_line, relative
+from .editor import MemoryEditor
+from .health import explain
+
+log = logging.getLogger("ora_desktop.gui")
+ID_ROLE = Qt.ItemDataRole.UserRole + 30
+
+
+class DetailPane(QScrollArea):
+    """See the module docstring."""
+
+    save_requested = Signal(object, object)  # base Memory, dict of validated changes
+    follow = Signal(str)  # memory id to show
+    link_requested = Signal(str, str, bool)  # memory id, other id, add (False: remove)
+
+    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("DetailPane")
+        self.ctx = ctx
+        self.store: Store | None = None
+        self.memory: Memory | None = None
+        self.chain: Chain | None = None
+        self._task: asyncio.Task | None = None
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        body = QWidget()
+        layout = QVBoxLayout(body)
+        self.title = QLabel("No memory selected")
+        self.title.setObjectName("DetailTitle")
+        self.title.setWordWrap(True)
+        font = self.title.font()
+        font.setPointSizeF(font.pointSizeF() * 1.15)
+        font.setWeight(QFont.Weight.DemiBold)
+        self.title.setFont(font)
+        layout.addWidget(self.title)
+        self.meta = QLabel()
+        self.meta.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.meta.setWordWrap(True)
+        layout.addWidget(self.meta)
+        self.changed_underneath = QLabel()
+        self.changed_underneath.setObjectName("ValidationMessage")
+        self.changed_underneath.setWordWrap(True)
+        self.changed_underneath.hide()
+        layout.addWidget(self.changed_underneath)
+        self.editor = MemoryEditor()
+        layout.addWidget(self.editor, 1)
+        buttons = QHBoxLayout()
+        self.save_button = QPushButton("&Save")
+        self.save_button.setShortcut(QKeySequence.StandardKey.Save)
+        self.save_button.setToolTip("Save the changes (Ctrl+S); Ctrl+Z undoes")
+        self.revert_button = QPushButton("&Revert")
+        self.save_button.clicked.connect(self.request_save)
+        self.revert_button.clicked.connect(lambda: self.editor.load(self.memory))
+        buttons.addStretch(1)
+        buttons.addWidget(self.revert_button)
+        buttons.addWidget(self.save_button)
+        layout.addLayout(buttons)
+        self.editor.edited.connect(self._update_buttons)
+        self.editor.validity.connect(lambda _m: self._update_buttons())
+
+        related_box = QGroupBox("Related memories")
+        related = QVBoxLayout(related_box)
+        self.related = QListWidget()
+        self.related.setObjectName("RelatedList")
+        self.related.setMaximumHeight(130)
+        self.related.itemActivated.connect(self._follow_item)
+        related.addWidget(self.related)
+        row = QHBoxLayout()
+        self.link_id = QLineEdit()
+        self.link_id.setPlaceholderText("id of a memory to link")
+        self.link_button = QPushButton("Link")
+        self.unlink_button = QPushButton("Remove link")
+        self.link_button.clicked.connect(self._add_link)
+        self.unlink_button.clicked.connect(self._remove_link)
+        self.link_id.returnPressed.connect(self._add_link)
+        row.addWidget(self.link_id, 1)
+        row.addWidget(self.link_button)
+        row.addWidget(self.unlink_button)
+        related.addLayout(row)
+        self.related_note = QLabel()
+        self.related_note.setWordWrap(True)
+        related.addWidget(self.related_note)
+        layout.addWidget(related_box)
+
+        chain_box = QGroupBox("Supersession chain")
+        chain = QVBoxLayout(chain_box)
+        self.chain_list = QListWidget()
+        self.chain_list.setObjectName("ChainList")
+        self.chain_list.setMaximumHeight(110)
+        self.chain_list.itemActivated.connect(self._follow_item)
+        chain.addWidget(self.chain_list)
+        self.chain_note = QLabel()
+        self.chain_note.setWordWrap(True)
+        chain.addWidget(self.chain_note)
+        layout.addWidget(chain_box)
+
+        access_box = QGroupBox("Access")
+        self.access = QLabel()
+        self.access.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        QVBoxLayout(access_box).addWidget(self.access)
+        layout.addWidget(access_box)
+        health_box = QGroupBox("Health")
+        self.health = QLabel()
+        self.health.setObjectName("HealthExplanation")
+        self.health.setWordWrap(True)
+        QVBoxLayout(health_box).addWidget(self.health)
+        layout.addWidget(health_box)
+        layout.addStretch(0)
+        self.setWidget(body)
+        self.show_memory(None, None)
+
+    # ----------------------------------------------------------------- showing
+    def show_memory(self, memory: Memory | None, store: Store | None) -> None:
+        """Show ``memory``. The same memory, refreshed, keeps unsaved edits (and says it changed)."""
+        same = memory is not None and self.memory is not None and memory.id == self.memory.id
+        if same and self.editor.is_modified():
+            if memory.version != self.editor.base.version:
+                self.changed_underneath.setText(
+                    "This memory was changed in the file since you started editing. Saving will ask "
+                    "whether to keep your version or theirs.")
+                self.changed_underneath.show()
+            self.memory = memory
+            self._show_facts(memory)
+            return
+        self.memory, self.store = memory, store
+        self.changed_underneath.hide()
+        self.editor.load(memory)
+        self.editor.set_read_only(store is None or store.readonly)
+        self._show_facts(memory)
+        self._update_buttons()
+        if memory is None:
+            self.title.setText("No memory selected")
+            self.meta.setText("Select a memory in the table, or press Ctrl+N to write a new one.")
+            self.related.clear()
+            self.chain_list.clear()
+            self.related_note.clear()
+            self.chain_note.clear()
+            return
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+        self._task = asyncio.ensure_future(self._load_links(memory, store), loop=self.ctx.loop)
+
+    def set_terms(self, terms: tuple[str, ...]) -> None:
+        self.editor.highlighter.set_terms(tuple(terms))
+
+    def _show_facts(self, m: Memory | None) -> None:
+        if m is None:
+            self.access.setText("")
+            self.health.setText("")
+            return
+        self.title.setText(first_line(m.content, 200) or "(empty)")
+        where = self.store.path.name if self.store else ""
+        flags = [x for x in ("superseded" if m.is_superseded else "", "expired" if m.is_expired() else "",
+                             "dirty (not synced)" if m.is_dirty else "") if x]
+        self.meta.setText(f"{m.id} · {where}" + (f" · {', '.join(flags)}" if flags else ""))
+        rows = [
+            ("Accessed", f"{m.access_count} time{'s' if m.access_count != 1 else ''}"),
+            ("Last accessed", _when(m.last_accessed_at) or "never (the file keeps only the latest access)"),
+            ("Created", _when(m.created_at)),
+            ("Updated", _when(m.updated_at)),
+            ("Last synced", _when(m.synced_at) or "never"),
+        ]
+        for name, raw in m.unparsed:
+            rows.append((name, f"unreadable timestamp {raw!r}"))
+        self.access.setText("\n".join(f"{k}: {v}" for k, v in rows))
+        self.health.setText(explain(m))
+
+    async def _load_links(self, memory: Memory, store: Store | None) -> None:
+        if store is None:
+            return
+        try:
+            related = await self.ctx.run(store.get_many, list(memory.related_to))
+            chain = await self.ctx.run(store.chain, memory.id)
+        except OraError as exc:
+            self.related_note.setText(str(exc))
+            return
+        if self.memory is None or self.memory.id != memory.id:
+            return
+        self.related.clear()
+        missing = []
+        for other_id in memory.related_to:
+            other = related.get(other_id)
+            if other is None:
+                missing.append(other_id)
+                item = QListWidgetItem(f"{other_id}  (not in this file)")
+                item.setForeground(self.palette().placeholderText())
+            else:
+                item = QListWidgetItem(first_line(other.content, 120))
+                item.setToolTip(f"{other.id}\n{other.content[:400]}")
+            item.setData(ID_ROLE, other_id)
+            self.related.addItem(item)
+        notes = []
+        if memory.related_malformed:
+            notes.append("related_to holds text that is not a list of ids; fix it before adding links.")
+        if missing:
+            notes.append(f"{len(missing)} linked id{'s are' if len(missing) > 1 else ' is'} not in this file.")
+        if not memory.related_to and not notes:
+            notes.append("No related memories. Type an id and press Link.")
+        self.related_note.setText(" ".join(notes))
+        self._show_chain(chain, memory)
+
+    def _show_chain(self, chain: Chain, memory: Memory) -> None:
+        self.chain = chain
+        self.chain_list.clear()
+        for member in chain.members:
+            live = chain.live is not None and member.id == chain.live.id
+            label = f"{'● live  ' if live else '○ '}{first_line(member.content, 100)}"
+            item = QListWidgetItem(label)
+            item.setData(ID_ROLE, member.id)
+            item.setToolTip(f"{member.id}\ncreated {exact(member.created_at)}")
+            if member.id == memory.id:
+                font = item.font()
+                font.setBold(True)
+                item.setFont(font)
+            self.chain_list.addItem(item)
+        notes = []
+        if len(chain.members) <= 1:
+            notes.append("Not part of a chain: nothing supersedes it and it supersedes nothing.")
+        if chain.cycle:
+            notes.append("The chain loops back on itself (a cycle); no member is live.")
+        if chain.dangling:
+            notes.append(f"The chain points to {', '.join(chain.dangling)}, which is not in this file.")
+        self.chain_note.setText(" ".join(notes))
+
+    # ----------------------------------------------------------------- actions
+    def _update_buttons(self) -> None:
+        writable = self.store is not None and not self.store.readonly and self.memory is not None
+        modified = self.editor.is_modified()
+        valid = not self.editor.validation_message()
+        self.save_button.setEnabled(writable and modified and valid)
+        self.revert_button.setEnabled(modified)
+        for widget in (self.link_button, self.unlink_button, self.link_id):
+            widget.setEnabled(writable)
+
+    def request_save(self) -> None:
+        if self.memory is None or self.editor.base is None:
+            return
+        try:
+            changes = self.editor.changes()
+        except InvalidValue:
+            return  # the message is already shown under the fields
+        if changes:
+            self.save_requested.emit(self.editor.base, changes)
+
+    def saved(self, memory: Memory) -> None:
+        """Called after a successful save: show the stored version, edits cleared."""
+        self.memory = None
+        self.show_memory(memory, self.store)
+
+    def _follow_item(self, item: QListWidgetItem) -> None:
+        memory_id = item.data(ID_ROLE)
+        if memory_id:
+            self.follow.emit(memory_id)
+
+    def _add_link(self) -> None:
+        other = self.link_id.text().strip()
+        if self.memory is not None and other:
+            self.link_requested.emit(self.memory.id, other, True)
+            self.link_id.clear()
+
+    def _remove_link(self) -> None:
+        item = self.related.currentItem()
+        if self.memory is not None and item is not None:
+            self.link_requested.emit(self.memory.id, item.data(ID_ROLE), False)
+
+
+def _when(value) -> str:  # noqa: ANN001
+    return f"{relative(value)} ({exact(value).splitlines()[0]})" if value is not None else ""

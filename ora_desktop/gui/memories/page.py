@@ -1,0 +1,185 @@
+"""``MemoryBrowser``: the Memories tab — search bar, facets, the table, the detail pane.
+
+It follows ``ctx.current``: opening the selected file on a worker thread and showing its
+memories; the search controller decides what the table lists.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QLabel, QSplitter, QStackedWidget, QVBoxLayout, QWidget
+
+from ...core import Memory, OraError, Store
+from ..context import AppContext
+from ..detail.view import DetailPane
+from ..search.controller import SearchController
+from ..search.widgets import EverywhereView, FacetPanel, SearchBar
+from .model import MemoryTableModel
+from .view import MemoryTable
+
+log = logging.getLogger("ora_desktop.gui")
+
+
+class MemoryBrowser(QWidget):
+    """See the module docstring."""
+
+    store_shown = Signal(object)  # Store | None
+    counts_changed = Signal(int, int)  # rows listed, rows selected
+
+    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("MemoryBrowser")
+        self.ctx = ctx
+        self.store: Store | None = None
+        self._open_task: asyncio.Task | None = None
+        self._select_after_load: str | None = None
+        self.model = MemoryTableModel(ctx, self)
+        self.table = MemoryTable(self.model, ctx.settings)
+        self.controller = SearchController(ctx, self.model, self)
+        self.search = SearchBar(self.controller)
+        self.facets = FacetPanel(self.controller)
+        self.everywhere = EverywhereView()
+        self.detail = DetailPane(ctx)
+        self.message = QLabel()
+        self.message.setObjectName("EmptyState")
+        self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.message.setWordWrap(True)
+        self.center = QStackedWidget()
+        self.center.addWidget(self.table)
+        self.center.addWidget(self.everywhere)
+        self.center.addWidget(self.message)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.setObjectName("BrowserSplitter")
+        self.splitter.addWidget(self.facets)
+        self.splitter.addWidget(self.center)
+        self.splitter.addWidget(self.detail)
+        self.splitter.setStretchFactor(0, 0)
+        self.splitter.setStretchFactor(1, 3)
+        self.splitter.setStretchFactor(2, 2)
+        self.splitter.setSizes([200, 760, 420])
+        self.splitter.setCollapsible(1, False)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 0)
+        layout.addWidget(self.search)
+        layout.addWidget(self.splitter, 1)
+
+        ctx.current_changed.connect(self.show_item)
+        self.table.current_memory.connect(self._current_memory)
+        self.table.selection_size.connect(lambda n: self.counts_changed.emit(self.model.rowCount(), n))
+        self.model.loaded.connect(self._loaded)
+        self.model.failed.connect(lambda exc: ctx.show_error(exc))
+        self.controller.terms_changed.connect(self._terms)
+        self.controller.everywhere_ready.connect(self._everywhere)
+        self.controller.note.connect(lambda text: ctx.status.emit(text) if text else None)
+        self.search.scope.currentIndexChanged.connect(lambda _i: self._update_center())
+        self.search.field.textChanged.connect(lambda _t: self._update_center())
+        self.detail.follow.connect(self.follow)
+        self.everywhere.open_hit.connect(self.open_hit)
+        self.show_message("Select an agent on the left, or open a .site.db file (Ctrl+O).")
+
+    # ----------------------------------------------------------------- the file
+    def show_item(self, item: object) -> None:
+        path = self.ctx.current_path()
+        if self._open_task is not None and not self._open_task.done():
+            self._open_task.cancel()
+        if path is None:
+            self._set_store(None)
+            self.show_message("Select an agent on the left, or open a .site.db file (Ctrl+O).")
+            return
+        self._open_task = asyncio.ensure_future(self._open(path), loop=self.ctx.loop)
+
+    async def _open(self, path: Path) -> None:
+        try:
+            store = await self.ctx.run(self.ctx.store_for, path)
+        except OraError as exc:
+            self._set_store(None)
+            self.show_message(f"This file cannot be opened.\n\n{exc}")
+            self.ctx.status.emit(str(exc))
+            return
+        self._set_store(store)
+        for warning in store.warnings:
+            self.ctx.status.emit(f"{store.path.name}: {warning}")
+
+    def _set_store(self, store: Store | None) -> None:
+        self.store = store
+        self.detail.show_memory(None, store)
+        self.model.set_store(store)
+        self.controller.apply()
+        self._update_center()
+        self.store_shown.emit(store)
+
+    def show_message(self, text: str) -> None:
+        self.message.setText(text)
+        self.center.setCurrentWidget(self.message)
+
+    def _update_center(self) -> None:
+        if self.controller.scope == "all" and self.search.field.text().strip():
+            self.center.setCurrentWidget(self.everywhere)
+        elif self.store is not None:
+            self.center.setCurrentWidget(self.table)
+        elif self.center.currentWidget() is not self.message:
+            self.center.setCurrentWidget(self.message)
+
+    # ----------------------------------------------------------------- rows
+    def _current_memory(self, memory: Memory | None) -> None:
+        self.detail.show_memory(memory, self.store)
+
+    def _loaded(self, count: int) -> None:
+        self.counts_changed.emit(count, len(self.table.selected_rows()))
+        if self.store is not None and self.center.currentWidget() is self.message:
+            self._update_center()
+        if self._select_after_load:
+            memory_id, self._select_after_load = self._select_after_load, None
+            self.follow(memory_id)
+        elif self.table.currentIndex().isValid() is False and count and self.detail.memory is None:
+            self.table.select_row(0)
+
+    def _terms(self, terms: tuple[str, ...]) -> None:
+        self.table.highlight.terms = tuple(terms)
+        self.table.viewport().update()
+        self.detail.set_terms(tuple(terms))
+
+    def _everywhere(self, hits: list, note: str) -> None:
+        self.everywhere.show_hits(hits, note)
+        self.ctx.status.emit(f"{len(hits):,} hits across all sites" + (f" — {note}" if note else ""))
+
+    def follow(self, memory_id: str) -> asyncio.Task | None:
+        """Show a memory by id: select its row when listed, else show it in the detail pane."""
+        store = self.store
+        if store is None:
+            return None
+
+        async def run() -> None:
+            memory = await self.ctx.run(store.find, memory_id)
+            if memory is None:
+                self.ctx.status.emit(f"No memory with id {memory_id} in {store.path.name}")
+                return
+            try:
+                row = self.model.keys.index(memory.rowid)
+            except ValueError:
+                self.table.clearSelection()
+                self.detail.show_memory(memory, store)
+                self.ctx.status.emit("That memory is not in the current list (filtered out or superseded)")
+                return
+            self.table.select_row(row)
+            self.detail.show_memory(memory, store)
+        return asyncio.ensure_future(run(), loop=self.ctx.loop)
+
+    def open_hit(self, path: Path, memory_id: str) -> None:
+        """Open a hit from the all-sites results in its own file."""
+        self.search.scope.setCurrentIndex(0)
+        self._select_after_load = memory_id
+        if self.ctx.current_path() is not None and self.ctx.current_path().resolve() == Path(path).resolve():
+            self.follow(memory_id)
+            self._select_after_load = None
+        else:
+            target = Path(path).resolve()
+            agent = next((a for a in self.ctx.home.agents() if a.path.resolve() == target), None)
+            self.ctx.set_current(agent or target)
+
+    async def selected_memories(self) -> list[Memory]:
+        return await self.model.memories_for_rows(self.table.selected_rows())

@@ -1,0 +1,1 @@
+"""Search as you type, facets with counts, quick filters, and search across every site."""

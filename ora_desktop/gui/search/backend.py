@@ -1,0 +1,236 @@
+"""Searching through ``core.search`` when it answers, else through a ``ListQuery`` (no Qt here).
+
+Everything here runs on a worker thread (``ctx.run``). ``file_keys`` returns the rowids of the
+hits of one file, best first, so the table model can show them like any other listing.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import re
+from array import array
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ...core import ListQuery, Memory, OraError, OraHome, Store
+from ...core.store import HEALTH_BUCKETS
+
+log = logging.getLogger("ora_desktop.gui")
+
+SEARCH_LIMIT = 5000
+RANK = "rank"  # the table's order while showing search hits best first
+OPS = {">": "health_min", ">=": "health_min", "<": "health_max", "<=": "health_max"}
+
+
+def _core_search():  # noqa: ANN202
+    """The ``ora_desktop.core.search`` module, or ``None`` when it is not installed."""
+    try:
+        return importlib.import_module("ora_desktop.core.search")
+    except ImportError:
+        return None
+
+
+def parse(text: str):  # noqa: ANN201
+    """``core.search.parse_query(text)`` or ``None`` when the search engine is missing."""
+    engine = _core_search()
+    if engine is None:
+        return None
+    try:
+        return engine.parse_query(text)
+    except NotImplementedError:
+        return None
+
+
+def terms_of(text: str) -> tuple[str, ...]:
+    """The words to highlight for ``text``."""
+    parsed = parse(text)
+    if parsed is not None:
+        return parsed.terms
+    return tuple(w for w in re.findall(r"[^\s\"]+", text) if ":" not in w and not w.startswith("-"))
+
+
+@dataclass
+class FileSearch:
+    """One file's answer: hit rowids best first, words to highlight, a note, how many matched."""
+
+    keys: array
+    terms: tuple[str, ...] = ()
+    note: str = ""
+    total: int | None = None
+    warnings: tuple[str, ...] = ()
+    tags: dict[str, dict[str, int]] = field(default_factory=dict)
+    engine: str = "full-text"
+
+
+def like_query(text: str, base: ListQuery) -> tuple[ListQuery, tuple[str, ...], tuple[str, ...]]:
+    """The fallback: query-language filters onto ``base``, every word a ``LIKE`` (all must match)."""
+    parsed = parse(text)
+    query = base
+    warnings: tuple[str, ...] = ()
+    if parsed is None:
+        words = terms_of(text)
+    else:
+        warnings = parsed.warnings
+        words = parsed.terms
+        if parsed.types:
+            query = query.with_(types=tuple(t for t in parsed.types if not base.types or t in base.types))
+        if parsed.sync:
+            dirty = "dirty" in parsed.sync
+            syncs = tuple(s for s in parsed.sync if s != "dirty")
+            query = query.with_(sync_statuses=syncs or base.sync_statuses, dirty=True if dirty else base.dirty)
+        for op, value in parsed.importance:
+            if op in (">", ">="):
+                query = query.with_(importance_min=int(value) + (op == ">"))
+            elif op in ("<", "<="):
+                query = query.with_(importance_max=int(value) - (op == "<"))
+            else:
+                query = query.with_(importance_min=int(value), importance_max=int(value))
+        for op, value in parsed.health:
+            if op in OPS:
+                query = query.with_(**{OPS[op]: float(value)})
+        if parsed.expired is not None:
+            query = query.with_(expired=parsed.expired)
+        if parsed.superseded != "hide":
+            query = query.with_(superseded=parsed.superseded)
+        if parsed.dirty is not None:
+            query = query.with_(dirty=parsed.dirty)
+    extra = tuple(
+        ("content LIKE ? ESCAPE '\\'", (f"%{_escape(w)}%",)) for w in words
+    )
+    return query.with_(extra_where=base.extra_where + extra), words, warnings
+
+
+def _escape(word: str) -> str:
+    return word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def file_keys(store: Store, text: str, base: ListQuery, limit: int = SEARCH_LIMIT) -> FileSearch:
+    """Rowids of the memories of ``store`` matching ``text`` (the query language) within ``base``.
+
+    Ranked by ``core.search`` when it answers; then ``base``'s filters (facets, quick filters)
+    narrow the hits keeping their rank. A column sort (``base.order_by`` other than ``rank``)
+    orders the hits by that column instead. Falls back to ``LIKE`` when the engine is missing.
+    """
+    engine = _core_search()
+    if engine is not None:
+        try:
+            result = engine.search(store, text, limit=limit, wait=False)
+        except NotImplementedError:
+            result = None
+        if result is not None:
+            rowids = array("q", (h.memory.rowid for h in result.hits if h.memory.rowid is not None))
+            ids = tuple(h.memory.id for h in result.hits)
+            narrowed = _narrow(store, rowids, ids, base)
+            return FileSearch(narrowed, tuple(result.terms), result.note, result.total, tuple(result.warnings),
+                              dict(result.facets), "like" if result.fallback else "full-text")
+    query, words, warnings = like_query(text, base)
+    order = query.order_by if query.order_by != RANK else "created_at"
+    keys = store.row_keys(query.with_(order_by=order, limit=limit))
+    total = store.count(query.with_(limit=None))
+    note = "" if engine is not None else "Full-text search is not available: plain substring matching."
+    return FileSearch(keys, words, note, total, warnings, {}, "like")
+
+
+def _narrow(store: Store, rowids: array, ids: tuple[str, ...], base: ListQuery) -> array:
+    """Keep the hits that also pass ``base``'s filters: in rank order, or sorted by a column."""
+    if not ids:
+        return array("q")
+    filtered = base.with_(ids=ids, limit=None, after=None, superseded="show" if base.superseded == "hide"
+                          else base.superseded)
+    if base.order_by != RANK:
+        return store.row_keys(filtered)
+    plain = ListQuery(ids=ids, limit=None, superseded=filtered.superseded)
+    if filtered == plain:
+        return rowids
+    keep = set(store.row_keys(filtered.with_(order_by="rowid")))
+    return array("q", (r for r in rowids if r in keep))
+
+
+@dataclass
+class FacetCounts:
+    """Counts for the facet panel: field -> value -> count (value labels as shown)."""
+
+    total: int
+    groups: dict[str, dict[str, int]]
+
+
+def facet_counts(store: Store, query: ListQuery, hits: Iterable[Memory] | None = None,
+                 tags: dict[str, dict[str, int]] | None = None, text: str = "") -> FacetCounts:
+    """Type, sync, importance, health-bucket and tag counts for what the table shows."""
+    if hits is None:
+        facets = store.facets(query.with_(order_by="created_at"))
+        groups = {
+            "type": {str(k): v for k, v in sorted(facets.types.items(), key=lambda kv: -kv[1])},
+            "sync": dict(facets.sync_statuses),
+            "importance": {str(k): v for k, v in sorted(facets.importance.items(), key=lambda kv: -(kv[0] or 0))},
+            "health": {k: v for k, v in reversed(list(facets.health_buckets.items()))},
+        }
+        total = facets.total
+    else:
+        hits = list(hits)
+        groups = {"type": {}, "sync": {}, "importance": {}, "health": {b: 0 for b in reversed(HEALTH_BUCKETS)}}
+        for m in hits:
+            _bump(groups["type"], str(m.type))
+            _bump(groups["sync"], str(m.sync_status))
+            _bump(groups["importance"], str(m.importance))
+            if m.health_score is not None:
+                _bump(groups["health"], HEALTH_BUCKETS[min(9, max(0, int(m.health_score * 10)))])
+        total = len(hits)
+    if tags is None:
+        tags = tag_counts(store, text)
+    for kind, values in (tags or {}).items():
+        groups[f"tag:{kind}"] = dict(sorted(values.items(), key=lambda kv: -kv[1])[:15])
+    return FacetCounts(total, groups)
+
+
+def tag_counts(store: Store, text: str = "") -> dict[str, dict[str, int]]:
+    engine = _core_search()
+    if engine is None:
+        return {}
+    try:
+        return engine.tag_facets(store, text or None, limit=15)
+    except NotImplementedError:
+        return {}
+    except OraError as exc:
+        log.info("tag facets of %s: %s", store.path, exc)
+        return {}
+
+
+def _bump(counts: dict[str, int], key: str) -> None:
+    counts[key] = counts.get(key, 0) + 1
+
+
+@dataclass(frozen=True)
+class EverywhereHit:
+    memory: Memory
+    path: Path
+    where: str
+    score: float | None = None
+
+
+def search_everywhere(home: OraHome, text: str, store_for, limit: int = 200) -> tuple[list[EverywhereHit], str]:  # noqa: ANN001
+    """Search every agent of every site; each hit says where it lives. Returns (hits, note)."""
+    engine = _core_search()
+    if engine is not None:
+        try:
+            result = engine.search_many(home, text, limit=limit, wait=False)
+        except NotImplementedError:
+            result = None
+        if result is not None:
+            hits = [EverywhereHit(h.memory, Path(h.path), h.location, h.score) for h in result.hits if h.path]
+            note = "; ".join(x for x in (result.note, *result.warnings) if x)
+            return hits, note
+    hits: list[EverywhereHit] = []
+    problems: list[str] = []
+    for agent in home.agents():
+        try:
+            store = store_for(agent.path)
+            query, _words, _warnings = like_query(text, ListQuery(limit=limit))
+            for memory in store.list(query):
+                hits.append(EverywhereHit(memory, agent.path, agent.label))
+        except OraError as exc:
+            problems.append(str(exc))
+    hits.sort(key=lambda h: (-(h.memory.importance or 0), -(h.memory.health_score or 0)))
+    return hits[:limit], "; ".join(problems)

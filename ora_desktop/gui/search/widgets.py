@@ -1,0 +1,179 @@
+"""The search bar (field, scope, quick filters), the facet panel and the all-sites results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QToolButton,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..formatting import first_line, health_text
+from .backend import EverywhereHit, FacetCounts
+from .controller import SearchController
+from .filters import QUICK_FILTERS
+
+PLACEHOLDER = "Search memories  (Ctrl+F)   e.g.  deploy  type:fact  importance:>=7  -draft  \"exact phrase\""
+GROUP_TITLES = {"type": "Type", "sync": "Sync status", "importance": "Importance", "health": "Health"}
+VALUE_ROLE = Qt.ItemDataRole.UserRole + 20
+
+
+class SearchBar(QWidget):
+    """Search field, scope (this file / all sites), quick-filter toggles and a note line."""
+
+    def __init__(self, controller: SearchController, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        row = QHBoxLayout()
+        self.field = QLineEdit()
+        self.field.setObjectName("SearchField")
+        self.field.setPlaceholderText(PLACEHOLDER)
+        self.field.setClearButtonEnabled(True)
+        self.field.textChanged.connect(controller.set_text)
+        self.field.returnPressed.connect(lambda: controller.set_text(self.field.text(), immediate=True))
+        row.addWidget(self.field, 1)
+        self.scope = QComboBox()
+        self.scope.addItem("This file", "file")
+        self.scope.addItem("All sites", "all")
+        self.scope.setToolTip("Search the selected agent's file, or every agent of every site")
+        self.scope.currentIndexChanged.connect(lambda _i: controller.set_scope(self.scope.currentData()))
+        row.addWidget(self.scope)
+        layout.addLayout(row)
+        chips = QHBoxLayout()
+        chips.setSpacing(4)
+        self.quick: dict[str, QToolButton] = {}
+        for name, (label, tip, _changes) in QUICK_FILTERS.items():
+            button = QToolButton()
+            button.setObjectName("QuickFilter")
+            button.setText(label)
+            button.setToolTip(tip)
+            button.setCheckable(True)
+            button.toggled.connect(lambda on, name=name: controller.toggle_quick(name, on))
+            chips.addWidget(button)
+            self.quick[name] = button
+        chips.addStretch(1)
+        self.note = QLabel()
+        self.note.setObjectName("SearchNote")
+        self.note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        chips.addWidget(self.note)
+        layout.addLayout(chips)
+        controller.note.connect(self.note.setText)
+
+    def focus_search(self) -> None:
+        self.field.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.field.selectAll()
+
+
+class FacetPanel(QTreeWidget):
+    """Facet groups with counts; checking values narrows the table (OR within a group)."""
+
+    def __init__(self, controller: SearchController, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("FacetPanel")
+        self.controller = controller
+        self.setHeaderLabels(["Filter", "Count"])
+        self.header().setStretchLastSection(False)
+        self.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.header().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        self.setRootIsDecorated(True)
+        self.setUniformRowHeights(True)
+        self.itemChanged.connect(self._changed)
+        self._filling = False
+        self._expanded: dict[str, bool] = {}
+        controller.facets_ready.connect(self.show_counts)
+
+    def show_counts(self, counts: FacetCounts) -> None:
+        self._filling = True
+        for i in range(self.topLevelItemCount()):
+            top = self.topLevelItem(i)
+            self._expanded[top.data(0, VALUE_ROLE)] = top.isExpanded()
+        self.clear()
+        chosen = self.controller.filters.facets
+        for group, values in counts.groups.items():
+            if not values and group not in chosen:
+                continue
+            title = GROUP_TITLES.get(group, group.replace("tag:", "Tags: ").capitalize()
+                                     if not group.startswith("tag:") else f"Tags · {group[4:]}")
+            top = QTreeWidgetItem([title, ""])
+            top.setData(0, VALUE_ROLE, group)
+            top.setFlags(Qt.ItemFlag.ItemIsEnabled)
+            self.addTopLevelItem(top)
+            shown = dict(values)
+            for value in chosen.get(group, ()):
+                shown.setdefault(value, 0)
+            for value, count in shown.items():
+                label = value if group != "sync" else value.replace("_", " ")
+                item = QTreeWidgetItem([label, f"{count:,}"])
+                item.setData(0, VALUE_ROLE, value)
+                item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsUserCheckable)
+                on = value in chosen.get(group, ())
+                item.setCheckState(0, Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
+                item.setTextAlignment(1, int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter))
+                if count == 0 and not on:
+                    item.setForeground(0, self.palette().placeholderText())
+                top.addChild(item)
+            top.setExpanded(self._expanded.get(group, not group.startswith("tag:")))
+        self._filling = False
+
+    def _changed(self, item: QTreeWidgetItem, column: int) -> None:
+        if self._filling or column != 0 or item.parent() is None:
+            return
+        group = item.parent().data(0, VALUE_ROLE)
+        self.controller.toggle_facet(group, item.data(0, VALUE_ROLE), item.checkState(0) == Qt.CheckState.Checked)
+
+    def item_for(self, group: str, value: str) -> QTreeWidgetItem | None:
+        for i in range(self.topLevelItemCount()):
+            top = self.topLevelItem(i)
+            if top.data(0, VALUE_ROLE) == group:
+                for j in range(top.childCount()):
+                    if top.child(j).data(0, VALUE_ROLE) == value:
+                        return top.child(j)
+        return None
+
+
+class EverywhereView(QTreeWidget):
+    """Hits from every site; each row says where it lives. Activate a row to open it there."""
+
+    open_hit = Signal(object, str)  # path, memory id
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("EverywhereView")
+        self.setRootIsDecorated(False)
+        self.setUniformRowHeights(True)
+        self.setHeaderLabels(["Content", "Where", "Type", "Importance", "Health"])
+        self.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.header().setStretchLastSection(False)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.itemActivated.connect(self._activated)
+        self.hits: list[EverywhereHit] = []
+
+    def show_hits(self, hits: list[EverywhereHit], note: str = "") -> None:
+        self.clear()
+        self.hits = hits
+        for hit in hits:
+            m = hit.memory
+            item = QTreeWidgetItem([first_line(m.content), hit.where, m.type or "", str(m.importance or ""),
+                                    health_text(m.health_score)])
+            item.setToolTip(0, m.content[:600])
+            item.setToolTip(1, str(hit.path))
+            item.setData(0, VALUE_ROLE, (str(hit.path), m.id))
+            self.addTopLevelItem(item)
+        self.setToolTip(note)
+
+    def _activated(self, item: QTreeWidgetItem, _column: int) -> None:
+        path, memory_id = item.data(0, VALUE_ROLE)
+        self.open_hit.emit(Path(path), memory_id)

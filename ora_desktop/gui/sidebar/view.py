@@ -1,0 +1,190 @@
+"""``Sidebar``: a tree of sites → agents (count, health dot, task marker), and opened files.
+
+Refreshes by itself when files appear or go (``QFileSystemWatcher`` on the sites folders) and
+when a file is written (memory counts). Selecting an item sets ``ctx.current``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from PySide6.QtCore import QFileSystemWatcher, Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor, QIcon, QPainter, QPalette, QPixmap
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeWidget, QTreeWidgetItem, QWidget
+
+from ...core import AgentFile
+from ..context import AppContext, path_of
+from ..memories.delegates import health_color
+from ..resources import icon
+from .model import FileInfo, SiteInfo, scan
+
+log = logging.getLogger("ora_desktop.gui")
+ITEM_ROLE = Qt.ItemDataRole.UserRole + 10
+
+
+def health_dot(value: float | None) -> QIcon:
+    pixmap = QPixmap(12, 12)
+    pixmap.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(pixmap)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.setBrush(health_color(value))
+    painter.drawEllipse(1, 1, 10, 10)
+    painter.end()
+    return QIcon(pixmap)
+
+
+class Sidebar(QTreeWidget):
+    """The file tree (see the module docstring)."""
+
+    scanned = Signal(int)  # number of files listed
+
+    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("Sidebar")
+        self.ctx = ctx
+        self.extra: list[Path] = []
+        self.infos: dict[Path, FileInfo] = {}
+        self.setColumnCount(2)
+        self.setHeaderLabels(["Agent", "Memories"])
+        self.header().setStretchLastSection(False)
+        self.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.header().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setUniformRowHeights(True)
+        self.setRootIsDecorated(True)
+        self.currentItemChanged.connect(self._on_current)
+        self.watcher = QFileSystemWatcher(self)
+        self.watcher.directoryChanged.connect(lambda _p: self.rescan_soon())
+        self._debounce = QTimer(self, singleShot=True, interval=300)
+        self._debounce.timeout.connect(self.rescan)
+        self._task: asyncio.Task | None = None
+        self._again = False
+        ctx.store_changed.connect(lambda *_: self.rescan_soon())
+
+    # ----------------------------------------------------------------- scanning
+    def add_file(self, path: Path) -> None:
+        """List a file opened from outside ORA_HOME (kept until the window closes)."""
+        path = Path(path).expanduser().resolve()
+        inside = any(a.path.resolve() == path for a in self.ctx.home.agents())
+        if not inside and path not in self.extra:
+            self.extra.append(path)
+        self.rescan()
+
+    def rescan_soon(self) -> None:
+        self._debounce.start()
+
+    def rescan(self) -> asyncio.Task:
+        """Re-read ORA_HOME and the files' counts off the GUI thread; returns the task."""
+        if self._task is not None and not self._task.done():
+            self._again = True
+            return self._task
+        self._task = asyncio.ensure_future(self._rescan(), loop=self.ctx.loop)
+        return self._task
+
+    async def _rescan(self) -> None:
+        while True:
+            self._again = False
+            sites, others = await self.ctx.run(scan, self.ctx.home, self.ctx.store_for, list(self.extra))
+            self._fill(sites, others)
+            self._watch(sites)
+            if not self._again:
+                return
+
+    def _watch(self, sites: list[SiteInfo]) -> None:
+        wanted = {str(self.ctx.home.root), str(self.ctx.home.sites_dir), *(str(s.path) for s in sites)}
+        wanted = {p for p in wanted if Path(p).is_dir()}
+        current = set(self.watcher.directories())
+        if current - wanted:
+            self.watcher.removePaths(list(current - wanted))
+        if wanted - current:
+            self.watcher.addPaths(list(wanted - current))
+
+    # ----------------------------------------------------------------- items
+    def _fill(self, sites: list[SiteInfo], others: list[FileInfo]) -> None:
+        selected = self.ctx.current_path()
+        self.blockSignals(True)
+        self.clear()
+        self.infos = {}
+        current_item = None
+        for site in sites:
+            top = QTreeWidgetItem([site.slug, f"{sum(f.count or 0 for f in site.files):,}"])
+            top.setIcon(0, icon("site"))
+            top.setToolTip(0, str(site.path))
+            top.setFlags(top.flags() & ~Qt.ItemFlag.ItemIsSelectable)
+            self.addTopLevelItem(top)
+            for info in site.files:
+                item = self._file_item(info)
+                top.addChild(item)
+                if selected is not None and info.path.resolve() == selected.resolve():
+                    current_item = item
+            top.setExpanded(True)
+        if others:
+            top = QTreeWidgetItem(["Opened files", ""])
+            top.setFlags(top.flags() & ~Qt.ItemFlag.ItemIsSelectable)
+            self.addTopLevelItem(top)
+            for info in others:
+                item = self._file_item(info)
+                top.addChild(item)
+                if selected is not None and info.path.resolve() == selected.resolve():
+                    current_item = item
+            top.setExpanded(True)
+        if current_item is not None:
+            self.setCurrentItem(current_item)
+        self.blockSignals(False)
+        self.scanned.emit(len(self.infos))
+
+    def _file_item(self, info: FileInfo) -> QTreeWidgetItem:
+        name = f"{info.label}  (task)" if info.is_task_agent else info.label
+        item = QTreeWidgetItem([name, "" if info.count is None else f"{info.count:,}"])
+        item.setData(0, ITEM_ROLE, info.agent if info.agent is not None else info.path)
+        item.setToolTip(0, info.tooltip())
+        item.setToolTip(1, info.tooltip())
+        self.infos[info.path.resolve()] = info
+        if info.ok:
+            item.setIcon(0, icon("task-agent" if info.is_task_agent else "agent"))
+            item.setIcon(1, health_dot(info.average_health))
+            item.setTextAlignment(1, int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter))
+        else:
+            item.setIcon(0, icon("broken-file"))
+            grey = QBrush(self.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text))
+            item.setForeground(0, grey)
+            item.setForeground(1, grey)
+            item.setText(1, "—")
+        if info.is_task_agent:
+            font = item.font(0)
+            font.setItalic(True)
+            item.setFont(0, font)
+            item.setForeground(0, QBrush(QColor("#7a5cc9")) if info.ok else item.foreground(0))
+        return item
+
+    def file_items(self) -> list[QTreeWidgetItem]:
+        out = []
+        for i in range(self.topLevelItemCount()):
+            top = self.topLevelItem(i)
+            out.extend(top.child(j) for j in range(top.childCount()))
+        return out
+
+    def item_for(self, path: Path) -> QTreeWidgetItem | None:
+        target = Path(path).resolve()
+        for item in self.file_items():
+            value = path_of(item.data(0, ITEM_ROLE))
+            if value is not None and value.resolve() == target:
+                return item
+        return None
+
+    def info_for(self, item: QTreeWidgetItem) -> FileInfo | None:
+        path = path_of(item.data(0, ITEM_ROLE))
+        return self.infos.get(path.resolve()) if path is not None else None
+
+    def select_path(self, path: Path) -> None:
+        item = self.item_for(path)
+        if item is not None:
+            self.setCurrentItem(item)
+
+    def _on_current(self, current: QTreeWidgetItem | None, _previous: QTreeWidgetItem | None) -> None:
+        value = current.data(0, ITEM_ROLE) if current is not None else None
+        if isinstance(value, (AgentFile, Path)):
+            self.ctx.set_current(value)
