@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from .connection import translated
 from .errors import InvalidValue, NotFound
 from .records import Chain, Change, Memory, Neighbors
 
@@ -23,7 +22,7 @@ class GraphMixin:
         if old_id == new_id:
             raise InvalidValue("superseded_by", "a memory cannot supersede itself")
         self._require_writable()
-        with self.write(), translated(self.path):
+        with self.write():
             found = self.get_many([old_id, new_id])
             for memory_id in (old_id, new_id):
                 if memory_id not in found:
@@ -102,7 +101,7 @@ class GraphMixin:
             raise InvalidValue("related_to", "a memory cannot be linked to itself")
         self._require_writable()
         changed: set[str] = set()
-        with self.write(), translated(self.path):
+        with self.write():
             found = self.get_many([a, b])
             for memory_id in (a, b):
                 if memory_id not in found and (add or memory_id == a):

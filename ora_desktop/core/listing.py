@@ -8,6 +8,7 @@ costs what page 1 costs when the sort column is indexed. Time columns sort throu
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -118,9 +119,9 @@ def where_clause(query: ListQuery, available: Sequence[str]) -> tuple[str, list[
     if query.ids is not None:
         if not query.ids:
             parts.append("0")
-        else:
-            parts.append(f"id IN ({','.join('?' * len(query.ids))})")
-            params.extend(query.ids)
+        else:  # one JSON parameter: no limit on how many ids
+            parts.append("id IN (SELECT value FROM json_each(?))")
+            params.append(json.dumps(list(query.ids)))
     if query.text:
         escaped = query.text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         parts.append("content LIKE ? ESCAPE '\\'")

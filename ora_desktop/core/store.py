@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sqlite3
 import threading
 from array import array
@@ -27,7 +26,7 @@ from .models import bind
 from .records import Change, Facets, Memory, TaskContext, parse_json, row_to_memory
 from .schema import MEMORY_COLUMNS, RECALL_THRESHOLD, SchemaReport, inspect, sniff_file
 from .trash import TrashMixin
-from .validation import check_content, check_id, check_importance, check_type, clean_fields
+from .writes import WritesMixin
 
 Listener = Callable[[Change], None]
 HEALTH_BUCKETS = ("0.0-0.1", "0.1-0.2", "0.2-0.3", "0.3-0.4", "0.4-0.5",
@@ -45,7 +44,7 @@ def open_store(path: str | Path, readonly: bool = False, *, timeout: float | Non
     return Store(Path(path), readonly=readonly, timeout=timeout)
 
 
-class Store(GraphMixin, TrashMixin):
+class Store(WritesMixin, GraphMixin, TrashMixin):
     """An open memory database. Use as a context manager, or call :meth:`close`.
 
     Safe to share between threads: peewee keeps one connection per thread.
@@ -366,164 +365,6 @@ class Store(GraphMixin, TrashMixin):
             for r in rows
         ]
 
-    # ----------------------------------------------------------------- writes
-    def add(self, content: str, type: str = "fact", importance: int = 5, *, id: str | None = None,
-            **fields: Any) -> Memory:
-        """Store a new memory (the seed's insert); returns it as stored."""
-        self._require_writable()
-        values = self._new_row(timestamps.now_sql(), content, type, importance, id, **fields)
-        with self.write():
-            self.execute(self._insert_sql(), values)
-        memory_id = values[self._insert_columns().index("id")]
-        memory = self.get(memory_id)
-        self._emit(Change(added=frozenset({memory_id}), source="add"))
-        return memory
-
-    def add_many(self, items: Iterable[Mapping[str, Any]], chunk: int = 5000) -> Change:
-        """Insert many memories in one transaction (all or nothing); returns what was added.
-
-        Every item is validated before any SQL runs; an id already in the file refuses the batch.
-        """
-        self._require_writable()
-        stamp = timestamps.now_sql()
-        new_row = self._new_row
-        rows = [new_row(stamp, **item) for item in items]
-        at = self._insert_columns().index("id")
-        ids = [r[at] for r in rows]
-        if len(set(ids)) != len(ids):
-            raise InvalidValue("id", "the batch holds the same id twice")
-        sql = self._insert_sql()
-        with self.write():
-            cursor = self.db.cursor()
-            for start in range(0, len(rows), chunk):
-                cursor.executemany(sql, rows[start:start + chunk])
-        return self._emit(Change(added=frozenset(ids), source="add_many"))
-
-    def _insert_columns(self) -> list[str]:
-        return [c for c in MEMORY_COLUMNS if c in self.columns]
-
-    def _insert_sql(self) -> str:
-        columns = self._insert_columns()
-        return f"INSERT INTO memories ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
-
-    def _new_row(self, stamp: str, content: str, type: str = "fact", importance: int = 5,
-                 id: str | None = None, **fields: Any) -> list[Any]:
-        """Validated column values of a new memory, in :meth:`_insert_columns` order."""
-        created = fields.pop("created_at", None)
-        updated = fields.pop("updated_at", None)
-        if fields:
-            row = clean_fields({"content": content, "type": type, "importance": importance, **fields})
-        else:  # the common case, without the generic field loop
-            row = {"content": check_content(content), "type": check_type(type),
-                   "importance": check_importance(importance)}
-        row["id"] = check_id(id) if id is not None else new_id()
-        row["created_at"] = stamp if created is None else (timestamps.coerce(created, "created_at") or stamp)
-        row["updated_at"] = row["created_at"] if updated is None else (
-            timestamps.coerce(updated, "updated_at") or row["created_at"])
-        get = row.get
-        return [get(c, _NEW_DEFAULTS.get(c)) for c in self._columns_for_insert]
-
-    def update(self, memory_id: str, *, expected_version: str | None = None, **fields: Any) -> Memory:
-        """Edit one memory. ``updated_at`` becomes now and ``sync_status`` pending (unless
-        ``local_only`` or set explicitly). With ``expected_version`` (the ``version`` of the
-        record the edit started from), a row changed underneath raises ``Conflict``."""
-        from .errors import Conflict
-
-        values = clean_fields(fields)
-        if not values:
-            return self.get(memory_id)
-        self._require_writable()
-        with self.write(), translated(self.path):
-            current = self.execute("SELECT updated_at FROM memories WHERE id = ?", (memory_id,)).fetchone()
-            if current is None:
-                raise NotFound(f"{self.path}: no memory with id {memory_id!r}")
-            if expected_version is not None and current[0] != expected_version:
-                raise Conflict(
-                    memory_id,
-                    f"{self.path}: memory {memory_id!r} was changed by another program "
-                    f"(at {current[0]}) since you opened it",
-                )
-            self._update_where("id = ?", [memory_id], values)
-        memory = self.get(memory_id)
-        self._emit(Change(changed=frozenset({memory_id}), source="update"))
-        return memory
-
-    def update_many(self, ids: Iterable[str], **fields: Any) -> Change:
-        """Set the same fields on many memories, one statement per 30,000 ids."""
-        values = clean_fields(fields)
-        ids = list(dict.fromkeys(ids))
-        self._require_writable()
-        if not values or not ids:
-            return Change()
-        changed: set[str] = set()
-        with self.write(), translated(self.path):
-            for start in range(0, len(ids), CHUNK):
-                chunk = ids[start:start + CHUNK]
-                marks = ",".join("?" * len(chunk))
-                found = self.execute(f"SELECT id FROM memories WHERE id IN ({marks})", chunk)
-                changed.update(r[0] for r in found)
-                self._update_where(f"id IN ({marks})", chunk, values)
-        return self._emit(Change(changed=frozenset(changed), source="update_many"))
-
-    def _update_where(self, where: str, params: Sequence[Any], values: Mapping[str, Any]) -> int:
-        """One UPDATE applying DESIGN's sync rule; call inside a write transaction."""
-        sets = [f"{name} = ?" for name in values if name in self.columns]
-        args: list[Any] = [values[name] for name in values if name in self.columns]
-        if "updated_at" in self.columns:
-            sets.append("updated_at = ?")
-            args.append(timestamps.now_sql())
-        if "sync_status" not in values and "sync_status" in self.columns:
-            sets.append("sync_status = CASE WHEN sync_status = 'local_only' THEN 'local_only' ELSE 'pending' END")
-        cursor = self.execute(f"UPDATE memories SET {', '.join(sets)} WHERE {where}", [*args, *params])
-        return cursor.rowcount
-
-    def touch(self, memory_id: str) -> Memory:
-        """The seed's access update: count +1, last access now, health +0.1 (capped at 1)."""
-        self._require_writable()
-        with self.write(), translated(self.path):
-            cursor = self.execute(
-                "UPDATE memories SET access_count = coalesce(access_count, 0) + 1, "
-                "last_accessed_at = datetime('now'), "
-                "health_score = MIN(1.0, coalesce(health_score, 0) + 0.1) WHERE id = ?",
-                (memory_id,),
-            )
-            if cursor.rowcount == 0:
-                raise NotFound(f"{self.path}: no memory with id {memory_id!r}")
-        self._emit(Change(changed=frozenset({memory_id}), source="touch"))
-        return self.get(memory_id)
-
-    def touch_many(self, ids: Iterable[str]) -> Change:
-        """Access update for several memories in one statement per chunk."""
-        ids = list(dict.fromkeys(ids))
-        self._require_writable()
-        if not ids:
-            return Change()
-        with self.write(), translated(self.path):
-            for start in range(0, len(ids), CHUNK):
-                chunk = ids[start:start + CHUNK]
-                self.execute(
-                    "UPDATE memories SET access_count = coalesce(access_count, 0) + 1, "
-                    "last_accessed_at = datetime('now'), "
-                    "health_score = MIN(1.0, coalesce(health_score, 0) + 0.1) "
-                    f"WHERE id IN ({','.join('?' * len(chunk))})", chunk,
-                )
-        return self._emit(Change(changed=frozenset(ids), source="touch"))
-
-    def delete(self, ids: str | Iterable[str], reason: str = "deleted") -> tuple[Memory, ...]:
-        """Delete memories, first keeping their full rows in the trash (restorable).
-
-        Returns the removed records; unknown ids are ignored.
-        """
-        self._require_writable()
-        ids = [ids] if isinstance(ids, str) else list(dict.fromkeys(ids))
-        if not ids:
-            return ()
-        # One statement however many ids (no SQLite variable limit): the ids travel as JSON.
-        return self.remove_where_recoverably("id IN (SELECT value FROM json_each(?))", [json.dumps(ids)], reason)
-
-    def new_memory_id(self) -> str:
-        return new_id()
-
     def search(self, query: Any, limit: int = 50, **kw: Any) -> Any:
         """Full-text search of this file (see :func:`ora_desktop.core.search.search`)."""
         from .search import search
@@ -535,14 +376,6 @@ class Store(GraphMixin, TrashMixin):
         from .context import build_context
 
         return build_context(self, query, token_budget, **kw)
-
-
-_NEW_DEFAULTS = {"health_score": 1.0, "access_count": 0, "sync_status": "pending"}
-
-
-def new_id() -> str:
-    """A fresh memory id (128 random bits)."""
-    return f"mem-{os.urandom(16).hex()}"
 
 
 def _col(name: str, available: Sequence[str]) -> str:

@@ -12,7 +12,6 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import timestamps
-from .connection import translated
 from .records import Change, DeletedMemory, Memory
 
 if TYPE_CHECKING:
@@ -29,7 +28,7 @@ class TrashMixin:
         batch = uuid.uuid4().hex[:12]
         stamp = timestamps.now_sql()
         pairs = ", ".join(f"'{c}', \"{c}\"" for c in self.columns)
-        with self.write(), translated(self.path):
+        with self.write():
             self.ensure_engine_tables()  # in the same transaction: a failed delete creates nothing
             removed = tuple(self._rows(where, params)) if return_records else ()
             self.execute(
@@ -78,7 +77,7 @@ class TrashMixin:
         wanted = "(SELECT value FROM json_each(?))"
         cols = ", ".join(f'"{c}"' for c in self.columns)
         extracts = ", ".join(f"json_extract(row_json, '$.\"{c}\"')" for c in self.columns)
-        with self.write(), translated(self.path):
+        with self.write():
             # Of several trashed copies of one id, the latest deleted comes back; the rest, and
             # any whose id exists again, stay in the trash and are reported as skipped.
             chosen = {tid: mid for tid, mid in self.execute(
@@ -107,7 +106,7 @@ class TrashMixin:
         self._require_writable()
         if not self.has_table("ora_desktop_trash"):
             return 0
-        with self.write(), translated(self.path):
+        with self.write():
             return self.execute(
                 "DELETE FROM ora_desktop_trash WHERE julianday(deleted_at) < julianday('now') - ?",
                 (float(older_than_days),),

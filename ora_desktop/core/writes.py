@@ -1,0 +1,185 @@
+"""Writes to memories: add, edit, touch, delete. Each is one ``BEGIN IMMEDIATE`` transaction
+that validates every value before SQL, follows DESIGN's sync rule and emits a ``Change``."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from . import timestamps
+from .errors import Conflict, InvalidValue, NotFound
+from .records import Change, Memory
+from .schema import MEMORY_COLUMNS
+from .validation import check_content, check_id, check_importance, check_type, clean_fields
+
+if TYPE_CHECKING:
+    from .store import Store
+
+# Many ids in one statement, whatever SQLite's variable limit: bind them as one JSON array.
+IDS_JSON = "(SELECT value FROM json_each(?))"
+_NEW_DEFAULTS = {"health_score": 1.0, "access_count": 0, "sync_status": "pending"}
+
+
+def new_id() -> str:
+    """A fresh memory id (128 random bits)."""
+    return f"mem-{os.urandom(16).hex()}"
+
+
+class WritesMixin:
+    """Methods of :class:`~ora_desktop.core.store.Store` that change memories."""
+
+    def add(self: Store, content: str, type: str = "fact", importance: int = 5, *, id: str | None = None,
+            **fields: Any) -> Memory:
+        """Store a new memory (the seed's insert); returns it as stored."""
+        self._require_writable()
+        values = self._new_row(timestamps.now_sql(), content, type, importance, id, **fields)
+        with self.write():
+            self.execute(self._insert_sql(), values)
+        memory_id = values[self._insert_columns().index("id")]
+        memory = self.get(memory_id)
+        self._emit(Change(added=frozenset({memory_id}), source="add"))
+        return memory
+
+    def add_many(self: Store, items: Iterable[Mapping[str, Any]], chunk: int = 5000) -> Change:
+        """Insert many memories in one transaction (all or nothing); returns what was added.
+
+        Every item is validated before any SQL runs; an id already in the file refuses the batch.
+        """
+        self._require_writable()
+        stamp = timestamps.now_sql()
+        new_row = self._new_row
+        rows = [new_row(stamp, **item) for item in items]
+        at = self._insert_columns().index("id")
+        ids = [r[at] for r in rows]
+        if len(set(ids)) != len(ids):
+            raise InvalidValue("id", "the batch holds the same id twice")
+        sql = self._insert_sql()
+        with self.write():
+            cursor = self.db.cursor()
+            for start in range(0, len(rows), chunk):
+                cursor.executemany(sql, rows[start:start + chunk])
+        return self._emit(Change(added=frozenset(ids), source="add_many"))
+
+    def _insert_columns(self: Store) -> list[str]:
+        return [c for c in MEMORY_COLUMNS if c in self.columns]
+
+    def _insert_sql(self: Store) -> str:
+        columns = self._insert_columns()
+        return f"INSERT INTO memories ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+
+    def _new_row(self: Store, stamp: str, content: str, type: str = "fact", importance: int = 5,
+                 id: str | None = None, **fields: Any) -> list[Any]:
+        """Validated column values of a new memory, in :meth:`_insert_columns` order."""
+        created = fields.pop("created_at", None)
+        updated = fields.pop("updated_at", None)
+        if fields:
+            row = clean_fields({"content": content, "type": type, "importance": importance, **fields})
+        else:  # the common case, without the generic field loop
+            row = {"content": check_content(content), "type": check_type(type),
+                   "importance": check_importance(importance)}
+        row["id"] = check_id(id) if id is not None else new_id()
+        row["created_at"] = stamp if created is None else (timestamps.coerce(created, "created_at") or stamp)
+        row["updated_at"] = row["created_at"] if updated is None else (
+            timestamps.coerce(updated, "updated_at") or row["created_at"])
+        get = row.get
+        return [get(c, _NEW_DEFAULTS.get(c)) for c in self._columns_for_insert]
+
+    def update(self: Store, memory_id: str, *, expected_version: str | None = None, **fields: Any) -> Memory:
+        """Edit one memory. ``updated_at`` becomes now and ``sync_status`` pending (unless
+        ``local_only`` or set explicitly). With ``expected_version`` (the ``version`` of the
+        record the edit started from), a row changed underneath raises ``Conflict``."""
+        values = clean_fields(fields)
+        if not values:
+            return self.get(memory_id)
+        self._require_writable()
+        with self.write():
+            current = self.execute("SELECT updated_at FROM memories WHERE id = ?", (memory_id,)).fetchone()
+            if current is None:
+                raise NotFound(f"{self.path}: no memory with id {memory_id!r}")
+            if expected_version is not None and current[0] != expected_version:
+                raise Conflict(
+                    memory_id,
+                    f"{self.path}: memory {memory_id!r} was changed by another program "
+                    f"(at {current[0]}) since you opened it",
+                )
+            self._update_where("id = ?", [memory_id], values)
+        memory = self.get(memory_id)
+        self._emit(Change(changed=frozenset({memory_id}), source="update"))
+        return memory
+
+    def update_many(self: Store, ids: Iterable[str], **fields: Any) -> Change:
+        """Set the same fields on many memories in one statement (ids travel as one JSON array)."""
+        values = clean_fields(fields)
+        ids = list(dict.fromkeys(ids))
+        self._require_writable()
+        if not values or not ids:
+            return Change()
+        with self.write():
+            changed = self._existing(ids)
+            self._update_where(f"id IN {IDS_JSON}", [json.dumps(ids)], values)
+        return self._emit(Change(changed=changed, source="update_many"))
+
+    def _existing(self: Store, ids: Sequence[str]) -> frozenset[str]:
+        """Which of ``ids`` are in the file (one statement)."""
+        found = self.execute(f"SELECT id FROM memories WHERE id IN {IDS_JSON}", [json.dumps(list(ids))])
+        return frozenset(r[0] for r in found)
+
+    def _update_where(self: Store, where: str, params: Sequence[Any], values: Mapping[str, Any]) -> int:
+        """One UPDATE applying DESIGN's sync rule; call inside a write transaction."""
+        sets = [f"{name} = ?" for name in values if name in self.columns]
+        args: list[Any] = [values[name] for name in values if name in self.columns]
+        if "updated_at" in self.columns:
+            sets.append("updated_at = ?")
+            args.append(timestamps.now_sql())
+        if "sync_status" not in values and "sync_status" in self.columns:
+            sets.append("sync_status = CASE WHEN sync_status = 'local_only' THEN 'local_only' ELSE 'pending' END")
+        cursor = self.execute(f"UPDATE memories SET {', '.join(sets)} WHERE {where}", [*args, *params])
+        return cursor.rowcount
+
+    def touch(self: Store, memory_id: str) -> Memory:
+        """The seed's access update: count +1, last access now, health +0.1 (capped at 1)."""
+        self._require_writable()
+        with self.write():
+            cursor = self.execute(
+                "UPDATE memories SET access_count = coalesce(access_count, 0) + 1, "
+                "last_accessed_at = datetime('now'), "
+                "health_score = MIN(1.0, coalesce(health_score, 0) + 0.1) WHERE id = ?",
+                (memory_id,),
+            )
+            if cursor.rowcount == 0:
+                raise NotFound(f"{self.path}: no memory with id {memory_id!r}")
+        self._emit(Change(changed=frozenset({memory_id}), source="touch"))
+        return self.get(memory_id)
+
+    def touch_many(self: Store, ids: Iterable[str]) -> Change:
+        """Access update for several memories in one statement."""
+        ids = list(dict.fromkeys(ids))
+        self._require_writable()
+        if not ids:
+            return Change()
+        with self.write():
+            changed = self._existing(ids)
+            self.execute(
+                "UPDATE memories SET access_count = coalesce(access_count, 0) + 1, "
+                "last_accessed_at = datetime('now'), "
+                f"health_score = MIN(1.0, coalesce(health_score, 0) + 0.1) WHERE id IN {IDS_JSON}",
+                [json.dumps(ids)],
+            )
+        return self._emit(Change(changed=changed, source="touch"))
+
+    def delete(self: Store, ids: str | Iterable[str], reason: str = "deleted") -> tuple[Memory, ...]:
+        """Delete memories, first keeping their full rows in the trash (restorable).
+
+        Returns the removed records; unknown ids are ignored.
+        """
+        self._require_writable()
+        ids = [ids] if isinstance(ids, str) else list(dict.fromkeys(ids))
+        if not ids:
+            return ()
+        # One statement however many ids (no SQLite variable limit): the ids travel as JSON.
+        return self.remove_where_recoverably(f"id IN {IDS_JSON}", [json.dumps(ids)], reason)
+
+    def new_memory_id(self: Store) -> str:
+        return new_id()
