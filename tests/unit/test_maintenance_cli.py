@@ -1,0 +1,84 @@
+"""`ora-desktop run / jobs / backups / config` in-process: output, JSON, exit codes, bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ora_desktop.core import paths
+from ora_desktop.core.maintenance import job_lock
+from tests.unit.maintenance_support import ago, ids, make_db
+from tests.unit.test_cli_helpers import assert_one_line_error, cli
+
+
+@pytest.fixture
+def db(ora_home: Path) -> Path:
+    make_db(ora_home / "sites" / "blog" / "ora.site.db", [{"id": "b1"}])
+    return make_db(ora_home / "sites" / "shop" / "ora.site.db", [
+        {"id": "gone", "expires_at": ago(1)}, {"id": "kept", "expires_at": ago(-1)},
+    ])
+
+
+def test_run_dry_run_lists_and_run_deletes(capsys, db: Path) -> None:
+    preview = cli(capsys, "run", "cleanup", "--site", "shop", "--agent", "ora", "--dry-run")
+    assert preview.code == 0 and "would delete 1 expired" in preview.out and "gone" in preview.out
+    assert ids(db) == {"gone", "kept"}
+    done = cli(capsys, "run", "cleanup", "--db", str(db), "--json")
+    assert done.code == 0
+    (report,) = done.json()
+    assert report["outcome"] == "ok" and report["counts"] == {"expired": 1} and report["path"] == str(db.resolve())
+    assert ids(db) == {"kept"}
+
+
+def test_run_all_covers_every_agent_and_jobs_shows_the_history(capsys, db: Path) -> None:
+    result = cli(capsys, "run", "check", "--all")
+    assert result.code == 0 and result.out.count("check ") == 2
+    history = cli(capsys, "jobs", "--json")
+    assert {Path(r["path"]).parent.name for r in history.json()} == {"shop", "blog"}
+    text = cli(capsys, "jobs")
+    assert "check" in text.out and "no problems found" in text.out
+    upcoming = cli(capsys, "jobs", "--next")
+    assert "daemon: not running" in upcoming.out and "backup" in upcoming.out and "due now" in upcoming.out
+
+
+def test_a_locked_run_exits_3_and_says_so(capsys, db: Path) -> None:
+    with job_lock("decay", db):
+        result = cli(capsys, "run", "decay", "--db", str(db))
+    assert result.code == 3 and "skipped-locked" in result.out
+
+
+def test_bad_targets_and_jobs_are_one_line_errors(capsys, db: Path, ora_home: Path) -> None:
+    assert_one_line_error(cli(capsys, "run", "cleanup", "--site", "shop"), "--agent")
+    assert_one_line_error(cli(capsys, "run", "cleanup", "--all", "--site", "nowhere"), "nowhere")
+    assert_one_line_error(cli(capsys, "run", "backup", "--db", str(db), "--dry-run"), "no dry run")
+    assert_one_line_error(cli(capsys, "run", "cleanup", "--site", "../x", "--agent", "ora"), "..")
+    broken = ora_home / "sites" / "shop" / "broken.site.db"
+    broken.write_text("not a database")
+    failed = cli(capsys, "run", "cleanup", "--db", str(broken))
+    assert failed.code == 1 and "failed" in failed.out and str(broken) in failed.out
+
+
+def test_config_shows_values_and_where_they_come_from(capsys, db: Path) -> None:
+    path = paths.config_dir() / "config.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text('[schedule]\nbackup = "6h"\n[sites.shop.retention]\nmax_age_days = 30\n')
+    result = cli(capsys, "config")
+    assert result.code == 0 and str(path) in result.out
+    line = next(x for x in result.out.splitlines() if "schedule.backup" in x)
+    assert "every 6h" in line and "[schedule]" in line
+    assert any("sites.shop.retention.max_age_days" in x and "30" in x for x in result.out.splitlines())
+    decay = next(x for x in result.out.splitlines() if "schedule.decay" in x)
+    assert "daily" in decay and "(default)" in decay
+    path.write_text('[schedule]\ndecay = "often"\n')
+    assert_one_line_error(cli(capsys, "config"), str(path), "often")
+
+
+def test_backups_list_and_restore(capsys, db: Path) -> None:
+    assert cli(capsys, "run", "backup", "--db", str(db)).code == 0
+    listed = cli(capsys, "backups", "list", "--db", str(db), "--json").json()
+    assert len(listed) == 1 and listed[0]["site"] == "shop"
+    make_db(db.parent / "other.site.db", [])
+    restored = cli(capsys, "backups", "restore", listed[0]["path"], "--db", str(db.parent / "other.site.db"))
+    assert restored.code == 0 and ids(db.parent / "other.site.db") == {"gone", "kept"}
+    assert_one_line_error(cli(capsys, "backups", "restore", str(db.parent / "nope.site.db")), "no such backup")
