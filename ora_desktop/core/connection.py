@@ -155,27 +155,29 @@ def file_stamp(path: Path) -> tuple:
 
 
 class ChangeWatch:
-    """Cheap detection of another process's writes.
+    """Cheap detection of another connection's writes.
 
-    Uses ``PRAGMA data_version`` on a normal connection, and the (mtime, size) of the file
-    and its ``-wal`` for an immutable read-only one (which cannot see other writers).
+    Uses ``PRAGMA data_version`` on a normal connection (it moves only when another connection
+    commits, so our own writes on this thread do not count), and the (mtime, size, inode) of the
+    file and its ``-wal`` for an immutable read-only one (which cannot see other writers).
+    ``data_version`` is per connection, and peewee keeps one connection per thread: the last
+    value is kept per thread.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._last: tuple = ()
+        self._last: dict[int, tuple] = {}
 
     def fingerprint(self, db: peewee.SqliteDatabase, immutable: bool) -> tuple:
-        stats = file_stamp(self.path)
         if immutable:
-            return tuple(stats)
-        version = db.execute_sql("PRAGMA data_version").fetchone()[0]
-        return (version, stats[1])
+            return ("stat", *file_stamp(self.path))
+        return ("version", db.execute_sql("PRAGMA data_version").fetchone()[0])
 
     def changed(self, db: peewee.SqliteDatabase, immutable: bool) -> bool:
         current = self.fingerprint(db, immutable)
-        previous, self._last = self._last, current
-        return bool(previous) and previous != current
+        key = threading.get_ident()
+        previous, self._last[key] = self._last.get(key), current
+        return previous is not None and previous != current
 
     def reset(self, db: peewee.SqliteDatabase, immutable: bool) -> None:
-        self._last = self.fingerprint(db, immutable)
+        self._last[threading.get_ident()] = self.fingerprint(db, immutable)

@@ -58,7 +58,8 @@ class Memory:
     @property
     def recallable(self) -> bool:
         """Whether the seed's recall query can return it (health above 0.3)."""
-        return (self.health_score or 0.0) > RECALL_THRESHOLD
+        health = self.health_score
+        return isinstance(health, (int, float)) and health > RECALL_THRESHOLD
 
     @property
     def title(self) -> str:

@@ -424,3 +424,34 @@ def test_extra_columns_are_kept_through_delete_and_restore(tmp_path):
         assert change.added == {"e1"}
     assert raw(path, "SELECT embedding_model, source_url FROM memories WHERE id = 'e1'") == [("mini-lm", "https://x")]
     assert raw(path, "SELECT count(*) FROM ora_desktop_trash") == [(0,)]
+
+
+def test_changed_externally_ignores_our_own_writes(store, db):
+    assert not store.changed_externally()
+    store.add("ours")
+    store.update("m-ctx", content="ours too")
+    assert not store.changed_externally()
+    raw(db, "UPDATE memories SET content = 'theirs' WHERE id = 'm-task'")
+    assert store.changed_externally()
+    assert not store.changed_externally()
+    assert store.get("m-task").content == "theirs"
+
+
+def test_legacy_text_in_numeric_columns_does_not_break_records(tmp_path):
+    path = tmp_path / "legacy.site.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE memories (id TEXT PRIMARY KEY, content TEXT NOT NULL, type TEXT, importance INTEGER, "
+                 "access_count INTEGER, last_accessed_at TEXT, health_score REAL, related_to TEXT, "
+                 "superseded_by TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, expires_at TEXT, "
+                 "synced_at TEXT, sync_status TEXT)")
+    conn.executemany("INSERT INTO memories (id, content, type, importance, health_score, created_at, updated_at) "
+                     "VALUES (?, ?, 'fact', ?, ?, datetime('now'), datetime('now'))",
+                     [("odd", "text in numbers", "high", "very"), ("ok", "plain", 5, 0.9)])
+    conn.commit()
+    conn.close()
+    with open_store(path) as store:
+        memory = store.get("odd")
+        assert memory.health_score == "very" and memory.importance == "high" and not memory.recallable
+        assert store.facets().total == 2
+        assert [m.id for m in store.list(order_by="importance", descending=True)] == ["odd", "ok"]  # text > numbers
+        assert [m.id for m in store.recall("fact")] == ["odd", "ok"]  # as the seed's SQL would: 'very' > 0.3
