@@ -141,3 +141,21 @@ def test_read_only_cli_session_leaves_no_trace(tmp_path):
                             capture_output=True, text=True, timeout=60, check=True)
     assert "old-00000" in listed.stdout and json.loads(listed.stdout)
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
+def test_read_only_store_opened_before_the_agent_sees_its_writes(tmp_path):
+    """Opened read-only with no writer about (immutable, nothing created beside the file), the
+    store notices a real second process's commits by stat and reopens to show them."""
+    path = big_file(tmp_path / "agent.site.db", 100)
+    with open_store(path, readonly=True) as store:
+        assert store.immutable and store.count() == 100
+        assert not store.changed_externally()
+        agent = Agent(path, tmp_path)
+        try:
+            assert store.changed_externally()
+            assert store.count() > 100
+            assert store.find("agent-0").content == "agent wrote memory 0"
+        finally:
+            written = agent.finish()
+        store.changed_externally()
+        assert store.count() == 100 + written
