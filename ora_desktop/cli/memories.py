@@ -217,10 +217,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             emit_json({"count": total}) if args.json else print(total)
             return 0
         if args.after:
-            value = common.decode_token(args.after)
-            if not (isinstance(value, list) and len(value) == 2 and isinstance(value[1], int)):
-                raise OraError(f"--after: {args.after!r} is not a page token printed by this command")
-            query = query.with_(after=Cursor(value[0], value[1]))
+            query = query.with_(after=_cursor_from(args))
         elif args.offset:
             cursor = store.cursor_at(args.offset - 1, query)
             query = query.with_(ids=()) if cursor is None else query.with_(after=cursor)
@@ -228,7 +225,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         token = None
         if len(memories) == args.limit:
             cursor = store.cursor_for(memories[-1], args.sort)
-            token = common.encode_token([cursor.value, cursor.rowid])
+            token = common.encode_token([args.sort, args.descending, cursor.value, cursor.rowid])
     if args.json:
         emit_json({"memories": memories, "next_after": token})
         return 0
@@ -236,6 +233,18 @@ def cmd_list(args: argparse.Namespace) -> int:
     if token:
         print(f"-- more: add --after {token}")
     return 0
+
+
+def _cursor_from(args: argparse.Namespace) -> Cursor:
+    """The keyset cursor in ``--after``; it must come from a listing in the same order."""
+    value = common.decode_token(args.after)
+    if not (isinstance(value, list) and len(value) == 4 and isinstance(value[3], int)):
+        raise OraError(f"--after: {args.after!r} is not a page token printed by this command")
+    sort, descending, key, rowid = value
+    if (sort, descending) != (args.sort, args.descending):
+        order = f"--sort {sort}" + ("" if descending else " --ascending")
+        raise OraError(f"--after: that token continues a listing in another order; repeat it with {order}")
+    return Cursor(key, rowid)
 
 
 def cmd_show(args: argparse.Namespace) -> int:

@@ -104,6 +104,8 @@ def test_list_sorts_and_pages_by_keyset_and_offset(capsys, db: Path) -> None:
     assert f"--after {first['next_after']}" in table.out
     skipped = cli(capsys, "list", *T, "--json", "--sort", "importance", "--offset", "4").json()
     assert [m["id"] for m in skipped["memories"]] == ["v1", "f2"]
+    other_order = cli(capsys, "list", *T, "--after", first["next_after"])
+    assert other_order.code != 0 and "--sort importance" in other_order.err
     beyond = cli(capsys, "list", *T, "--json", "--offset", "100").json()
     assert beyond["memories"] == []
 
