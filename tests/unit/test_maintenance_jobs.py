@@ -77,3 +77,32 @@ def test_a_missing_file_fails_with_its_name(ora_home: Path) -> None:
     report = run_job("check", missing)
     assert report.outcome == "failed" and "nobody.site.db" in report.message
     assert not missing.exists()
+
+
+class CancelAfter(threading.Event):
+    """An event that reads as set from its ``n``-th check on: a cancel arriving mid-statement."""
+
+    def __init__(self, n: int) -> None:
+        super().__init__()
+        self.n = n
+
+    def is_set(self) -> bool:
+        self.n -= 1
+        return self.n < 0 or super().is_set()
+
+
+@pytest.mark.parametrize("job", ["decay", "cleanup", "check"])
+def test_cancel_in_the_middle_of_a_long_statement_rolls_it_back(ora_home: Path, job: str) -> None:
+    big = make_db(ora_home / "sites" / "s" / "big.site.db", [
+        {"id": f"m{i}", "last_accessed_at": ago(30), "expires_at": ago(1)} for i in range(3000)
+    ])
+    before = big.read_bytes()
+    report = run_job(job, big, cancel=CancelAfter(3))
+    assert report.outcome == "cancelled", report.message
+    assert "cancelled" in report.message
+    from tests.unit.maintenance_support import column
+
+    assert set(column(big, "health_score").values()) == {1.0}
+    assert len(column(big, "id")) == 3000
+    if job == "check":
+        assert big.read_bytes() == before

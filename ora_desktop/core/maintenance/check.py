@@ -97,7 +97,7 @@ def supersession_cycles(store: Store) -> list[list[str]]:
 def run(ctx: JobContext) -> Outcome:
     """Check one file; with ``ctx.repair`` (and not a dry run) also apply the safe repairs."""
     repair = ctx.repair and not ctx.dry_run
-    with open_store(ctx.path, readonly=not repair) as store:
+    with open_store(ctx.path, readonly=not repair) as store, ctx.interruptible(store):
         ctx.step(0, 3)
         damage = integrity(store)
         findings: list[tuple[str, str]] = [("(file)", f"integrity: {m}") for m in damage[:SAMPLE]]

@@ -31,7 +31,8 @@ def run(ctx: JobContext) -> Outcome:
             more = f" (first {PREVIEW_LIMIT} listed)" if total > PREVIEW_LIMIT else ""
             return Outcome({"expired": total}, f"would delete {total} expired memories{more}",
                            [summary(r[0], r[1], f"expired {r[2]}") for r in rows])
-        store.remove_where_recoverably(EXPIRED, params, reason="expired", return_records=False)
+        with ctx.interruptible(store):
+            store.remove_where_recoverably(EXPIRED, params, reason="expired", return_records=False)
         removed = store.last_removed_count
     ctx.step(1, 1)
     where = " (kept in the trash, restorable)" if removed else ""

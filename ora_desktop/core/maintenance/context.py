@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import timestamps
 from ..config import Config
 from ..errors import OraError
 from ..home import OraHome
 
+if TYPE_CHECKING:
+    from ..store import Store
+
 Progress = Callable[[int, int], None]
+PROGRESS_OPS = 20000  # SQLite VM steps between cancel checks inside a long statement
 
 
 class Cancelled(OraError):
@@ -43,6 +49,32 @@ class JobContext:
         if self.progress is not None:
             self.progress(done, total)
         self.check_cancel()
+
+    @contextlib.contextmanager
+    def interruptible(self, store: Store) -> Iterator[None]:
+        """Let a cancel request abort a long SQL statement on ``store`` (this thread's connection).
+
+        SQLite rolls the statement (and peewee the transaction) back, so nothing half-done stays;
+        the job then ends ``cancelled``.
+        """
+        if self.cancel is None:
+            yield
+            return
+        cancel = self.cancel
+        conn = store.db.connection()
+        conn.set_progress_handler(lambda: 1 if cancel.is_set() else 0, PROGRESS_OPS)
+        try:
+            yield
+        except Cancelled:
+            raise
+        except OraError as exc:
+            # SQLite reports "interrupted", and rolls the whole transaction back itself (peewee's
+            # own rollback then finds none: "no transaction is active").
+            if cancel.is_set():
+                raise Cancelled(f"{self.path}: cancelled; the unfinished change was rolled back") from exc
+            raise
+        finally:
+            conn.set_progress_handler(None, 0)
 
     @property
     def clock(self) -> datetime:

@@ -61,7 +61,7 @@ def run(ctx: JobContext) -> Outcome:
             return _preview(ctx, store, now)
     with open_store(ctx.path) as store:
         store.ensure_engine_tables()
-        with store.write():
+        with ctx.interruptible(store), store.write():
             last = last_decay(store)
             days = days_due(last, now)
             if days == 0:

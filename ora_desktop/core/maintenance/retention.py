@@ -46,7 +46,8 @@ def run(ctx: JobContext) -> Outcome:
             return _preview(store, ctx)
         store.ensure_engine_tables()
         counts: dict[str, int] = {}
-        with store.write():  # counting and deleting in one transaction: agents may be inserting
+        # Counting and deleting in one transaction: agents may be inserting meanwhile.
+        with ctx.interruptible(store), store.write():
             for name, where, params in _clauses(store, ctx):
                 store.remove_where_recoverably(where, params, reason=f"retention:{name}", return_records=False)
                 counts[name] = store.last_removed_count
