@@ -178,3 +178,30 @@ def test_nothing_selected_says_what_to_do(ctx, loop, qtbot) -> None:
     assert not view.run_button.isEnabled()
     assert view.run_now() is None
     assert "Select an agent" in view.message.text()
+
+
+def test_schedule_lists_jobs_switched_off_and_files_outside_the_home(ctx, loop, ora_home: Path, tmp_path: Path,
+                                                                     qtbot) -> None:
+    from ora_desktop.core.config import config_path
+
+    config_path().parent.mkdir(parents=True, exist_ok=True)
+    config_path().write_text('[schedule]\ncleanup = "off"\n')
+    agent, _path = agent_with_expired(ora_home)
+    elsewhere = tmp_path / "elsewhere" / "notes.site.db"
+    write_agent(elsewhere, 3, seed=6)
+    view = JobsView(ctx)
+    qtbot.addWidget(view)
+
+    async def scenario() -> None:
+        ctx.set_current(agent)
+        await until(lambda: view.snapshot is not None and view.snapshot.schedule)
+        rows = {view.schedule.item(r, 0).text(): (view.schedule.item(r, 2).text(), view.schedule.item(r, 5).text())
+                for r in range(view.schedule.rowCount())}
+        assert rows["cleanup"] == ("off", "off")
+        assert rows["decay"][0] == "daily" and rows["decay"][1] in ("due now", "in 23 h", "in 1 day")
+        ctx.set_current(elsewhere)
+        await until(lambda: not view.unscheduled.isHidden())
+
+    loop.run_until_complete(scenario())
+    assert str(elsewhere) in view.unscheduled.text() and "Run now" in view.unscheduled.text()
+    assert view.run_button.isEnabled(), "jobs can still be run by hand on a file outside ORA_HOME"

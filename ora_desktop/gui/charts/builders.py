@@ -7,10 +7,10 @@ from datetime import date, datetime, time
 from PySide6.QtCharts import (
     QAbstractBarSeries,
     QBarCategoryAxis,
-    QBarSeries,
     QBarSet,
     QChart,
     QDateTimeAxis,
+    QHorizontalBarSeries,
     QLineSeries,
     QPieSeries,
     QScatterSeries,
@@ -65,7 +65,9 @@ def health_chart(chart: QChart, data: ChartData, dark: bool) -> QChart:
         series.append(bar)
     series.setBarWidth(0.9)
     chart.addSeries(series)
-    _category_axes(chart, series, labels, max(data.health_buckets.values(), default=0), "memories")
+    short = [label.split("-")[0] if label != "unknown" else "?" for label in labels]  # "0.3" = 0.3 to 0.4
+    _category_axes(chart, series, short, max(data.health_buckets.values(), default=0), "memories")
+    chart.axes(Qt.Orientation.Horizontal)[0].setTitleText("health (buckets of 0.1)")
     series.setObjectName("health")
     return chart
 
@@ -78,16 +80,16 @@ def _bucket_low(label: str) -> float | None:
 
 
 def types_chart(chart: QChart, data: ChartData, dark: bool) -> QChart:
-    """Memories by type, biggest first, each bar labelled with its count."""
+    """Memories by type, biggest first, each category labelled with its count."""
     reset(chart, "Memories by type", dark)
-    series = QBarSeries()
+    series = QHorizontalBarSeries()
     bar = QBarSet("memories")
-    bar.append([float(v) for v in data.types.values()])
+    ordered = list(reversed(data.types.items()))  # biggest at the top
+    bar.append([float(count) for _name, count in ordered])
     series.append(bar)
-    series.setLabelsVisible(True)
-    series.setLabelsPosition(QBarSeries.LabelsPosition.LabelsOutsideEnd)
     chart.addSeries(series)
-    _category_axes(chart, series, list(data.types), max(data.types.values(), default=0), "memories")
+    labels = [f"{name} ({count:,})" for name, count in ordered]
+    _category_axes(chart, series, labels, max(data.types.values(), default=0), "memories", horizontal=True)
     chart.legend().hide()
     series.setObjectName("types")
     return chart
@@ -157,16 +159,8 @@ def scatter_chart(chart: QChart, data: ChartData, dark: bool) -> QChart:
         bands.append(series)
     for importance, health, count in data.scatter:
         bands[_band(count)].append(float(importance), float(health))
-    x_axis = QValueAxis()
-    x_axis.setRange(0.5, 10.5)
-    x_axis.setTickCount(11)
-    x_axis.setLabelFormat("%d")
-    x_axis.setTitleText("importance")
-    y_axis = QValueAxis()
-    y_axis.setRange(-0.02, 1.02)
-    y_axis.setTickCount(6)
-    y_axis.setLabelFormat("%.1f")
-    y_axis.setTitleText("health")
+    x_axis = _stepped_axis(0.5, 10.5, 1.0, 1.0, "%d", "importance")
+    y_axis = _stepped_axis(-0.03, 1.03, 0.0, 0.2, "%.1f", "health")
     chart.addAxis(x_axis, Qt.AlignmentFlag.AlignBottom)
     chart.addAxis(y_axis, Qt.AlignmentFlag.AlignLeft)
     for series in bands:
@@ -177,6 +171,18 @@ def scatter_chart(chart: QChart, data: ChartData, dark: bool) -> QChart:
     return chart
 
 
+def _stepped_axis(low: float, high: float, anchor: float, step: float, label: str, title: str) -> QValueAxis:
+    """A value axis with a tick on every ``step`` from ``anchor`` (so labels sit on the data)."""
+    axis = QValueAxis()
+    axis.setRange(low, high)
+    axis.setTickType(QValueAxis.TickType.TicksDynamic)
+    axis.setTickAnchor(anchor)
+    axis.setTickInterval(step)
+    axis.setLabelFormat(label)
+    axis.setTitleText(title)
+    return axis
+
+
 def _band(count: int) -> int:
     for index, (upper, _label, _size) in enumerate(DENSITY):
         if upper is None or count <= upper:
@@ -184,17 +190,19 @@ def _band(count: int) -> int:
     return len(DENSITY) - 1
 
 
-def _category_axes(chart: QChart, series: QAbstractBarSeries, labels: list[str], top: int, title: str) -> None:
+def _category_axes(chart: QChart, series: QAbstractBarSeries, labels: list[str], top: int, title: str,
+                   horizontal: bool = False) -> None:
+    """Categories along the bottom (or the left, for horizontal bars) and counts on the other axis."""
     x_axis = QBarCategoryAxis()
     x_axis.append(labels)
-    chart.addAxis(x_axis, Qt.AlignmentFlag.AlignBottom)
+    chart.addAxis(x_axis, Qt.AlignmentFlag.AlignLeft if horizontal else Qt.AlignmentFlag.AlignBottom)
     series.attachAxis(x_axis)
     y_axis = QValueAxis()
     y_axis.setRange(0, max(1, top) * 1.15)
     y_axis.setLabelFormat("%d")
     y_axis.applyNiceNumbers()
     y_axis.setTitleText(title)
-    chart.addAxis(y_axis, Qt.AlignmentFlag.AlignLeft)
+    chart.addAxis(y_axis, Qt.AlignmentFlag.AlignBottom if horizontal else Qt.AlignmentFlag.AlignLeft)
     series.attachAxis(y_axis)
 
 

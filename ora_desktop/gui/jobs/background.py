@@ -43,8 +43,13 @@ class Latest:
 
 
 def _log_failure(task: asyncio.Task) -> None:
-    if not task.cancelled() and task.exception() is not None:
-        log.error("background reload failed", exc_info=task.exception())
+    if task.cancelled() or task.exception() is None:
+        return
+    exc = task.exception()
+    if isinstance(exc, RuntimeError) and "shutdown" in str(exc):
+        log.debug("reload dropped: the window is closing")  # the worker pool is already shut down
+        return
+    log.error("background reload failed", exc_info=exc)
 
 
 class Progress:

@@ -72,6 +72,11 @@ def gather(home: OraHome, files: Iterable[Path], next_runs: NextRuns | None = No
     planned = {(job, str(path)): when for job, path, when in planned_next_runs(config, home) if path in wanted}
     if next_runs:
         planned.update({key: when for key, when in next_runs.items() if key in planned})
+    in_home = {agent.path.resolve() for agent in home.agents()} & wanted
+    for path in in_home:  # jobs switched off in the config: listed as "off", not left out
+        for job in JOBS:
+            if config.schedule(job, path.parent.name).value is None and job not in ("retention", "promote"):
+                planned[(job, str(path))] = None
     latest = {(run.job, run.path): run for run in reversed(history.history(limit=2000))}
     rows: list[ScheduleRow] = []
     for (job, key_path), upcoming in planned.items():
@@ -85,7 +90,7 @@ def gather(home: OraHome, files: Iterable[Path], next_runs: NextRuns | None = No
             next_run=upcoming,
         ))
     rows.sort(key=lambda r: (r.label, list(JOBS).index(r.job) if r.job in JOBS else 99))
-    unscheduled = tuple(sorted(str(p) for p in wanted if not any(r.path == p for r in rows)))
+    unscheduled = tuple(sorted(str(p) for p in wanted - in_home))
     runs = history.history(limit=history_limit, path=history_path)
     return JobsSnapshot(tuple(rows), tuple(runs), problem, unscheduled)
 

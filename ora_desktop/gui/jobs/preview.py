@@ -5,7 +5,7 @@ Opened with ``open()`` (window-modal, no nested event loop); the caller connects
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
@@ -38,6 +38,8 @@ class PreviewDialog(QDialog):
         self.resize(760, 460)
         changes = report.would_change
         spec = JOBS.get(report.job)
+        if not changes:
+            self.resize(560, 220)
         if changes:
             noun = "memory" if len(changes) == 1 else "memories"
             headline = f"Running {report.job} on {label} would change {len(changes):,} {noun}:"
@@ -45,8 +47,8 @@ class PreviewDialog(QDialog):
             headline = f"Running {report.job} on {label} would change nothing right now."
         self.headline = QLabel(headline)
         self.headline.setWordWrap(True)
-        detail = " ".join(part for part in (spec.description.capitalize() + "." if spec else "",
-                                            report.message, counts_text(report.counts)) if part)
+        what = report.message or counts_text(report.counts)
+        detail = " ".join(_sentence(part) for part in (spec.description if spec else "", what) if part)
         self.detail = QLabel(detail)
         self.detail.setWordWrap(True)
         self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -64,6 +66,10 @@ class PreviewDialog(QDialog):
             item.setToolTip(summary)
             self.table.setItem(row, 1, item)
         self.table.setVisible(bool(changes))
+        self.table.setCurrentIndex(QModelIndex())  # no focus frame on the first cell
+        self.nothing = QLabel("Nothing to list: running it now would not change any memory.")
+        self.nothing.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.nothing.setVisible(not changes)
         self.more = QLabel(f"… and {len(changes) - SHOWN:,} more." if len(changes) > SHOWN else "")
         self.more.setVisible(len(changes) > SHOWN)
 
@@ -79,5 +85,12 @@ class PreviewDialog(QDialog):
         layout.addWidget(self.headline)
         layout.addWidget(self.detail)
         layout.addWidget(self.table, 1)
+        layout.addWidget(self.nothing, 1)
         layout.addWidget(self.more)
         layout.addWidget(buttons)
+
+
+def _sentence(text: str) -> str:
+    """``would delete 3`` -> ``Would delete 3.``"""
+    text = text.strip()
+    return text[:1].upper() + text[1:] + ("" if text.endswith((".", "…")) else ".")

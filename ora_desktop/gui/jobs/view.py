@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import datetime
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -18,6 +19,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QGroupBox,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QProgressBar,
     QPushButton,
@@ -34,12 +36,17 @@ from ..formatting import exact, relative
 from . import data, service
 from .background import Latest, Progress
 from .preview import PreviewDialog
-from .widgets import cell, readonly_table
+from .widgets import cell, muted, readonly_table
 
 log = logging.getLogger(__name__)
 
 OUTCOME_COLOURS = {"ok": "#2e9d5b", "failed": "#d0443e", "cancelled": "#d99a1e", "skipped-locked": "#808080"}
 OUTCOME_WORDS = {"ok": "ok", "failed": "failed", "cancelled": "cancelled", "skipped-locked": "skipped (busy)"}
+
+
+def when(moment: datetime) -> str:
+    """``Nov 22 15:33 (just now)`` in local time: a history reads best with real times."""
+    return f"{moment.astimezone():%b %d %H:%M} ({relative(moment)})"
 
 
 class JobsView(QWidget):
@@ -63,8 +70,10 @@ class JobsView(QWidget):
         self.all_files.setToolTip("Show the schedule and history of every agent, not just the selected one")
         self.scheduler_state = QLabel()
         self.scheduler_state.setWordWrap(True)
+        muted(self.scheduler_state)
         top = QHBoxLayout()
         top.addWidget(self.file_label)
+        top.addSpacing(24)
         top.addWidget(self.scheduler_state, 1)
         top.addWidget(self.all_files)
 
@@ -98,6 +107,7 @@ class JobsView(QWidget):
         actions.addWidget(self.run_button)
         actions.addWidget(self.progress, 1)
         actions.addWidget(self.cancel_button)
+        actions.addStretch(0)
 
         schedule_box = QGroupBox("Schedule")
         schedule_layout = QVBoxLayout(schedule_box)
@@ -108,14 +118,18 @@ class JobsView(QWidget):
         schedule_layout.addWidget(self.message)
 
         self.history = readonly_table(["Started", "Job", "File", "Outcome", "Took", "Changes", "Message"])
+        self.history.horizontalHeader().setSectionResizeMode(5, QHeaderView.ResizeMode.Interactive)
+        self.history.setColumnWidth(5, 260)
+        self.history.setWordWrap(False)
         history_box = QGroupBox("History")
         QVBoxLayout(history_box).addWidget(self.history)
 
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(schedule_box)
         split.addWidget(history_box)
-        split.setStretchFactor(0, 1)
-        split.setStretchFactor(1, 1)
+        split.setStretchFactor(0, 2)
+        split.setStretchFactor(1, 3)
+        split.setSizes([340, 520])
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(split, 1)
@@ -195,7 +209,8 @@ class JobsView(QWidget):
         for row, entry in enumerate(snapshot.schedule):
             outcome = OUTCOME_WORDS.get(entry.last_outcome, entry.last_outcome)
             if entry.next_run is not None:
-                upcoming = relative(entry.next_run) if entry.next_run > timestamps.now() else "due now"
+                soon = (entry.next_run - timestamps.now()).total_seconds() < 45
+                upcoming = "due now" if soon else relative(entry.next_run)
             else:
                 upcoming = "off" if entry.interval == "off" else "at the next start"
             cells = (
@@ -211,12 +226,12 @@ class JobsView(QWidget):
         self.history.setRowCount(len(snapshot.history))
         for row, run in enumerate(snapshot.history):
             cells = (
-                cell(relative(run.started), exact(run.started)),
+                cell(when(run.started), exact(run.started)),
                 cell(run.job + (" (dry run)" if run.dry_run else "")),
                 cell(data.label_for(Path(run.path), self.ctx.home), run.path),
                 cell(OUTCOME_WORDS.get(run.outcome, run.outcome), "", OUTCOME_COLOURS.get(run.outcome)),
                 cell(f"{run.seconds:.1f} s"),
-                cell(data.counts_text(run.counts)),
+                cell(data.counts_text(run.counts), data.counts_text(run.counts)),
                 cell(run.message, run.message),
             )
             for column, item in enumerate(cells):

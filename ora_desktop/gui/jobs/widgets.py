@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableWidget, QTableWidgetItem
 
 
 def readonly_table(headers: list[str]) -> QTableWidget:
@@ -28,3 +28,11 @@ def cell(text: str, tip: str = "", colour: str | None = None) -> QTableWidgetIte
     if colour:
         item.setForeground(QColor(colour))
     return item
+
+
+def muted(label: QLabel) -> QLabel:
+    """Secondary text: the palette's placeholder colour (follows light and dark themes)."""
+    palette = label.palette()
+    palette.setColor(QPalette.ColorRole.WindowText, palette.color(QPalette.ColorRole.PlaceholderText))
+    label.setPalette(palette)
+    return label

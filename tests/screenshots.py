@@ -1,0 +1,309 @@
+"""Screenshots of the real window on a demo home: ``make screenshots`` (``python -m tests.screenshots``).
+
+Writes a demo ``ORA_HOME`` (``core.demo.write_demo_home``) and the app's own folders into a
+temporary directory, starts the real window on the qasync loop (under ``xvfb-run`` from the
+Makefile, or any display), selects an agent and saves PNGs of the main views into
+``screenshots/`` with ``QWidget.grab().save()``:
+
+    01-memories.png     the memory table with a memory selected and its detail
+    02-search.png       search as you type, matched words highlighted
+    03-jobs.png         the schedule and history after a few runs
+    04-jobs-preview.png a cleanup's dry-run preview, waiting for confirmation
+    05-backups.png      backups of the agent, after "Back up now"
+    06-restore.png      the restore confirmation
+    07-charts.png       charts for the whole home
+    08-task.png         a spawned task agent's task, input and output
+
+Options: ``--out DIR`` (default ``screenshots``), ``--memories N`` (default 3000), ``--dark``.
+Views that are not in the window yet are reported and skipped, never faked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+WIDTH, HEIGHT = 1480, 920
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m tests.screenshots", description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default="screenshots", help="folder for the PNGs (default: screenshots)")
+    parser.add_argument("--memories", type=int, default=3000, help="demo memories in total (default 3000)")
+    parser.add_argument("--dark", action="store_true", help="force the dark palette")
+    parser.add_argument("--views", default="memories,search,jobs,backups,charts,task",
+                        help="which views to shoot, comma-separated (default: all)")
+    return parser.parse_args(argv)
+
+
+def isolate(root: Path) -> Path:
+    """Point ORA_HOME and the XDG folders into ``root`` so the user's files are never touched."""
+    for var, name in (("XDG_CACHE_HOME", "cache"), ("XDG_DATA_HOME", "data"), ("XDG_CONFIG_HOME", "config"),
+                      ("XDG_STATE_HOME", "state")):
+        (root / name).mkdir(parents=True, exist_ok=True)
+        os.environ[var] = str(root / name)
+    os.environ["ORA_HOME"] = str(root / "ora")
+    # Expiry cleanup off, so the window's scheduler (which runs overdue jobs at start) leaves
+    # the demo's expired memories for the cleanup preview to show.
+    config = root / "config" / "ora-desktop" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('[schedule]\ncleanup = "off"\n')
+    return root / "ora"
+
+
+async def until(condition: Callable[[], object], timeout: float = 20.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.05)
+    return True
+
+
+async def settle(seconds: float = 0.6) -> None:
+    """Let background loads finish and the window repaint."""
+    await asyncio.sleep(seconds)
+
+
+def find(window, cls_name: str):
+    """The first child widget whose class is called ``cls_name`` (None if the window has none)."""
+    from PySide6.QtWidgets import QWidget
+
+    for widget in window.findChildren(QWidget):
+        if type(widget).__name__ == cls_name:
+            return widget
+    return None
+
+
+def reveal(widget) -> None:
+    """Make ``widget`` the visible page of every tab widget, stack or dock that holds it."""
+    from PySide6.QtWidgets import QDockWidget, QStackedWidget, QTabWidget
+
+    child, parent = widget, widget.parentWidget()
+    while parent is not None:
+        if isinstance(parent, QStackedWidget) and parent.indexOf(child) >= 0:
+            parent.setCurrentWidget(child)
+            tabs = parent.parentWidget()
+            if isinstance(tabs, QTabWidget):
+                tabs.setCurrentWidget(child)
+        elif isinstance(parent, QDockWidget):
+            parent.show()
+            parent.raise_()
+        child, parent = parent, parent.parentWidget()
+
+
+class Shooter:
+    def __init__(self, window, out: Path) -> None:
+        self.window = window
+        self.out = out
+        self.saved: list[Path] = []
+        self.skipped: list[str] = []
+
+    def save(self, name: str, widget=None) -> None:
+        path = self.out / f"{name}.png"
+        pixmap = (widget or self.window).grab()
+        if pixmap.isNull() or not pixmap.save(str(path)):
+            self.skipped.append(f"{name}: could not grab/save")
+            return
+        self.saved.append(path)
+        print(f"saved {path} ({pixmap.width()}x{pixmap.height()})")
+
+    def skip(self, name: str, why: str) -> None:
+        self.skipped.append(f"{name}: {why}")
+        print(f"skipped {name}: {why}", file=sys.stderr)
+
+
+async def shoot(args: argparse.Namespace, home: Path) -> Shooter:
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    from ora_desktop.core import AgentFile
+    from ora_desktop.gui.app import build_window
+    from ora_desktop.gui.app import parse_args as app_args
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    ctx, window = build_window(app_args(["--home", str(home)]))
+    window.resize(WIDTH, HEIGHT)
+    window.show()
+    if hasattr(window, "start"):
+        window.start()
+    shooter = Shooter(window, out)
+    ora = AgentFile("anwe-sh", "ora", home / "sites" / "anwe-sh" / "ora.site.db")
+    task = AgentFile("anwe-sh", "task-123", home / "sites" / "anwe-sh" / "task-123.site.db")
+
+    def select(agent: AgentFile) -> None:
+        sidebar = find(window, "Sidebar")
+        if sidebar is not None and hasattr(sidebar, "select_path"):
+            sidebar.select_path(agent.path)
+        if ctx.current_path() != agent.path:
+            ctx.set_current(agent)
+
+    await settle(1.0)
+    select(ora)
+    await settle(1.5)
+
+    # 1. Memories: table with a row selected, detail beside it.
+    wanted = set(args.views.split(","))
+    table = find(window, "MemoryTable")
+    if "memories" not in wanted:
+        pass
+    elif table is None:
+        shooter.skip("01-memories", "no MemoryTable in the window")
+    else:
+        reveal(table)
+        await until(lambda: table.model() is not None and table.model().rowCount() > 0)
+        if hasattr(table, "select_row"):
+            table.select_row(2)
+        else:
+            table.selectRow(2)
+        await settle(1.0)
+        shooter.save("01-memories")
+
+    # 2. Search as you type with highlights.
+    bar = find(window, "SearchBar")
+    field = getattr(bar, "field", None)
+    if "search" not in wanted:
+        pass
+    elif field is None:
+        shooter.skip("02-search", "no SearchBar in the window")
+    else:
+        reveal(bar)
+        field.setFocus()
+        for prefix in ("c", "ch", "che", "check", "checkout"):
+            field.setText(prefix)
+            await asyncio.sleep(0.08)
+        await settle(1.5)
+        if table is not None:
+            table.select_row(0) if hasattr(table, "select_row") else table.selectRow(0)
+            await settle(0.8)
+        shooter.save("02-search")
+        field.clear()
+        await settle(0.8)
+
+    # 3-4. Jobs: a backup and a decay run for the history, then a cleanup preview.
+    jobs = find(window, "JobsView")
+    if "jobs" not in wanted:
+        pass
+    elif jobs is None:
+        shooter.skip("03-jobs", "no JobsView in the window")
+    else:
+        reveal(jobs)
+        await until(lambda: jobs.snapshot is not None)
+        for name in ("decay", "backup"):
+            jobs.job.setCurrentIndex(jobs.job.findData(name))
+            jobs.schedule.clearSelection()
+            task_ = jobs.run_now()
+            if name == "decay":  # decay previews first: confirm it
+                await until(lambda: jobs.preview is not None and jobs.preview.isVisible())
+                if jobs.preview is not None:
+                    jobs.preview.confirm.click()
+            await until(lambda job=name: not jobs.busy and jobs.last_report is not None
+                        and jobs.last_report.job == job and not jobs.last_report.dry_run)
+            del task_
+        await settle(1.0)
+        shooter.save("03-jobs")
+        jobs.job.setCurrentIndex(jobs.job.findData("cleanup"))
+        jobs.run_now()
+        if await until(lambda: jobs.preview is not None and jobs.preview.isVisible()):
+            await settle(0.5)
+            shooter.save("04-jobs-preview", jobs.preview)
+            jobs.preview.reject()
+        else:
+            shooter.skip("04-jobs-preview", "the preview did not open")
+        await settle(0.5)
+
+    # 5-6. Backups and the restore confirmation.
+    backups = find(window, "BackupsView")
+    if "backups" not in wanted:
+        pass
+    elif backups is None:
+        shooter.skip("05-backups", "no BackupsView in the window")
+    else:
+        reveal(backups)
+        await until(lambda: backups.listing is not None)
+        backups.back_up()
+        await until(lambda: not backups.busy and backups.listing is not None and len(backups.listing.backups) >= 2)
+        await settle(0.5)
+        shooter.save("05-backups")
+        backups.table.selectRow(1)
+        backups.ask_restore()
+        if await until(lambda: backups.confirm is not None and backups.confirm.isVisible()):
+            await settle(0.4)
+            shooter.save("06-restore", backups.confirm)
+            cancel = backups.confirm.button(QMessageBox.StandardButton.Cancel)
+            cancel.click()
+        else:
+            shooter.skip("06-restore", "the confirmation did not open")
+        await settle(0.4)
+
+    # 7. Charts for everything.
+    charts = find(window, "ChartsView")
+    if "charts" not in wanted:
+        pass
+    elif charts is None:
+        shooter.skip("07-charts", "no ChartsView in the window")
+    else:
+        reveal(charts)
+        charts.scope.setCurrentIndex(charts.scope.findData("all"))
+        await until(lambda: charts.data is not None and charts.data.files > 1 and not charts._latest.busy)
+        await settle(1.0)
+        shooter.save("07-charts")
+
+    # 8. A task agent's task.
+    task_view = find(window, "TaskView")
+    if "task" not in wanted:
+        pass
+    elif task_view is None:
+        shooter.skip("08-task", "no TaskView in the window")
+    else:
+        select(task)
+        reveal(task_view)
+        await until(lambda: task_view.stack.currentIndex() == 1)
+        await settle(1.0)
+        shooter.save("08-task")
+
+    window.close()
+    await settle(0.3)
+    ctx.close()
+    window.deleteLater()
+    await settle(0.2)
+    QApplication.processEvents()
+    return shooter
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    with tempfile.TemporaryDirectory(prefix="ora-screenshots-") as tmp:
+        home = isolate(Path(tmp))
+        from ora_desktop.core.demo import write_demo_home
+
+        write_demo_home(home, memories=args.memories)
+        import PySide6  # noqa: F401  (before qasync)
+        import qasync
+
+        from ora_desktop.gui.app import make_application
+
+        app = make_application()
+        app.setQuitOnLastWindowClosed(False)  # closing the window must not stop the loop under us
+        if args.dark:
+            from ora_desktop.gui.theme import dark_palette
+
+            app.setPalette(dark_palette())
+        with asyncio.Runner(loop_factory=qasync.QEventLoop) as runner:
+            shooter = runner.run(shoot(args, home))
+        if hasattr(app, "shutdown"):
+            app.shutdown()  # tear Qt down now, not during interpreter finalization
+    print(f"{len(shooter.saved)} screenshot(s) in {args.out}/")
+    for line in shooter.skipped:
+        print(f"  not taken: {line}", file=sys.stderr)
+    return 0 if shooter.saved and not shooter.skipped else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
