@@ -139,9 +139,10 @@ def _silence_stdout() -> None:
         pass
 
 
-def terminal_width(default: int = 120) -> int:
-    """Columns of the terminal (``default`` when output is not a terminal)."""
-    return shutil.get_terminal_size((default, 24)).columns
+def terminal_width() -> int | None:
+    """Columns of the terminal (``$COLUMNS`` wins); ``None`` when output is not a terminal."""
+    columns = shutil.get_terminal_size((0, 0)).columns
+    return columns or None
 
 
 def truncate(text: str, width: int) -> str:
@@ -152,12 +153,15 @@ def truncate(text: str, width: int) -> str:
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], stretch: int | None = None) -> str:
-    """A plain text table; column ``stretch`` (default: the last) is cut to fit the terminal."""
+    """A plain text table; column ``stretch`` (default: the last) is cut to fit the terminal
+    (not cut when the output goes to a pipe or file, unless ``$COLUMNS`` is set)."""
     cells = [[cell(v) for v in row] for row in rows]
     widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
     stretch = len(headers) - 1 if stretch is None else stretch
-    room = terminal_width() - sum(w + 2 for i, w in enumerate(widths) if i != stretch)
-    widths[stretch] = max(10, min(widths[stretch], room))
+    columns = terminal_width()
+    if columns is not None:
+        room = columns - sum(w + 2 for i, w in enumerate(widths) if i != stretch)
+        widths[stretch] = max(10, min(widths[stretch], room))
     lines = ["  ".join(h.ljust(widths[i]) for i, h in enumerate(headers)).rstrip()]
     for row in cells:
         lines.append("  ".join(truncate(v, widths[i]).ljust(widths[i]) for i, v in enumerate(row)).rstrip())

@@ -27,6 +27,12 @@ def db(seed_db: Callable[..., Path]) -> Path:
     return seed_db(ROWS)
 
 
+@pytest.fixture(autouse=True)
+def no_terminal_width(monkeypatch) -> None:
+    """Tables are not cut unless a test sets $COLUMNS itself."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+
+
 # ----------------------------------------------------------------------------- reading
 def test_sites_lists_agents_with_counts(capsys, seed_db, ora_home: Path) -> None:
     seed_db(ROWS)
@@ -59,6 +65,17 @@ def test_list_prints_a_table_with_first_lines(capsys, db: Path) -> None:
     row = next(line for line in lines if line.startswith("f1 "))
     assert "Deploys go out from the main branch" in row and "second line" not in row
     assert "-- more" not in result.out
+
+
+def test_list_cuts_the_content_to_the_terminal_width(capsys, db: Path, monkeypatch) -> None:
+    sql(db, "UPDATE memories SET content = ? WHERE id = 'c1'", ("word " * 100,))
+    monkeypatch.setenv("COLUMNS", "100")
+    lines = cli(capsys, "list", *T).out.splitlines()
+    assert max(len(line) for line in lines) <= 100
+    assert next(line for line in lines if line.startswith("c1 ")).endswith("…")
+    monkeypatch.delenv("COLUMNS")
+    piped = cli(capsys, "list", *T).out  # not a terminal: nothing is cut
+    assert ("word " * 100).strip() in piped
 
 
 def test_list_json_and_filters(capsys, db: Path) -> None:
