@@ -192,7 +192,10 @@ def create_backup(path: str | Path, dest_dir: str | Path | None = None, *, confi
     sniff_file(source)
     config = config or Config.load()
     folder = backup_folder(source, dest_dir, config)
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BackupError(f"{source}: cannot create the backup folder {folder} ({exc.strerror or exc})") from exc
     with contextlib.suppress(OSError):
         os.chmod(folder, 0o700)
     _remove_partials(folder)
@@ -208,6 +211,9 @@ def create_backup(path: str | Path, dest_dir: str | Path | None = None, *, confi
         _fsync(temp)
         os.replace(temp, final)
         _fsync(folder)
+    except OSError as exc:
+        raise BackupError(f"{source}: could not write the backup in {folder} ({exc.strerror or exc}); "
+                          "no backup was kept") from exc
     finally:
         for leftover in (temp, *(Path(f"{temp}{s}") for s in ("-journal", "-wal", "-shm"))):
             with contextlib.suppress(FileNotFoundError):

@@ -11,7 +11,7 @@ import json
 import os
 import threading
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -132,6 +132,14 @@ def last_runs(dry_run: bool = False) -> dict[tuple[str, str], datetime]:
     )
     with model._meta.database.connection_context():
         return {(r.job, r.path): _parse(r.latest) for r in query}
+
+
+def prune(keep_days: float = 180) -> int:
+    """Forget runs that started more than ``keep_days`` ago; returns how many."""
+    model = _model()
+    cutoff = _fmt(datetime.now(UTC) - timedelta(days=keep_days))
+    with model._meta.database.connection_context(), model._meta.database.atomic("IMMEDIATE"):
+        return model.delete().where(model.started < cutoff).execute()
 
 
 def _to_run(row: Any) -> JobRun:

@@ -43,6 +43,8 @@ log = logging.getLogger(__name__)
 MISFIRE_GRACE = 7 * 86400  # a run up to a week late still happens (once: coalesce=True)
 MAX_SLEEP = 60.0  # seconds: the loop timer's cap (monotonic clocks stop during suspend)
 RESCAN_ID = "ora-desktop:rescan"
+PRUNE_ID = "ora-desktop:prune-history"
+HISTORY_DAYS = 180  # run history older than this is forgotten (daily)
 
 
 @dataclass(frozen=True)
@@ -127,8 +129,10 @@ class Scheduler:
         seconds = self.config.rescan_seconds().value
         self._aps.add_job(self._rescan_async, IntervalTrigger(seconds=seconds, timezone=UTC), id=RESCAN_ID,
                           replace_existing=True)
+        self._aps.add_job(self._prune_async, IntervalTrigger(days=1, timezone=UTC), id=PRUNE_ID,
+                          next_run_time=datetime.now(UTC), replace_existing=True)
         self._aps.start()
-        log.info("scheduler started: %d job(s) on %d file(s)", len(self._aps.get_jobs()) - 1,
+        log.info("scheduler started: %d job(s) on %d file(s)", len(self._aps.get_jobs()) - 2,
                  len({p.path for p in planned_jobs(self.config, self.home)}))
 
     async def stop(self, cancel_running: bool = False) -> None:
@@ -153,7 +157,7 @@ class Scheduler:
                 log.error("keeping the previous settings: %s", exc)
             self._config_stamp = stamp
         wanted = {_job_id(p.job, p.path): p for p in planned_jobs(self.config, self.home)}
-        current = {job.id: job for job in self._aps.get_jobs() if job.id != RESCAN_ID}
+        current = {job.id: job for job in self._aps.get_jobs() if job.id not in (RESCAN_ID, PRUNE_ID)}
         for job_id in current.keys() - wanted.keys():
             self._aps.remove_job(job_id)
             log.info("unscheduled %s (file gone or job turned off)", job_id)
@@ -178,11 +182,17 @@ class Scheduler:
         except Exception:  # keep the schedule we have
             log.exception("rescan of %s failed", self.home.root)
 
+    async def _prune_async(self) -> None:
+        try:
+            history.prune(HISTORY_DAYS)
+        except Exception as exc:  # the history is a convenience: never stop the schedule for it
+            log.warning("could not prune the run history: %s", exc)
+
     def jobs_due(self) -> list[tuple[str, Path, datetime]]:
         """``(job, path, next run time)`` of every scheduled pair, soonest first."""
         out = []
         for job in self._aps.get_jobs():
-            if job.id == RESCAN_ID or job.next_run_time is None:
+            if job.id in (RESCAN_ID, PRUNE_ID) or job.next_run_time is None:
                 continue
             name, path = job.args[0], Path(job.args[1])
             out.append((name, path, job.next_run_time.astimezone(UTC)))

@@ -143,3 +143,12 @@ def test_backing_up_something_that_is_not_a_database_fails_clearly(ora_home: Pat
     report = run_job("backup", bad)
     assert report.outcome == "failed" and str(bad) in report.message
     assert list_backups(bad) == []
+
+
+def test_an_unusable_backup_folder_fails_clearly(db: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the backup folder should be")
+    config = Config(Path("c.toml"), {"backup": {"dir": str(blocker)}}, True)
+    report = run_job("backup", db, config=config)
+    assert report.outcome == "failed"
+    assert str(db) in report.message and "backup folder" in report.message

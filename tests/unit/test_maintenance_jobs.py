@@ -106,3 +106,32 @@ def test_cancel_in_the_middle_of_a_long_statement_rolls_it_back(ora_home: Path, 
     assert len(column(big, "id")) == 3000
     if job == "check":
         assert big.read_bytes() == before
+
+
+def test_a_database_locked_by_another_writer_fails_clearly_and_changes_nothing(db: Path, monkeypatch) -> None:
+    import sqlite3
+
+    monkeypatch.setattr("ora_desktop.core.connection.BUSY_TIMEOUT_MS", 200)
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # an agent in the middle of a long write
+    try:
+        report = run_job("cleanup", db)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert report.outcome == "failed"
+    assert str(db) in report.message and "locked" in report.message
+    assert run_job("cleanup", db).counts == {"expired": 5}
+
+
+def test_old_history_is_pruned(db: Path) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from ora_desktop.core.history import prune, record
+    from ora_desktop.core.maintenance import JobReport
+
+    old = datetime.now(UTC) - timedelta(days=400)
+    record(JobReport("decay", db, old, old, "ok"))
+    run_job("decay", db)
+    assert prune(180) == 1
+    assert [r.started > old for r in history()] == [True]
