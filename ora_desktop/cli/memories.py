@@ -177,6 +177,7 @@ def _print_memories(args: argparse.Namespace, memories: list[Memory], empty: str
 
 # ----------------------------------------------------------------------------- commands
 def cmd_sites(args: argparse.Namespace) -> int:
+    """Every agent file under the Ora home, with its memory count (unreadable files say so)."""
     home = common.home_of(args)
     entries = []
     for agent in home.agents():
@@ -210,6 +211,7 @@ def _list_query(args: argparse.Namespace) -> ListQuery:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    """One page of memories matching the filters, as a table or JSON, with the next page's token."""
     query = _list_query(args)
     with open_target(args, readonly=True) as store:
         if args.count:
@@ -248,6 +250,7 @@ def _cursor_from(args: argparse.Namespace) -> Cursor:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    """One memory in full, with its supersession chain and related memories."""
     with open_target(args, readonly=True) as store:
         memory = store.get(args.id)
         chain = store.chain(memory.id)
@@ -300,6 +303,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
+    """The seed's recall query for one type."""
     with open_target(args, readonly=True) as store:
         memories = store.recall(args.type, limit=args.limit)
     _print_memories(args, memories, f"nothing to recall of type {args.type}")
@@ -307,6 +311,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 
 def cmd_important(args: argparse.Namespace) -> int:
+    """The seed's extraction query."""
     with open_target(args, readonly=True) as store:
         memories = store.important(limit=args.limit)
     _print_memories(args, memories, "no important memories")
@@ -314,6 +319,7 @@ def cmd_important(args: argparse.Namespace) -> int:
 
 
 def cmd_check_schema(args: argparse.Namespace) -> int:
+    """Compare files with the seed schema, read-only; exit 1 if any cannot be used."""
     if getattr(args, "all", False):
         home = common.home_of(args)
         agents = home.agents()
@@ -350,6 +356,7 @@ def cmd_check_schema(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    """Write demo sites and agents under the Ora home; never overwrites a file."""
     from ..core.demo import write_demo_home
 
     home = common.home_of(args)

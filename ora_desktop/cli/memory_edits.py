@@ -43,8 +43,11 @@ def _require(store: Store, ids: list[str]) -> None:
 
 
 def cmd_add(args: argparse.Namespace) -> int:
+    """Store a new memory (optionally creating the agent file first)."""
     path = target_path(args)
-    if args.create and not path.exists():
+    if not path.exists():
+        if not args.create:
+            raise OraError(f"{path}: no such file (add --create to start a new agent file there)")
         create_database(path)
     with open_target(args) as store:
         memory = store.add(text_arg(args.content), args.type, args.importance, id=args.id, **_fields(args, True))
@@ -56,6 +59,7 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 
 def cmd_edit(args: argparse.Namespace) -> int:
+    """Change fields of a memory through the sync rule; ``--expect-version`` guards against overwrites."""
     fields = _fields(args, adding=False)
     if not fields:
         raise OraError("nothing to change: give --content, --type, --importance, --health, --expires, "
@@ -70,6 +74,7 @@ def cmd_edit(args: argparse.Namespace) -> int:
 
 
 def cmd_rm(args: argparse.Namespace) -> int:
+    """Delete memories recoverably and print the command that restores them."""
     ids = list(dict.fromkeys(args.ids))
     with open_target(args) as store:
         _require(store, ids)
@@ -89,6 +94,7 @@ def cmd_rm(args: argparse.Namespace) -> int:
 
 
 def cmd_trash(args: argparse.Namespace) -> int:
+    """List deleted memories that can be restored."""
     with open_target(args, readonly=True) as store:
         rows = store.trash(limit=args.limit)
     if args.json:
@@ -104,6 +110,7 @@ def cmd_trash(args: argparse.Namespace) -> int:
 
 
 def cmd_undelete(args: argparse.Namespace) -> int:
+    """Restore trashed rows by trash id (unknown ids: nothing restored)."""
     wanted = list(dict.fromkeys(args.trash_ids))
     with open_target(args) as store:
         known: set[int] = set()
@@ -127,11 +134,13 @@ def cmd_undelete(args: argparse.Namespace) -> int:
 
 
 def cmd_touch(args: argparse.Namespace) -> int:
+    """The seed's access update for each id (all ids must exist)."""
     ids = list(dict.fromkeys(args.ids))
     with open_target(args) as store:
         _require(store, ids)
         store.touch_many(ids)
-        memories = [store.get(i) for i in ids]
+        found = store.get_many(ids)
+    memories = [found[i] for i in ids if i in found]
     if args.json:
         emit_json(memories)
     else:
@@ -141,6 +150,7 @@ def cmd_touch(args: argparse.Namespace) -> int:
 
 
 def cmd_link(args: argparse.Namespace) -> int:
+    """Add or remove a ``related_to`` link (both ways unless ``--one-way``)."""
     with open_target(args) as store:
         if args.remove:
             change = store.unlink(args.a, args.b, mutual=not args.one_way)
@@ -157,6 +167,7 @@ def cmd_link(args: argparse.Namespace) -> int:
 
 
 def cmd_supersede(args: argparse.Namespace) -> int:
+    """Mark OLD as superseded by NEW (cycles refused)."""
     with open_target(args) as store:
         store.supersede(args.old, args.new)
         chain = store.chain(args.new)
