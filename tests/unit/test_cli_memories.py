@@ -202,7 +202,7 @@ def test_add_with_fields_and_json(capsys, db: Path) -> None:
 def test_add_reads_stdin_and_can_create_the_agent(capsys, ora_home: Path, monkeypatch) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO("from stdin\nwith two lines"))
     missing = cli(capsys, "add", "--site", "new-site", "--agent", "bot", "-")
-    assert missing.code != 0 and "no such file" in missing.err
+    assert missing.code != 0 and "no such file" in missing.err and "--create" in missing.err
     monkeypatch.setattr("sys.stdin", io.StringIO("from stdin\nwith two lines"))
     result = cli(capsys, "add", "--site", "new-site", "--agent", "bot", "--create", "-", "--json")
     assert result.code == 0
