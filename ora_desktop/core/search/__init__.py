@@ -13,9 +13,10 @@ the agent's file is only ever read. Entry points:
 """
 
 from .across import search_many
+from .build import BuildTask, drop_index, ensure_index, index_state
 from .engine import search, tag_facets
 from .highlight import match_spans
-from .index import BuildTask, drop_index, ensure_index, fts5_available, index_state, sidecar_path
+from .index import fts5_available, sidecar_path
 from .query import ParsedQuery, Term, parse_query
 from .ranking import DEFAULT_WEIGHTS, RRF_K, Weights, blend, rrf
 from .results import MARK_CLOSE, MARK_OPEN, Hit, IndexState, SearchResult

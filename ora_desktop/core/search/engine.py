@@ -8,18 +8,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import timestamps
 from ..connection import translate
 from ..home import SUFFIX
-from ..records import Memory
+from ..records import Memory, row_to_memory
 from ..schema import MEMORY_COLUMNS, sniff_file
-from ..store import row_to_memory
+from .build import ensure_index, finish_tags
 from .fallback import NOTE, fallback_hits
 from .filters import filter_sql
-from .highlight import CLOSE, OPEN, snippet, spans_from_marked
-from .index import SearchIndex, ensure_index, fts5_available, get_index
+from .highlight import fts_spans_many, snippet
+from .index import SearchIndex, fts5_available, get_index
 from .query import ParsedQuery, parse_query
-from .ranking import DEFAULT_WEIGHTS, Weights, blend, relevance
+from .ranking import DEFAULT_WEIGHTS, Weights, relevance, score
 from .results import Hit, SearchResult, Span
 from .tags import extract_tags
 
@@ -100,9 +99,15 @@ def search(target: Store | str | Path, query: str | ParsedQuery, limit: int = 50
             warnings.extend(extra)
             facets = _facets_from_text(hits)
         else:
+            tags_pending = not index.meta().get("tags_done", True)
+            if tags_pending and (parsed.tags or parsed.not_tags):
+                if wait and finish_tags(index, progress, cancel):
+                    tags_pending = False
+                else:
+                    warnings.append("tags are still being extracted: tag: filters may miss memories for now")
             with index.lock:
                 hits = _indexed_hits(index, parsed, limit, weights, snippet_chars)
-                facets = _facets_from_index(index, hits)
+                facets = _facets_from_text(hits) if tags_pending else _facets_from_index(index, hits)
     except sqlite3.Error as exc:
         raise translate(path, exc) from exc
     return SearchResult(
@@ -133,7 +138,16 @@ def _ready_index(path: Path, wait: bool, progress: ProgressFn | None, cancel: ob
 
 
 def _select(columns: tuple[str, ...]) -> str:
-    return ", ".join(f"m.{c}" if c in columns else f"NULL AS {c}" for c in MEMORY_COLUMNS)
+    cols = ", ".join(f"m.{c}" if c in columns else f"NULL AS {c}" for c in MEMORY_COLUMNS)
+    dates = [f"m.{c}" for c in ("updated_at", "created_at") if c in columns]
+    day = f"julianday(coalesce({', '.join(dates)}))" if len(dates) > 1 else (
+        f"julianday({dates[0]})" if dates else "NULL")
+    return f"{day}, m.rowid, {cols}"
+
+
+# Positions in a selected row: (fid, day, rowid, id, content, type, importance, ..., health_score, ...)
+_IMPORTANCE = 3 + MEMORY_COLUMNS.index("importance")
+_HEALTH = 3 + MEMORY_COLUMNS.index("health_score")
 
 
 def _indexed_hits(index: SearchIndex, parsed: ParsedQuery, limit: int, weights: Weights,
@@ -148,23 +162,27 @@ def _indexed_hits(index: SearchIndex, parsed: ParsedQuery, limit: int, weights: 
     else:
         rows = _keyword(conn, expr, where, params, select, limit)
         source = "keyword"
-    now = timestamps.now()
-    best = min((bm for _, bm, _ in rows if bm is not None), default=None)
+    today = time.time() / 86400.0 + 2440587.5
+    best = min((bm for bm, _ in rows if bm is not None), default=None)
     scored = sorted(
-        ((blend(memory, relevance(bm, best) if bm is not None else 0.0, weights, now), fid, bm, memory)
-         for fid, bm, memory in rows),
+        ((score(relevance(bm, best) if bm is not None else 0.0, row[_IMPORTANCE], row[_HEALTH],
+                None if row[1] is None else today - row[1], weights), bm, row) for bm, row in rows),
         key=lambda item: -item[0],
     )[:limit]
-    spans = _highlights(conn, parsed, [fid for _, fid, _, _ in scored])
+    memories = [row_to_memory(row[2:]) for _, _, row in scored]
+    spans = fts_spans_many([m.content for m in memories], parsed) or [[] for _ in memories]
     return [
-        make_hit(memory, score, spans.get(fid, []), bm, index.db_path, snippet_chars, source)
-        for score, fid, bm, memory in scored
+        make_hit(memory, value, found, bm, index.db_path, snippet_chars, source)
+        for (value, bm, _), memory, found in zip(scored, memories, spans, strict=True)
     ]
 
 
+Row = tuple[Any, ...]
+
+
 def _keyword(conn: sqlite3.Connection, expr: str, where: str, params: list[Any], select: str,
-             limit: int) -> list[tuple[int, float | None, Memory]]:
-    """(fid, bm25, memory) for the best BM25 candidates that pass the filters."""
+             limit: int) -> list[tuple[float | None, Row]]:
+    """(bm25, row) for the best BM25 candidates that pass the filters."""
     pool = max(limit * 4, POOL_MIN)
     while pool <= POOL_MAX:
         ranked = conn.execute("SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ? ORDER BY 2 LIMIT ?",
@@ -175,23 +193,23 @@ def _keyword(conn: sqlite3.Connection, expr: str, where: str, params: list[Any],
         fids = list(bm)
         marks = ",".join("?" * len(fids))
         found = conn.execute(
-            f"SELECT d.fid, m.rowid, {select} FROM docs d JOIN src.memories m ON m.id = d.mid "
+            f"SELECT d.fid, {select} FROM docs d JOIN src.memories m ON m.id = d.mid "
             f"WHERE d.fid IN ({marks}) AND {where}", [*fids, *params],
         ).fetchall()
         if len(found) >= limit or len(ranked) < pool:
-            return [(r[0], bm[r[0]], row_to_memory(r[1:])) for r in found]
+            return [(bm[r[0]], r) for r in found]
         pool *= 5
     rows = conn.execute(
-        f"SELECT h.fid, h.bm, m.rowid, {select} FROM "
+        f"SELECT h.bm, h.fid, {select} FROM "
         f"(SELECT rowid AS fid, bm25(fts) AS bm FROM fts WHERE fts MATCH ?) h "
         f"JOIN docs d ON d.fid = h.fid JOIN src.memories m ON m.id = d.mid "
         f"WHERE {where} ORDER BY h.bm LIMIT ?", [expr, *params, max(limit * 4, POOL_MIN)],
     ).fetchall()
-    return [(r[0], r[1], row_to_memory(r[2:])) for r in rows]
+    return [(r[0], r[1:]) for r in rows]
 
 
 def _browse(conn: sqlite3.Connection, parsed: ParsedQuery, where: str, params: list[Any], select: str,
-            limit: int, columns: tuple[str, ...]) -> list[tuple[int, float | None, Memory]]:
+            limit: int, columns: tuple[str, ...]) -> list[tuple[float | None, Row]]:
     """Filter-only queries (and pure exclusions): most important, then newest."""
     args = list(params)
     if parsed.excluded:
@@ -201,24 +219,11 @@ def _browse(conn: sqlite3.Connection, parsed: ParsedQuery, where: str, params: l
     order = [f"m.{c} DESC" for c in ("importance",) if c in columns]
     order += [f"julianday(m.{c}) DESC" for c in ("updated_at",) if c in columns]
     rows = conn.execute(
-        f"SELECT d.fid, m.rowid, {select} FROM src.memories m JOIN docs d ON d.mid = m.id "
+        f"SELECT d.fid, {select} FROM src.memories m JOIN docs d ON d.mid = m.id "
         f"WHERE {where} ORDER BY {', '.join(order + ['m.rowid DESC'])} LIMIT ?",
         [*args, max(limit * 4, POOL_MIN)],
     ).fetchall()
-    return [(r[0], None, row_to_memory(r[1:])) for r in rows]
-
-
-def _highlights(conn: sqlite3.Connection, parsed: ParsedQuery, fids: list[int]) -> dict[int, list[Span]]:
-    """Matched-term spans in each hit's content, from FTS5's highlight() (one statement)."""
-    expr = parsed.positive_expression()
-    if not expr or not fids:
-        return {}
-    part = "SELECT rowid, highlight(fts, 0, ?, ?) FROM fts WHERE fts MATCH ? AND rowid = ?"
-    sql = " UNION ALL ".join([part] * len(fids))
-    args: list[Any] = []
-    for fid in fids:
-        args.extend((OPEN, CLOSE, expr, fid))
-    return {fid: spans_from_marked(text or "")[1] for fid, text in conn.execute(sql, args)}
+    return [(None, r) for r in rows]
 
 
 def _facets_from_index(index: SearchIndex, hits: list[Hit]) -> dict[str, dict[str, int]]:
@@ -261,6 +266,7 @@ def tag_facets(target: Store | str | Path, query: str | ParsedQuery | None = Non
     index, why = _ready_index(path, True, None, None)
     if index is None:
         return {}
+    finish_tags(index)
     try:
         with index.lock:
             conn = index.connection()

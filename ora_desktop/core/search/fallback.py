@@ -16,8 +16,8 @@ from pathlib import Path
 
 from .. import timestamps
 from ..connection import BUSY_TIMEOUT_MS, translated
+from ..records import row_to_memory
 from ..schema import MEMORY_COLUMNS
-from ..store import row_to_memory
 from .filters import filter_sql, like_escape
 from .highlight import light_stem, python_spans
 from .query import ParsedQuery, Term

@@ -33,21 +33,29 @@ def light_stem(word: str) -> str:
 
 def spans_from_marked(marked: str) -> tuple[str, list[Span]]:
     """Remove OPEN/CLOSE markers from ``marked``; return the plain text and the marked spans."""
+    if OPEN not in marked:
+        return marked.replace(CLOSE, ""), []
     plain: list[str] = []
     spans: list[Span] = []
+    length = 0
     pos = 0
-    start = None
-    for ch in marked:
-        if ch == OPEN:
-            start = pos
-        elif ch == CLOSE:
-            if start is not None and pos > start:
-                spans.append((start, pos))
-            start = None
-        else:
-            plain.append(ch)
-            pos += 1
-    return "".join(plain), spans
+    while True:
+        start = marked.find(OPEN, pos)
+        if start < 0:
+            break
+        end = marked.find(CLOSE, start + 1)
+        if end < 0:
+            break
+        plain.append(marked[pos:start])
+        length += start - pos
+        inner = marked[start + 1:end]
+        if inner:
+            spans.append((length, length + len(inner)))
+        plain.append(inner)
+        length += len(inner)
+        pos = end + 1
+    plain.append(marked[pos:])
+    return "".join(plain).replace(OPEN, "").replace(CLOSE, ""), spans
 
 
 def _term_pattern(term: Term) -> str:
@@ -101,6 +109,23 @@ def fts_spans(text: str, parsed: ParsedQuery) -> list[Span] | None:
     if row is None:
         return []
     return spans_from_marked(row[0])[1]
+
+
+def fts_spans_many(texts: list[str], parsed: ParsedQuery) -> list[list[Span]] | None:
+    """:func:`fts_spans` for several texts in one statement (None without FTS5)."""
+    expr = parsed.positive_expression()
+    if not expr or not texts:
+        return [[] for _ in texts]
+    conn = _memory_fts()
+    if conn is None:
+        return None
+    try:
+        conn.execute("DELETE FROM h")
+        conn.executemany("INSERT INTO h(rowid, c) VALUES (?, ?)", enumerate(texts))
+        found = dict(conn.execute("SELECT rowid, highlight(h, 0, ?, ?) FROM h WHERE h MATCH ?", (OPEN, CLOSE, expr)))
+    except sqlite3.Error:
+        return None
+    return [spans_from_marked(found[i])[1] if i in found else [] for i in range(len(texts))]
 
 
 def match_spans(text: str, query: str | ParsedQuery) -> list[Span]:

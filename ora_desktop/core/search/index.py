@@ -36,7 +36,6 @@ import json
 import os
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -48,13 +47,12 @@ import filelock
 from .. import paths, timestamps
 from ..connection import BUSY_TIMEOUT_MS, readonly_needs_immutable
 from ..errors import FileMissing, OraError
-from ..schema import sniff_file
 from .results import IndexState
 from .tags import extract_tags
 
 ProgressFn = Callable[[int, int], None]
 INDEX_VERSION = 1
-BATCH = 5000
+BATCH = 20000
 BUCKET_BITS = 10
 SAMPLES = 16
 # Rows updated this long before the previous refresh are re-checked (clock skew, offsets).
@@ -67,13 +65,13 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value);
 CREATE TABLE IF NOT EXISTS docs (fid INTEGER PRIMARY KEY, mid TEXT NOT NULL, ver TEXT, srow INTEGER);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(content, tokenize='porter unicode61');
-CREATE TABLE IF NOT EXISTS tags (fid INTEGER NOT NULL, kind TEXT NOT NULL, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS tags (fid INTEGER NOT NULL, kind TEXT NOT NULL, value TEXT NOT NULL,
+                                 PRIMARY KEY (fid, kind, value)) WITHOUT ROWID;
 """
 INDEXES = """
 CREATE UNIQUE INDEX IF NOT EXISTS docs_mid ON docs(mid);
 CREATE INDEX IF NOT EXISTS docs_srow ON docs(srow);
 CREATE INDEX IF NOT EXISTS tags_kind_value ON tags(kind, value COLLATE NOCASE);
-CREATE INDEX IF NOT EXISTS tags_fid ON tags(fid);
 """
 _fts5: bool | None = None
 
@@ -176,7 +174,7 @@ def _insert_docs(conn: sqlite3.Connection, rows: list[tuple[int, int, str, Any, 
     conn.executemany("INSERT INTO fts(rowid, content) VALUES (?, ?)", [(r[0], _text(r[3])) for r in rows])
     tag_rows = [(fid, kind, value) for fid, _, _, content, _ in rows for kind, value in extract_tags(_text(content))]
     if tag_rows:
-        conn.executemany("INSERT INTO tags(fid, kind, value) VALUES (?, ?, ?)", tag_rows)
+        conn.executemany("INSERT OR IGNORE INTO tags(fid, kind, value) VALUES (?, ?, ?)", tag_rows)
 
 
 def _delete_fids(conn: sqlite3.Connection, fids: Iterable[int]) -> int:
@@ -295,7 +293,7 @@ class SearchIndex:
         key = str(self.sidecar)
         progress = PROGRESS.get(key)
         ok, reason = self.usable()
-        rows, stale, version = 0, False, None
+        rows, stale, version, tags_pending = 0, False, None, False
         if ok:
             with self.lock:
                 conn = self.connection()
@@ -303,9 +301,10 @@ class SearchIndex:
                 rows = conn.execute("SELECT count(*) FROM docs").fetchone()[0]
             version = meta.get("version")
             stale = meta.get("stats") != file_stats(self.db_path)
+            tags_pending = not meta.get("tags_done", True)
         return IndexState(path=self.db_path, sidecar=self.sidecar, built=ok, rows=rows, stale=stale,
                           building=progress is not None, progress=progress, fts5=fts5_available(),
-                          version=version, reason=reason)
+                          version=version, reason=reason, tags_pending=tags_pending)
 
     # ------------------------------------------------------------------ refresh
     def refresh(self, wait: bool = True) -> bool:
@@ -507,194 +506,6 @@ def get_index(db_path: str | Path) -> SearchIndex:
     key = str(Path(db_path).expanduser().resolve())
     with _registry_lock:
         index = _registry.get(key)
-        if index is None:
+        if index is None or index.sidecar != sidecar_path(key):  # the cache folder moved
             index = _registry[key] = SearchIndex(Path(key))
         return index
-
-
-def build(db_path: str | Path, progress: ProgressFn | None = None, cancel: object = None) -> IndexState:
-    """Build the sidecar from scratch into a temporary file, then put it in place.
-
-    Raises :class:`Cancelled` when ``cancel`` fires (the temporary file is removed).
-    """
-    index = get_index(db_path)
-    source = index.db_path
-    sniff_file(source)
-    index.sidecar.parent.mkdir(parents=True, exist_ok=True)
-    key = str(index.sidecar)
-    with index.file_lock:
-        tmp = index.sidecar.with_name(f"{index.sidecar.name}.building-{os.getpid()}-{threading.get_ident()}")
-        for suffix in ("", "-journal", "-wal", "-shm"):
-            Path(str(tmp) + suffix).unlink(missing_ok=True)
-        PROGRESS.set(key, 0, 0)
-        try:
-            _build_into(tmp, source, progress, cancel, key)
-            with index.lock:
-                index.close()
-                os.replace(tmp, index.sidecar)
-                for suffix in ("-wal", "-shm"):
-                    Path(str(index.sidecar) + suffix).unlink(missing_ok=True)
-        finally:
-            PROGRESS.clear(key)
-            for suffix in ("", "-journal", "-wal", "-shm"):
-                Path(str(tmp) + suffix).unlink(missing_ok=True)
-    index.refresh()
-    return index.state()
-
-
-def _build_into(tmp: Path, source: Path, progress: ProgressFn | None, cancel: object, key: str) -> None:
-    conn = connect_sidecar(tmp)
-    try:
-        conn.execute("PRAGMA journal_mode = OFF")
-        conn.execute("PRAGMA synchronous = OFF")
-        conn.executescript(SCHEMA)
-        attach_source(conn, source)
-        started = timestamps.now()
-        stats, ident = file_stats(source), identity(source)
-        total = conn.execute("SELECT count(*) FROM src.memories").fetchone()[0]
-        done, last_row, fid = 0, None, 0
-        report_every = max(BATCH, total // 200)
-        reported = 0
-        if progress:
-            progress(0, total)
-        while True:
-            if _is_cancelled(cancel):
-                raise Cancelled("the index build was cancelled")
-            if last_row is None:
-                rows = conn.execute("SELECT rowid, id, content, updated_at FROM src.memories "
-                                    "ORDER BY rowid LIMIT ?", (BATCH,)).fetchall()
-            else:
-                rows = conn.execute("SELECT rowid, id, content, updated_at FROM src.memories "
-                                    "WHERE rowid > ? ORDER BY rowid LIMIT ?", (last_row, BATCH)).fetchall()
-            if not rows:
-                break
-            conn.execute("BEGIN")
-            _insert_docs(conn, [(fid + i + 1, r[0], str(r[1]), r[2], r[3]) for i, r in enumerate(rows)])
-            conn.execute("COMMIT")
-            fid += len(rows)
-            last_row = rows[-1][0]
-            done += len(rows)
-            PROGRESS.set(key, done, max(total, done))
-            if progress and (done - reported >= report_every or len(rows) < BATCH):
-                reported = done
-                progress(done, max(total, done))
-        conn.execute("BEGIN")
-        try:
-            conn.execute("CREATE UNIQUE INDEX docs_mid ON docs(mid)")
-        except sqlite3.IntegrityError:  # a foreign file without a primary key repeated an id
-            dupes = conn.execute(
-                "SELECT fid FROM docs WHERE fid NOT IN (SELECT min(fid) FROM docs GROUP BY mid)").fetchall()
-            _delete_fids(conn, [r[0] for r in dupes])
-        for statement in filter(None, (s.strip() for s in INDEXES.split(";"))):
-            conn.execute(statement)
-        SearchIndex.set_meta(
-            conn, version=INDEX_VERSION, path=str(source), identity=ident, stats=stats,
-            since=timestamps.to_sql(started - MARGIN), max_row=last_row or 0, samples=_samples(conn),
-            built_at=timestamps.to_sql(started), complete=True,
-        )
-        conn.execute("COMMIT")
-        conn.execute("DETACH DATABASE src")
-        conn.execute("PRAGMA journal_mode = WAL")
-        if progress:
-            progress(done, max(total, done))
-    finally:
-        conn.close()
-
-
-def index_state(db_path: str | Path) -> IndexState:
-    """Whether the index is built, how many rows it holds, whether the file changed since
-    (cheap: file stats), and build progress when this process is building it."""
-    return get_index(db_path).state()
-
-
-def ensure_index(db_path: str | Path, progress: ProgressFn | None = None, cancel: object = None,
-                 rebuild: bool = False) -> IndexState:
-    """Build the index if missing (or ``rebuild``), else bring it up to date incrementally.
-
-    ``progress(done, total)`` is called while building; ``cancel`` (an Event or a callable
-    returning True) stops a build, leaving no partial index (the returned state says
-    ``built=False, reason='cancelled'``).
-    """
-    index = get_index(db_path)
-    if not fts5_available():
-        return IndexState(path=index.db_path, sidecar=index.sidecar, built=False, fts5=False,
-                          reason="this SQLite has no FTS5: searches use the LIKE fallback")
-    ok, _ = index.usable()
-    if ok and not rebuild:
-        try:
-            index.refresh()
-            return index.state()
-        except sqlite3.DatabaseError:
-            index.close()  # a damaged sidecar: rebuild it below
-    try:
-        return build(db_path, progress, cancel)
-    except Cancelled:
-        state = index.state()
-        return IndexState(path=state.path, sidecar=state.sidecar, built=state.built, rows=state.rows,
-                          stale=state.stale, fts5=True, version=state.version, reason="cancelled")
-
-
-def drop_index(db_path: str | Path) -> bool:
-    """Delete the sidecar of ``db_path`` (nothing is lost: it is rebuilt on the next search)."""
-    index = get_index(db_path)
-    with index.lock:
-        index.close()
-        existed = index.sidecar.exists()
-        for suffix in ("", "-wal", "-shm"):
-            Path(str(index.sidecar) + suffix).unlink(missing_ok=True)
-    return existed
-
-
-class BuildTask:
-    """A background build of one index (a thread): ``progress``, ``cancel()``, ``wait()``.
-
-    ``on_progress(done, total)`` and ``on_done(state)`` are called from the worker thread;
-    a GUI forwards them to its own thread. ``error`` holds the message if the build failed.
-    """
-
-    def __init__(self, db_path: str | Path, on_progress: ProgressFn | None = None,
-                 on_done: Callable[[IndexState], None] | None = None, rebuild: bool = False) -> None:
-        self.db_path = Path(db_path)
-        self.progress: tuple[int, int] = (0, 0)
-        self.state: IndexState | None = None
-        self.error: str | None = None
-        self._cancel = threading.Event()
-        self._on_progress = on_progress
-        self._on_done = on_done
-        self._rebuild = rebuild
-        self._thread = threading.Thread(target=self._run, name=f"index {self.db_path.name}", daemon=True)
-        self._thread.start()
-
-    def _report(self, done: int, total: int) -> None:
-        self.progress = (done, total)
-        if self._on_progress:
-            self._on_progress(done, total)
-
-    def _run(self) -> None:
-        try:
-            self.state = ensure_index(self.db_path, self._report, self._cancel, rebuild=self._rebuild)
-        except (OraError, OSError, sqlite3.Error) as exc:
-            self.error = str(exc)
-            self.state = IndexState(path=self.db_path, sidecar=sidecar_path(self.db_path), built=False,
-                                    reason=str(exc))
-        if self._on_done:
-            self._on_done(self.state)
-
-    def cancel(self) -> None:
-        self._cancel.set()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._cancel.is_set()
-
-    @property
-    def done(self) -> bool:
-        return not self._thread.is_alive()
-
-    def wait(self, timeout: float | None = None) -> IndexState | None:
-        self._thread.join(timeout)
-        return self.state
-
-
-def elapsed_ms(started: float) -> float:
-    return (time.perf_counter() - started) * 1000.0

@@ -69,13 +69,22 @@ def recency(memory: Memory, now: datetime | None = None, half_life_days: float =
 
 def blend(memory: Memory, rel: float, weights: Weights = DEFAULT_WEIGHTS, now: datetime | None = None) -> float:
     """The blended score of one memory given its normalised relevance (0-1)."""
-    importance = memory.importance if isinstance(memory.importance, (int, float)) else 5
-    health = memory.health_score if isinstance(memory.health_score, (int, float)) else 0.0
+    stamp = memory.updated_at or memory.created_at
+    age = None if stamp is None else ((now or timestamps.now()) - stamp).total_seconds() / 86400.0
+    return score(rel, memory.importance, memory.health_score, age, weights)
+
+
+def score(rel: float, importance: object, health: object, age_days: float | None,
+          weights: Weights = DEFAULT_WEIGHTS) -> float:
+    """The blended score from raw values (``age_days`` None when the memory has no date)."""
+    imp = importance if isinstance(importance, (int, float)) else 5
+    heal = health if isinstance(health, (int, float)) else 0.0
+    fresh = 0.0 if age_days is None else 0.5 ** (max(0.0, age_days) / max(weights.half_life_days, 1e-9))
     return (
         weights.relevance * rel
-        + weights.importance * max(0.0, min(1.0, (importance - 1) / 9.0))
-        + weights.health * max(0.0, min(1.0, health))
-        + weights.recency * recency(memory, now, weights.half_life_days)
+        + weights.importance * max(0.0, min(1.0, (imp - 1) / 9.0))
+        + weights.health * max(0.0, min(1.0, heal))
+        + weights.recency * fresh
     )
 
 

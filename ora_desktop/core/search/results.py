@@ -108,6 +108,9 @@ class IndexState:
     fts5: bool = True
     version: int | None = None
     reason: str = ""
+    #: The text is searchable but tags are still being extracted (facets and tag: filters
+    #: are incomplete until :func:`ensure_index` finishes).
+    tags_pending: bool = False
 
     @property
     def fraction(self) -> float | None:
