@@ -38,6 +38,7 @@ class JobRunRow(pw.Model):
 
     class Meta:
         table_name = "job_runs"
+        indexes = ((("job", "path", "started"), False),)
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ def _model() -> type[JobRunRow]:
                 key, pragmas={"journal_mode": "wal", "busy_timeout": 10000, "synchronous": "normal"},
                 lock_type="IMMEDIATE", timeout=10, check_same_thread=False,
             )
-            meta = type("Meta", (), {"database": db, "table_name": "job_runs"})
+            meta = type("Meta", (), {"database": db, "table_name": "job_runs", "indexes": JobRunRow._meta.indexes})
             model = type("BoundJobRunRow", (JobRunRow,), {"Meta": meta, "__module__": __name__})
             with db.connection_context():
                 db.create_tables([model], safe=True)
@@ -140,6 +141,17 @@ def prune(keep_days: float = 180) -> int:
     cutoff = _fmt(datetime.now(UTC) - timedelta(days=keep_days))
     with model._meta.database.connection_context(), model._meta.database.atomic("IMMEDIATE"):
         return model.delete().where(model.started < cutoff).execute()
+
+
+def last_run(job: str, path: str | Path) -> datetime | None:
+    """The start of the latest ``ok`` (not dry) run of ``job`` on ``path``, or ``None``."""
+    model = _model()
+    query = (model.select(pw.fn.MAX(model.started)).where(
+        (model.job == job) & (model.path == str(Path(path).expanduser().resolve())) & (model.outcome == "ok")
+        & (model.dry_run == False)))  # noqa: E712 (peewee expression)
+    with model._meta.database.connection_context():
+        latest = query.scalar()
+    return _parse(latest) if latest else None
 
 
 def _to_run(row: Any) -> JobRun:

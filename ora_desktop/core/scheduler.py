@@ -218,7 +218,7 @@ class Scheduler:
         """A scheduled run: skipped if another process finished the same run recently."""
         if self._cancel.is_set():
             return
-        recent = history.last_runs().get((job, path))
+        recent = history.last_run(job, path)
         if recent is not None and datetime.now(UTC) - recent < timedelta(seconds=interval / 2):
             log.debug("%s on %s ran at %s in another process; skipping this slot", job, path, recent)
             return
