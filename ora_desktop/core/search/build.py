@@ -72,7 +72,8 @@ def build(db_path: str | Path, progress: ProgressFn | None = None, cancel: objec
             for suffix in ("", "-journal", "-wal", "-shm"):
                 Path(str(tmp) + suffix).unlink(missing_ok=True)
     index.refresh()
-    finish_tags(index, progress, cancel)
+    if not finish_tags(index, progress, cancel):
+        return _cancelled(index)
     return index.state()
 
 
