@@ -31,6 +31,7 @@ from pathlib import Path
 
 import filelock
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.schedulers.base import BaseScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
 from . import history, paths
@@ -143,6 +144,20 @@ class Scheduler:
             self._cancel.set()
         if self._running:
             await asyncio.gather(*self._running, return_exceptions=True)
+        self._executor.shutdown(wait=True)
+
+    def shutdown(self, cancel_running: bool = True) -> None:
+        """Stop at once, synchronously (for a window closing while its loop may not run again).
+
+        Call it on the loop's thread. Stops the timer, asks a running job to stop at its next safe
+        point (unless ``cancel_running`` is False) and waits for the worker thread to end.
+        """
+        if self._aps.running:
+            # AsyncIOScheduler.shutdown only schedules the stop on the loop; do it here and now.
+            BaseScheduler.shutdown(self._aps, wait=False)
+            self._aps._stop_timer()
+        if cancel_running:
+            self._cancel.set()
         self._executor.shutdown(wait=True)
 
     # ------------------------------------------------------------------ planning

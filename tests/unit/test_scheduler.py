@@ -125,3 +125,19 @@ def test_stop_lets_the_running_job_finish(ora_home: Path) -> None:
     (report,) = asyncio.run(main())
     assert report.outcome == "ok"
     assert len(history(job="check")) == 1
+
+
+def test_synchronous_shutdown_stops_the_timer_and_joins_the_worker(ora_home: Path) -> None:
+    home_with(ora_home, "shop/ora")
+
+    async def main() -> tuple[bool, int]:
+        scheduler = Scheduler(asyncio.get_running_loop(), OraHome(ora_home), config(ONLY_CHECK))
+        scheduler.start()
+        await asyncio.sleep(1.2)
+        scheduler.shutdown()
+        runs = len(history(job="check"))
+        await asyncio.sleep(1.5)  # nothing more runs once shut down
+        return scheduler.running, len(history(job="check")) - runs
+
+    running, more = asyncio.run(main())
+    assert not running and more == 0
