@@ -1,0 +1,113 @@
+"""Context for agents: important, relevant (keyword + related_to neighbours) and recent memories,
+each within its share of a token budget, never past it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ora_desktop.core import InvalidValue, open_store
+from ora_desktop.core.context import build_context, estimate_tokens
+from tests.unit.search_support import make_file
+
+ROWS = [
+    {"id": "imp", "content": "Critical: never deploy on Fridays", "type": "preference", "importance": 10},
+    {"id": "key", "content": "The deploy key lives in the vault", "importance": 4, "health_score": 0.4,
+     "related_to": json.dumps(["rot", "old"])},
+    {"id": "rot", "content": "Vault tokens rotate monthly", "importance": 3, "health_score": 0.4},
+    {"id": "old", "content": "Staging password is hunter2", "importance": 3, "health_score": 0.4,
+     "superseded_by": "cur"},
+    {"id": "cur", "content": "Staging password moved to the secret manager", "importance": 3,
+     "health_score": 0.4},
+    {"id": "gone", "content": "Deploy freeze until Monday", "importance": 4, "health_score": 0.4,
+     "expires_at": "2020-01-01 00:00:00"},
+    *[{"id": f"r{i}", "content": f"Routine note {i} " + "words " * 30, "type": "context", "importance": 2,
+       "health_score": 0.4, "created_at": f"2025-03-{i + 1:02d} 10:00:00"} for i in range(20)],
+]
+
+
+@pytest.fixture
+def db(ora_home: Path) -> Path:
+    return make_file(ora_home / "sites" / "s" / "ora.site.db", ROWS)
+
+
+def section_ids(bundle, name: str) -> list[str]:
+    return [m.id for m in bundle.section(name).memories]
+
+
+def test_sections_and_graph_expansion(db: Path) -> None:
+    with open_store(db, readonly=True) as store:
+        bundle = store.context("deploy key", token_budget=2000)
+    assert section_ids(bundle, "important") == ["imp"]
+    relevant = section_ids(bundle, "relevant")
+    assert relevant[0] == "key" and "rot" in relevant
+    assert "cur" in relevant and "old" not in relevant  # superseded neighbour replaced by the live one
+    assert "gone" not in bundle.text  # expired left out
+    assert section_ids(bundle, "recent")[0] == "r19"
+    assert len(set(bundle.memories)) == len(bundle.memories)
+    assert bundle.tokens == estimate_tokens(bundle.text) <= 2000
+    assert "## Important memories" in bundle.text and "## Relevant to: deploy key" in bundle.text
+
+
+def test_no_hops_means_no_neighbours(db: Path) -> None:
+    with open_store(db, readonly=True) as store:
+        bundle = build_context(store, "deploy key", hops=0)
+    assert "rot" not in section_ids(bundle, "relevant")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(budget=st.integers(min_value=0, max_value=1500), query=st.sampled_from(["deploy", "vault key", "", "zzz"]),
+       words=st.booleans())
+def test_budget_is_never_exceeded(db: Path, budget: int, query: str, words: bool) -> None:
+    tokenizer = (lambda text: len(text.split())) if words else None
+    count = tokenizer or estimate_tokens
+    with open_store(db, readonly=True) as store:
+        bundle = build_context(store, query, token_budget=budget, tokenizer=tokenizer)
+    assert count(bundle.text) <= budget if bundle.text else True
+    assert bundle.tokens <= budget
+    for section in bundle.sections:
+        assert section.tokens <= budget
+
+
+def test_each_section_keeps_to_its_share(db: Path) -> None:
+    with open_store(db, readonly=True) as store:
+        bundle = build_context(store, "deploy", token_budget=400,
+                               shares={"important": 0.1, "relevant": 0.1, "recent": 0.8})
+    important = bundle.section("important")
+    assert important.tokens <= 40 + 1
+    assert bundle.section("recent").tokens > bundle.section("relevant").tokens
+
+
+def test_long_memories_are_truncated_to_fit(ora_home: Path) -> None:
+    db = make_file(ora_home / "long.site.db", [{"id": "big", "content": "deploy " + "x" * 5000, "importance": 9}])
+    with open_store(db, readonly=True) as store:
+        bundle = build_context(store, "deploy", token_budget=100)
+    assert bundle.tokens <= 100
+    item = bundle.section("important").items[0]
+    assert item.truncated and item.text.endswith("…")
+
+
+def test_touch_only_when_asked(db: Path) -> None:
+    with open_store(db) as store:
+        build_context(store, "deploy key")
+        assert store.get("key").access_count == 0
+        bundle = build_context(store, "deploy key", touch=True)
+        assert store.get("key").access_count == 1
+        assert all(store.get(m.id).access_count == 1 for m in bundle.memories)
+
+
+def test_bad_shares_are_refused(db: Path) -> None:
+    with open_store(db, readonly=True) as store, pytest.raises(InvalidValue):
+        build_context(store, "x", shares={"nonsense": 1})
+
+
+def test_fallback_context_has_a_note(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ORA_DESKTOP_NO_FTS5", "1")
+    with open_store(db, readonly=True) as store:
+        bundle = build_context(store, "deploy key")
+    assert "key" in section_ids(bundle, "relevant")
+    assert any("ranking is reduced" in note for note in bundle.notes)
