@@ -40,6 +40,7 @@ SUFFIX = ".site.db"
 ASIDE = "-before-restore"
 PARTIAL = ".partial"
 STEP_PAGES = 4096
+MMAP_BYTES = 1 << 31
 _NAME = re.compile(r"^(\d{8}T\d{6}Z)(?:-(\d+))?(-before-restore)?\.site\.db$")
 
 
@@ -97,6 +98,7 @@ def check_file(path: Path) -> list[str]:
     sniff_file(path)
     conn = sqlite3.connect(f"{_ro_uri(path)}&immutable=1", uri=True)
     try:
+        conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")  # read the copy through the page cache directly
         inspect(conn, path)
         rows = [r[0] for r in conn.execute("PRAGMA integrity_check")]
     except sqlite3.DatabaseError as exc:

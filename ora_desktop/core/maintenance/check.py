@@ -124,16 +124,43 @@ def run(ctx: JobContext) -> Outcome:
     return Outcome(counts, message, findings)
 
 
+# One pass over every link: dangling ids, and links from a live memory to an expired one.
+_LINK_PASS = f"""
+SELECT m.id, max(e.rowid IS NULL) AS dangling,
+       max(e.rowid IS NOT NULL AND {_EXPIRED.replace('expires_at', 'e.expires_at')}) AS to_expired,
+       {_EXPIRED.replace('expires_at', 'm.expires_at')} AS expired
+FROM memories m
+JOIN json_each(CASE WHEN {_VALID_JSON_ARRAY.replace('related_to', 'm.related_to')} THEN m.related_to
+               ELSE '[]' END) j
+LEFT JOIN memories e ON e.id = j.value
+WHERE m.related_to IS NOT NULL AND m.related_to != ''
+GROUP BY m.rowid
+HAVING dangling OR (to_expired AND NOT expired)
+"""
+_LINK_RULES = ("dangling_related_to", "linked_to_expired")
+
+
 def _lint(store: Store, ctx: JobContext, findings: list[tuple[str, str]]) -> dict[str, int]:
+    """Per-row rules in one aggregate scan, link rules in one pass over ``json_each``."""
     rules = _problems(store.columns)
     params = {"now": ctx.now_sql}
-    sums = ", ".join(f"coalesce(sum({where}), 0)" for where, _ in rules.values())
-    totals = dict(zip(rules, store.execute(f"SELECT {sums} FROM memories", params).fetchone(), strict=True))
-    for name, (where, text) in rules.items():
+    row_rules = {k: v for k, v in rules.items() if k not in _LINK_RULES}
+    sums = ", ".join(f"coalesce(sum({where}), 0)" for where, _ in row_rules.values())
+    totals = dict(zip(row_rules, store.execute(f"SELECT {sums} FROM memories", params).fetchone(), strict=True))
+    for name, (where, text) in row_rules.items():
         if totals[name]:
             for (memory_id,) in store.execute(f"SELECT id FROM memories WHERE {where} LIMIT {SAMPLE}", params):
                 findings.append((str(memory_id), text))
-    return {name: int(n) for name, n in totals.items()}
+    if "dangling_related_to" in rules:
+        linked = {name: 0 for name in _LINK_RULES if name in rules}
+        for memory_id, dangling, to_expired, expired in store.execute(_LINK_PASS, params):
+            for name, hit in (("dangling_related_to", dangling), ("linked_to_expired", to_expired and not expired)):
+                if hit and name in linked:
+                    linked[name] += 1
+                    if linked[name] <= SAMPLE:
+                        findings.append((str(memory_id), rules[name][1]))
+        totals.update(linked)
+    return {name: int(totals.get(name, 0)) for name in rules}
 
 
 def _repair(store: Store, counts: dict[str, int], dry_run: bool) -> dict[str, int]:
