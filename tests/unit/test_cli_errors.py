@@ -99,6 +99,8 @@ def test_escaping_names_are_refused(capsys, db: Path, ora_home: Path, site: str,
     (("recall", "opinion"), ["opinion"]),
     (("add", "x", "--sync-status", "maybe"), ["--sync-status", "maybe"]),
     (("list", "--no-such-option"), ["--no-such-option"]),
+    (("list", "--dirty", "--clean"), ["--clean", "--dirty"]),
+    (("list", "--after", "x", "--offset", "3"), ["--offset", "--after"]),
 ])
 def test_bad_values_change_nothing(capsys, db: Path, argv: tuple[str, ...], words: list[str]) -> None:
     before = content_digest(db)
