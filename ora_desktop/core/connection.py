@@ -21,6 +21,7 @@ from urllib.parse import quote
 import peewee
 
 from .errors import CorruptFile, DatabaseLocked, InvalidValue, NotSQLite, OraError, ReadOnlyDatabase
+from .fileheader import read_header
 
 BUSY_TIMEOUT_MS = 5000
 
@@ -32,8 +33,7 @@ def _uri(path: Path, **params: str) -> str:
 
 def is_wal(path: Path) -> bool:
     """True when the file's header says it is in WAL mode (bytes 18-19 are 2)."""
-    with path.open("rb") as handle:
-        header = handle.read(20)
+    header = read_header(path, 20)
     return len(header) == 20 and header[18] == 2 and header[19] == 2
 
 

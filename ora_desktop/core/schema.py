@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import CorruptFile, EmptyFile, FileMissing, FileProblem, NotSQLite, WrongSchema
+from .fileheader import read_header
 
 # The seed's "Full Initialization SQL", verbatim. New files are created with exactly this.
 INIT_SQL = """\
@@ -107,8 +108,7 @@ def sniff_file(path: Path) -> None:
     size = path.stat().st_size
     if size == 0:
         raise EmptyFile(path, "the file is empty (0 bytes), not an Ora database")
-    with path.open("rb") as handle:
-        header = handle.read(100)
+    header = read_header(path, 100)  # never open/close the file: that would drop SQLite's locks
     if not header.startswith(SQLITE_HEADER):
         raise NotSQLite(
             path, "not an SQLite database (wrong header; the file may be encrypted or another format)"
