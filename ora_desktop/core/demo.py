@@ -285,34 +285,46 @@ def write_agent(path: Path, memories: int, seed: int = 0, task: bool = False,
     if path.exists():
         raise OraError(f"{path}: already exists; the demo never overwrites a file")
     clock = _Clock(now or datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(path, isolation_level=None)
     try:
-        conn.executescript(INIT_SQL)
-        # Only for our own brand-new file, which nobody else can be reading yet: no journal, no
-        # fsync, and the seed's indexes built once at the end (running INIT_SQL again recreates
-        # exactly them and sets WAL back), which is much faster than updating them row by row.
-        conn.execute("PRAGMA journal_mode = OFF")
-        conn.execute("PRAGMA synchronous = OFF")
-        conn.execute("PRAGMA cache_size = -131072")
-        for name in SEED_INDEXES:
-            conn.execute(f"DROP INDEX {name}")
-        conn.execute("BEGIN")
-        for batch in _batches(_rows(memories, seed, clock)):
-            conn.executemany(_INSERT, batch)
-        if task:
-            _write_task(conn, clock, seed)
-        conn.execute("COMMIT")
-        conn.executescript(INIT_SQL)
-        conn.execute("PRAGMA synchronous = FULL")
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    except BaseException:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(path, isolation_level=None)
+    except (OSError, sqlite3.Error) as exc:
+        culprit = getattr(exc, "filename", None)
+        reason = f"{exc.strerror}: {culprit}" if isinstance(exc, OSError) and culprit else str(exc)
+        raise OraError(f"{path}: cannot create the file ({reason})") from exc
+    try:
+        _fill(conn, memories, seed, task, clock)
+    except BaseException as exc:
         conn.close()
         for suffix in ("", "-wal", "-shm", "-journal"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
+        if isinstance(exc, (OSError, sqlite3.Error)):
+            raise OraError(f"{path}: could not write the demo data ({exc}); nothing was kept") from exc
         raise
     conn.close()
     return memories
+
+
+def _fill(conn: sqlite3.Connection, memories: int, seed: int, task: bool, clock: _Clock) -> None:
+    """Fill a brand-new file: the seed's init SQL, then the rows in one transaction."""
+    conn.executescript(INIT_SQL)
+    # Only for our own brand-new file, which nobody else can be reading yet: no journal, no
+    # fsync, and the seed's indexes built once at the end (running INIT_SQL again recreates
+    # exactly them and sets WAL back), which is much faster than updating them row by row.
+    conn.execute("PRAGMA journal_mode = OFF")
+    conn.execute("PRAGMA synchronous = OFF")
+    conn.execute("PRAGMA cache_size = -131072")
+    for name in SEED_INDEXES:
+        conn.execute(f"DROP INDEX {name}")
+    conn.execute("BEGIN")
+    for batch in _batches(_rows(memories, seed, clock)):
+        conn.executemany(_INSERT, batch)
+    if task:
+        _write_task(conn, clock, seed)
+    conn.execute("COMMIT")
+    conn.executescript(INIT_SQL)
+    conn.execute("PRAGMA synchronous = FULL")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 def _batches(rows: Iterator[tuple]) -> Iterator[list[tuple]]:

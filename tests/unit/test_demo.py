@@ -181,6 +181,14 @@ def test_refuses_to_overwrite(tmp_path: Path) -> None:
     assert path.read_bytes() == b"keep me"
 
 
+def test_an_unusable_place_is_a_clear_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where a folder should be")
+    with pytest.raises(OraError, match="not-a-folder"):
+        write_agent(blocker / "x.site.db", 10)
+    assert blocker.read_text() == "a file where a folder should be"
+
+
 def test_demo_home_tree_with_task_agent(tmp_path: Path) -> None:
     root = tmp_path / "home"
     paths = write_demo_home(root, memories=1000, seed=2, now=NOW)
