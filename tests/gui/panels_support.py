@@ -8,6 +8,7 @@ Qt run), never nested Qt event loops (no ``exec()``, no ``qtbot.waitSignal`` ins
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -39,6 +40,10 @@ def loop_fixture(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
     yield event_loop
     event_loop.close()
     asyncio.set_event_loop(None)
+    # Collect the closed loop's Qt timer objects here, on the GUI thread: left to the cyclic GC
+    # they may be freed on a worker thread, leaving Qt a dangling timer (a later segfault).
+    del event_loop
+    gc.collect()
 
 
 @pytest.fixture(name="ctx")
@@ -48,6 +53,8 @@ def ctx_fixture(loop: asyncio.AbstractEventLoop, ora_home: Path, tmp_path: Path)
     context = AppContext(OraHome(ora_home), settings)
     yield context
     context.close()
+    del context
+    gc.collect()
 
 
 def visible_message_boxes() -> list[QMessageBox]:

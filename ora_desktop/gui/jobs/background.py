@@ -75,9 +75,11 @@ class Progress:
             if self._scheduled:
                 return
             self._scheduled = True
+        if self._loop.is_closed():  # the window closed while the job ran (qasync would not check)
+            return
         try:
             self._loop.call_soon_threadsafe(self._deliver)
-        except RuntimeError:  # the loop closed while the job ran (app quitting)
+        except RuntimeError:
             pass
 
     def __call__(self, *args: Any, **kwargs: Any) -> None:

@@ -75,6 +75,7 @@ class JobService(QObject):
         self._timer.setInterval(DAEMON_CHECK_MS)
         self._timer.timeout.connect(self.check)
         self._stopped = False
+        self.stopping: asyncio.Task | None = None
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -107,17 +108,21 @@ class JobService(QObject):
             self._set_state("the window runs the maintenance schedule while it is open")
 
     def stop(self) -> None:
-        """Stop scheduling (the app is closing); a running job is asked to stop at a safe point."""
+        """Stop scheduling now (the window is closing): no new runs; a running job is asked to
+        stop at its next safe point and this waits for it, so no worker thread outlives the loop."""
         self._stopped = True
         self._timer.stop()
-        self._halt()
+        scheduler, self.scheduler = self.scheduler, None
+        if scheduler is not None:
+            _stop_now(scheduler)
         self._set_state("stopped")
 
     def _halt(self) -> None:
+        """Hand the schedule to the daemon: stop on the loop, letting a running job finish."""
         scheduler, self.scheduler = self.scheduler, None
         if scheduler is not None and not self.loop.is_closed():
-            task = self.loop.create_task(scheduler.stop(cancel_running=True))
-            task.add_done_callback(lambda t: t.cancelled() or t.exception() and log.error(
+            self.stopping = self.loop.create_task(scheduler.stop())
+            self.stopping.add_done_callback(lambda t: t.cancelled() or t.exception() and log.error(
                 "stopping the scheduler", exc_info=t.exception()))
 
     def _set_state(self, state: str) -> None:
@@ -140,6 +145,22 @@ class JobService(QObject):
         if report.ok and spec is not None and spec.writes and report.job != "backup":
             self.ctx.notify(Path(report.path), Change(source=EXTERNAL))
         self.run_finished.emit(report)
+
+
+def _stop_now(scheduler: Scheduler) -> None:
+    """Synchronous stop. ``Scheduler.stop`` is a coroutine, and at shutdown the loop may close
+    before it runs, leaving a worker thread that later calls into the closed loop; so stop the
+    APScheduler, set the cancel event and join the worker here. (Uses the scheduler's parts
+    directly until core offers a synchronous stop.)"""
+    aps = getattr(scheduler, "_aps", None)
+    if aps is not None and aps.running:
+        aps.shutdown(wait=False)
+    cancel = getattr(scheduler, "_cancel", None)
+    if cancel is not None:
+        cancel.set()
+    executor = getattr(scheduler, "_executor", None)
+    if executor is not None:
+        executor.shutdown(wait=True)
 
 
 def service_for(ctx) -> JobService | None:
