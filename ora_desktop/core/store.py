@@ -20,6 +20,8 @@ from typing import Any
 from . import timestamps
 from .connection import BUSY_TIMEOUT_MS, ChangeWatch, file_stamp, make_database, translated
 from .errors import InvalidValue, NotFound, ReadOnlyDatabase
+from .facets import HEALTH_BUCKETS as HEALTH_BUCKETS  # re-exported: views label buckets with it
+from .facets import count_facets
 from .graph import GraphMixin
 from .listing import TIME_COLUMNS, Cursor, ListQuery, keyset_clause, order_clause, sort_expression, where_clause
 from .models import bind
@@ -29,8 +31,6 @@ from .trash import TrashMixin
 from .writes import WritesMixin
 
 Listener = Callable[[Change], None]
-HEALTH_BUCKETS = ("0.0-0.1", "0.1-0.2", "0.2-0.3", "0.3-0.4", "0.4-0.5",
-                  "0.5-0.6", "0.6-0.7", "0.7-0.8", "0.8-0.9", "0.9-1.0")
 # Largest IN (...) list per statement (SQLite's default variable limit is 32766).
 CHUNK = 30000
 
@@ -300,37 +300,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
 
     def facets(self, query: ListQuery | None = None, **filters: Any) -> Facets:
         """Counts per type, sync status, importance and health bucket for matching rows."""
-        query = _query(query, filters).with_(limit=None, after=None)
-        where, params = where_clause(query, self.columns)
-        health = _col("health_score", self.columns)
-        # One scan grouped on all four facets at once (the unary + keeps SQLite from walking an
-        # index for the grouping, which would look up every row for the filter): ~1,650 groups.
-        sql = (
-            f"SELECT {_col('type', self.columns)}, {_col('sync_status', self.columns)}, "
-            f"{_col('importance', self.columns)}, CASE WHEN {health} IS NULL THEN -1 "
-            f"ELSE min(9, max(0, CAST({health} * 10 AS INTEGER))) END, count(*) "
-            f"FROM memories WHERE {where} GROUP BY +{_col('type', self.columns)}, "
-            f"+{_col('sync_status', self.columns)}, +{_col('importance', self.columns)}, 4"
-        )
-        types: dict = {}
-        syncs: dict = {}
-        importance: dict = {}
-        buckets_raw: dict = {}
-        for type_, sync, imp, bucket, n in self.execute(sql, params):
-            types[type_] = types.get(type_, 0) + n
-            syncs[sync] = syncs.get(sync, 0) + n
-            importance[imp] = importance.get(imp, 0) + n
-            buckets_raw[bucket] = buckets_raw.get(bucket, 0) + n
-        buckets = {label: buckets_raw.get(i, 0) for i, label in enumerate(HEALTH_BUCKETS)}
-        if buckets_raw.get(-1):
-            buckets["unknown"] = buckets_raw[-1]
-        return Facets(
-            total=sum(types.values()),
-            types={str(k): v for k, v in types.items()},
-            sync_statuses={str(k): v for k, v in syncs.items()},
-            importance={k: v for k, v in importance.items()},
-            health_buckets=buckets,
-        )
+        return count_facets(self, _query(query, filters))
 
     def recall(self, type: str, limit: int = 20) -> list[Memory]:
         """The seed's recall: that type, health above 0.3, most important then newest."""
@@ -376,10 +346,6 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         from .context import build_context
 
         return build_context(self, query, token_budget, **kw)
-
-
-def _col(name: str, available: Sequence[str]) -> str:
-    return name if name in available else "NULL"
 
 
 def _query(query: ListQuery | None, filters: Mapping[str, Any]) -> ListQuery:

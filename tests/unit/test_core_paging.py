@@ -77,3 +77,31 @@ def test_keyset_pages_visit_every_row_once_in_order(tmp_path, data, order_by, de
             rest = [m.id for m in store.list(query.with_(after=after))]
             assert rest == everything[offset + 1:]
         assert store.cursor_at(len(everything), query) is None
+
+
+def expected_facets(memories):
+    """Facet counts computed in Python from the records themselves."""
+    from collections import Counter
+
+    def bucket(h):
+        return "unknown" if h is None else ("0.0-0.1", "0.1-0.2", "0.2-0.3", "0.3-0.4", "0.4-0.5", "0.5-0.6",
+                                            "0.6-0.7", "0.7-0.8", "0.8-0.9", "0.9-1.0")[max(0, min(9, int(h * 10)))]
+
+    return (len(memories), Counter(str(m.type) for m in memories), Counter(str(m.sync_status) for m in memories),
+            Counter(m.importance for m in memories), Counter(bucket(m.health_score) for m in memories))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=rows, superseded=st.sampled_from(["hide", "show", "only"]),
+       types=st.sampled_from([(), ("fact",), ("task", "context")]))
+def test_facets_match_the_rows_listed(tmp_path, data, superseded, types):
+    path = tmp_path / "facets.site.db"
+    make_file(path, data)
+    with open_store(path, readonly=True) as store:
+        query = ListQuery(superseded=superseded, types=types, limit=None)
+        facets = store.facets(query)
+        total, types_, syncs, importance, buckets = expected_facets(store.list(query))
+    assert facets.total == total == store.count(query)
+    assert facets.types == dict(types_) and facets.sync_statuses == dict(syncs)
+    assert facets.importance == dict(importance)
+    assert {k: v for k, v in facets.health_buckets.items() if v} == dict(buckets)
