@@ -26,6 +26,7 @@ The contract (other GUI features code against it):
   ``store.changed_externally()`` of every open store (on a dedicated worker thread, because
   ``PRAGMA data_version`` is per connection) and emits ``data_changed`` when another process wrote.
 - ``ctx.notify(path, change)`` — emit the change signals for a write done outside a store listener.
+- ``ctx.from_thread(fn, *args)`` — call ``fn`` on the GUI thread (for callbacks of core threads).
 - ``ctx.show_error(exc)`` — a readable message dialog (non-blocking) plus a status line.
 """
 
@@ -147,22 +148,30 @@ class AppContext(QObject):
 
     async def run(self, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
         """Run ``fn(*args, **kw)`` on a worker thread; the result comes back on the GUI thread."""
+        if self._closed:  # the window is gone: stop quietly
+            raise asyncio.CancelledError
         call = functools.partial(fn, *args, **kw) if kw else fn
         return await self.loop.run_in_executor(self._executor, call, *([] if kw else args))
 
     async def run_watch(self, fn: Callable[..., T], *args: Any) -> T:
         """Like :meth:`run`, on the single watcher thread (for per-connection state)."""
+        if self._closed:
+            raise asyncio.CancelledError
         return await self.loop.run_in_executor(self._watch_executor, fn, *args)
+
+    def from_thread(self, fn: Callable[..., Any], *args: Any) -> None:
+        """Call ``fn(*args)`` on the GUI thread soon (safe from any thread; ignored after closing)."""
+        if self._closed:
+            return
+        try:
+            self.loop.call_soon_threadsafe(fn, *args)
+        except RuntimeError:  # the loop is closed: the window is gone
+            pass
 
     # ----------------------------------------------------------------- change notification
     def _on_store_write(self, path: Path, change: Change) -> None:
         """Store listener: runs on the writing thread, so hop to the GUI thread first."""
-        if self._closed:
-            return
-        try:
-            self.loop.call_soon_threadsafe(self.notify, path, change)
-        except RuntimeError:  # loop closed while shutting down
-            pass
+        self.from_thread(self.notify, path, change)
 
     def notify(self, path: Path, change: Change) -> None:
         """Emit ``store_changed(path, change)`` and ``data_changed(change)`` (GUI thread)."""

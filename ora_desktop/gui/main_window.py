@@ -86,7 +86,7 @@ class MainWindow(QMainWindow):
         self._make_menus()
         self._make_toolbar()
         self._restore_state()
-        ctx.status.connect(lambda text: self.statusBar().showMessage(text, 8000))
+        ctx.status.connect(self.show_status)
         ctx.current_changed.connect(self._current_changed)
         self.browser.store_shown.connect(self._store_shown)
         self.browser.counts_changed.connect(self._counts)
@@ -318,6 +318,9 @@ class MainWindow(QMainWindow):
         self.browser.controller.clear()
 
     # ----------------------------------------------------------------- status
+    def show_status(self, text: str) -> None:
+        self.statusBar().showMessage(text, 8000)
+
     def _current_changed(self, item: object) -> None:
         path = path_of(item)
         label = item.label if isinstance(item, AgentFile) else (path.name if path else "")
@@ -364,7 +367,30 @@ class MainWindow(QMainWindow):
             self.index_label.setText("Index: updating on next search")
         else:
             self.index_label.setText("Index: not built yet" if state.fts5 else "Index: no FTS5 (plain search)")
+            if state.fts5:
+                self._build_index(store)
         self.index_label.setToolTip(state.reason or str(state.sidecar))
+
+    def _build_index(self, store: Store) -> None:
+        """Build the full-text index in the background; search uses plain matching meanwhile."""
+        from ..core.search import BuildTask
+
+        if self._build is not None and self._build.state is None:
+            return
+        def progress(done: int, total: int) -> None:
+            self.ctx.from_thread(self.index_label.setText, f"Index: building {done * 100 // max(total, 1)}%")
+
+        def finished(_state: object) -> None:
+            self.ctx.from_thread(self._index_built, store)
+
+        self._build = BuildTask(store.path, progress, finished)
+
+    def _index_built(self, store: Store) -> None:
+        if self._build is not None and self._build.error:
+            self.ctx.status.emit(f"The search index could not be built: {self._build.error}")
+        self._poll_index()
+        if self.browser.store is store and self.browser.controller.is_searching:
+            self.browser.controller.apply()
 
     # ----------------------------------------------------------------- about and closing
     def about(self) -> None:
@@ -381,6 +407,8 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         self.save_state()
+        if self._build is not None and self._build.state is None:
+            self._build.cancel()
         self._index_timer.stop()
         super().closeEvent(event)
         self.closed.emit()

@@ -68,3 +68,47 @@ def filled_db(seed_db: Callable[..., Path]) -> Callable[..., Path]:
         return path
 
     return make
+
+
+@pytest.fixture
+def make_window(ctx, qtbot):
+    """Factory: the real main window on ``ctx`` (shown, started); waits until a file is listed."""
+    from ora_desktop.gui.main_window import MainWindow
+
+    windows = []
+
+    def make(wait_for_rows: bool = True):
+        window = MainWindow(ctx)
+        qtbot.addWidget(window)
+        window.resize(1400, 860)
+        window.show()
+        window.start()
+        windows.append(window)
+        if wait_for_rows:
+            qtbot.waitUntil(lambda: window.browser.store is not None and not window.browser.model.is_loading()
+                            and window.browser.model.rowCount() > 0, timeout=10000)
+        return window
+
+    yield make
+    for window in windows:
+        window.close()
+
+
+def wait_idle(qtbot, window, timeout: int = 10000) -> None:
+    """Until the table's keys are loaded and the rows on screen are fetched."""
+    model = window.browser.model
+    qtbot.waitUntil(lambda: not model.is_loading(), timeout=timeout)
+    for row in range(min(model.rowCount(), 20)):
+        model.data(model.index(row, 0))
+    qtbot.waitUntil(lambda: all(model.memory_at(r) is not None for r in range(min(model.rowCount(), 20))),
+                    timeout=timeout)
+
+
+def db_rows(path, sql: str, params=()):
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()

@@ -61,8 +61,9 @@ class Curator(QObject):
         detail.save_requested.connect(self.save_edit)
         detail.link_requested.connect(self.link)
         self._make_actions()
-        ctx.current_changed.connect(lambda _item: self.update_actions())
-        ctx.undo_stack.indexChanged.connect(lambda _i: self.update_actions())
+        # Bound methods (not lambdas): Qt drops these connections when the window goes.
+        ctx.current_changed.connect(self._refresh_actions)
+        ctx.undo_stack.indexChanged.connect(self._refresh_actions)
 
     # ----------------------------------------------------------------- actions
     def _make_actions(self) -> None:
@@ -106,6 +107,9 @@ class Curator(QObject):
         return [self.undo_action, self.redo_action, None, self.new_action, self.delete_action, None,
                 *self.bulk_actions.values(), self.local_action, None, self.supersede_action, self.merge_action,
                 self.promote_action, None, self.deleted_action]
+
+    def _refresh_actions(self, *_args: object) -> None:
+        self.update_actions()
 
     def update_actions(self) -> None:
         store = self.ctx.cached_store(self.ctx.current_path()) if self.ctx.current_path() else None

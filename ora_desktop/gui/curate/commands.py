@@ -98,7 +98,7 @@ class BulkEditCommand(StoreCommand):
 
 
 class DeleteCommand(StoreCommand):
-    """Recoverable delete; undo restores that trash batch."""
+    """Recoverable delete; undo brings the memories back from the trash."""
 
     def __init__(self, curator: Curator, path: Path, ids: Sequence[str], reason: str = "deleted in the window") -> None:
         super().__init__(curator, path, f"delete {memories(len(ids))}")
@@ -111,7 +111,7 @@ class DeleteCommand(StoreCommand):
         return removed
 
     def run_undo(self, store: Store) -> Any:
-        return ops.restore_batch(store, self.batch, self.ids)
+        return ops.restore_ids(store, self.ids)
 
 
 class RestoreCommand(StoreCommand):
@@ -129,7 +129,7 @@ class RestoreCommand(StoreCommand):
             change, self.skipped = ops.restore(store, self.trash_ids)
             self.ids = sorted(change.added)
             return change
-        return ops.restore_batch(store, self.batch, self.ids)
+        return ops.restore_ids(store, self.ids)
 
     def run_undo(self, store: Store) -> Any:
         removed, self.batch = ops.delete(store, self.ids, "undo restore")
@@ -147,7 +147,7 @@ class AddCommand(StoreCommand):
 
     def run_redo(self, store: Store) -> Any:
         if self.batch is not None and self.memory is not None:
-            return ops.restore_batch(store, self.batch, [self.memory.id])
+            return ops.restore_ids(store, [self.memory.id])
         self.memory = ops.add(store, self.fields)
         self.fields["id"] = self.memory.id
         return self.memory
@@ -184,7 +184,7 @@ class MergeCommand(StoreCommand):
     def run_redo(self, store: Store) -> Any:
         if self.merged is not None:
             if self.batch:
-                ops.restore_batch(store, self.batch, [self.merged.id])
+                ops.restore_ids(store, [self.merged.id])
             store.supersede(self.first, self.merged.id)
             return store.supersede(self.second, self.merged.id)
         self.merged, self.before = ops.merge(store, self.first, self.second, self.fields)

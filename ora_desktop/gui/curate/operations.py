@@ -58,11 +58,16 @@ def delete(store: Store, ids: Sequence[str], reason: str) -> tuple[tuple[Memory,
     return removed, getattr(store, "last_trash_batch", None)
 
 
-def restore_batch(store: Store, batch: str | None, ids: Sequence[str]) -> Change:
-    """Bring back what a delete put in the trash (that batch; else the newest copies of ``ids``)."""
-    entries = store.trash(limit=None, batch=batch) if batch else store.trash(limit=None)
-    wanted = set(ids)
-    trash_ids = [e.trash_id for e in entries if e.memory.id in wanted]
+def restore_ids(store: Store, ids: Sequence[str]) -> Change:
+    """Bring ``ids`` back from the trash (the newest copy of each: what the last delete removed)."""
+    trash_ids: list[int] = []
+    ids = list(ids)
+    for start in range(0, len(ids), 30000):
+        chunk = ids[start:start + 30000]
+        rows = store.execute(
+            f"SELECT max(id) FROM ora_desktop_trash WHERE memory_id IN ({','.join('?' * len(chunk))}) "
+            "GROUP BY memory_id", chunk)
+        trash_ids.extend(r[0] for r in rows)
     change, _skipped = store.restore_deleted(trash_ids)
     return change
 

@@ -57,8 +57,11 @@ class DeletedView(QDialog):
         buttons.addButton(self.restore_button, QDialogButtonBox.ButtonRole.ActionRole)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
-        ctx.store_changed.connect(lambda path, _c: self.reload() if self.store and path == self.store.path.resolve()
-                                  and self.isVisible() else None)
+        ctx.store_changed.connect(self._store_changed)
+
+    def _store_changed(self, path: object, _change: object) -> None:
+        if self.store is not None and path == self.store.path.resolve() and self.isVisible():
+            self.reload()
 
     def show_for(self, store: Store | None) -> None:
         self.store = store

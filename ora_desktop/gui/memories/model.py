@@ -259,8 +259,13 @@ class MemoryTableModel(QAbstractTableModel):
 
     def _fetch_done(self, task: asyncio.Task) -> None:
         self._fetching = False
-        if not task.cancelled() and task.exception() is not None:
-            self.failed.emit(task.exception())
+        if task.cancelled():
+            return
+        if task.exception() is not None:
+            try:
+                self.failed.emit(task.exception())
+            except RuntimeError:  # the model was deleted with its window
+                return
         elif self._wanted:
             self._fetching = True
             self.ctx.loop.call_soon(self._start_fetch)

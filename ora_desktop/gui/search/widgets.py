@@ -121,7 +121,7 @@ class FacetPanel(QTreeWidget):
                 item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsUserCheckable)
                 on = value in chosen.get(group, ())
                 item.setCheckState(0, Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
-                item.setTextAlignment(1, int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter))
+                item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 if count == 0 and not on:
                     item.setForeground(0, self.palette().placeholderText())
                 top.addChild(item)

@@ -62,7 +62,7 @@ class Sidebar(QTreeWidget):
         self._debounce.timeout.connect(self.rescan)
         self._task: asyncio.Task | None = None
         self._again = False
-        ctx.store_changed.connect(lambda *_: self.rescan_soon())
+        ctx.store_changed.connect(self._store_changed)
 
     # ----------------------------------------------------------------- scanning
     def add_file(self, path: Path) -> None:
@@ -72,6 +72,9 @@ class Sidebar(QTreeWidget):
         if not inside and path not in self.extra:
             self.extra.append(path)
         self.rescan()
+
+    def _store_changed(self, *_args: object) -> None:
+        self.rescan_soon()
 
     def rescan_soon(self) -> None:
         self._debounce.start()
@@ -146,7 +149,7 @@ class Sidebar(QTreeWidget):
         if info.ok:
             item.setIcon(0, icon("task-agent" if info.is_task_agent else "agent"))
             item.setIcon(1, health_dot(info.average_health))
-            item.setTextAlignment(1, int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter))
+            item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         else:
             item.setIcon(0, icon("broken-file"))
             grey = QBrush(self.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text))

@@ -1,0 +1,203 @@
+"""Editing with validation, undo/redo, delete and restore, bulk edit, conflicts, new memory, merge."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDialogButtonBox
+
+from .conftest import db_rows, wait_idle
+
+
+def undo(qtbot, window):
+    """Ctrl+Z once the last command is on the undo stack."""
+    qtbot.waitUntil(window.ctx.undo_stack.canUndo, timeout=5000)
+    qtbot.waitUntil(lambda: not window.curator._serial().locked(), timeout=5000)
+    window.curator.undo_action.trigger()
+
+
+def select_id(qtbot, window, memory_id):
+    window.browser.follow(memory_id)
+    qtbot.waitUntil(lambda: window.browser.detail.memory is not None
+                    and window.browser.detail.memory.id == memory_id, timeout=10000)
+
+
+def content_of(path, memory_id):
+    rows = db_rows(path, "SELECT content FROM memories WHERE id = ?", (memory_id,))
+    return rows[0][0] if rows else None
+
+
+def test_edit_validation_save_undo_redo(make_window, filled_db, qtbot):
+    path = filled_db(12)
+    window = make_window()
+    select_id(qtbot, window, "m004")
+    detail = window.browser.detail
+    editor = detail.editor
+    editor.importance.setText("11")
+    assert editor.message.isVisible()
+    assert editor.message.text() == "Importance: 11 is outside the allowed range 1 to 10"
+    assert not detail.save_button.isEnabled()
+    editor.health.setText("lots")
+    assert "Importance" in editor.message.text()  # the first problem is named
+    editor.importance.setText("9")
+    assert editor.message.text().startswith("Health: 'lots' is not a number")
+    editor.health.setText("0.75")
+    assert not editor.message.isVisible()
+    editor.content.setPlainText("Deploys now go out from the release branch")
+    assert detail.save_button.isEnabled()
+    qtbot.mouseClick(detail.save_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: content_of(path, "m004") == "Deploys now go out from the release branch", timeout=10000)
+    assert db_rows(path, "SELECT importance, health_score FROM memories WHERE id='m004'") == [(9, 0.75)]
+    qtbot.waitUntil(lambda: window.ctx.undo_stack.canUndo() and not detail.editor.is_modified(), timeout=5000)
+    # undo (Ctrl+Z) puts the old values back, redo applies them again
+    window.curator.undo_action.trigger()
+    qtbot.waitUntil(lambda: content_of(path, "m004").startswith("Memory number 4"), timeout=10000)
+    assert db_rows(path, "SELECT importance, health_score FROM memories WHERE id='m004'") == [(5, 0.4)]
+    qtbot.waitUntil(lambda: detail.memory.content.startswith("Memory number 4"), timeout=10000)
+    window.curator.redo_action.trigger()
+    qtbot.waitUntil(lambda: content_of(path, "m004") == "Deploys now go out from the release branch", timeout=10000)
+    assert window.curator.undo_action.shortcut().toString() == "Ctrl+Z"
+    assert "Ctrl+Shift+Z" in [s.toString() for s in window.curator.redo_action.shortcuts()]
+
+
+def test_delete_with_del_then_restore_from_deleted_view(make_window, filled_db, qtbot):
+    path = filled_db(10)
+    window = make_window()
+    wait_idle(qtbot, window)
+    table = window.browser.table
+    table.setFocus()
+    table.selectRow(0)
+    table.selectionModel().select(window.browser.model.index(1, 0),
+                                  table.selectionModel().SelectionFlag.Select
+                                  | table.selectionModel().SelectionFlag.Rows)
+    doomed = {window.browser.model.memory_at(r).id for r in (0, 1)}
+    qtbot.keyClick(table, Qt.Key.Key_Delete)
+    qtbot.waitUntil(lambda: db_rows(path, "SELECT count(*) FROM memories") == [(8,)], timeout=10000)
+    qtbot.waitUntil(lambda: window.browser.model.rowCount() == 8, timeout=10000)
+    assert {r[0] for r in db_rows(path, "SELECT memory_id FROM ora_desktop_trash")} == doomed
+    window.curator.deleted_action.trigger()
+    view = window.curator.deleted_view
+    qtbot.waitUntil(lambda: view.list.topLevelItemCount() == 2, timeout=10000)
+    assert view.isVisible()
+    view.list.topLevelItem(0).setSelected(True)
+    restored = view.list.topLevelItem(0).text(4)
+    qtbot.mouseClick(view.restore_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: db_rows(path, "SELECT count(*) FROM memories") == [(9,)], timeout=10000)
+    assert content_of(path, restored) is not None
+    qtbot.waitUntil(lambda: view.list.topLevelItemCount() == 1, timeout=10000)
+    # undoing the restore deletes it again; undoing the delete brings both back
+    undo(qtbot, window)
+    qtbot.waitUntil(lambda: db_rows(path, "SELECT count(*) FROM memories") == [(8,)], timeout=10000)
+    undo(qtbot, window)
+    qtbot.waitUntil(lambda: db_rows(path, "SELECT count(*) FROM memories") == [(10,)], timeout=10000)
+    view.close()
+
+
+def test_bulk_edit_and_undo(make_window, filled_db, qtbot):
+    path = filled_db(10)
+    window = make_window()
+    wait_idle(qtbot, window)
+    window.browser.table.selectAll()
+    qtbot.waitUntil(lambda: window.curator.bulk_actions["type"].isEnabled(), timeout=5000)
+    before = dict(db_rows(path, "SELECT id, type FROM memories"))
+    window.curator.bulk_actions["type"].trigger()
+    dialog = window.curator.dialog
+    assert dialog.isVisible()
+    dialog.value.setCurrentIndex(dialog.value.findData("task"))
+    dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
+    qtbot.waitUntil(lambda: {t for _, t in db_rows(path, "SELECT id, type FROM memories")} == {"task"}, timeout=10000)
+    undo(qtbot, window)
+    qtbot.waitUntil(lambda: dict(db_rows(path, "SELECT id, type FROM memories")) == before, timeout=10000)
+    # expiry with a bad value names the problem and cannot be applied
+    window.curator.bulk_actions["expires_at"].trigger()
+    dialog = window.curator.dialog
+    dialog.expires.setText("next tuesday")
+    assert dialog.message.text().startswith("Expires: 'next tuesday' is not a timestamp")
+    assert not dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).isEnabled()
+    dialog.reject()
+    window.curator.mark_local_only()
+    qtbot.waitUntil(lambda: {s for (s,) in db_rows(path, "SELECT sync_status FROM memories")} == {"local_only"},
+                    timeout=10000)
+
+
+def test_conflicting_write_from_a_second_process(make_window, filled_db, qtbot):
+    path = filled_db(6)
+    window = make_window()
+    select_id(qtbot, window, "m002")
+    detail = window.browser.detail
+    detail.editor.content.setPlainText("My careful rewrite")
+    code = ("import ora_desktop, sys, time; time.sleep(1.1); s = ora_desktop.open_store(sys.argv[1]); "
+            "s.update('m002', content='The agent rewrote this meanwhile')")
+    subprocess.run([sys.executable, "-c", code, str(path)], check=True)
+    shown = []
+    window.curator.conflict_shown.connect(shown.append)
+    qtbot.mouseClick(detail.save_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: bool(shown), timeout=10000)
+    dialog = shown[0]
+    assert dialog.isVisible() and "changed by another program" in dialog.findChildren(type(detail.title))[0].text()
+    assert content_of(path, "m002") == "The agent rewrote this meanwhile"  # nothing overwritten yet
+    qtbot.mouseClick(dialog.keep_theirs, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: detail.editor.content.toPlainText() == "The agent rewrote this meanwhile", timeout=5000)
+    assert content_of(path, "m002") == "The agent rewrote this meanwhile"
+    # again, this time keeping mine
+    detail.editor.content.setPlainText("Mine after all")
+    code = ("import ora_desktop, sys, time; time.sleep(1.1); s = ora_desktop.open_store(sys.argv[1]); "
+            "s.update('m002', importance=2)")
+    subprocess.run([sys.executable, "-c", code, str(path)], check=True)
+    qtbot.mouseClick(detail.save_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(shown) == 2, timeout=10000)
+    qtbot.mouseClick(shown[1].use_mine, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: content_of(path, "m002") == "Mine after all", timeout=10000)
+    assert db_rows(path, "SELECT importance FROM memories WHERE id='m002'") == [(2,)]  # their other field kept
+
+
+def test_new_memory_with_ctrl_n(make_window, filled_db, qtbot):
+    path = filled_db(3)
+    window = make_window()
+    qtbot.waitUntil(window.curator.new_action.isEnabled, timeout=5000)
+    assert window.curator.new_action.shortcut().toString() == "Ctrl+N"
+    window.curator.new_action.trigger()
+    dialog = window.curator.dialog
+    ok = dialog.buttons.button(QDialogButtonBox.StandardButton.Ok)
+    assert not ok.isEnabled()  # empty content
+    dialog.content.setPlainText("Use UTC everywhere")
+    dialog.importance.setText("0")
+    assert dialog.message.text() == "Importance: 0 is outside the allowed range 1 to 10"
+    dialog.importance.setText("8")
+    assert ok.isEnabled()
+    ok.click()
+    qtbot.waitUntil(lambda: db_rows(path, "SELECT importance FROM memories WHERE content='Use UTC everywhere'")
+                    == [(8,)], timeout=10000)
+    qtbot.waitUntil(lambda: window.browser.model.rowCount() == 4, timeout=10000)
+    undo(qtbot, window)
+    qtbot.waitUntil(lambda: db_rows(path, "SELECT count(*) FROM memories") == [(3,)], timeout=10000)
+
+
+def test_merge_two_into_a_new_memory_superseding_both(make_window, filled_db, qtbot):
+    path = filled_db(5)
+    window = make_window()
+    wait_idle(qtbot, window)
+    table = window.browser.table
+    table.selectRow(0)
+    table.selectionModel().select(window.browser.model.index(1, 0),
+                                  table.selectionModel().SelectionFlag.Select
+                                  | table.selectionModel().SelectionFlag.Rows)
+    pair = {window.browser.model.memory_at(r).id for r in (0, 1)}
+    qtbot.waitUntil(window.curator.merge_action.isEnabled, timeout=5000)
+    window.curator.merge_action.trigger()
+    qtbot.waitUntil(lambda: window.curator.dialog is not None and window.curator.dialog.isVisible(), timeout=5000)
+    dialog = window.curator.dialog
+    dialog.content.setPlainText("Merged knowledge")
+    dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
+    qtbot.waitUntil(lambda: len(db_rows(path, "SELECT id FROM memories WHERE content='Merged knowledge'")) == 1,
+                    timeout=10000)
+    merged = db_rows(path, "SELECT id FROM memories WHERE content='Merged knowledge'")[0][0]
+    sup = dict(db_rows(path, "SELECT id, superseded_by FROM memories WHERE id IN (?, ?)", tuple(pair)))
+    assert set(sup.values()) == {merged}
+    qtbot.waitUntil(lambda: window.browser.model.rowCount() == 4, timeout=10000)  # 5 - 2 superseded + 1
+    undo(qtbot, window)
+    qtbot.waitUntil(lambda: not db_rows(path, "SELECT id FROM memories WHERE content='Merged knowledge'"),
+                    timeout=10000)
+    assert db_rows(path, "SELECT count(*) FROM memories WHERE superseded_by IS NOT NULL") == [(0,)]

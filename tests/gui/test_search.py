@@ -1,0 +1,107 @@
+"""Search as you type, highlighting, facets, quick filters and search across all sites."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+from ora_desktop.gui.memories.delegates import match_spans
+
+from .conftest import wait_idle
+
+
+def shown(window):
+    model = window.browser.model
+    return [model.memory_at(r) for r in range(model.rowCount())]
+
+
+def test_search_as_you_type_narrows_and_highlights(make_window, filled_db, qtbot):
+    filled_db(30)
+    window = make_window()
+    browser = window.browser
+    assert browser.model.rowCount() == 30
+    window.find_action.trigger()
+    assert browser.search.field.hasFocus()
+    qtbot.keyClicks(browser.search.field, "deploys")
+    qtbot.waitUntil(lambda: browser.model.rowCount() == 10 and not browser.model.is_loading(), timeout=10000)
+    wait_idle(qtbot, window)
+    assert all("deploys" in m.content for m in shown(window))
+    assert browser.table.highlight.terms == ("deploys",)
+    title = browser.model.data(browser.model.index(0, 0))
+    assert match_spans(title, browser.table.highlight.terms)
+    # the detail pane marks the words too
+    browser.table.select_row(0)
+    qtbot.waitUntil(lambda: browser.detail.memory is not None and "deploys" in browser.detail.memory.content)
+    doc = browser.detail.editor.content.document()
+    formats = doc.firstBlock().layout().formats()
+    assert any(f.format.background().color().isValid() and f.length == len("deploys") for f in formats)
+    browser.search.field.clear()
+    qtbot.waitUntil(lambda: browser.model.rowCount() == 30 and not browser.model.is_loading(), timeout=10000)
+    assert browser.table.highlight.terms == ()
+
+
+def test_query_language_filters_and_bad_syntax_are_harmless(make_window, filled_db, qtbot):
+    filled_db(30)
+    window = make_window()
+    browser = window.browser
+    browser.search.field.setText("deploys type:fact")
+    qtbot.waitUntil(lambda: not browser.model.is_loading() and browser.model.rowCount() == 2, timeout=10000)
+    wait_idle(qtbot, window)
+    assert {m.type for m in shown(window)} == {"fact"}
+    for text in ('"unbalanced NEAR( *', "'; DROP TABLE memories; --", "AND OR NOT"):
+        browser.search.field.setText(text)
+        qtbot.waitUntil(lambda: not browser.model.is_loading(), timeout=10000)
+        qtbot.wait(250)
+        qtbot.waitUntil(lambda: not browser.model.is_loading(), timeout=10000)
+    assert browser.model.store.count() == 30  # nothing was harmed
+
+
+def test_facets_show_counts_and_narrow_the_table(make_window, filled_db, qtbot):
+    filled_db(30)
+    window = make_window()
+    facets = window.browser.facets
+    qtbot.waitUntil(lambda: facets.item_for("type", "fact") is not None, timeout=10000)
+    fact = facets.item_for("type", "fact")
+    assert fact.text(1) == "6"
+    assert facets.item_for("sync", "pending").text(1) == "30"
+    fact.setCheckState(0, Qt.CheckState.Checked)
+    qtbot.waitUntil(lambda: window.browser.model.rowCount() == 6 and not window.browser.model.is_loading(),
+                    timeout=10000)
+    wait_idle(qtbot, window)
+    assert {m.type for m in shown(window)} == {"fact"}
+    # counts follow what is shown; the checked value stays checked
+    qtbot.waitUntil(lambda: (i := facets.item_for("type", "fact")) is not None
+                    and i.checkState(0) == Qt.CheckState.Checked and facets.item_for("sync", "pending").text(1) == "6",
+                    timeout=10000)
+
+
+def test_quick_filters(make_window, filled_db, qtbot):
+    filled_db(30)
+    window = make_window()
+    browser = window.browser
+    browser.search.quick["low_health"].click()
+    qtbot.waitUntil(lambda: not browser.model.is_loading() and browser.model.rowCount() < 30, timeout=10000)
+    wait_idle(qtbot, window)
+    assert shown(window) and all(m.health_score <= 0.3 for m in shown(window))
+    browser.search.quick["low_health"].click()
+    browser.search.quick["at_risk"].click()
+    qtbot.waitUntil(lambda: not browser.model.is_loading() and browser.model.rowCount() < 30, timeout=10000)
+    wait_idle(qtbot, window)
+    assert all(m.importance >= 7 and m.health_score <= 0.5 for m in shown(window))
+
+
+def test_search_across_all_sites_says_where(make_window, filled_db, seed_db, qtbot):
+    filled_db(10)
+    seed_db([("w1", "the deploys of the writer agent", "fact", 5)], site="docs", agent="writer")
+    window = make_window()
+    browser = window.browser
+    browser.search.scope.setCurrentIndex(1)
+    browser.search.field.setText("deploys")
+    qtbot.waitUntil(lambda: browser.everywhere.topLevelItemCount() == 5, timeout=10000)
+    assert browser.center.currentWidget() is browser.everywhere
+    where = {browser.everywhere.topLevelItem(i).text(1) for i in range(5)}
+    assert where == {"anwe-sh/ora", "docs/writer"}
+    item = next(browser.everywhere.topLevelItem(i) for i in range(5)
+                if browser.everywhere.topLevelItem(i).text(1) == "docs/writer")
+    browser.everywhere.itemActivated.emit(item, 0)
+    qtbot.waitUntil(lambda: browser.detail.memory is not None and browser.detail.memory.id == "w1", timeout=10000)
+    assert window.ctx.current_path().name == "writer.site.db"
