@@ -286,7 +286,8 @@ class MainWindow(QMainWindow):
 
     def create_demo(self) -> asyncio.Task:
         """Write the demo ORA_HOME (off the GUI thread) and show it."""
-        return asyncio.ensure_future(self._create_demo(), loop=self.ctx.loop)
+        self.demo_task = asyncio.ensure_future(self._create_demo(), loop=self.ctx.loop)
+        return self.demo_task
 
     async def _create_demo(self) -> None:
         try:
@@ -296,13 +297,16 @@ class MainWindow(QMainWindow):
             return
         self.welcome.status.setText("Creating the demo site…")
         self.welcome.demo_button.setEnabled(False)
+        self.sidebar.watcher.blockSignals(True)  # show the files once they are complete
         try:
             paths = await self.ctx.run(write_demo_home, self.ctx.home.root)
         except OraError as exc:
+            self.sidebar.watcher.blockSignals(False)
             self.welcome.status.setText("")
             self.welcome.demo_button.setEnabled(True)
             self.ctx.show_error(exc, "Demo")
             return
+        self.sidebar.watcher.blockSignals(False)
         self.welcome.status.setText("")
         self.ctx.status.emit(f"Created a demo home with {len(paths)} agent files in {self.ctx.home.root}")
         await self.sidebar.rescan()
