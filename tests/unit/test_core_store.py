@@ -455,3 +455,17 @@ def test_legacy_text_in_numeric_columns_does_not_break_records(tmp_path):
         assert store.facets().total == 2
         assert [m.id for m in store.list(order_by="importance", descending=True)] == ["odd", "ok"]  # text > numbers
         assert [m.id for m in store.recall("fact")] == ["odd", "ok"]  # as the seed's SQL would: 'very' > 0.3
+
+
+def test_new_ids_are_unique_and_sort_by_creation():
+    from ora_desktop.core.writes import new_id
+
+    ids = [new_id() for _ in range(2000)]
+    assert len(set(ids)) == 2000
+    assert all(len(i) == 36 and i.startswith("mem-") for i in ids)
+    first, later = new_id(), None
+    import time
+
+    time.sleep(0.002)
+    later = new_id()
+    assert first < later
