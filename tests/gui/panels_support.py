@@ -38,6 +38,11 @@ def loop_fixture(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
     event_loop = qasync.QEventLoop(qapp, already_running=False)
     asyncio.set_event_loop(event_loop)
     yield event_loop
+    pending = [task for task in asyncio.all_tasks(event_loop) if not task.done()]
+    for task in pending:  # reloads still waiting when the test ended
+        task.cancel()
+    if pending:
+        event_loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
     event_loop.close()
     asyncio.set_event_loop(None)
     # Collect the closed loop's Qt timer objects here, on the GUI thread: left to the cyclic GC

@@ -44,7 +44,7 @@ def test_back_up_then_restore_replaces_the_file_and_keeps_the_current_one(ctx, l
         view.backup_button.click()
         await until(lambda: view.listing is not None and len(view.listing.backups) == 1, what="the backup")
         assert view.last_report.outcome == "ok"
-        assert view.message.text().startswith("Backed up")
+        assert view.message.text().startswith("Backed up to ")
 
         # The agent keeps working after the backup: one memory added, one removed.
         store = await ctx.run(ctx.store_for, path)

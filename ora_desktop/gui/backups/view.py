@@ -30,7 +30,7 @@ from ..context import EXTERNAL
 from ..formatting import exact, relative
 from ..jobs.background import Latest, Progress
 from ..jobs.data import label_for
-from ..jobs.widgets import cell, readonly_table
+from ..jobs.widgets import cell, local_time, readonly_table
 from . import data
 
 
@@ -158,7 +158,7 @@ class BackupsView(QWidget):
         for row, info in enumerate(backups):
             kind = "kept before a restore" if info.before_restore else "backup"
             cells = (
-                (f"{exact(info.created)} ({relative(info.created)})", exact(info.created)),
+                (local_time(info.created), exact(info.created)),
                 (size_text(info.size), f"{info.size:,} bytes"),
                 (kind, "The file as it was just before a restore replaced it" if info.before_restore else ""),
                 (info.path.name, str(info.path)),
@@ -217,9 +217,10 @@ class BackupsView(QWidget):
             self._work = None
             self._busy_ui(False)
         self.last_report = report
-        words = {"ok": "Backed up", "skipped-locked": "Not backed up (a backup is already running)",
+        words = {"skipped-locked": "Not backed up (a backup is already running)",
                  "cancelled": "Backup cancelled", "failed": "Backup failed"}
-        self.message.setText(f"{words.get(report.outcome, report.outcome)}: {report.message}")
+        text = report.message[:1].upper() + report.message[1:]
+        self.message.setText(text if report.ok else f"{words.get(report.outcome, report.outcome)}: {report.message}")
         self.ctx.status.emit(self.message.text())
         await self.reload()
         return report

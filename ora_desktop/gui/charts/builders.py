@@ -148,7 +148,8 @@ def growth_chart(chart: QChart, data: ChartData, dark: bool) -> QChart:
 
 
 def scatter_chart(chart: QChart, data: ChartData, dark: bool) -> QChart:
-    """Importance (x) against health (y); bigger markers where more memories coincide."""
+    """Importance (x, points spread sideways around each value) against health (y); bigger
+    markers where more memories share a point."""
     reset(chart, "Importance vs health", dark)
     bands: list[QScatterSeries] = []
     for _upper, label, size in DENSITY:
@@ -158,7 +159,7 @@ def scatter_chart(chart: QChart, data: ChartData, dark: bool) -> QChart:
         series.setBorderColor(QColor(0, 0, 0, 0))
         bands.append(series)
     for importance, health, count in data.scatter:
-        bands[_band(count)].append(float(importance), float(health))
+        bands[_band(count)].append(importance + _spread(health), float(health))
     x_axis = _stepped_axis(0.5, 10.5, 1.0, 1.0, "%d", "importance")
     y_axis = _stepped_axis(-0.03, 1.03, 0.0, 0.2, "%.1f", "health")
     chart.addAxis(x_axis, Qt.AlignmentFlag.AlignBottom)
@@ -169,6 +170,12 @@ def scatter_chart(chart: QChart, data: ChartData, dark: bool) -> QChart:
             series.attachAxis(x_axis)
             series.attachAxis(y_axis)
     return chart
+
+
+def _spread(health: float) -> float:
+    """A fixed sideways offset (within ±0.3) per health value, so the points of one importance
+    form a readable cloud instead of a solid stripe; the same value always lands in the same place."""
+    return ((round(health * 1000) * 0.618034) % 1.0 - 0.5) * 0.6
 
 
 def _stepped_axis(low: float, high: float, anchor: float, step: float, label: str, title: str) -> QValueAxis:

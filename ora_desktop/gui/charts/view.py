@@ -121,6 +121,9 @@ class ChartsView(QWidget):
             view.setRenderHint(QPainter.RenderHint.Antialiasing)
             view.setMinimumSize(280, 220)
             view.setObjectName(f"chart-{name}")
+            if name == "scatter":
+                view.setToolTip("Each point is every memory with that importance and health (to 0.02); points are "
+                                "spread sideways around their importance so they do not hide each other")
             self.views[name] = view
             row, column = divmod(index, 2)
             span = 2 if name == "scatter" else 1

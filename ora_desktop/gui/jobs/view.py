@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import datetime
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -36,17 +35,12 @@ from ..formatting import exact, relative
 from . import data, service
 from .background import Latest, Progress
 from .preview import PreviewDialog
-from .widgets import cell, muted, readonly_table
+from .widgets import cell, local_time, muted, readonly_table
 
 log = logging.getLogger(__name__)
 
 OUTCOME_COLOURS = {"ok": "#2e9d5b", "failed": "#d0443e", "cancelled": "#d99a1e", "skipped-locked": "#808080"}
 OUTCOME_WORDS = {"ok": "ok", "failed": "failed", "cancelled": "cancelled", "skipped-locked": "skipped (busy)"}
-
-
-def when(moment: datetime) -> str:
-    """``Nov 22 15:33 (just now)`` in local time: a history reads best with real times."""
-    return f"{moment.astimezone():%b %d %H:%M} ({relative(moment)})"
 
 
 class JobsView(QWidget):
@@ -226,7 +220,7 @@ class JobsView(QWidget):
         self.history.setRowCount(len(snapshot.history))
         for row, run in enumerate(snapshot.history):
             cells = (
-                cell(when(run.started), exact(run.started)),
+                cell(local_time(run.started), exact(run.started)),
                 cell(run.job + (" (dry run)" if run.dry_run else "")),
                 cell(data.label_for(Path(run.path), self.ctx.home), run.path),
                 cell(OUTCOME_WORDS.get(run.outcome, run.outcome), "", OUTCOME_COLOURS.get(run.outcome)),

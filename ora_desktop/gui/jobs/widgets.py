@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableWidget, QTableWidgetItem
+
+from ..formatting import relative
 
 
 def readonly_table(headers: list[str]) -> QTableWidget:
@@ -36,3 +40,8 @@ def muted(label: QLabel) -> QLabel:
     palette.setColor(QPalette.ColorRole.WindowText, palette.color(QPalette.ColorRole.PlaceholderText))
     label.setPalette(palette)
     return label
+
+
+def local_time(moment: datetime) -> str:
+    """``Nov 22 15:33 (just now)`` in local time: lists of runs and backups read best with real times."""
+    return f"{moment.astimezone():%b %d %H:%M} ({relative(moment)})"
