@@ -308,7 +308,8 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
             raise InvalidValue("type", f"{type!r} is not a memory type")
         return self._rows(
             "type = ? AND health_score > ?", (type, RECALL_THRESHOLD),
-            f"ORDER BY importance DESC, julianday(created_at) DESC LIMIT {int(limit)}",
+            # rowid breaks ties (same importance, same second) so the order is the same every time.
+            f"ORDER BY importance DESC, julianday(created_at) DESC, rowid DESC LIMIT {int(limit)}",
         )
 
     def important(self, limit: int = 50) -> list[Memory]:

@@ -86,7 +86,7 @@ def _reads(path: Path, rows: list[Row]) -> None:
         rows.append(Row("  (raw as four GROUP BY queries, for contrast)", context, None, "-"))
 
         recall_sql = (f"SELECT rowid, {COLS} FROM memories WHERE type = ? AND health_score > 0.3 "
-                      "ORDER BY importance DESC, julianday(created_at) DESC LIMIT 20")
+                      "ORDER BY importance DESC, julianday(created_at) DESC, rowid DESC LIMIT 20")
         ours = p50(timed(lambda: store.recall("fact"), repeat=7))
         base = p50(timed(lambda: raw.execute(recall_sql, ("fact",)).fetchall(), repeat=7))
         assert [m.id for m in store.recall("fact")] == [r[1] for r in raw.execute(recall_sql, ("fact",))]
