@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -42,6 +43,7 @@ def test_agent_charts_match_the_facets(ctx, loop, ora_home: Path, qtbot) -> None
         facets = store.facets(superseded="show")
     view = ChartsView(ctx)
     qtbot.addWidget(view)
+    view.show()
 
     async def scenario() -> None:
         ctx.set_current(AgentFile("anwe-sh", "ora", ora))
@@ -80,6 +82,7 @@ def test_scope_site_and_everything_add_up_and_name_unreadable_files(ctx, loop, o
     broken.write_text("this is not a database")
     view = ChartsView(ctx)
     qtbot.addWidget(view)
+    view.show()
 
     async def scenario() -> None:
         ctx.set_current(AgentFile("anwe-sh", "ora", ora))
@@ -101,6 +104,7 @@ def test_nothing_selected_explains_itself_and_refreshes_after_a_write(ctx, loop,
     write_agent(path, 10, seed=4)
     view = ChartsView(ctx)
     qtbot.addWidget(view)
+    view.show()
 
     async def scenario() -> None:
         await until(lambda: not view._latest.busy)
@@ -123,3 +127,21 @@ def test_collect_is_bounded_and_cumulative_thins() -> None:
     assert [b for _, b in points] == sorted(b for _, b in points)
     empty = collect("nothing", [], lambda p: open_store(p))
     assert empty.empty and empty.files == 0
+
+
+def test_a_hidden_charts_panel_waits_until_it_is_shown(ctx, loop, ora_home: Path, qtbot) -> None:
+    path = ora_home / "sites" / "anwe-sh" / "ora.site.db"
+    write_agent(path, 10, seed=5)
+    view = ChartsView(ctx)
+    qtbot.addWidget(view)  # not shown: like a tab in the background
+
+    async def scenario() -> None:
+        ctx.set_current(AgentFile("anwe-sh", "ora", path))
+        store = await ctx.run(ctx.store_for, path)
+        await ctx.run(store.add, "written while the charts are hidden", "fact", 5)
+        await asyncio.sleep(0.6)
+        assert view.data is None, "no counting for a panel nobody sees"
+        view.show()
+        await until(lambda: view.data is not None and view.data.total == 11, what="counting once shown")
+
+    loop.run_until_complete(scenario())

@@ -34,6 +34,7 @@ def test_task_agent_shows_description_status_and_pretty_json(ctx, loop, ora_home
              json.dumps(output, ensure_ascii=False))
     view = TaskView(ctx)
     qtbot.addWidget(view)
+    view.show()
 
     async def scenario() -> None:
         ctx.set_current(AgentFile("anwe-sh", "task-7", path))
@@ -56,6 +57,7 @@ def test_text_that_is_not_json_is_shown_as_stored_and_said_so(ctx, loop, ora_hom
     add_task(path, "task-8", "Summarise the logs", "{not json", None, status="active")
     view = TaskView(ctx)
     qtbot.addWidget(view)
+    view.show()
 
     async def scenario() -> None:
         ctx.set_current(AgentFile("anwe-sh", "task-8", path))
@@ -74,6 +76,7 @@ def test_ordinary_agent_and_no_selection_explain_why_there_is_nothing(ctx, loop,
     write_agent(path, 3, seed=3)
     view = TaskView(ctx)
     qtbot.addWidget(view)
+    view.show()
 
     async def scenario() -> None:
         await until(lambda: "Select a task agent" in view.message.text())
@@ -90,6 +93,7 @@ def test_unreadable_file_gives_a_message_naming_it(ctx, loop, ora_home: Path, qt
     path.write_bytes(b"garbage" * 100)
     view = TaskView(ctx)
     qtbot.addWidget(view)
+    view.show()
 
     async def scenario() -> None:
         ctx.set_current(AgentFile("anwe-sh", "task-9", path))

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from ora_desktop.core import OraError, OraHome, open_store
 
 from ..jobs.background import Latest
+from ..jobs.widgets import LazyRefresh
 from . import builders
 from .data import ChartData, collect
 
@@ -84,7 +85,7 @@ def load(home: OraHome, current: object, scope: str) -> ChartData:
             store.close()
 
 
-class ChartsView(QWidget):
+class ChartsView(LazyRefresh, QWidget):
     """Five charts for the chosen scope; refreshes when the selection or the data changes."""
 
     def __init__(self, ctx, parent: QWidget | None = None) -> None:
@@ -139,14 +140,14 @@ class ChartsView(QWidget):
         self.scope.currentIndexChanged.connect(lambda _i: self.refresh())
         self.refresh_button.clicked.connect(self.refresh)
         ctx.current_changed.connect(self._on_current)
-        ctx.data_changed.connect(lambda _change: self.refresh())
+        ctx.data_changed.connect(self.request_refresh)
         self._show_message("Loading…")
-        self.refresh()
+        self.init_lazy()
 
     # ------------------------------------------------------------------ loading
     def _on_current(self, current: object) -> None:
         self.current = current
-        self.refresh()
+        self.request_refresh()
 
     def refresh(self) -> asyncio.Task:
         """Recompute the charts in the background (a newer refresh supersedes this one)."""

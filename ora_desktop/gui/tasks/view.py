@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from ora_desktop.core import OraError, TaskContext
 
 from ..jobs.background import Latest
+from ..jobs.widgets import LazyRefresh
 
 STATUS_MARKS = {"active": "● active", "completed": "✔ completed", "failed": "✖ failed"}
 
@@ -83,7 +84,7 @@ class JsonBox(QGroupBox):
         self.copy.setEnabled(bool(text))
 
 
-class TaskView(QWidget):
+class TaskView(LazyRefresh, QWidget):
     """Task description, status, input and output of the selected task agent."""
 
     def __init__(self, ctx, parent: QWidget | None = None) -> None:
@@ -137,12 +138,12 @@ class TaskView(QWidget):
 
         self.task_list.currentRowChanged.connect(self._show_task)
         ctx.current_changed.connect(self._on_current)
-        ctx.data_changed.connect(lambda _change: self.refresh())
-        self.refresh()
+        ctx.data_changed.connect(self.request_refresh)
+        self.init_lazy()
 
     def _on_current(self, current: object) -> None:
         self.current = current
-        self.refresh()
+        self.request_refresh()
 
     def refresh(self) -> asyncio.Task:
         """Reload the task rows of the selected file in the background."""
