@@ -469,3 +469,28 @@ def test_new_ids_are_unique_and_sort_by_creation():
     time.sleep(0.002)
     later = new_id()
     assert first < later
+
+
+def test_remove_where_recoverably_and_purge(store, db):
+    raw(db, "UPDATE memories SET expires_at = '2020-01-01T00:00:00.000Z' WHERE id IN ('m-conv', 'm-ctx')")
+    removed = store.remove_where_recoverably(
+        "expires_at IS NOT NULL AND julianday(expires_at) < julianday('now')", [], reason="expired")
+    assert {m.id for m in removed} == {"m-conv", "m-ctx"}
+    assert {t.reason for t in store.trash()} == {"expired"}
+    assert store.purge_trash(older_than_days=1) == 0  # just deleted: kept
+    raw(db, "UPDATE ora_desktop_trash SET deleted_at = datetime('now', '-40 days')")
+    assert store.purge_trash(older_than_days=30) == 2
+    assert store.trash() == []
+
+
+def test_write_groups_several_operations_in_one_transaction(store):
+    with pytest.raises(RuntimeError), store.write():
+        store.add("first", id="tx-1")
+        store.update("m-ctx", content="changed inside")
+        raise RuntimeError("abort")
+    assert store.find("tx-1") is None
+    assert store.get("m-ctx").content == "Project started in January"
+    with store.write():
+        store.add("first", id="tx-1")
+        store.execute("UPDATE memories SET importance = 8 WHERE id = ?", ["tx-1"])
+    assert store.get("tx-1").importance == 8
