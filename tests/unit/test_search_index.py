@@ -118,7 +118,7 @@ def test_deleted_cache_and_old_version_rebuild(db: Path) -> None:
     state = index_state(db)
     assert not state.built and "version" in state.reason
     assert ids(search(db, "fox")) == ["needle"]
-    assert index_state(db).version == 1
+    assert index_state(db).version == 2
 
 
 def test_damaged_sidecar_is_rebuilt(db: Path) -> None:

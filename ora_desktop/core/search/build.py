@@ -18,6 +18,7 @@ from pathlib import Path
 from .. import timestamps
 from ..errors import OraError
 from ..schema import sniff_file
+from . import walscan
 from .index import (
     BATCH,
     INDEX_VERSION,
@@ -138,6 +139,7 @@ def _build_into(tmp: Path, source: Path, progress: ProgressFn | None, cancel: ob
         attach_source(conn, source)
         started = timestamps.now()
         stats, ident = file_stats(source), identity(source)
+        log = walscan.current_position(str(source))
         total = conn.execute("SELECT count(*) FROM src.memories").fetchone()[0]
         done, last_row = 0, 0
         report_every = max(BATCH, total // 200)
@@ -173,12 +175,13 @@ def _build_into(tmp: Path, source: Path, progress: ProgressFn | None, cancel: ob
             dupes = conn.execute(
                 "SELECT fid FROM docs WHERE fid NOT IN (SELECT min(fid) FROM docs GROUP BY mid)").fetchall()
             _delete_fids(conn, [r[0] for r in dupes])
-        for statement in filter(None, (s.strip() for s in INDEXES.split(";"))):
+        for statement in INDEXES:
             conn.execute(statement)
         SearchIndex.set_meta(
             conn, version=INDEX_VERSION, path=str(source), identity=ident, stats=stats,
             since=timestamps.to_sql(started - MARGIN), max_row=last_row or 0, samples=_samples(conn),
             built_at=timestamps.to_sql(started), complete=True, tags_upto=0, tags_done=False,
+            wal=log.as_list() if log else None,
         )
         conn.execute("COMMIT")
         conn.execute("DETACH DATABASE src")

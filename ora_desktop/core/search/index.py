@@ -47,16 +47,18 @@ import filelock
 from .. import paths, timestamps
 from ..connection import BUSY_TIMEOUT_MS, readonly_needs_immutable
 from ..errors import FileMissing, OraError
+from . import walscan
 from .results import IndexState
 from .tags import extract_tags
 
 ProgressFn = Callable[[int, int], None]
-INDEX_VERSION = 1
+INDEX_VERSION = 2
 BATCH = 20000
 BUCKET_BITS = 10
 SAMPLES = 16
-# Rows updated this long before the previous refresh are re-checked (clock skew, offsets).
-MARGIN = timedelta(minutes=15)
+# Rows updated this long before the previous refresh are re-checked when the table is scanned
+# (clock skew, and "-05:00"-style offsets that sort as text before the UTC instant).
+MARGIN = timedelta(hours=14)
 NO_FTS5_ENV = "ORA_DESKTOP_NO_FTS5"
 #: Tests may set this to force the LIKE fallback.
 FORCE_FALLBACK = False
@@ -68,11 +70,16 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(content, tokenize='porter unic
 CREATE TABLE IF NOT EXISTS tags (fid INTEGER NOT NULL, kind TEXT NOT NULL, value TEXT NOT NULL,
                                  PRIMARY KEY (fid, kind, value)) WITHOUT ROWID;
 """
-INDEXES = """
-CREATE UNIQUE INDEX IF NOT EXISTS docs_mid ON docs(mid);
-CREATE INDEX IF NOT EXISTS docs_srow ON docs(srow);
-CREATE INDEX IF NOT EXISTS tags_kind_value ON tags(kind, value COLLATE NOCASE);
-"""
+INDEXES = (
+    "CREATE UNIQUE INDEX IF NOT EXISTS docs_mid ON docs(mid)",
+    "CREATE INDEX IF NOT EXISTS docs_srow ON docs(srow)",
+    "CREATE INDEX IF NOT EXISTS tags_kind_value ON tags(kind, value COLLATE NOCASE)",
+    "INSERT OR REPLACE INTO meta(key, value) VALUES ('rows', (SELECT count(*) FROM docs))",
+    "CREATE TRIGGER IF NOT EXISTS docs_counted_in AFTER INSERT ON docs "
+    "BEGIN UPDATE meta SET value = value + 1 WHERE key = 'rows'; END",
+    "CREATE TRIGGER IF NOT EXISTS docs_counted_out AFTER DELETE ON docs "
+    "BEGIN UPDATE meta SET value = value - 1 WHERE key = 'rows'; END",
+)
 _fts5: bool | None = None
 
 
@@ -330,11 +337,13 @@ class SearchIndex:
                 attach_source(conn, self.db_path)
                 self.columns = source_columns(conn)
                 started = timestamps.now()
+                log = walscan.current_position(str(self.db_path))
                 conn.execute("BEGIN IMMEDIATE")
                 try:
-                    changed = self._refresh_locked(conn, meta, started)
+                    changed, position = self._refresh_locked(conn, meta, log)
                     self.set_meta(conn, stats=stats, identity=identity(self.db_path),
-                                  since=timestamps.to_sql(started - MARGIN))
+                                  since=timestamps.to_sql(started - MARGIN),
+                                  wal=position.as_list() if position else None)
                     conn.execute("COMMIT")
                 except BaseException:
                     conn.execute("ROLLBACK")
@@ -344,26 +353,62 @@ class SearchIndex:
             finally:
                 self.file_lock.release()
 
-    def _refresh_locked(self, conn: sqlite3.Connection, meta: dict[str, Any], started: Any) -> bool:
+    def _refresh_locked(self, conn: sqlite3.Connection, meta: dict[str, Any],
+                        log: walscan.WalPosition | None) -> tuple[bool, walscan.WalPosition | None]:
+        """Re-index what changed; returns (changed?, the log position now processed)."""
         if meta.get("identity") != identity(self.db_path) or self._renumbered(conn, meta):
-            return self._reconcile(conn)
+            return self._reconcile(conn), log
         max_row = int(meta.get("max_row") or 0)
-        since = str(meta.get("since") or "0000")
-        candidates = conn.execute(
-            "SELECT rowid, id, updated_at FROM src.memories WHERE rowid >= ? OR updated_at >= ? "
-            "OR updated_at IS NULL OR updated_at NOT GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' "
-            "OR updated_at GLOB '*-[0-9][0-9]:[0-9][0-9]'",
-            (max_row, since),
-        ).fetchall()
-        changed = self._apply(conn, candidates)
+        logged = walscan.read_changes(str(self.db_path), walscan.WalPosition.from_list(meta.get("wal")))
+        if logged is not None:
+            # Rows on the pages the log says changed, and anything past the last rowid seen.
+            rowids = sorted(logged.rowids)
+            candidates = conn.execute("SELECT rowid, id, updated_at FROM src.memories WHERE rowid >= ?",
+                                      (max_row,)).fetchall()
+            for chunk in _chunks(rowids):
+                candidates.extend(conn.execute(
+                    f"SELECT rowid, id, updated_at FROM src.memories WHERE rowid IN ({','.join('?' * len(chunk))})",
+                    chunk))
+            changed = self._apply(conn, candidates, compare_text=True)
+            changed = self._remove_deleted_near(conn, logged.pages) or changed
+            log = logged.position
+        else:
+            since = str(meta.get("since") or "0000")
+            candidates = conn.execute(
+                "SELECT rowid, id, updated_at FROM src.memories WHERE rowid >= ? OR updated_at >= ? "
+                "OR typeof(updated_at) != 'text'", (max_row, since)).fetchall()
+            changed = self._apply(conn, candidates)
         src_count = conn.execute("SELECT count(*) FROM src.memories").fetchone()[0]
-        docs_count = conn.execute("SELECT count(*) FROM docs").fetchone()[0]
-        if src_count != docs_count:
+        if src_count != self._rows(conn):
             changed = self._remove_deleted(conn) or changed
-            docs_count = conn.execute("SELECT count(*) FROM docs").fetchone()[0]
-            if src_count != docs_count:
-                return self._reconcile(conn) or changed
-        return changed
+            if src_count != self._rows(conn):
+                return self._reconcile(conn) or changed, log
+        return changed, log
+
+    @staticmethod
+    def _rows(conn: sqlite3.Connection) -> int:
+        """Rows in docs (kept in meta by triggers; counted when missing)."""
+        row = conn.execute("SELECT value FROM meta WHERE key = 'rows'").fetchone()
+        if row is None:
+            return conn.execute("SELECT count(*) FROM docs").fetchone()[0]
+        return int(row[0])
+
+    def _remove_deleted_near(self, conn: sqlite3.Connection, pages: tuple[tuple[int, ...], ...]) -> bool:
+        """Deleted memories between the neighbours of changed pages (rowids the log bounds)."""
+        gone: list[int] = []
+        for rowids in pages:
+            present = set(rowids)
+            low, high = min(rowids), max(rowids)
+            before = conn.execute("SELECT max(rowid) FROM src.memories WHERE rowid < ?", (low,)).fetchone()[0]
+            after = conn.execute("SELECT min(rowid) FROM src.memories WHERE rowid > ?", (high,)).fetchone()[0]
+            before = (low - 1) if before is None else before
+            after = (1 << 62) if after is None else after
+            for fid, mid, srow in conn.execute("SELECT fid, mid, srow FROM docs WHERE srow > ? AND srow < ?",
+                                               (before, after)):
+                if srow not in present and conn.execute(
+                        "SELECT 1 FROM src.memories WHERE id = ?", (mid,)).fetchone() is None:
+                    gone.append(fid)
+        return _delete_fids(conn, gone) > 0
 
     def _renumbered(self, conn: sqlite3.Connection, meta: dict[str, Any]) -> bool:
         """True when a sampled memory now lives at another rowid (VACUUM, or a REPLACE)."""
@@ -378,8 +423,13 @@ class SearchIndex:
         max_row = conn.execute("SELECT max(rowid) FROM src.memories").fetchone()[0] or 0
         return max_row < int(meta.get("max_row") or 0) - (1 << BUCKET_BITS)
 
-    def _apply(self, conn: sqlite3.Connection, candidates: list[tuple[int, Any, Any]]) -> bool:
-        """Re-index candidates whose id is new or whose ``updated_at``/rowid changed."""
+    def _apply(self, conn: sqlite3.Connection, candidates: list[tuple[int, Any, Any]],
+               compare_text: bool = False) -> bool:
+        """Re-index candidates whose id is new or whose ``updated_at``/rowid changed.
+
+        With ``compare_text`` (few candidates, from the log) the text is compared too, so an
+        edit that kept ``updated_at`` (two edits in one second) is not missed.
+        """
         if not candidates:
             return False
         known: dict[str, tuple[int, Any, int]] = {}
@@ -399,12 +449,34 @@ class SearchIndex:
                 stale_ids.append(mid)
             elif old[2] != srow:
                 moved.append((srow, old[0]))
+        if compare_text:
+            stale_ids.extend(self._text_changed(conn, [(srow, known[str(mid)][0]) for srow, mid, ver in candidates
+                                                       if str(mid) in known and str(mid) not in stale_ids]))
+            stale_ids = list(dict.fromkeys(stale_ids))
         if moved:
             conn.executemany("UPDATE docs SET srow = ? WHERE fid = ?", moved)
         if not stale_ids:
             return bool(moved)
         self._reindex_ids(conn, stale_ids, known)
         return True
+
+    @staticmethod
+    def _text_changed(conn: sqlite3.Connection, pairs: list[tuple[int, int]]) -> list[str]:
+        """Ids whose current text differs from the indexed text; ``pairs`` are (rowid, fid)."""
+        changed: list[str] = []
+        for chunk in _chunks(pairs, 400):
+            rowids = [p[0] for p in chunk]
+            fids = [p[1] for p in chunk]
+            current = {r: (str(i), _text(c)) for r, i, c in conn.execute(
+                f"SELECT rowid, id, content FROM src.memories WHERE rowid IN ({','.join('?' * len(rowids))})",
+                rowids)}
+            indexed = dict(conn.execute(
+                f"SELECT id, c0 FROM fts_content WHERE id IN ({','.join('?' * len(fids))})", fids))
+            for rowid, fid in chunk:
+                mid, text = current.get(rowid, (None, None))
+                if mid is not None and indexed.get(fid) != text:
+                    changed.append(mid)
+        return changed
 
     def _reindex_ids(self, conn: sqlite3.Connection, ids: list[str], known: dict[str, tuple] | None = None) -> None:
         known = dict(known or {})
@@ -431,11 +503,13 @@ class SearchIndex:
             batch.append((fid, srow, str(mid), content, ver))
             srows.append((srow, str(mid)))
         # A rowid now held by another id: the memory that had it is gone.
+        holder = dict(srows)
         gone = []
-        for chunk in _chunks(srows, 400):
-            clause = " OR ".join("(srow = ? AND mid != ?)" for _ in chunk)
-            gone.extend(r[0] for r in conn.execute(f"SELECT fid FROM docs WHERE {clause}",
-                                                   [v for pair in chunk for v in pair]))
+        for chunk in _chunks(list(holder)):
+            for fid, mid, srow in conn.execute(
+                    f"SELECT fid, mid, srow FROM docs WHERE srow IN ({','.join('?' * len(chunk))})", chunk):
+                if mid != holder[srow]:
+                    gone.append(fid)
         _delete_fids(conn, gone)
         _insert_docs(conn, batch)
         if batch:

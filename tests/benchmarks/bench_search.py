@@ -1,0 +1,168 @@
+"""Search against raw SQLite FTS5 doing the same work on the same data, in one run.
+
+* build: our sidecar (documents + FTS5, then tags) against a raw
+  ``INSERT INTO fts SELECT rowid, content FROM memories`` into an FTS5 table in a copy of the
+  file. The text phase is when searches can start; tags are our extra work.
+* search p50 (one word, three words): ``search(path, q, limit=50)`` — parse, refresh check,
+  BM25, blend with importance/health/recency, hide superseded, snippets and highlight spans —
+  against raw ``SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ? ORDER BY bm25(fts) LIMIT 50``
+  on the raw copy's index. Timings alternate ours/raw to share the machine's noise.
+* incremental refresh after 100 rows changed by another connection (an agent, WAL mode as the
+  seed creates files): our detection + re-index, against raw FTS5 re-indexing the same 100
+  rows when told which ones (delete + insert, what a trigger would do).
+* context(): ``store.context(q, 2000)`` against the three raw queries it is built from
+  (important, FTS match, recent) with no budgeting, ranking or rendering.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sqlite3
+import statistics
+import time
+from pathlib import Path
+
+from ora_desktop.core import open_store
+from ora_desktop.core.search import ensure_index, search
+from ora_desktop.core.search.index import get_index
+
+from .common import DATA, Row, bench_file, fresh_copy, p50, report
+
+ONE_WORD = ("Kenji", "sitemap", "VACUUM", "rsync", "Postgres")
+THREE_WORDS = ("flaky CI runs", "newsletter signup drop", "billing webhook TypeError", "Kenji dark mode",
+               "pricing page copy")
+SEARCH_TARGET = "<= 1.5x, p50 < 50 ms"
+REPEAT = 7
+
+
+def _raw_index(path: Path) -> float:
+    conn = sqlite3.connect(path)
+    started = time.perf_counter()
+    conn.execute("CREATE VIRTUAL TABLE fts USING fts5(content, tokenize='porter unicode61')")
+    conn.execute("INSERT INTO fts(rowid, content) SELECT rowid, content FROM memories")
+    conn.commit()
+    elapsed = time.perf_counter() - started
+    conn.close()
+    return elapsed
+
+
+def _alternating(ours, raw, repeat: int = REPEAT) -> tuple[list[float], list[float]]:
+    ours(), raw()
+    a, b = [], []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        ours()
+        a.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        raw()
+        b.append(time.perf_counter() - started)
+    return a, b
+
+
+def _fts(query: str) -> str:
+    return " ".join('"' + word.replace('"', '""') + '"' for word in query.split())
+
+
+def run(memories: int) -> None:
+    source = bench_file(memories)
+    cache = DATA / "scratch" / "search-cache"
+    previous = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(cache)
+    try:
+        _run(source, memories)
+    finally:
+        if previous is None:
+            os.environ.pop("XDG_CACHE_HOME", None)
+        else:
+            os.environ["XDG_CACHE_HOME"] = previous
+
+
+def _run(source: Path, memories: int) -> None:
+    rows: list[Row] = []
+    ours_path = fresh_copy(source, "search.site.db")
+    raw_path = fresh_copy(source, "search-raw.site.db")
+    with sqlite3.connect(ours_path) as conn:  # agent files are WAL, as the seed's init SQL makes them
+        conn.execute("PRAGMA journal_mode = WAL")
+    get_index(ours_path).close()
+    from ora_desktop.core.search import drop_index
+
+    drop_index(ours_path)
+
+    # --- build
+    marks: list[float] = []
+    started = time.perf_counter()
+
+    def progress(done: int, total: int) -> None:
+        if total and done * 2 >= total and not marks:
+            marks.append(time.perf_counter() - started)
+
+    state = ensure_index(ours_path, progress=progress)
+    total_build = time.perf_counter() - started
+    assert state.built and state.rows == memories, state
+    raw_build = _raw_index(raw_path)
+    rows.append(Row(f"build: text, searchable ({memories:,})", marks[0] if marks else total_build, raw_build,
+                    "<= 1.5x"))
+    rows.append(Row("build: text + tags (complete)", total_build, raw_build, "(tags are extra)"))
+
+    # --- search
+    raw = sqlite3.connect(raw_path)
+    raw_sql = "SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ? ORDER BY bm25(fts) LIMIT 50"
+    for label, queries in (("search: one word (p50)", ONE_WORD), ("search: three words (p50)", THREE_WORDS)):
+        ours_all, raw_all, matched = [], [], []
+        for query in queries:
+            matched.append(raw.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (_fts(query),)).fetchone()[0])
+            a, b = _alternating(lambda q=query: search(ours_path, q, limit=50),
+                                lambda q=query: raw.execute(raw_sql, (_fts(q),)).fetchall())
+            ours_all += a
+            raw_all += b
+        rows.append(Row(f"{label} ~{int(statistics.median(matched)):,} matches", p50(ours_all), p50(raw_all),
+                        SEARCH_TARGET))
+
+    # --- incremental refresh after 100 changed rows
+    index = get_index(ours_path)
+    index.refresh()
+    writer = sqlite3.connect(ours_path, isolation_level=None)
+    raw_writer = sqlite3.connect(raw_path, isolation_level=None)
+    rng = random.Random(7)
+    top = writer.execute("SELECT max(rowid) FROM memories").fetchone()[0]
+    ours_times, raw_times = [], []
+    for round_ in range(5):
+        picked = rng.sample(range(1, top + 1), 100)
+        marks_ = ",".join("?" * len(picked))
+        change = (f"UPDATE memories SET content = content || ' edited {round_}', updated_at = datetime('now') "
+                  f"WHERE rowid IN ({marks_})")
+        writer.execute(change, picked)
+        started = time.perf_counter()
+        assert index.refresh()
+        ours_times.append(time.perf_counter() - started)
+        raw_writer.execute(change, picked)
+        started = time.perf_counter()
+        raw_writer.execute("BEGIN")
+        raw_writer.execute(f"DELETE FROM fts WHERE rowid IN ({marks_})", picked)
+        raw_writer.execute(f"INSERT INTO fts(rowid, content) SELECT rowid, content FROM memories "
+                           f"WHERE rowid IN ({marks_})", picked)
+        raw_writer.execute("COMMIT")
+        raw_times.append(time.perf_counter() - started)
+    assert len(search(ours_path, f"edited {round_} is:any", limit=200).hits) == 100
+    rows.append(Row("refresh after 100 rows changed (p50)", p50(ours_times), p50(raw_times), "< 100 ms"))
+    writer.close()
+    raw_writer.close()
+
+    # --- context
+    query = "deploy pipeline TypeError"
+    with open_store(ours_path, readonly=True) as store:
+        bundle = store.context(query, 2000)
+        assert bundle.tokens <= 2000
+
+        def raw_context() -> None:
+            raw.execute("SELECT * FROM memories WHERE importance >= 7 OR (type = 'fact' AND health_score >= 0.5) "
+                        "ORDER BY importance DESC LIMIT 50").fetchall()
+            raw.execute("SELECT m.* FROM (SELECT rowid AS r FROM fts WHERE fts MATCH ? ORDER BY bm25(fts) "
+                        "LIMIT 20) h JOIN memories m ON m.rowid = h.r", (_fts(query),)).fetchall()
+            raw.execute("SELECT * FROM memories ORDER BY julianday(updated_at) DESC LIMIT 40").fetchall()
+
+        a, b = _alternating(lambda: store.context(query, 2000), raw_context, repeat=5)
+        rows.append(Row("context(): 2,000-token budget (p50)", p50(a), p50(b), "(assembles 3 sections)"))
+    raw.close()
+    report(f"search ({memories:,} memories)", rows)
