@@ -145,3 +145,17 @@ def test_a_hidden_charts_panel_waits_until_it_is_shown(ctx, loop, ora_home: Path
         await until(lambda: view.data is not None and view.data.total == 11, what="counting once shown")
 
     loop.run_until_complete(scenario())
+
+
+def test_big_files_scatter_from_a_sample_scaled_to_the_total(ora_home: Path, monkeypatch) -> None:
+    from ora_desktop.gui.charts import data
+
+    path = ora_home / "sites" / "anwe-sh" / "ora.site.db"
+    write_agent(path, 1000, seed=6)
+    monkeypatch.setattr(data, "SAMPLE", 100)  # as a 40,000+ row file would be
+    with open_store(path, readonly=True) as store:
+        result = data.collect("one", [path], lambda _p: store)
+    assert 90 <= result.scatter_sampled <= 100, "about SAMPLE rows read, not the whole file"
+    estimated = sum(n for _, _, n in result.scatter)
+    assert abs(estimated - 1000) <= len(result.scatter), "counts scaled to the file's total"
+    assert result.total == 1000 and sum(result.types.values()) == 1000, "the other charts stay exact"

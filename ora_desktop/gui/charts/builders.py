@@ -150,7 +150,8 @@ def growth_chart(chart: QChart, data: ChartData, dark: bool) -> QChart:
 def scatter_chart(chart: QChart, data: ChartData, dark: bool) -> QChart:
     """Importance (x, points spread sideways around each value) against health (y); bigger
     markers where more memories share a point."""
-    reset(chart, "Importance vs health", dark)
+    sampled = f" (estimated from a sample of {data.scatter_sampled:,})" if data.scatter_sampled else ""
+    reset(chart, f"Importance vs health{sampled}", dark)
     bands: list[QScatterSeries] = []
     for _upper, label, size in DENSITY:
         series = QScatterSeries()

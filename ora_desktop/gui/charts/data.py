@@ -3,7 +3,8 @@
 Every figure is a ``GROUP BY`` over ``memories`` through :meth:`Store.facets` or
 :meth:`Store.execute`, so a million-row file costs a few index or table scans and never loads
 its rows. The importance/health scatter is binned (importance × health rounded to 0.02) with a
-count per point, which bounds it to ~560 points per file whatever the file's size.
+count per point, which bounds it to ~560 points whatever the file's size; files over 40,000 rows
+are sampled for it (20,000 rows by rowid, no scan).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from ora_desktop.core.store import HEALTH_BUCKETS
 
 #: Health is rounded to this step for the scatter (51 steps × 11 importances at most).
 HEALTH_STEP = 0.02
+#: Files bigger than twice this are sampled for the scatter (by evenly spread rowids).
+SAMPLE = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +39,8 @@ class ChartData:
     undated: int = 0
     #: (importance, health rounded to HEALTH_STEP, how many memories sit there).
     scatter: tuple[tuple[int, float, int], ...] = ()
+    #: Rows the scatter was estimated from (0 = every row counted exactly).
+    scatter_sampled: int = 0
     #: Files that could not be read, with the reason in words.
     problems: tuple[str, ...] = ()
 
@@ -55,13 +60,13 @@ def collect(scope: str, paths: Iterable[Path], open_store: Callable[[Path], Stor
     growth: Counter[date] = Counter()
     scatter: Counter[tuple[int, float]] = Counter()
     problems: list[str] = []
-    total = undated = files = 0
+    total = undated = files = sampled = 0
     for path in paths:
         try:
             store = open_store(path)
             facets = store.facets(superseded="show")
             days, no_day = _growth(store)
-            points = _scatter(store)
+            points, read = _scatter(store, facets.total)
         except OraError as exc:
             problems.append(str(exc))
             continue
@@ -73,6 +78,7 @@ def collect(scope: str, paths: Iterable[Path], open_store: Callable[[Path], Stor
         growth.update(days)
         undated += no_day
         scatter.update(points)
+        sampled += read
     return ChartData(
         scope=scope,
         files=files,
@@ -83,6 +89,7 @@ def collect(scope: str, paths: Iterable[Path], open_store: Callable[[Path], Stor
         growth=tuple(sorted(growth.items())),
         undated=undated,
         scatter=tuple((imp, h, n) for (imp, h), n in sorted(scatter.items())),
+        scatter_sampled=sampled,
         problems=tuple(problems),
     )
 
@@ -131,19 +138,32 @@ def _day(text: str | None) -> date | None:
         return None
 
 
-def _scatter(store: Store) -> Counter[tuple[int, float]]:
-    """Importance × health binned to ``HEALTH_STEP``: one aggregate query, bounded output."""
-    if "importance" not in store.columns or "health_score" not in store.columns:
-        return Counter()
+def _scatter(store: Store, total: int) -> tuple[Counter[tuple[int, float]], int]:
+    """Importance × health binned to ``HEALTH_STEP``, with the number of rows read.
+
+    Files up to ``2 * SAMPLE`` rows are counted exactly in one aggregate query. Larger files are
+    sampled: ``SAMPLE`` rowids spread evenly over the table, looked up by primary key (no scan),
+    and the counts scaled up to the file's total.
+    """
+    if "importance" not in store.columns or "health_score" not in store.columns or not total:
+        return Counter(), 0
     inverse = round(1 / HEALTH_STEP)
-    sql = (
-        f"SELECT importance, CAST(round(health_score * {inverse}) AS INTEGER) AS h, count(*) "
-        "FROM memories WHERE importance IS NOT NULL AND health_score IS NOT NULL GROUP BY importance, h"
-    )
+    select = f"SELECT importance, CAST(round(health_score * {inverse}) AS INTEGER) AS h, count(*) FROM memories"
+    group = "importance IS NOT NULL AND health_score IS NOT NULL GROUP BY importance, h"
+    if total <= 2 * SAMPLE:
+        rows, scale, read = store.execute(f"{select} WHERE {group}").fetchall(), 1.0, 0
+    else:
+        low, high = store.execute("SELECT min(rowid), max(rowid) FROM memories").fetchone()
+        step = (high - low + 1) / SAMPLE
+        rowids = sorted({low + int(i * step) for i in range(SAMPLE)})
+        rows = store.execute(f"{select} WHERE rowid IN ({','.join('?' * len(rowids))}) AND {group}",
+                             rowids).fetchall()
+        read = sum(n for _i, _h, n in rows)
+        scale = total / read if read else 0.0
     points: Counter[tuple[int, float]] = Counter()
-    for importance, step, count in store.execute(sql):
+    for importance, step_index, count in rows:
         try:
-            points[(int(importance), round(int(step) / inverse, 4))] += count
+            points[(int(importance), round(int(step_index) / inverse, 4))] += max(1, round(count * scale))
         except (TypeError, ValueError):
             continue  # a legacy file with text in a numeric column: not plottable
-    return points
+    return points, read
