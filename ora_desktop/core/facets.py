@@ -37,14 +37,14 @@ def count_facets(store: Store, query: ListQuery) -> Facets:
         sql = (f"SELECT {col['type']}, {col['sync_status']}, {col['importance']}, {bucket}, count(*) "
                f"FROM memories WHERE {where} GROUP BY +{col['type']}, +{col['sync_status']}, "
                f"+{col['importance']}, 4")
-        for *keys, n in store.execute(sql, params):
+        for *keys, n in store.fetch_all(sql, params):
             for counter, key in zip(counters, keys, strict=True):
                 counter[key] += sign * n
 
     if query.with_(superseded="hide") == _PLAIN and query.superseded in ("hide", "show"):
         for counter, expr in zip(counters, (col["type"], col["sync_status"], col["importance"], bucket),
                                  strict=True):
-            for key, n in store.execute(f"SELECT {expr}, count(*) FROM memories GROUP BY 1"):
+            for key, n in store.fetch_all(f"SELECT {expr}, count(*) FROM memories GROUP BY 1"):
                 counter[key] += n
         if query.superseded == "hide":
             where, params = where_clause(_PLAIN.with_(superseded="only"), columns)

@@ -57,6 +57,8 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         sniff_file(self.path)
         self._stamp = file_stamp(self.path)
         self._retired: list = []
+        shm = Path(f"{self.path}-shm")
+        shm_before = shm.exists()
         self.db, self.immutable = make_database(self.path, readonly, self.timeout)
         self.models = bind(self.db)
         self._listeners: list[Listener] = []
@@ -71,6 +73,13 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
                 raise
         if self.immutable:  # an immutable connection reports "delete"; the header says WAL
             self.report = replace(self.report, journal_mode="wal")
+        elif readonly and not shm_before and shm.exists():
+            # A -wal left without its -shm (a writer that crashed): SQLite must build the index
+            # of the WAL in a -shm file to read its commits. Say so rather than hide it.
+            self.report = replace(self.report, warnings=(
+                *self.report.warnings,
+                f"{shm.name} was created to read the -wal file another program left behind",
+            ))
         self.columns: tuple[str, ...] = self.report.memory_columns
         self._select = ", ".join(c if c in self.columns else f"NULL AS {c}" for c in MEMORY_COLUMNS)
         self._columns_for_insert = self._insert_columns()
@@ -143,6 +152,12 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
             self._follow_file()
         with translated(self.path):
             return self.db.execute_sql(sql, params)
+
+    def fetch_all(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        """Every row of one SQL statement, errors (also those met while stepping) translated."""
+        cursor = self.execute(sql, params)
+        with translated(self.path):
+            return cursor.fetchall()
 
     @contextlib.contextmanager
     def write(self) -> Iterator[None]:
@@ -286,8 +301,9 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
             tail += f" LIMIT {int(query.limit)}"
         cursor = self.execute(f"SELECT rowid FROM memories WHERE {where} {tail}", params)
         keys = array("q")
-        while batch := cursor.fetchmany(50000):
-            keys.extend(r[0] for r in batch)
+        with translated(self.path):
+            while batch := cursor.fetchmany(50000):
+                keys.extend(r[0] for r in batch)
         return keys
 
     def count(self, query: ListQuery | None = None, **filters: Any) -> int:
@@ -323,7 +339,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         """Rows of ``task_context`` (empty when the table is absent)."""
         if not self.report.has_task_context:
             return []
-        rows = self.execute(
+        rows = self.fetch_all(
             "SELECT id, task_description, input_data, output_data, status, created_at, "
             "completed_at FROM task_context ORDER BY julianday(created_at) DESC"
         )

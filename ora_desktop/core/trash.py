@@ -51,7 +51,7 @@ class TrashMixin:
             return []
         where, params = ("batch = ?", [batch]) if batch else ("1", [])
         tail = f" LIMIT {int(limit)}" if limit else ""
-        rows = self.execute(
+        rows = self.fetch_all(
             f"SELECT id, memory_id, deleted_at, reason, batch, row_json FROM ora_desktop_trash "
             f"WHERE {where} ORDER BY id DESC{tail}", params,
         )

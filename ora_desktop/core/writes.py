@@ -126,7 +126,7 @@ class WritesMixin:
 
     def _existing(self: Store, ids: Sequence[str]) -> frozenset[str]:
         """Which of ``ids`` are in the file (one statement)."""
-        found = self.execute(f"SELECT id FROM memories WHERE id IN {IDS_JSON}", [json.dumps(list(ids))])
+        found = self.fetch_all(f"SELECT id FROM memories WHERE id IN {IDS_JSON}", [json.dumps(list(ids))])
         return frozenset(r[0] for r in found)
 
     def _update_where(self: Store, where: str, params: Sequence[Any], values: Mapping[str, Any]) -> int:

@@ -311,3 +311,21 @@ def test_store_opened_on_a_copy_with_wal_sidecars(tmp_path, seed_db):
     writer.close()
     with open_store(copy, readonly=True) as store:
         assert store.find("m5") is None and store.count() == len(ROWS) - 1
+
+
+def test_wal_left_without_its_shm_is_read_and_the_new_shm_reported(tmp_path, seed_db):
+    path = seed_db(ROWS)
+    writer = sqlite3.connect(path)
+    writer.execute("PRAGMA wal_autocheckpoint = 0")
+    writer.execute("DELETE FROM memories WHERE id = 'm7'")
+    writer.commit()
+    copy = tmp_path / "crashed" / path.name
+    copy.parent.mkdir()
+    for suffix in ("", "-wal"):  # as a crashed writer leaves it: -wal with commits, no -shm
+        shutil.copyfile(str(path) + suffix, str(copy) + suffix)
+    writer.close()
+    before = listing(copy.parent)
+    with open_store(copy, readonly=True) as store:
+        assert store.find("m7") is None  # the commit in the -wal is seen
+        assert any("-shm was created" in w for w in store.warnings)
+    assert path.name.endswith(".site.db") and copy.read_bytes() == before[copy.name]
