@@ -35,7 +35,12 @@ OUTCOMES = ("ok", "failed", "skipped-locked", "cancelled")
 
 @dataclass
 class JobReport:
-    """What a run did. ``would_change`` lists ``(memory id, summary)`` pairs on dry runs."""
+    """What a run did.
+
+    ``counts`` are the job's numbers (e.g. ``{"expired": 12}``); ``would_change`` lists
+    ``(memory id, summary)`` pairs of what a dry run would change (for ``check``: every finding,
+    dry run or not). Times are aware UTC datetimes.
+    """
 
     job: str
     path: Path
