@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from datetime import date, datetime, time
 
 from PySide6.QtCharts import (
@@ -176,7 +177,7 @@ def scatter_chart(chart: QChart, data: ChartData, dark: bool) -> QChart:
 def _spread(health: float) -> float:
     """A fixed sideways offset (within ±0.3) per health value, so the points of one importance
     form a readable cloud instead of a solid stripe; the same value always lands in the same place."""
-    return ((round(health * 1000) * 0.618034) % 1.0 - 0.5) * 0.6
+    return (random.Random(round(health * 1000)).random() - 0.5) * 0.6
 
 
 def _stepped_axis(low: float, high: float, anchor: float, step: float, label: str, title: str) -> QValueAxis:
