@@ -44,9 +44,9 @@ class Memory:
         """Changed since the last sync (``updated_at > synced_at``, or never synced)."""
         if self.sync_status == "local_only":
             return False
-        if self.updated_at is None:
-            return False
-        return self.synced_at is None or self.updated_at > self.synced_at
+        if self.synced_at is None:
+            return True
+        return self.updated_at is not None and self.updated_at > self.synced_at
 
     @property
     def is_superseded(self) -> bool:

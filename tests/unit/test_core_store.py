@@ -494,3 +494,13 @@ def test_write_groups_several_operations_in_one_transaction(store):
         store.add("first", id="tx-1")
         store.execute("UPDATE memories SET importance = 8 WHERE id = ?", ["tx-1"])
     assert store.get("tx-1").importance == 8
+
+
+def test_is_dirty_agrees_with_the_dirty_filter(store, db):
+    raw(db, "UPDATE memories SET synced_at = NULL WHERE id = 'm-ctx'")
+    raw(db, "UPDATE memories SET synced_at = '2099-01-01 00:00:00', sync_status = 'synced' WHERE id = 'm-task'")
+    raw(db, "UPDATE memories SET synced_at = '2000-01-01T00:00:00Z', sync_status = 'synced' WHERE id = 'm-conv'")
+    raw(db, "UPDATE memories SET sync_status = 'local_only' WHERE id = 'm-pref'")
+    listed = {m.id for m in store.list(dirty=True)}
+    assert listed == {m.id for m in store.list() if m.is_dirty}
+    assert "m-ctx" in listed and "m-conv" in listed and "m-task" not in listed and "m-pref" not in listed
