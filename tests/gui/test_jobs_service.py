@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -81,3 +82,21 @@ def test_idles_while_a_daemon_runs_and_takes_over_when_it_stops(ctx, loop, ora_h
 
     loop.run_until_complete(scenario())
     assert service.running_daemon() is None
+
+
+def test_a_read_only_window_runs_no_scheduled_job(ctx, loop, ora_home: Path) -> None:
+    every_second_decay()
+    path = ora_home / "sites" / "anwe-sh" / "ora.site.db"
+    write_agent(path, 5, seed=13)
+    before = path.read_bytes()
+    ctx.read_only = True
+    svc = service.JobService(ctx, loop)
+    svc.start()
+
+    async def scenario() -> None:
+        await asyncio.sleep(1.5)
+
+    loop.run_until_complete(scenario())
+    assert svc.scheduler is None and "read-only" in svc.state
+    svc.stop()
+    assert history.history() == [] and path.read_bytes() == before

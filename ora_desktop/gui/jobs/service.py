@@ -2,7 +2,8 @@
 
 ``start(ctx)`` is called once at startup (``gui.panels.start_services``). While the window is open
 the maintenance schedule runs here, unless a headless daemon is running: then the daemon owns the
-schedule and this service idles, checking every minute whether that is still so. Either way the
+schedule and this service idles, checking every minute whether that is still so. A read-only
+window (``--read-only``) runs no scheduled job at all. Either way the
 per-(job, file) locks in ``run_job`` keep them out of each other's way (a clash is "skipped").
 After each scheduled run the service emits ``run_finished(report)`` and, when the job changed
 memories, ``ctx.notify(path, Change(source="external"))`` so the views refresh.
@@ -86,6 +87,9 @@ class JobService(QObject):
     def check(self) -> None:
         """Start or idle the scheduler depending on whether a daemon is running."""
         if self._stopped:
+            return
+        if getattr(self.ctx, "read_only", False):
+            self._set_state("the window is read-only (--read-only), so it runs no scheduled jobs")
             return
         daemon = running_daemon()
         if daemon is not None:
