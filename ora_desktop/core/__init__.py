@@ -29,7 +29,6 @@ from .search import (
     ensure_index,
     index_state,
     parse_query,
-    search,
     search_many,
     tag_facets,
 )
@@ -43,8 +42,10 @@ __all__ = [
     "SchemaReport", "Site", "Store", "TaskContext", "WrongSchema", "check_name",
     "create_database", "open_store",
 ]
+# The function ``search`` is not re-exported here: the name belongs to the ``core.search`` package
+# (use ``from ora_desktop.core.search import search`` or ``store.search(...)``).
 __all__ += [
     "ContextBundle", "ContextItem", "ContextSection", "ConversationMemory", "Hit", "IndexState",
     "ParsedQuery", "PruneResult", "Recall", "SearchResult", "build_context", "ensure_index",
-    "index_state", "parse_query", "search", "search_many", "tag_facets",
+    "index_state", "parse_query", "search_many", "tag_facets",
 ]

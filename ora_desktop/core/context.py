@@ -3,11 +3,12 @@
 ``build_context(store, query, token_budget)`` (also ``store.context(...)``) returns three
 sections, in this order, each within its share of the budget:
 
-* **important** — the seed's extraction query (importance >= 7, or healthy facts);
+* **important** — the seed's extraction rule (importance >= 7, or facts with health >= 0.5),
+  most important first;
 * **relevant** — keyword hits for ``query`` plus their ``related_to`` neighbours up to ``hops``
   away, merged by reciprocal rank fusion; a superseded memory is replaced by the newest of its
   chain;
-* **recent** — the most recently updated memories.
+* **recent** — the most recently added memories.
 
 A memory appears once (in the first section that takes it). Budget a section leaves unused
 passes to the next. The rendered ``text`` never exceeds ``token_budget`` tokens as counted by
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from . import timestamps
 from .errors import InvalidValue, OraError
+from .listing import ListQuery
 from .records import Memory
 
 if TYPE_CHECKING:
@@ -101,9 +103,9 @@ def build_context(store: Store, query: str, token_budget: int = 2000, *, hops: i
         return not memory.is_superseded and (include_expired or not memory.is_expired(now))
 
     candidates = {
-        "important": [(m, "important", 0.0) for m in store.important(important_limit) if usable(m)],
+        "important": [(m, "important", 0.0) for m in important(store, important_limit) if usable(m)],
         "relevant": _relevant(store, query, relevant_limit, hops, usable, notes),
-        "recent": [(m, "recent", 0.0) for m in store.list(order_by="updated_at", limit=recent_limit * 2)
+        "recent": [(m, "recent", 0.0) for m in store.list(ListQuery(order_by="rowid", limit=recent_limit * 2))
                    if usable(m)][:recent_limit],
     }
     placed: set[str] = set()
@@ -146,6 +148,19 @@ def build_context(store: Store, query: str, token_budget: int = 2000, *, hops: i
 SECTION_ORDER = ("important", "relevant", "recent")
 TITLES = {"important": "## Important memories", "relevant": "## Relevant to: {query}", "recent": "## Recent memories"}
 MIN_TRUNCATED_CHARS = 40
+
+
+def important(store: Store, limit: int) -> list[Memory]:
+    """The seed's important memories (importance >= 7, or facts with health >= 0.5), most
+    important first and, among equals, the most recently added — read along the importance
+    index, so it costs the same on a million memories as on a hundred."""
+    high = store.list(ListQuery(importance_min=7, order_by="importance", limit=limit))
+    if len(high) < limit:
+        seen = {m.id for m in high}
+        facts = store.list(ListQuery(types=("fact",), health_min=0.5, importance_max=6, order_by="importance",
+                                     limit=limit - len(high)))
+        high += [m for m in facts if m.id not in seen]
+    return high
 
 
 def _shares(shares: dict[str, float] | None) -> dict[str, float]:

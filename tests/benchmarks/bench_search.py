@@ -11,7 +11,7 @@
   seed creates files): our detection + re-index, against raw FTS5 re-indexing the same 100
   rows when told which ones (delete + insert, what a trigger would do).
 * context(): ``store.context(q, 2000)`` against the three raw queries it is built from
-  (important, FTS match, recent) with no budgeting, ranking or rendering.
+  (important, FTS match, recent) with no graph expansion, budgeting, ranking or rendering.
 """
 
 from __future__ import annotations
@@ -156,11 +156,12 @@ def _run(source: Path, memories: int) -> None:
         assert bundle.tokens <= 2000
 
         def raw_context() -> None:
-            raw.execute("SELECT * FROM memories WHERE importance >= 7 OR (type = 'fact' AND health_score >= 0.5) "
-                        "ORDER BY importance DESC LIMIT 50").fetchall()
+            raw.execute("SELECT * FROM memories WHERE importance >= 7 AND (superseded_by IS NULL OR "
+                        "superseded_by = '') ORDER BY importance DESC, rowid DESC LIMIT 50").fetchall()
             raw.execute("SELECT m.* FROM (SELECT rowid AS r FROM fts WHERE fts MATCH ? ORDER BY bm25(fts) "
                         "LIMIT 20) h JOIN memories m ON m.rowid = h.r", (_fts(query),)).fetchall()
-            raw.execute("SELECT * FROM memories ORDER BY julianday(updated_at) DESC LIMIT 40").fetchall()
+            raw.execute("SELECT * FROM memories WHERE superseded_by IS NULL OR superseded_by = '' "
+                        "ORDER BY rowid DESC LIMIT 40").fetchall()
 
         a, b = _alternating(lambda: store.context(query, 2000), raw_context, repeat=5)
         rows.append(Row("context(): 2,000-token budget (p50)", p50(a), p50(b), "(assembles 3 sections)"))

@@ -26,8 +26,9 @@ if TYPE_CHECKING:
     from ..store import Store
 
 ProgressFn = Callable[[int, int], None]
+Row = tuple[Any, ...]
 MAX_LIMIT = 10000
-POOL_MIN = 200
+POOL_MIN = 100
 # Past this many candidates, filter inside one SQL join instead of growing the pool again.
 POOL_MAX = 5000
 
@@ -46,9 +47,9 @@ def location(path: Path) -> tuple[str | None, str | None]:
 
 
 def make_hit(memory: Memory, score: float, spans: list[Span], bm25: float | None, path: Path,
-             snippet_chars: int, source: str) -> Hit:
+             snippet_chars: int, source: str, where: tuple[str | None, str | None] | None = None) -> Hit:
     text, inside, marked = snippet(memory.content, spans, snippet_chars)
-    site, agent = location(path)
+    site, agent = where or location(path)
     return Hit(
         memory=memory, score=score, snippet=marked, snippet_text=text, snippet_spans=inside,
         spans=tuple(spans), bm25=bm25, expired=memory.is_expired(), superseded=memory.is_superseded,
@@ -137,24 +138,29 @@ def _ready_index(path: Path, wait: bool, progress: ProgressFn | None, cancel: ob
     return index, ""
 
 
-def _select(columns: tuple[str, ...]) -> str:
-    cols = ", ".join(f"m.{c}" if c in columns else f"NULL AS {c}" for c in MEMORY_COLUMNS)
+def _light(columns: tuple[str, ...]) -> str:
+    """What ranking needs of each candidate: day of last change, importance, health."""
     dates = [f"m.{c}" for c in ("updated_at", "created_at") if c in columns]
     day = f"julianday(coalesce({', '.join(dates)}))" if len(dates) > 1 else (
         f"julianday({dates[0]})" if dates else "NULL")
-    return f"{day}, m.rowid, {cols}"
+    rest = [f"m.{c}" if c in columns else "NULL" for c in ("importance", "health_score")]
+    return f"{day}, {', '.join(rest)}"
 
 
-# Positions in a selected row: (fid, day, rowid, id, content, type, importance, ..., health_score, ...)
-_IMPORTANCE = 3 + MEMORY_COLUMNS.index("importance")
-_HEALTH = 3 + MEMORY_COLUMNS.index("health_score")
+def _full_rows(conn: sqlite3.Connection, fids: list[int], columns: tuple[str, ...]) -> dict[int, Row]:
+    """(rowid, *MEMORY_COLUMNS) of the memories indexed as ``fids``."""
+    cols = ", ".join(f"m.{c}" if c in columns else f"NULL AS {c}" for c in MEMORY_COLUMNS)
+    rows = conn.execute(
+        f"SELECT d.fid, m.rowid, {cols} FROM docs d JOIN src.memories m ON m.id = d.mid "
+        f"WHERE d.fid IN ({','.join('?' * len(fids))})", fids).fetchall()
+    return {r[0]: r[1:] for r in rows}
 
 
 def _indexed_hits(index: SearchIndex, parsed: ParsedQuery, limit: int, weights: Weights,
                   snippet_chars: int) -> list[Hit]:
     conn = index.connection()
     where, params = filter_sql(parsed, index.columns)
-    select = _select(index.columns)
+    select = _light(index.columns)
     expr = parsed.fts_expression()
     if expr is None:
         rows = _browse(conn, parsed, where, params, select, limit, index.columns)
@@ -162,28 +168,31 @@ def _indexed_hits(index: SearchIndex, parsed: ParsedQuery, limit: int, weights: 
     else:
         rows = _keyword(conn, expr, where, params, select, limit)
         source = "keyword"
+    # rows: (bm25, (fid, day, importance, health))
     today = time.time() / 86400.0 + 2440587.5
     best = min((bm for bm, _ in rows if bm is not None), default=None)
     scored = sorted(
-        ((score(relevance(bm, best) if bm is not None else 0.0, row[_IMPORTANCE], row[_HEALTH],
-                None if row[1] is None else today - row[1], weights), bm, row) for bm, row in rows),
+        ((score(relevance(bm, best) if bm is not None else 0.0, row[2], row[3],
+                None if row[1] is None else today - row[1], weights), bm, row[0]) for bm, row in rows),
         key=lambda item: -item[0],
     )[:limit]
-    memories = [row_to_memory(row[2:]) for _, _, row in scored]
+    full = _full_rows(conn, [fid for _, _, fid in scored], index.columns) if scored else {}
+    scored = [item for item in scored if item[2] in full]
+    memories = [row_to_memory(full[fid]) for _, _, fid in scored]
     spans = fts_spans_many([m.content for m in memories], parsed) or [[] for _ in memories]
+    where = location(index.db_path)
     return [
-        make_hit(memory, value, found, bm, index.db_path, snippet_chars, source)
+        make_hit(memory, value, found, bm, index.db_path, snippet_chars, source, where)
         for (value, bm, _), memory, found in zip(scored, memories, spans, strict=True)
     ]
 
 
-Row = tuple[Any, ...]
 
 
 def _keyword(conn: sqlite3.Connection, expr: str, where: str, params: list[Any], select: str,
              limit: int) -> list[tuple[float | None, Row]]:
     """(bm25, row) for the best BM25 candidates that pass the filters."""
-    pool = max(limit * 4, POOL_MIN)
+    pool = max(limit * 2, POOL_MIN)
     while pool <= POOL_MAX:
         ranked = conn.execute("SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ? ORDER BY 2 LIMIT ?",
                               (expr, pool)).fetchall()
@@ -197,13 +206,13 @@ def _keyword(conn: sqlite3.Connection, expr: str, where: str, params: list[Any],
             f"WHERE d.fid IN ({marks}) AND {where}", [*fids, *params],
         ).fetchall()
         if len(found) >= limit or len(ranked) < pool:
-            return [(bm[r[0]], r) for r in found]
+            return [(bm[r[0]], r) for r in found]  # r: (fid, day, importance, health)
         pool *= 5
     rows = conn.execute(
         f"SELECT h.bm, h.fid, {select} FROM "
         f"(SELECT rowid AS fid, bm25(fts) AS bm FROM fts WHERE fts MATCH ?) h "
         f"JOIN docs d ON d.fid = h.fid JOIN src.memories m ON m.id = d.mid "
-        f"WHERE {where} ORDER BY h.bm LIMIT ?", [expr, *params, max(limit * 4, POOL_MIN)],
+        f"WHERE {where} ORDER BY h.bm LIMIT ?", [expr, *params, max(limit * 2, POOL_MIN)],
     ).fetchall()
     return [(r[0], r[1:]) for r in rows]
 
@@ -221,7 +230,7 @@ def _browse(conn: sqlite3.Connection, parsed: ParsedQuery, where: str, params: l
     rows = conn.execute(
         f"SELECT d.fid, {select} FROM src.memories m JOIN docs d ON d.mid = m.id "
         f"WHERE {where} ORDER BY {', '.join(order + ['m.rowid DESC'])} LIMIT ?",
-        [*args, max(limit * 4, POOL_MIN)],
+        [*args, max(limit * 2, POOL_MIN)],
     ).fetchall()
     return [(None, r) for r in rows]
 

@@ -160,6 +160,9 @@ def connect_sidecar(path: Path) -> sqlite3.Connection:
                            check_same_thread=False, uri=True)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA trusted_schema = OFF")
+    # A cache: losing the last commits to a power cut is fine (they are redone), waiting for
+    # the disk on every refresh is not.
+    conn.execute("PRAGMA synchronous = NORMAL")
     return conn
 
 
@@ -573,13 +576,19 @@ def _samples(conn: sqlite3.Connection) -> list[list]:
 
 _registry: dict[str, SearchIndex] = {}
 _registry_lock = threading.Lock()
+_by_name: dict[tuple[str, str], SearchIndex] = {}
 
 
 def get_index(db_path: str | Path) -> SearchIndex:
     """The process-wide :class:`SearchIndex` of a database file."""
+    fast = (str(db_path), str(paths.cache_dir()))  # resolving paths costs more than a search
+    index = _by_name.get(fast)
+    if index is not None:
+        return index
     key = str(Path(db_path).expanduser().resolve())
     with _registry_lock:
         index = _registry.get(key)
         if index is None or index.sidecar != sidecar_path(key):  # the cache folder moved
             index = _registry[key] = SearchIndex(Path(key))
+        _by_name[fast] = index
         return index

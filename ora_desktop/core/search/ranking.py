@@ -17,7 +17,7 @@ judgement of what matters (a 10 beats a 1 by 0.2, i.e. about a third of a full r
 step); recency 0.12 with a 30-day half-life — among similar matches the newer fact is usually
 the current one; health 0.08 — memories that are used stay healthy, but health already tracks
 recency of access so it gets the smallest share. Only the best ``candidates`` BM25 matches
-are blended (4x the limit, at least 200), so an unrelated but important memory never
+are blended (2x the limit, at least 100), so an unrelated but important memory never
 outranks a match.
 
 Reciprocal rank fusion (Cormack et al., k=60) merges rankings that have no comparable scores
