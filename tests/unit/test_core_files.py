@@ -4,7 +4,6 @@ read-only sessions that leave no trace, locked databases, and stores used from t
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -25,6 +24,7 @@ from ora_desktop import (
 )
 from ora_desktop.core.schema import INIT_SQL
 from tests.conftest import raw_seed_db
+from tests.unit.core_support import copy_mid_write, legacy_memories
 
 ROWS = [(f"m{i}", f"memory number {i}", ("fact", "task", "context")[i % 3], 1 + i % 10) for i in range(60)]
 
@@ -111,11 +111,7 @@ def test_missing_task_context_and_indexes_are_warnings(tmp_path):
 
 def test_legacy_file_without_checks_shows_out_of_range_values(tmp_path):
     path = tmp_path / "legacy.site.db"
-    conn = sqlite3.connect(path)
-    conn.execute("CREATE TABLE memories (id TEXT PRIMARY KEY, content TEXT, type TEXT, importance INTEGER, "
-                 "access_count INTEGER, last_accessed_at TEXT, health_score REAL, related_to TEXT, "
-                 "superseded_by TEXT, created_at TEXT, updated_at TEXT, expires_at TEXT, synced_at TEXT, "
-                 "sync_status TEXT)")
+    conn = legacy_memories(path, not_null=False)
     conn.executemany(
         "INSERT INTO memories (id, content, type, importance, health_score, sync_status, created_at, updated_at) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -299,33 +295,16 @@ def test_store_used_from_worker_threads(seed_db):
 
 def test_store_opened_on_a_copy_with_wal_sidecars(tmp_path, seed_db):
     """A file copied together with its -wal (a writer was running) opens and shows every commit."""
-    path = seed_db(ROWS)
-    writer = sqlite3.connect(path)
-    writer.execute("PRAGMA wal_autocheckpoint = 0")
-    writer.execute("DELETE FROM memories WHERE id = 'm5'")
-    writer.commit()
-    copy = tmp_path / "copy" / path.name
-    copy.parent.mkdir()
-    for suffix in ("", "-wal", "-shm"):
-        shutil.copyfile(str(path) + suffix, str(copy) + suffix)
-    writer.close()
+    copy = copy_mid_write(seed_db(ROWS), tmp_path / "copy", "m5", ("-wal", "-shm"))
     with open_store(copy, readonly=True) as store:
         assert store.find("m5") is None and store.count() == len(ROWS) - 1
 
 
 def test_wal_left_without_its_shm_is_read_and_the_new_shm_reported(tmp_path, seed_db):
-    path = seed_db(ROWS)
-    writer = sqlite3.connect(path)
-    writer.execute("PRAGMA wal_autocheckpoint = 0")
-    writer.execute("DELETE FROM memories WHERE id = 'm7'")
-    writer.commit()
-    copy = tmp_path / "crashed" / path.name
-    copy.parent.mkdir()
-    for suffix in ("", "-wal"):  # as a crashed writer leaves it: -wal with commits, no -shm
-        shutil.copyfile(str(path) + suffix, str(copy) + suffix)
-    writer.close()
-    before = listing(copy.parent)
+    # As a crashed writer leaves it: a -wal holding commits, no -shm.
+    copy = copy_mid_write(seed_db(ROWS), tmp_path / "crashed", "m7", ("-wal",))
+    db_bytes = copy.read_bytes()
     with open_store(copy, readonly=True) as store:
         assert store.find("m7") is None  # the commit in the -wal is seen
         assert any("-shm was created" in w for w in store.warnings)
-    assert path.name.endswith(".site.db") and copy.read_bytes() == before[copy.name]
+    assert copy.read_bytes() == db_bytes

@@ -17,6 +17,7 @@ from ora_desktop import (
     ReadOnlyDatabase,
     open_store,
 )
+from tests.unit.core_support import legacy_memories
 
 SEED_ROWS = [
     ("m-fact-hi", "The site deploys from main", "fact", 9),
@@ -406,11 +407,7 @@ def test_list_query_object_and_keyword_filters_agree(store):
 
 def test_extra_columns_are_kept_through_delete_and_restore(tmp_path):
     path = tmp_path / "extra.site.db"
-    conn = sqlite3.connect(path)
-    conn.execute("CREATE TABLE memories (id TEXT PRIMARY KEY, content TEXT NOT NULL, type TEXT, importance INTEGER, "
-                 "access_count INTEGER, last_accessed_at TEXT, health_score REAL, related_to TEXT, superseded_by TEXT, "
-                 "created_at TEXT NOT NULL, updated_at TEXT NOT NULL, expires_at TEXT, synced_at TEXT, "
-                 "sync_status TEXT, embedding_model TEXT, source_url TEXT)")
+    conn = legacy_memories(path, ", embedding_model TEXT, source_url TEXT")
     conn.execute("INSERT INTO memories (id, content, created_at, updated_at, embedding_model, source_url) "
                  "VALUES ('e1', 'with extras', datetime('now'), datetime('now'), 'mini-lm', 'https://x')")
     conn.commit()
@@ -439,11 +436,7 @@ def test_changed_externally_ignores_our_own_writes(store, db):
 
 def test_legacy_text_in_numeric_columns_does_not_break_records(tmp_path):
     path = tmp_path / "legacy.site.db"
-    conn = sqlite3.connect(path)
-    conn.execute("CREATE TABLE memories (id TEXT PRIMARY KEY, content TEXT NOT NULL, type TEXT, importance INTEGER, "
-                 "access_count INTEGER, last_accessed_at TEXT, health_score REAL, related_to TEXT, "
-                 "superseded_by TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, expires_at TEXT, "
-                 "synced_at TEXT, sync_status TEXT)")
+    conn = legacy_memories(path)
     conn.executemany("INSERT INTO memories (id, content, type, importance, health_score, created_at, updated_at) "
                      "VALUES (?, ?, 'fact', ?, ?, datetime('now'), datetime('now'))",
                      [("odd", "text in numbers", "high", "very"), ("ok", "plain", 5, 0.9)])
