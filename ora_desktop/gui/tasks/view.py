@@ -64,7 +64,7 @@ class JsonBox(QGroupBox):
         self.text = QPlainTextEdit()
         self.text.setReadOnly(True)
         self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)  # long strings wrap
         self.note = QLabel()
         self.note.setWordWrap(True)
         self.copy = QPushButton("Copy")
