@@ -23,9 +23,13 @@ AGENT = textwrap.dedent(
     """
     import sqlite3, sys, time, pathlib
     path, stop, ready = sys.argv[1], pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
+    idle_after = int(sys.argv[4])  # stop writing (but keep the file open) after this many rows
     conn = sqlite3.connect(path, timeout=10)
     n = 0
     while not stop.exists():
+        if n >= idle_after:
+            time.sleep(0.01)
+            continue
         conn.execute(
             "INSERT INTO memories (id, content, type, importance, created_at, updated_at) "
             "VALUES (?, ?, 'conversation', 5, datetime('now'), datetime('now'))",
@@ -45,11 +49,11 @@ AGENT = textwrap.dedent(
 class Agent:
     """A second process inserting memories until told to stop."""
 
-    def __init__(self, path: Path, tmp: Path) -> None:
+    def __init__(self, path: Path, tmp: Path, idle_after: int = 10**9) -> None:
         self.stop = tmp / "stop"
         self.ready = tmp / "ready"
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", AGENT, str(path), str(self.stop), str(self.ready)],
+            [sys.executable, "-c", AGENT, str(path), str(self.stop), str(self.ready), str(idle_after)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         deadline = time.monotonic() + 30
@@ -159,3 +163,24 @@ def test_read_only_store_opened_before_the_agent_sees_its_writes(tmp_path):
             written = agent.finish()
         store.changed_externally()
         assert store.count() == 100 + written
+
+
+def test_read_only_session_beside_a_writer_process_changes_nothing(tmp_path):
+    """An agent process has the file open (its -wal and -shm exist); our read-only session
+    leaves the database bytes and the folder's listing exactly as they were."""
+    path = big_file(tmp_path / "agent.site.db", 500)
+    agent = Agent(path, tmp_path, idle_after=20)
+    try:
+        time.sleep(0.1)  # the agent is idle now, holding the file open
+        folder = {p.name for p in path.parent.iterdir()}
+        db_bytes, wal_bytes = path.read_bytes(), Path(f"{path}-wal").read_bytes()
+        with open_store(path, readonly=True) as store:
+            assert not store.immutable
+            assert store.count() == 520 and store.find("agent-19") is not None
+            list(store.iter_all(page=100))
+            store.facets()
+            store.recall("fact")
+        assert {p.name for p in path.parent.iterdir()} == folder
+        assert path.read_bytes() == db_bytes and Path(f"{path}-wal").read_bytes() == wal_bytes
+    finally:
+        assert agent.finish() == 20
