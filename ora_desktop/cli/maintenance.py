@@ -80,6 +80,8 @@ def target_paths(args: argparse.Namespace, required: bool = True) -> list[Path]:
 
 # ---------------------------------------------------------------------- run
 def _run(args: argparse.Namespace) -> int:
+    if args.repair and args.job != "check":
+        raise OraError(f"--repair applies to the check job only, not to {args.job}")
     config = Config.load()
     home = common.home_of(args)
     reports = [run_job(args.job, path, dry_run=args.dry_run, repair=args.repair, home=home, config=config)

@@ -270,16 +270,22 @@ def daemon_info_path() -> Path:
 
 
 def daemon_status() -> dict | None:
-    """Who holds the daemon lock (``{"pid", "started", "host"}``), or ``None`` if no daemon runs."""
+    """Who holds the daemon lock (``{"pid", "started", "host"}``), or ``None`` if no daemon runs.
+
+    Probes the lock only when a daemon left its info file (so polling never gets in the way of a
+    daemon starting); an info file whose lock is free is a leftover of a killed daemon.
+    """
+    try:
+        info = json.loads(daemon_info_path().read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        info = {"pid": None, "started": None, "host": None}
     lock = filelock.FileLock(str(daemon_lock_path()), thread_local=False)
-    daemon_lock_path().parent.mkdir(parents=True, exist_ok=True)
     try:
         lock.acquire(timeout=0)
     except filelock.Timeout:
-        try:
-            return json.loads(daemon_info_path().read_text())
-        except (OSError, ValueError):
-            return {"pid": None, "started": None, "host": None}
+        return info
     lock.release()
     return None
 
@@ -292,7 +298,7 @@ def daemon_lock():
     daemon_lock_path().parent.mkdir(parents=True, exist_ok=True)
     lock = filelock.FileLock(str(daemon_lock_path()), thread_local=False)
     try:
-        lock.acquire(timeout=0)
+        lock.acquire(timeout=1)  # a window probing the lock holds it for an instant
     except filelock.Timeout:
         info = daemon_status() or {}
         raise OraError(

@@ -53,6 +53,7 @@ def test_bad_targets_and_jobs_are_one_line_errors(capsys, db: Path, ora_home: Pa
     assert_one_line_error(cli(capsys, "run", "cleanup", "--all", "--site", "nowhere"), "nowhere")
     assert_one_line_error(cli(capsys, "run", "backup", "--db", str(db), "--dry-run"), "no dry run")
     assert_one_line_error(cli(capsys, "run", "cleanup", "--site", "../x", "--agent", "ora"), "..")
+    assert_one_line_error(cli(capsys, "run", "decay", "--db", str(db), "--repair"), "check job only")
     broken = ora_home / "sites" / "shop" / "broken.site.db"
     broken.write_text("not a database")
     failed = cli(capsys, "run", "cleanup", "--db", str(broken))
@@ -82,3 +83,14 @@ def test_backups_list_and_restore(capsys, db: Path) -> None:
     restored = cli(capsys, "backups", "restore", listed[0]["path"], "--db", str(db.parent / "other.site.db"))
     assert restored.code == 0 and ids(db.parent / "other.site.db") == {"gone", "kept"}
     assert_one_line_error(cli(capsys, "backups", "restore", str(db.parent / "nope.site.db")), "no such backup")
+
+
+def test_jobs_next_names_a_running_daemon_and_ignores_a_dead_ones_leftovers(capsys, db: Path) -> None:
+    from ora_desktop.core.scheduler import daemon_info_path, daemon_lock, daemon_status
+
+    with daemon_lock() as info:
+        assert daemon_status()["pid"] == info["pid"]
+        assert f"running (pid {info['pid']}" in cli(capsys, "jobs", "--next").out
+    daemon_info_path().write_text('{"pid": 99999999, "started": "long ago", "host": "x"}')  # a SIGKILLed daemon's
+    assert daemon_status() is None
+    assert "daemon: not running" in cli(capsys, "jobs", "--next").out
