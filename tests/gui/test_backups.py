@@ -34,6 +34,7 @@ def test_back_up_then_restore_replaces_the_file_and_keeps_the_current_one(ctx, l
     original = ids_in(path)
     view = BackupsView(ctx)
     qtbot.addWidget(view)
+    view.show()
     changes = []
     ctx.data_changed.connect(changes.append)
 
@@ -86,6 +87,7 @@ def test_cancelling_the_confirmation_restores_nothing(ctx, loop, ora_home: Path,
     write_agent(path, 5, seed=8)
     view = BackupsView(ctx)
     qtbot.addWidget(view)
+    view.show()
 
     async def scenario() -> None:
         ctx.set_current(AgentFile("anwe-sh", "ora", path))
@@ -110,6 +112,7 @@ def test_a_damaged_backup_is_refused_with_its_name_and_changes_nothing(ctx, loop
     before = ids_in(path)
     view = BackupsView(ctx)
     qtbot.addWidget(view)
+    view.show()
 
     async def scenario() -> None:
         ctx.set_current(AgentFile("anwe-sh", "ora", path))
@@ -132,6 +135,7 @@ def test_no_selection_and_read_only(ctx, loop, ora_home: Path, qtbot) -> None:
     write_agent(path, 3, seed=10)
     view = BackupsView(ctx)
     qtbot.addWidget(view)
+    view.show()
     ctx.read_only = True
 
     async def scenario() -> None:
@@ -145,3 +149,24 @@ def test_no_selection_and_read_only(ctx, loop, ora_home: Path, qtbot) -> None:
     loop.run_until_complete(scenario())
     assert not view.restore_button.isEnabled()
     assert view.ask_restore() is None
+
+
+def test_backups_made_elsewhere_appear_when_the_panel_is_shown_again(ctx, loop, ora_home: Path, qtbot) -> None:
+    from ora_desktop.core.maintenance import run_job
+
+    path = ora_home / "sites" / "anwe-sh" / "ora.site.db"
+    write_agent(path, 4, seed=11)
+    view = BackupsView(ctx)
+    qtbot.addWidget(view)
+    view.show()
+
+    async def scenario() -> None:
+        ctx.set_current(AgentFile("anwe-sh", "ora", path))
+        await until(lambda: view.listing is not None and not view.listing.backups)
+        view.hide()  # another tab is in front
+        report = await ctx.run(run_job, "backup", path)  # as the scheduler or the daemon would
+        assert report.ok
+        view.show()
+        await until(lambda: view.listing is not None and len(view.listing.backups) == 1, what="re-listing on show")
+
+    loop.run_until_complete(scenario())

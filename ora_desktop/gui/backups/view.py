@@ -11,7 +11,7 @@ import asyncio
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QUrl, Signal
-from PySide6.QtGui import QDesktopServices
+from PySide6.QtGui import QDesktopServices, QShowEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -30,7 +30,7 @@ from ..context import EXTERNAL
 from ..formatting import exact, relative
 from ..jobs.background import Latest, Progress
 from ..jobs.data import label_for
-from ..jobs.widgets import cell, local_time, readonly_table
+from ..jobs.widgets import LazyRefresh, cell, local_time, readonly_table
 from . import data
 
 
@@ -59,7 +59,7 @@ def confirmation_text(plan: data.RestorePlan, label: str) -> tuple[str, str]:
     return question, " ".join(p for p in (now, aside) if p)
 
 
-class BackupsView(QWidget):
+class BackupsView(LazyRefresh, QWidget):
     """Backups of the selected agent's file."""
 
     #: A restore finished (the ``RestoreReport``).
@@ -120,10 +120,16 @@ class BackupsView(QWidget):
         self.open_folder.clicked.connect(self._open_folder)
         self.table.itemSelectionChanged.connect(self._update_buttons)
         self.table.itemDoubleClicked.connect(lambda _item: self.ask_restore())
-        ctx.current_changed.connect(lambda _current: self.refresh())
-        self.refresh()
+        ctx.current_changed.connect(self.request_refresh)
+        ctx.data_changed.connect(self.request_refresh)
+        self.init_lazy()
 
     # ------------------------------------------------------------------ loading
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
+        """Re-list on every show: the scheduler or the daemon may have made a backup meanwhile."""
+        self._stale = True
+        super().showEvent(event)
+
     @property
     def path(self) -> Path | None:
         return self.ctx.current_path()
