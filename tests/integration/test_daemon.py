@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from ora_desktop.core import paths
-from ora_desktop.core.backup import list_backups
+from ora_desktop.core.backup import check_file, list_backups
 from ora_desktop.core.history import history
 from ora_desktop.core.maintenance import job_lock
-from tests.integration.test_backup_processes import ROOT, big_db, cli
+from tests.integration.test_backup_processes import ROOT, big_db, cli, ids
 
 pytestmark = pytest.mark.slow
 EVERY_SECOND = """
@@ -132,3 +132,24 @@ def test_the_same_job_never_runs_twice_at_once_on_the_same_file(ora_home: Path) 
     assert len({r.pid for r in history(job="backup", limit=0)}) >= 2
     for before, after in zip(ran, ran[1:], strict=False):
         assert before.ended <= after.started, f"overlapping backups: {before} and {after}"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_signal_lets_the_running_backup_finish(ora_home: Path, sig: signal.Signals) -> None:
+    db = big_db(ora_home / "sites" / "big" / "ora.site.db", 40000, size=3000)  # ~130 MB
+    folder = paths.data_dir() / "backups" / "big" / "ora"
+    write_config('[schedule]\nbackup = "1s"\ndecay = "off"\ncleanup = "off"\ncheck = "off"\n')
+    daemon = start_daemon()
+    try:
+        wait_for(lambda: folder.exists() and any(folder.glob(".*partial*")), timeout=60)
+        daemon.send_signal(sig)
+        err = stop(daemon)
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+    assert daemon.returncode == 0, err
+    assert "letting the running job finish" in err
+    (backup,) = list_backups(db)  # the interrupted-by-signal run completed; no new one started
+    assert not any(folder.glob(".*partial*"))
+    assert check_file(backup.path) == [] and ids(backup.path) == ids(db)
+    assert [r.outcome for r in history(job="backup")] == ["ok"]
