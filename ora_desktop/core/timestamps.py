@@ -51,6 +51,11 @@ def parse(text: str | None) -> datetime | None:
             return _fromisoformat(text + "+00:00")
         except ValueError:
             pass
+    elif text.__class__ is str and len(text) > 19 and text[-1] == "Z" and text[10] == "T" and text[16] == ":":
+        try:  # fast path: the other common writer, ``2025-01-14T10:30:00.000Z``
+            return _fromisoformat(text)
+        except ValueError:
+            pass
     if isinstance(text, (int, float)):
         return _from_epoch(float(text))
     text = str(text)
