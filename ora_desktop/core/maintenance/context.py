@@ -114,3 +114,16 @@ def summary(memory_id: str, content: str | None, detail: str = "", width: int = 
     if len(text) > width:
         text = text[: width - 1] + "…"
     return (str(memory_id), f"{detail}: {text}" if detail else text)
+
+
+def read_state(store: Store, key: str) -> str | None:
+    """A value from the file's ``ora_desktop_state`` table (``None`` if absent; never creates it)."""
+    if not store.has_table("ora_desktop_state"):
+        return None
+    row = store.execute("SELECT value FROM ora_desktop_state WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else None
+
+
+def write_state(store: Store, key: str, value: str) -> None:
+    """Set a value in ``ora_desktop_state`` (call inside the job's write transaction)."""
+    store.execute("INSERT OR REPLACE INTO ora_desktop_state (key, value) VALUES (?, ?)", (key, value))

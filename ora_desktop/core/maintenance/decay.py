@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 
 from .. import timestamps
 from ..store import Store, open_store
-from .context import JobContext, Outcome, summary
+from .context import JobContext, Outcome, read_state, summary, write_state
 
 STATE_KEY = "decay.last"
 GRACE_DAYS = 7
@@ -39,10 +39,7 @@ def _sql(template: str, days: int, now: str) -> tuple[str, dict]:
 
 def last_decay(store: Store) -> datetime | None:
     """When this file was last decayed (``None`` if never, or the record is unreadable)."""
-    if not store.has_table("ora_desktop_state"):
-        return None
-    row = store.execute("SELECT value FROM ora_desktop_state WHERE key = ?", (STATE_KEY,)).fetchone()
-    return timestamps.parse(row[0]) if row else None
+    return timestamps.parse(read_state(store, STATE_KEY))
 
 
 def days_due(last: datetime | None, now: datetime) -> int:
@@ -72,8 +69,7 @@ def run(ctx: JobContext) -> Outcome:
             decayed = store.execute(sql, params).rowcount
             # Move the mark on by whole days so a partial day is carried to the next run.
             mark = now if last is None else last + timedelta(days=days)
-            store.execute("INSERT OR REPLACE INTO ora_desktop_state (key, value) VALUES (?, ?)",
-                          (STATE_KEY, timestamps.to_sql(mark)))
+            write_state(store, STATE_KEY, timestamps.to_sql(mark))
     ctx.step(1, 1)
     first = " (first decay of this file: one day)" if last is None else ""
     return Outcome({"days": days, "decayed": decayed},

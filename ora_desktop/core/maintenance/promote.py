@@ -15,7 +15,7 @@ from .. import timestamps
 from ..home import AgentFile, OraHome
 from ..records import Memory
 from ..store import Store, open_store
-from .context import JobContext, Outcome, summary
+from .context import JobContext, Outcome, read_state, summary, write_state
 
 PREFIX = "extracted-"
 COPIED_FIELDS = ("type", "importance", "health_score", "access_count", "last_accessed_at", "expires_at",
@@ -54,7 +54,7 @@ def run(ctx: JobContext) -> Outcome:
     ctx.step(0, len(chosen))
     with open_store(parent.path, readonly=ctx.dry_run) as target:
         if ctx.dry_run:
-            done = _done_at(target, key)
+            done = read_state(target, key)
             fresh = [] if done else _fresh(target, chosen)
             note = f" (already promoted at {done})" if done else ""
             return Outcome({"promoted": len(fresh), "important": len(chosen)},
@@ -62,15 +62,14 @@ def run(ctx: JobContext) -> Outcome:
                            [summary(PREFIX + m.id, m.content, f"importance {m.importance}") for m in fresh])
         target.ensure_engine_tables()
         with target.write():
-            done = _done_at(target, key)
+            done = read_state(target, key)
             if done:
                 return Outcome({"promoted": 0, "important": len(chosen)},
                                f"{agent.label} was already promoted into {parent.label} at {done}")
             fresh = _fresh(target, chosen)
             if fresh:
                 target.add_many(_copy(m, {c.id for c in chosen}) for m in fresh)
-            target.execute("INSERT OR REPLACE INTO ora_desktop_state (key, value) VALUES (?, ?)",
-                           (key, timestamps.now_sql()))
+            write_state(target, key, timestamps.now_sql())
     ctx.step(len(chosen), len(chosen))
     return Outcome({"promoted": len(fresh), "important": len(chosen)},
                    f"copied {len(fresh)} important memories from {agent.label} into {parent.label}")
@@ -81,13 +80,6 @@ def _parent(home: OraHome, agent: AgentFile) -> AgentFile | None:
         return home.parent_of(agent)
     # A file outside ORA_HOME: its siblings are the candidates, as in OraHome.parent_of.
     return OraHome(agent.path.parent.parent.parent).parent_of(agent)
-
-
-def _done_at(store: Store, key: str) -> str | None:
-    if not store.has_table("ora_desktop_state"):
-        return None
-    row = store.execute("SELECT value FROM ora_desktop_state WHERE key = ?", (key,)).fetchone()
-    return row[0] if row else None
 
 
 def _fresh(target: Store, chosen: list[Memory]) -> list[Memory]:
