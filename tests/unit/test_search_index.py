@@ -93,6 +93,20 @@ def test_vacuum_renumbering_is_detected(db: Path) -> None:
     assert sidecar_rows(db) == 102
 
 
+def test_reload_that_renumbers_rowids_is_detected(db: Path) -> None:
+    search(db, "fox")
+    conn = writer(db)
+    conn.execute("CREATE TEMP TABLE keep AS SELECT * FROM memories WHERE id NOT IN ('m1', 'm2', 'm3')")
+    conn.execute("DELETE FROM memories")
+    conn.execute("INSERT INTO memories SELECT * FROM keep ORDER BY id DESC")  # every rowid changes
+    conn.execute("UPDATE memories SET content = 'the slow red fox', updated_at = datetime('now') WHERE id = 'm7'")
+    assert set(ids(search(db, "fox"))) == {"needle", "m7"}
+    assert sidecar_rows(db) == 298
+    with sqlite3.connect(sidecar_path(db)) as side, sqlite3.connect(db) as src:
+        hints = dict(side.execute("SELECT mid, srow FROM docs"))
+        assert hints == dict(src.execute("SELECT id, rowid FROM memories"))
+
+
 def test_replaced_file_is_reconciled(db: Path, tmp_path: Path) -> None:
     backup = tmp_path / "backup.site.db"
     shutil.copyfile(db, backup)

@@ -44,12 +44,17 @@ from .results import IndexState
 from .tags import extract_tags
 
 ProgressFn = Callable[[int, int], None]
+# Tags are extracted while holding the index's lock: small batches keep searches responsive.
+TAG_BATCH = 5000
 
 
-def build(db_path: str | Path, progress: ProgressFn | None = None, cancel: object = None) -> IndexState:
+def build(db_path: str | Path, progress: ProgressFn | None = None, cancel: object = None,
+          rebuild: bool = True) -> IndexState:
     """Build the sidecar from scratch into a temporary file, then put it in place.
 
-    Raises :class:`Cancelled` when ``cancel`` fires (the temporary file is removed).
+    With ``rebuild=False`` an index another thread or process finished while this one waited
+    for the lock is kept. Raises :class:`Cancelled` when ``cancel`` fires (the temporary file
+    is removed).
     """
     index = get_index(db_path)
     source = index.db_path
@@ -57,6 +62,8 @@ def build(db_path: str | Path, progress: ProgressFn | None = None, cancel: objec
     index.sidecar.parent.mkdir(parents=True, exist_ok=True)
     key = str(index.sidecar)
     with index.file_lock:
+        if not rebuild and index.usable()[0]:
+            return index.state()
         tmp = index.sidecar.with_name(f"{index.sidecar.name}.building-{os.getpid()}-{threading.get_ident()}")
         for suffix in ("", "-journal", "-wal", "-shm"):
             Path(str(tmp) + suffix).unlink(missing_ok=True)
@@ -92,7 +99,7 @@ def finish_tags(index: SearchIndex, progress: ProgressFn | None = None, cancel: 
             return True
         total = conn.execute("SELECT count(*) FROM docs").fetchone()[0]
         done = conn.execute("SELECT count(*) FROM docs WHERE fid <= ?", (meta.get("tags_upto") or 0,)).fetchone()[0]
-    report_every = max(BATCH, total // 200)
+    report_every = max(TAG_BATCH, total // 200)
     reported = done
     try:
         while True:
@@ -107,8 +114,8 @@ def finish_tags(index: SearchIndex, progress: ProgressFn | None = None, cancel: 
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     upto = index.meta(conn).get("tags_upto") or 0
-                    rows = conn.execute("SELECT rowid, content FROM fts WHERE rowid > ? ORDER BY rowid LIMIT ?",
-                                        (upto, BATCH)).fetchall()
+                    rows = conn.execute("SELECT id, c0 FROM fts_content WHERE id > ? ORDER BY id LIMIT ?",
+                                        (upto, TAG_BATCH)).fetchall()
                     tag_rows = [(fid, kind, value) for fid, content in rows
                                 for kind, value in extract_tags(_text(content))]
                     conn.executemany("INSERT OR IGNORE INTO tags(fid, kind, value) VALUES (?, ?, ?)", tag_rows)
@@ -218,7 +225,7 @@ def ensure_index(db_path: str | Path, progress: ProgressFn | None = None, cancel
         except sqlite3.DatabaseError:
             index.close()  # a damaged sidecar: rebuild it below
     try:
-        return build(db_path, progress, cancel)
+        return build(db_path, progress, cancel, rebuild=rebuild)
     except Cancelled:
         return _cancelled(index)
 

@@ -12,7 +12,7 @@ from ..connection import translate
 from ..home import SUFFIX
 from ..records import Memory, row_to_memory
 from ..schema import MEMORY_COLUMNS, sniff_file
-from .build import ensure_index, finish_tags
+from .build import ensure_index, finish_tags, index_state
 from .fallback import NOTE, fallback_hits
 from .filters import filter_sql
 from .highlight import fts_spans_many, snippet
@@ -264,7 +264,8 @@ def tag_facets(target: Store | str | Path, query: str | ParsedQuery | None = Non
 
     Without ``query`` every indexed memory counts (a fast count over the sidecar). With
     ``query``, only memories matching it count (superseded ones only if the query shows them).
-    Without FTS5 the counts come from scanning the file's text.
+    Without FTS5 the counts come from scanning the file's text. An unbuilt index is built
+    first (tags included), except while this process is already building it: then ``{}``.
     """
     path = path_of(target)
     parsed = None if query is None else (query if isinstance(query, ParsedQuery) else parse_query(query))
@@ -272,6 +273,8 @@ def tag_facets(target: Store | str | Path, query: str | ParsedQuery | None = Non
     if not fts5_available():
         result = search(path, parsed or "is:any", limit=MAX_LIMIT, fallback=True)
         return _top(_facets_from_text(result.hits), limit)
+    if index_state(path).building:  # a build runs in this process: do not wait for it
+        return {}
     index, why = _ready_index(path, True, None, None)
     if index is None:
         return {}

@@ -489,8 +489,8 @@ class SearchIndex:
             for fid, mid, ver, srow in conn.execute(
                     f"SELECT fid, mid, ver, srow FROM docs WHERE mid IN ({marks})", chunk):
                 known[mid] = (fid, ver, srow)
-        _delete_fids(conn, [known[i][0] for i in ids if i in known])
         next_fid = (conn.execute("SELECT max(fid) FROM docs").fetchone()[0] or 0) + 1
+        _delete_fids(conn, [known[i][0] for i in ids if i in known])
         rows = []
         for chunk in _chunks(ids):
             marks = ",".join("?" * len(chunk))
@@ -511,7 +511,8 @@ class SearchIndex:
         for chunk in _chunks(list(holder)):
             for fid, mid, srow in conn.execute(
                     f"SELECT fid, mid, srow FROM docs WHERE srow IN ({','.join('?' * len(chunk))})", chunk):
-                if mid != holder[srow]:
+                if mid != holder[srow] and conn.execute(
+                        "SELECT 1 FROM src.memories WHERE id = ?", (mid,)).fetchone() is None:
                     gone.append(fid)
         _delete_fids(conn, gone)
         _insert_docs(conn, batch)

@@ -1,0 +1,82 @@
+"""Reading changed rowids from the write-ahead log, and refresh using it."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from ora_desktop.core.search import search, walscan
+from ora_desktop.core.search.index import get_index
+from tests.unit.search_support import ids, make_file
+
+
+@pytest.fixture
+def db(ora_home: Path) -> Path:
+    rows = [{"id": f"m{i}", "content": f"memory {i} " + "padding " * 20} for i in range(1, 401)]
+    return make_file(ora_home / "wal.site.db", rows)
+
+
+def test_leaf_rowids_of_a_real_page(db: Path) -> None:
+    page_size = 4096
+    data = db.read_bytes()
+    found: list[int] = []
+    for page in range(1, len(data) // page_size):  # page 0 (file page 1) is the schema
+        found += walscan.leaf_rowids(data[page * page_size:(page + 1) * page_size])
+    with sqlite3.connect(db) as conn:
+        rowids = {r[0] for r in conn.execute("SELECT rowid FROM memories")}
+    assert rowids <= set(found)
+
+
+def test_garbage_pages_give_no_rowids() -> None:
+    assert walscan.leaf_rowids(b"") == []
+    assert walscan.leaf_rowids(b"\x0d" + b"\xff" * 4095) == []
+    assert walscan.leaf_rowids(b"\x0a" + b"\x00" * 4095) == []
+
+
+def test_changes_since_a_position(db: Path) -> None:
+    writer = sqlite3.connect(db, isolation_level=None)
+    writer.execute("UPDATE memories SET content = 'warm up' WHERE rowid = 1")
+    start = walscan.current_position(str(db))
+    assert start is not None
+    writer.execute("UPDATE memories SET content = 'changed' WHERE rowid IN (5, 300)")
+    changes = walscan.read_changes(str(db), start)
+    assert changes is not None and {5, 300} <= changes.rowids
+    assert changes.position.offset > start.offset
+    again = walscan.read_changes(str(db), changes.position)
+    assert again is not None and again.rowids == set()
+    writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    writer.execute("UPDATE memories SET content = 'after restart' WHERE rowid = 7")
+    assert walscan.read_changes(str(db), changes.position) is None  # a restarted log cannot vouch
+    writer.close()
+    assert walscan.read_changes(str(db), None) is None
+
+
+def test_refresh_through_the_log(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert ids(search(db, "giraffe")) == []
+    writer = sqlite3.connect(db, isolation_level=None)
+    writer.execute("UPDATE memories SET content = 'a warm-up edit' WHERE rowid = 2")
+    search(db, "giraffe")  # records the log position
+    used: list[bool] = []
+    real = walscan.read_changes
+
+    def spy(path: str, since: walscan.WalPosition | None) -> walscan.WalChanges | None:
+        result = real(path, since)
+        used.append(result is not None)
+        return result
+
+    monkeypatch.setattr(walscan, "read_changes", spy)
+    writer.execute("UPDATE memories SET content = 'a giraffe appears', updated_at = datetime('now') WHERE id = 'm10'")
+    assert ids(search(db, "giraffe")) == ["m10"]
+    # Two edits in the same second keep updated_at: the log still shows the page changed.
+    writer.execute("UPDATE memories SET content = 'a zebra instead' WHERE id = 'm10'")
+    assert ids(search(db, "giraffe")) == [] and ids(search(db, "zebra")) == ["m10"]
+    writer.execute("DELETE FROM memories WHERE id IN ('m1', 'm200', 'm400')")
+    writer.execute("INSERT INTO memories (id, content, created_at, updated_at) "
+                   "VALUES ('n1', 'new giraffe', '2001-01-01', '2001-01-01')")
+    assert ids(search(db, "giraffe")) == ["n1"]
+    assert used and all(used)
+    index = get_index(db)
+    assert index.meta()["rows"] == 398
+    writer.close()
