@@ -62,6 +62,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         self.db, self.immutable = make_database(self.path, readonly, self.timeout)
         self.models = bind(self.db)
         self._listeners: list[Listener] = []
+        self._local = threading.local()  # changes waiting for this thread's transaction to commit
         self._lock = threading.RLock()
         self._watch = ChangeWatch(self.path)
         with translated(self.path):
@@ -116,10 +117,21 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
     def _emit(self, change: Change) -> Change:
+        """Tell listeners; inside an enclosing :meth:`write` wait until it commits (and forget
+        the change if it rolls back), so views never hear of a change that did not happen."""
         if change:
-            for listener in list(self._listeners):
-                listener(change)
+            if self.db.in_transaction():
+                self._pending().append(change)
+            else:
+                for listener in list(self._listeners):
+                    listener(change)
         return change
+
+    def _pending(self) -> list[Change]:
+        pending = getattr(self._local, "pending", None)
+        if pending is None:
+            pending = self._local.pending = []
+        return pending
 
     def changed_externally(self) -> bool:
         """True when another connection wrote since the last call (cheap: data_version/stat)."""
@@ -165,8 +177,18 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         nested. Errors, including a lock that outlasts the timeout at BEGIN or COMMIT, come
         out as ``OraError``s naming the file."""
         self._require_writable()
-        with translated(self.path), self.db.atomic("IMMEDIATE"):
-            yield
+        outermost = not self.db.in_transaction()
+        try:
+            with translated(self.path), self.db.atomic("IMMEDIATE"):
+                yield
+        except BaseException:
+            if outermost:
+                self._pending().clear()
+            raise
+        if outermost:
+            pending, self._local.pending = self._pending(), []
+            for change in pending:
+                self._emit(change)
 
     def _require_writable(self) -> None:
         if self.readonly:

@@ -497,3 +497,18 @@ def test_is_dirty_agrees_with_the_dirty_filter(store, db):
     listed = {m.id for m in store.list(dirty=True)}
     assert listed == {m.id for m in store.list() if m.is_dirty}
     assert "m-ctx" in listed and "m-conv" in listed and "m-task" not in listed and "m-pref" not in listed
+
+
+def test_changes_inside_a_write_are_told_after_commit_and_not_at_all_after_rollback(store):
+    seen: list[Change] = []
+    store.subscribe(seen.append)
+    with pytest.raises(RuntimeError), store.write():
+        store.add("rolled back", id="rb")
+        assert seen == []
+        raise RuntimeError("abort")
+    assert seen == []
+    with store.write():
+        store.add("kept", id="kept")
+        store.touch("kept")
+        assert seen == []
+    assert [c.source for c in seen] == ["add", "touch"]
