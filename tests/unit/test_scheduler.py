@@ -78,7 +78,7 @@ def test_jobs_run_on_their_schedule_and_new_agents_are_picked_up(ora_home: Path)
     by_file = {Path(r.path).parent.name: 0 for r in runs}
     for r in runs:
         by_file[Path(r.path).parent.name] += 1
-    assert by_file["shop"] >= 3
+    assert by_file["shop"] >= 2  # at start, then every second
     assert by_file.get("newsite", 0) >= 1  # appeared under ORA_HOME while running
     assert all(r.outcome == "ok" for r in runs)
 
@@ -96,16 +96,16 @@ def test_a_run_missed_while_off_happens_once_at_start(ora_home: Path) -> None:
 
 def test_a_stalled_loop_runs_a_late_job_once_instead_of_dropping_it(ora_home: Path) -> None:
     home_with(ora_home, "shop/ora")
-    cfg = config(ONLY_CHECK)
+    cfg = config({**ONLY_CHECK, "check": "2s"})
     counts = {}
 
     async def stall(scheduler: Scheduler) -> None:
         aps_job = next(j for j in scheduler._aps.get_jobs() if j.id.startswith("check:"))
         assert aps_job.coalesce and aps_job.misfire_grace_time == MISFIRE_GRACE
-        await asyncio.sleep(1.3)
+        await asyncio.sleep(2.5)
         counts["before"] = len(history(job="check"))
-        time.sleep(3.5)  # the loop is blocked: three or four 1-second slots pass unseen
-        await asyncio.sleep(0.6)
+        time.sleep(5.0)  # the loop is blocked: two 2-second slots pass unseen
+        await asyncio.sleep(0.8)  # a regular slot this soon after the late run is skipped as "just ran"
         counts["after"] = len(history(job="check"))
 
     run_loop(ora_home, cfg, 0.0, stall)
