@@ -119,10 +119,131 @@ class Shooter:
         print(f"skipped {name}: {why}", file=sys.stderr)
 
 
-async def shoot(args: argparse.Namespace, home: Path) -> Shooter:
-    from PySide6.QtWidgets import QApplication, QMessageBox
+class Session:
+    """The running window and what the sections share."""
 
-    from ora_desktop.core import AgentFile
+    def __init__(self, ctx, window, shooter: Shooter, home: Path) -> None:
+        from ora_desktop.core import AgentFile
+
+        self.ctx, self.window, self.shooter = ctx, window, shooter
+        self.ora = AgentFile("anwe-sh", "ora", home / "sites" / "anwe-sh" / "ora.site.db")
+        self.task = AgentFile("anwe-sh", "task-123", home / "sites" / "anwe-sh" / "task-123.site.db")
+
+    def select(self, agent) -> None:
+        """Select ``agent`` the way a person would (the sidebar), else through the context."""
+        sidebar = find(self.window, "Sidebar")
+        if sidebar is not None and hasattr(sidebar, "select_path"):
+            sidebar.select_path(agent.path)
+        if self.ctx.current_path() != agent.path:
+            self.ctx.set_current(agent)
+
+
+def _select_row(table, row: int) -> None:
+    if hasattr(table, "select_row"):
+        table.select_row(row)
+    else:
+        table.selectRow(row)
+
+
+async def memories(s: Session, table) -> None:
+    """The memory table with a memory selected and its detail."""
+    await until(lambda: table.model() is not None and table.model().rowCount() > 0)
+    _select_row(table, 2)
+    await settle(1.0)
+    s.shooter.save("01-memories")
+
+
+async def search(s: Session, bar) -> None:
+    """Typing a query letter by letter; matches highlighted in the table and the detail."""
+    field = bar.field
+    field.setFocus()
+    for prefix in ("c", "ch", "che", "check", "checkout"):
+        field.setText(prefix)
+        await asyncio.sleep(0.08)
+    await settle(1.5)
+    table = find(s.window, "MemoryTable")
+    if table is not None:
+        _select_row(table, 0)
+        await settle(0.8)
+    s.shooter.save("02-search")
+    field.clear()
+    await settle(0.8)
+
+
+async def jobs(s: Session, view) -> None:
+    """A decay (previewed, confirmed) and a backup for the history, then a cleanup preview."""
+    await until(lambda: view.snapshot is not None)
+    for name in ("decay", "backup"):
+        view.job.setCurrentIndex(view.job.findData(name))
+        view.schedule.clearSelection()
+        view.run_now()
+        if name == "decay" and await until(lambda: view.preview is not None and view.preview.isVisible()):
+            view.preview.confirm.click()
+        await until(lambda job=name: not view.busy and view.last_report is not None
+                    and view.last_report.job == job and not view.last_report.dry_run)
+    await settle(1.0)
+    s.shooter.save("03-jobs")
+    view.job.setCurrentIndex(view.job.findData("cleanup"))
+    view.run_now()
+    if await until(lambda: view.preview is not None and view.preview.isVisible()):
+        await settle(0.5)
+        s.shooter.save("04-jobs-preview", view.preview)
+        view.preview.reject()
+    else:
+        s.shooter.skip("04-jobs-preview", "the preview did not open")
+    await settle(0.5)
+
+
+async def backups(s: Session, view) -> None:
+    """Back up now, then the confirmation of a restore (cancelled)."""
+    from PySide6.QtWidgets import QMessageBox
+
+    await until(lambda: view.listing is not None)
+    view.back_up()
+    await until(lambda: not view.busy and view.listing is not None and len(view.listing.backups) >= 2)
+    await settle(0.5)
+    s.shooter.save("05-backups")
+    view.table.selectRow(1)
+    view.ask_restore()
+    if await until(lambda: view.confirm is not None and view.confirm.isVisible()):
+        await settle(0.4)
+        s.shooter.save("06-restore", view.confirm)
+        view.confirm.button(QMessageBox.StandardButton.Cancel).click()
+    else:
+        s.shooter.skip("06-restore", "the confirmation did not open")
+    await settle(0.4)
+
+
+async def charts(s: Session, view) -> None:
+    """Every chart, for every agent."""
+    view.scope.setCurrentIndex(view.scope.findData("all"))
+    await until(lambda: view.data is not None and view.data.files > 1 and not view._latest.busy)
+    await settle(1.0)
+    s.shooter.save("07-charts")
+
+
+async def task(s: Session, view) -> None:
+    """The spawned task agent's task, input and output."""
+    s.select(s.task)
+    await until(lambda: view.stack.currentIndex() == 1)
+    await settle(1.0)
+    s.shooter.save("08-task")
+
+
+#: (--views key, first PNG name, widget class to find in the window, section).
+SECTIONS = (
+    ("memories", "01-memories", "MemoryTable", memories),
+    ("search", "02-search", "SearchBar", search),
+    ("jobs", "03-jobs", "JobsView", jobs),
+    ("backups", "05-backups", "BackupsView", backups),
+    ("charts", "07-charts", "ChartsView", charts),
+    ("task", "08-task", "TaskView", task),
+)
+
+
+async def shoot(args: argparse.Namespace, home: Path) -> Shooter:
+    from PySide6.QtWidgets import QApplication
+
     from ora_desktop.gui.app import build_window
     from ora_desktop.gui.app import parse_args as app_args
 
@@ -133,140 +254,20 @@ async def shoot(args: argparse.Namespace, home: Path) -> Shooter:
     window.show()
     if hasattr(window, "start"):
         window.start()
-    shooter = Shooter(window, out)
-    ora = AgentFile("anwe-sh", "ora", home / "sites" / "anwe-sh" / "ora.site.db")
-    task = AgentFile("anwe-sh", "task-123", home / "sites" / "anwe-sh" / "task-123.site.db")
-
-    def select(agent: AgentFile) -> None:
-        sidebar = find(window, "Sidebar")
-        if sidebar is not None and hasattr(sidebar, "select_path"):
-            sidebar.select_path(agent.path)
-        if ctx.current_path() != agent.path:
-            ctx.set_current(agent)
-
+    session = Session(ctx, window, Shooter(window, out), home)
     await settle(1.0)
-    select(ora)
+    session.select(session.ora)
     await settle(1.5)
-
-    # 1. Memories: table with a row selected, detail beside it.
     wanted = set(args.views.split(","))
-    table = find(window, "MemoryTable")
-    if "memories" not in wanted:
-        pass
-    elif table is None:
-        shooter.skip("01-memories", "no MemoryTable in the window")
-    else:
-        reveal(table)
-        await until(lambda: table.model() is not None and table.model().rowCount() > 0)
-        if hasattr(table, "select_row"):
-            table.select_row(2)
-        else:
-            table.selectRow(2)
-        await settle(1.0)
-        shooter.save("01-memories")
-
-    # 2. Search as you type with highlights.
-    bar = find(window, "SearchBar")
-    field = getattr(bar, "field", None)
-    if "search" not in wanted:
-        pass
-    elif field is None:
-        shooter.skip("02-search", "no SearchBar in the window")
-    else:
-        reveal(bar)
-        field.setFocus()
-        for prefix in ("c", "ch", "che", "check", "checkout"):
-            field.setText(prefix)
-            await asyncio.sleep(0.08)
-        await settle(1.5)
-        if table is not None:
-            table.select_row(0) if hasattr(table, "select_row") else table.selectRow(0)
-            await settle(0.8)
-        shooter.save("02-search")
-        field.clear()
-        await settle(0.8)
-
-    # 3-4. Jobs: a backup and a decay run for the history, then a cleanup preview.
-    jobs = find(window, "JobsView")
-    if "jobs" not in wanted:
-        pass
-    elif jobs is None:
-        shooter.skip("03-jobs", "no JobsView in the window")
-    else:
-        reveal(jobs)
-        await until(lambda: jobs.snapshot is not None)
-        for name in ("decay", "backup"):
-            jobs.job.setCurrentIndex(jobs.job.findData(name))
-            jobs.schedule.clearSelection()
-            task_ = jobs.run_now()
-            if name == "decay":  # decay previews first: confirm it
-                await until(lambda: jobs.preview is not None and jobs.preview.isVisible())
-                if jobs.preview is not None:
-                    jobs.preview.confirm.click()
-            await until(lambda job=name: not jobs.busy and jobs.last_report is not None
-                        and jobs.last_report.job == job and not jobs.last_report.dry_run)
-            del task_
-        await settle(1.0)
-        shooter.save("03-jobs")
-        jobs.job.setCurrentIndex(jobs.job.findData("cleanup"))
-        jobs.run_now()
-        if await until(lambda: jobs.preview is not None and jobs.preview.isVisible()):
-            await settle(0.5)
-            shooter.save("04-jobs-preview", jobs.preview)
-            jobs.preview.reject()
-        else:
-            shooter.skip("04-jobs-preview", "the preview did not open")
-        await settle(0.5)
-
-    # 5-6. Backups and the restore confirmation.
-    backups = find(window, "BackupsView")
-    if "backups" not in wanted:
-        pass
-    elif backups is None:
-        shooter.skip("05-backups", "no BackupsView in the window")
-    else:
-        reveal(backups)
-        await until(lambda: backups.listing is not None)
-        backups.back_up()
-        await until(lambda: not backups.busy and backups.listing is not None and len(backups.listing.backups) >= 2)
-        await settle(0.5)
-        shooter.save("05-backups")
-        backups.table.selectRow(1)
-        backups.ask_restore()
-        if await until(lambda: backups.confirm is not None and backups.confirm.isVisible()):
-            await settle(0.4)
-            shooter.save("06-restore", backups.confirm)
-            cancel = backups.confirm.button(QMessageBox.StandardButton.Cancel)
-            cancel.click()
-        else:
-            shooter.skip("06-restore", "the confirmation did not open")
-        await settle(0.4)
-
-    # 7. Charts for everything.
-    charts = find(window, "ChartsView")
-    if "charts" not in wanted:
-        pass
-    elif charts is None:
-        shooter.skip("07-charts", "no ChartsView in the window")
-    else:
-        reveal(charts)
-        charts.scope.setCurrentIndex(charts.scope.findData("all"))
-        await until(lambda: charts.data is not None and charts.data.files > 1 and not charts._latest.busy)
-        await settle(1.0)
-        shooter.save("07-charts")
-
-    # 8. A task agent's task.
-    task_view = find(window, "TaskView")
-    if "task" not in wanted:
-        pass
-    elif task_view is None:
-        shooter.skip("08-task", "no TaskView in the window")
-    else:
-        select(task)
-        reveal(task_view)
-        await until(lambda: task_view.stack.currentIndex() == 1)
-        await settle(1.0)
-        shooter.save("08-task")
+    for key, name, class_name, section in SECTIONS:
+        if key not in wanted:
+            continue
+        widget = find(window, class_name)
+        if widget is None:
+            session.shooter.skip(name, f"no {class_name} in the window")
+            continue
+        reveal(widget)
+        await section(session, widget)
 
     window.close()
     await settle(0.3)
@@ -274,7 +275,7 @@ async def shoot(args: argparse.Namespace, home: Path) -> Shooter:
     window.deleteLater()
     await settle(0.2)
     QApplication.processEvents()
-    return shooter
+    return session.shooter
 
 
 def main(argv: list[str] | None = None) -> int:
