@@ -18,8 +18,9 @@ stats) only when ``touch=True``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from . import timestamps
@@ -28,10 +29,31 @@ from .listing import ListQuery
 from .records import Memory
 
 if TYPE_CHECKING:
+    from .search import ParsedQuery
     from .store import Store
 
 Tokenizer = Callable[[str], int]
 DEFAULT_SHARES = {"important": 0.25, "relevant": 0.55, "recent": 0.20}
+
+
+_STOP_TEXT = """
+a about above after again against all also am an and any are as at be because been before being
+below between both but by can could did do does doing down during each few for from further had has
+have having he her here hers herself him himself his how i if in into is it its itself just let me
+more most my myself no nor not now of off on once only or other our ours ourselves out over own same
+she should so some such than that the their theirs them themselves then there these they this those
+through to too under until up very was we were what when where which while who whom why will with
+would you your yours yourself yourselves tell told know remember said say says please thanks thank
+"""
+STOPWORDS = frozenset(_STOP_TEXT.split())
+_WORD = re.compile(r"[^\W_][\w'-]*[^\W_]|[^\W_]")
+
+
+def keywords(text: str, limit: int = 12) -> list[str]:
+    """Content words of a message (no stop words, at least 3 characters), first seen first."""
+    words = [w.lower() for w in _WORD.findall(text)]
+    chosen = [w for w in dict.fromkeys(words) if len(w) >= 3 and w not in STOPWORDS]
+    return chosen[:limit]
 
 
 def estimate_tokens(text: str) -> int:
@@ -213,6 +235,20 @@ def _fit(memory: Memory, reason: str, title: str, blocks: list[str], lines: list
     return best
 
 
+def as_keywords(query: str) -> ParsedQuery:
+    """``query`` for recall: its filters kept, its words ORed without stop words, so a question
+    in plain language ("why did the checkout fail?") finds memories that share its content
+    words (BM25 ranks those sharing more, and rarer, words first)."""
+    from .search import parse_query
+
+    parsed = parse_query(query)
+    terms = [t for group in parsed.groups for t in group
+             if t.kind != "word" or (len(t.text) >= 3 and t.text.lower() not in STOPWORDS)]
+    if not terms or len(parsed.groups) < 2:
+        return parsed
+    return replace(parsed, groups=(tuple(dict.fromkeys(terms)),))
+
+
 def _relevant(store: Store, query: str, limit: int, hops: int, usable: Callable[[Memory], bool],
               notes: list[str]) -> list[tuple[Memory, str, float]]:
     """Keyword hits and their related_to neighbours (newest of each chain), fused by RRF."""
@@ -221,7 +257,7 @@ def _relevant(store: Store, query: str, limit: int, hops: int, usable: Callable[
 
     if not str(query).strip():
         return []
-    result = search(store, query, limit=limit)
+    result = search(store, as_keywords(query), limit=limit)
     if result.note:
         notes.append(result.note)
     notes.extend(result.warnings)

@@ -12,13 +12,12 @@ history.
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .context import estimate_tokens
+from .context import estimate_tokens, keywords
 from .errors import InvalidValue, OraError
 
 if TYPE_CHECKING:
@@ -55,26 +54,6 @@ class Recall:
 
 MESSAGE_OVERHEAD = 4  # tokens per message for role and separators
 PRUNABLE = ("user", "assistant")
-_STOP_TEXT = """
-a about above after again against all also am an and any are as at be because been before being
-below between both but by can could did do does doing down during each few for from further had has
-have having he her here hers herself him himself his how i if in into is it its itself just let me
-more most my myself no nor not now of off on once only or other our ours ourselves out over own same
-she should so some such than that the their theirs them themselves then there these they this those
-through to too under until up very was we were what when where which while who whom why will with
-would you your yours yourself yourselves tell told know remember said say says please thanks thank
-"""
-STOPWORDS = frozenset(_STOP_TEXT.split())
-_WORD = re.compile(r"[^\W_][\w'-]*[^\W_]|[^\W_]")
-
-
-def keywords(text: str, limit: int = 12) -> list[str]:
-    """Content words of a message (no stop words, at least 3 characters), first seen first."""
-    words = [w.lower() for w in _WORD.findall(text)]
-    chosen = [w for w in dict.fromkeys(words) if len(w) >= 3 and w not in STOPWORDS]
-    return chosen[:limit]
-
-
 class ConversationMemory:
     """Keeps an agent's message history within its context window, archiving what it prunes.
 

@@ -111,3 +111,11 @@ def test_fallback_context_has_a_note(db: Path, monkeypatch: pytest.MonkeyPatch) 
         bundle = build_context(store, "deploy key")
     assert "key" in section_ids(bundle, "relevant")
     assert any("ranking is reduced" in note for note in bundle.notes)
+
+
+def test_a_question_in_plain_language_finds_relevant_memories(db: Path) -> None:
+    with open_store(db, readonly=True) as store:
+        bundle = build_context(store, "where does the deploy key live?")
+        assert section_ids(bundle, "relevant")[0] == "key"
+        # Filters of the query language still apply.
+        assert section_ids(build_context(store, "which vault key type:preference", hops=0), "relevant") == []
