@@ -11,7 +11,7 @@ for one site. :meth:`Config.effective` says where each value comes from::
     check = "weekly"
 
     [backup]
-    dir = "~/ora-backups"  # default: <user data dir>/backups
+    dir = "~/ora-backups"  # default: <user data dir>/backups; relative = beside this file
     keep_last = 7          # plus the newest backup of each of the last keep_daily days
     keep_daily = 7         # and of each of the last keep_weekly weeks
     keep_weekly = 4
@@ -182,7 +182,10 @@ class Config:
         table = self._table("backup")
         if key == "dir":
             if "dir" in table:
-                return Setting("dir", Path(str(table["dir"])).expanduser(), self._source("backup"))
+                folder = Path(str(table["dir"])).expanduser()
+                if not folder.is_absolute():  # relative to the config file, not to wherever we run
+                    folder = self.path.parent / folder
+                return Setting("dir", folder, self._source("backup"))
             return Setting("dir", paths.data_dir() / "backups", DEFAULT)
         if key in table:
             value = table[key]

@@ -89,3 +89,8 @@ def test_intervals() -> None:
     for bad in ("", "-5m", "5 parsecs", True, 0):
         with pytest.raises(ConfigError):
             parse_interval(bad)
+
+
+def test_a_relative_backup_dir_is_beside_the_config_file() -> None:
+    path = write('[backup]\ndir = "backups"\n')
+    assert Config.load().backup_dir == path.parent / "backups"
