@@ -205,3 +205,26 @@ def test_schedule_lists_jobs_switched_off_and_files_outside_the_home(ctx, loop, 
     loop.run_until_complete(scenario())
     assert str(elsewhere) in view.unscheduled.text() and "Run now" in view.unscheduled.text()
     assert view.run_button.isEnabled(), "jobs can still be run by hand on a file outside ORA_HOME"
+
+
+def test_all_files_shows_every_agents_schedule_and_history(ctx, loop, ora_home: Path, qtbot) -> None:
+    from ora_desktop.core.maintenance import run_job
+
+    agent, path = agent_with_expired(ora_home)
+    writer = ora_home / "sites" / "anwe-sh" / "writer.site.db"
+    write_agent(writer, 5, seed=7)
+    run_job("check", writer)
+    view = JobsView(ctx)
+    qtbot.addWidget(view)
+
+    async def scenario() -> None:
+        ctx.set_current(agent)
+        await until(lambda: view.snapshot is not None and view.snapshot.schedule)
+        assert {row.label for row in view.snapshot.schedule} == {"anwe-sh/ora"}
+        assert not history_rows(view), "the selected file has no runs yet"
+        view.all_files.setChecked(True)
+        await until(lambda: {row.label for row in view.snapshot.schedule} == {"anwe-sh/ora", "anwe-sh/writer"})
+        await until(lambda: any(row[2] == "anwe-sh/writer" for row in history_rows(view)))
+
+    loop.run_until_complete(scenario())
+    assert "Every file" in view.file_label.text()
