@@ -153,3 +153,30 @@ def test_a_stop_signal_lets_the_running_backup_finish(ora_home: Path, sig: signa
     assert not any(folder.glob(".*partial*"))
     assert check_file(backup.path) == [] and ids(backup.path) == ids(db)
     assert [r.outcome for r in history(job="backup")] == ["ok"]
+
+
+DECAY_NOW = """
+import sys, time
+from pathlib import Path
+from ora_desktop.core.maintenance import JobContext, decay
+start = float(sys.argv[2])
+time.sleep(max(0, start - time.time()))
+print(decay.run(JobContext(Path(sys.argv[1]))).counts["days"])
+"""
+
+
+def test_processes_decaying_at_once_without_the_job_lock_still_decay_once(ora_home: Path) -> None:
+    """The window and the daemon at once: the BEGIN IMMEDIATE transaction alone keeps it to one day."""
+    db = big_db(ora_home / "sites" / "s" / "ora.site.db", 5000, size=100)
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE memories SET last_accessed_at = datetime('now', '-30 days'), health_score = 0.5")
+    conn.commit()
+    conn.close()
+    start = time.time() + 1.5  # every process is up before they go
+    procs = [subprocess.Popen([sys.executable, "-c", DECAY_NOW, str(db), str(start)], cwd=ROOT,
+                              stdout=subprocess.PIPE, text=True) for _ in range(4)]
+    days = sorted(int(p.communicate(timeout=60)[0].strip()) for p in procs)
+    assert days == [0, 0, 0, 1]
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT DISTINCT round(health_score, 6) FROM memories").fetchall() == [(0.49,)]
+    conn.close()
