@@ -89,9 +89,9 @@ class BackupsView(LazyRefresh, QWidget):
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty.setWordWrap(True)
 
-        self.backup_button = QPushButton("Back up now")
+        self.backup_button = QPushButton("&Back up now")
         self.backup_button.setToolTip("Copy the file with SQLite's online backup (safe while agents write)")
-        self.restore_button = QPushButton("Restore…")
+        self.restore_button = QPushButton("R&estore…")
         self.restore_button.setToolTip("Replace the file's content with the selected backup (asks first)")
         self.progress = QProgressBar()
         self.progress.hide()

@@ -84,7 +84,7 @@ class JobsView(QWidget):
         for name, spec in JOBS.items():
             self.job.addItem(name, name)
             self.job.setItemData(self.job.count() - 1, spec.description, Qt.ItemDataRole.ToolTipRole)
-        self.run_button = QPushButton("Run now…")
+        self.run_button = QPushButton("&Run now…")
         self.run_button.setToolTip("Preview what the job would change, then confirm to run it")
         self.progress = QProgressBar()
         self.progress.setTextVisible(True)
