@@ -8,8 +8,10 @@ Targets: every read within 1.5x of raw SQL; batch add at least 20,000 memories/s
 
 from __future__ import annotations
 
+import gc
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from ora_desktop import open_store
@@ -26,6 +28,22 @@ BUCKET = "CASE WHEN health_score IS NULL THEN -1 ELSE min(9, max(0, CAST(health_
 READ_TARGET = "<= 1.5x"
 
 
+def paired(ours: Callable[[], object], raw: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """Median seconds of ours and of raw, run alternately (after one warm-up each) so that a
+    machine busy with other work weighs on both alike."""
+    ours_times: list[float] = []
+    raw_times: list[float] = []
+    for fn in (ours, raw):
+        fn()
+    for _ in range(repeat):
+        for fn, times in ((ours, ours_times), (raw, raw_times)):
+            gc.collect()
+            started = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - started)
+    return p50(ours_times), p50(raw_times)
+
+
 def _raw_reader(path: Path) -> sqlite3.Connection:
     """A raw connection opened exactly as the engine opens this file read-only."""
     db, _ = make_database(path, readonly=True)
@@ -36,6 +54,9 @@ def _reads(path: Path, rows: list[Row]) -> None:
     raw = _raw_reader(path)
     with open_store(path, readonly=True) as store:
         visible = store.count()
+
+        def sql(text: str, params: tuple = ()) -> Callable[[], list]:
+            return lambda: raw.execute(text, params).fetchall()
         offset = min(900_000, max(0, visible - 101))
 
         def raw_page(after: tuple | None = None) -> list:
@@ -48,37 +69,31 @@ def _reads(path: Path, rows: list[Row]) -> None:
                 params = (after[0], after[0], after[1])
             return raw.execute(sql, params).fetchall()
 
-        ours = p50(timed(lambda: store.list(limit=100), repeat=5))
-        base = p50(timed(raw_page, repeat=5))
+        ours, base = paired(lambda: store.list(limit=100), raw_page, repeat=5)
         assert [m.id for m in store.list(limit=100)] == [r[1] for r in raw_page()]
         rows.append(Row("list: first page (100, newest first)", ours, base, READ_TARGET))
 
         cursor = store.cursor_at(offset)
         raw_at = f"SELECT julianday(created_at), rowid FROM memories WHERE {VISIBLE} ORDER BY {ORDER} LIMIT 1 OFFSET ?"
-        ours = p50(timed(lambda: store.cursor_at(offset), repeat=3))
-        base = p50(timed(lambda: raw.execute(raw_at, (offset,)).fetchone(), repeat=3))
+        ours, base = paired(lambda: store.cursor_at(offset), sql(raw_at, (offset,)), repeat=3)
         rows.append(Row(f"cursor_at({offset:,}) (one-off jump)", ours, base, READ_TARGET))
 
         after = (cursor.value, cursor.rowid)
-        ours = p50(timed(lambda: store.list(limit=100, after=cursor), repeat=5))
-        base = p50(timed(lambda: raw_page(after), repeat=5))
+        ours, base = paired(lambda: store.list(limit=100, after=cursor), lambda: raw_page(after), repeat=5)
         assert [m.id for m in store.list(limit=100, after=cursor)] == [r[1] for r in raw_page(after)]
         rows.append(Row(f"list: page at offset {offset:,} (keyset)", ours, base, READ_TARGET))
         offset_sql = f"SELECT rowid, {COLS} FROM memories WHERE {VISIBLE} ORDER BY {ORDER} LIMIT 100 OFFSET ?"
         context = p50(timed(lambda: raw.execute(offset_sql, (offset + 1,)).fetchall(), repeat=3))
         rows.append(Row("  (raw LIMIT/OFFSET page there, for contrast)", context, None, "-"))
 
-        ours = p50(timed(store.count, repeat=5))
-        base = p50(timed(lambda: raw.execute(f"SELECT count(*) FROM memories WHERE {VISIBLE}").fetchone(), repeat=5))
+        ours, base = paired(store.count, sql(f"SELECT count(*) FROM memories WHERE {VISIBLE}"), repeat=5)
         rows.append(Row("count (superseded hidden)", ours, base, READ_TARGET))
-        ours = p50(timed(lambda: store.count(superseded="show"), repeat=5))
-        base = p50(timed(lambda: raw.execute("SELECT count(*) FROM memories").fetchone(), repeat=5))
+        ours, base = paired(lambda: store.count(superseded="show"), sql("SELECT count(*) FROM memories"), repeat=5)
         rows.append(Row("count (everything)", ours, base, READ_TARGET))
 
         facet_sql = (f"SELECT type, sync_status, importance, {BUCKET}, count(*) FROM memories WHERE {VISIBLE} "
                      "GROUP BY +type, +sync_status, +importance, 4")
-        ours = p50(timed(store.facets, repeat=5))
-        base = p50(timed(lambda: raw.execute(facet_sql).fetchall(), repeat=5))
+        ours, base = paired(store.facets, sql(facet_sql), repeat=5)
         rows.append(Row("facets (type, sync, importance, health)", ours, base, READ_TARGET))
         four = [f"SELECT {e}, count(*) FROM memories WHERE {VISIBLE} GROUP BY 1"
                 for e in ("type", "sync_status", "importance", BUCKET)]
@@ -87,8 +102,7 @@ def _reads(path: Path, rows: list[Row]) -> None:
 
         recall_sql = (f"SELECT rowid, {COLS} FROM memories WHERE type = ? AND health_score > 0.3 "
                       "ORDER BY importance DESC, julianday(created_at) DESC, rowid DESC LIMIT 20")
-        ours = p50(timed(lambda: store.recall("fact"), repeat=7))
-        base = p50(timed(lambda: raw.execute(recall_sql, ("fact",)).fetchall(), repeat=7))
+        ours, base = paired(lambda: store.recall("fact"), sql(recall_sql, ("fact",)), repeat=7)
         assert [m.id for m in store.recall("fact")] == [r[1] for r in raw.execute(recall_sql, ("fact",))]
         rows.append(Row("recall('fact') (seed query, by time)", ours, base, READ_TARGET))
 
