@@ -228,3 +228,20 @@ def test_all_files_shows_every_agents_schedule_and_history(ctx, loop, ora_home: 
 
     loop.run_until_complete(scenario())
     assert "Every file" in view.file_label.text()
+
+
+def test_a_broken_history_database_is_reported_in_words(ctx, loop, ora_home: Path, qtbot) -> None:
+    from ora_desktop.core import history
+
+    agent, _path = agent_with_expired(ora_home)
+    history.state_path().parent.mkdir(parents=True, exist_ok=True)
+    history.state_path().write_bytes(b"this is not a database" * 100)
+    view = JobsView(ctx)
+    qtbot.addWidget(view)
+
+    async def scenario() -> None:
+        ctx.set_current(agent)
+        await until(lambda: "Could not read the job schedule and history" in view.message.text())
+
+    loop.run_until_complete(scenario())
+    assert "Traceback" not in view.message.text()

@@ -158,8 +158,9 @@ class JobsView(QWidget):
         next_runs = svc.next_runs() if svc is not None else None
         try:
             snapshot = await self.ctx.run(self._gather, path, everything or path is None, next_runs)
-        except OraError as exc:
-            self.message.setText(f"Could not read the job history: {exc}")
+        except Exception as exc:  # the history database is peewee's: its errors are not OraErrors
+            log.warning("reading the job schedule and history failed", exc_info=True)
+            self.message.setText(f"Could not read the job schedule and history: {exc}")
             return None
         self.snapshot = snapshot
         self._fill(snapshot)
