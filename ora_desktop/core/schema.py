@@ -141,6 +141,8 @@ def inspect(conn: sqlite3.Connection, path: str | Path) -> SchemaReport:
         raise _as_file_error(path, exc) from exc
     if "memories" not in tables:
         raise WrongSchema(path, "no 'memories' table: this is an SQLite file, but not an Ora memory database")
+    if "WITHOUT ROWID" in " ".join(tables["memories"].upper().split()):
+        raise WrongSchema(path, "the 'memories' table is WITHOUT ROWID, which this version cannot page through")
     columns = tuple(row[1] for row in conn.execute("PRAGMA table_info(memories)"))
     missing = tuple(c for c in MEMORY_COLUMNS if c not in columns)
     lacking = sorted(REQUIRED_MEMORY_COLUMNS - set(columns))

@@ -35,6 +35,20 @@ def listing(folder: Path) -> dict[str, bytes]:
 
 
 # ------------------------------------------------------------------------------ bad files
+def _without_rowid(path: Path) -> None:
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE memories (id TEXT PRIMARY KEY, content TEXT NOT NULL) WITHOUT ROWID")
+    conn.commit()
+    conn.close()
+
+
+def _without_content(path: Path) -> None:
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE memories (id TEXT PRIMARY KEY, body TEXT)")
+    conn.commit()
+    conn.close()
+
+
 def _sqlite_without_memories(path: Path) -> None:
     conn = sqlite3.connect(path)
     conn.execute("CREATE TABLE notes (id TEXT, body TEXT)")
@@ -74,9 +88,12 @@ def _garbage_after_header(path: Path) -> None:
         (_truncated, CorruptFile, "truncated"),
         (_garbage_after_header, FileProblem, ""),
         (_sqlite_without_memories, WrongSchema, "no 'memories' table"),
+        (_without_content, WrongSchema, "lacks required columns: content"),
+        (_without_rowid, WrongSchema, "WITHOUT ROWID"),
         (lambda p: p.mkdir(), NotSQLite, "directory"),
     ],
-    ids=["missing", "empty", "text", "encrypted", "header-only", "truncated", "damaged", "no-memories", "folder"],
+    ids=["missing", "empty", "text", "encrypted", "header-only", "truncated", "damaged", "no-memories",
+         "no-content", "without-rowid", "folder"],
 )
 @pytest.mark.parametrize("readonly", [False, True], ids=["rw", "ro"])
 def test_bad_files_are_refused_by_name(tmp_path, make, error, words, readonly):

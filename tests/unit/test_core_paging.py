@@ -105,3 +105,21 @@ def test_facets_match_the_rows_listed(tmp_path, data, superseded, types):
     assert facets.types == dict(types_) and facets.sync_statuses == dict(syncs)
     assert facets.importance == dict(importance)
     assert {k: v for k, v in facets.health_buckets.items() if v} == dict(buckets)
+
+
+def test_cursor_for_a_row_deleted_meanwhile_still_continues_the_order(seed_db):
+    path = seed_db([(f"m{i:02d}", f"memory {i}", "fact", 1 + i % 10) for i in range(30)])
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE memories SET created_at = datetime('2025-01-01', '+' || rowid || ' hours'), "
+                 "updated_at = datetime('2025-01-01', '+' || rowid || ' hours')")
+    conn.commit()
+    with open_store(path) as store:
+        for order_by in ("created_at", "updated_at", "importance", "id"):
+            everything = [m.id for m in store.list(order_by=order_by, limit=None)]
+            page = store.list(order_by=order_by, limit=10)
+            store.delete(page[-1].id)
+            cursor = store.cursor_for(page[-1], order_by)
+            rest = [m.id for m in store.list(order_by=order_by, limit=None, after=cursor)]
+            assert rest == everything[10:], order_by
+            store.restore_deleted([t.trash_id for t in store.trash()])
+    conn.close()
