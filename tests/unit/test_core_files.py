@@ -325,3 +325,17 @@ def test_wal_left_without_its_shm_is_read_and_the_new_shm_reported(tmp_path, see
         assert store.find("m7") is None  # the commit in the -wal is seen
         assert any("-shm was created" in w for w in store.warnings)
     assert copy.read_bytes() == db_bytes
+
+
+def test_browsing_a_writable_store_changes_nothing_on_disk(seed_db):
+    path = seed_db(ROWS)
+    before = listing(path.parent)
+    with open_store(path) as store:
+        store.list()
+        store.facets()
+        store.recall("fact")
+        store.chain("m1")
+        store.trash()
+        list(store.iter_all(page=9))
+        assert not store.changed_externally()
+    assert listing(path.parent) == before  # no ora_desktop_* table, no leftover -wal/-shm
