@@ -49,11 +49,13 @@ def test_task_agent_shows_description_status_and_pretty_json(ctx, loop, ora_home
     assert "\n  \"findings\": 3," in shown and "日本語" in shown  # indented, not \u-escaped
     assert view.output_box.note.text() == ""
     assert view.finished.text() != "not finished"
+    assert view.parent_label.text().startswith("none found"), "no other agent in this site"
 
 
 def test_text_that_is_not_json_is_shown_as_stored_and_said_so(ctx, loop, ora_home: Path, qtbot) -> None:
     path = ora_home / "sites" / "anwe-sh" / "task-8.site.db"
     write_agent(path, 1, seed=2)
+    write_agent(ora_home / "sites" / "anwe-sh" / "ora.site.db", 1, seed=3)
     add_task(path, "task-8", "Summarise the logs", "{not json", None, status="active")
     view = TaskView(ctx)
     qtbot.addWidget(view)
@@ -69,6 +71,7 @@ def test_text_that_is_not_json_is_shown_as_stored_and_said_so(ctx, loop, ora_hom
     assert view.output_box.text.toPlainText() == ""
     assert view.finished.text() == "not finished"
     assert "active" in view.status_label.text()
+    assert view.parent_label.text() == "anwe-sh/ora"
 
 
 def test_ordinary_agent_and_no_selection_explain_why_there_is_nothing(ctx, loop, ora_home: Path, qtbot) -> None:

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ora_desktop.core import OraError, TaskContext
+from ora_desktop.core import AgentFile, OraError, TaskContext
 
 from ..jobs.background import Latest
 from ..jobs.widgets import LazyRefresh
@@ -51,9 +51,11 @@ def when(moment: datetime | None) -> str:
     return moment.astimezone().strftime("%Y-%m-%d %H:%M") if moment else "—"
 
 
-def load_tasks(ctx, path) -> list[TaskContext]:
-    """The task rows of the file at ``path`` (worker thread)."""
-    return ctx.store_for(path).tasks()
+def load_tasks(ctx, path, current: object) -> tuple[list[TaskContext], str]:
+    """The task rows of the file at ``path`` and the agent it reports to (worker thread)."""
+    tasks = ctx.store_for(path).tasks()
+    parent = ctx.home.parent_of(current) if isinstance(current, AgentFile) and current.is_task_agent else None
+    return tasks, (parent.label if parent is not None else "")
 
 
 class JsonBox(QGroupBox):
@@ -111,12 +113,15 @@ class TaskView(LazyRefresh, QWidget):
         self.task_id.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.started = QLabel()
         self.finished = QLabel()
+        self.parent_label = QLabel()
+        self.parent_label.setToolTip("The agent the promote job copies this task's important memories into")
         form = QFormLayout()
         form.addRow("Task:", self.description)
         form.addRow("Status:", self.status_label)
         form.addRow("Id:", self.task_id)
         form.addRow("Started:", self.started)
         form.addRow("Completed:", self.finished)
+        form.addRow("Reports to:", self.parent_label)
         self.input_box = JsonBox("Input")
         self.output_box = JsonBox("Output")
         split = QSplitter(Qt.Orientation.Horizontal)
@@ -155,11 +160,12 @@ class TaskView(LazyRefresh, QWidget):
             self._message("Select a task agent (named task-…) in the sidebar to see its task.")
             return []
         try:
-            tasks = await self.ctx.run(load_tasks, self.ctx, path)
+            tasks, parent = await self.ctx.run(load_tasks, self.ctx, path, self.current)
         except OraError as exc:
             self._message(f"Could not read the task: {exc}")
             return []
         self.tasks = tasks
+        self.parent_label.setText(parent or "none found in this site (promote has nowhere to copy to)")
         if not tasks:
             task_agent = getattr(self.current, "is_task_agent", False)
             name = getattr(self.current, "label", None) or path.name
