@@ -1,0 +1,220 @@
+"""Bringing a built index up to date: the log or a scan finds candidates, ids decide (see
+:mod:`.index` for the design). A mixin of :class:`~.index.SearchIndex`."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from . import walscan
+from .sidecar import BUCKET_BITS, _chunks, _delete_fids, _insert_docs, _samples, _text, identity
+
+
+class RefreshMixin:
+    """Candidate finding and re-indexing; the host provides ``db_path``, ``meta`` and ``set_meta``."""
+
+    db_path: Any
+
+    def _refresh_locked(self, conn: sqlite3.Connection, meta: dict[str, Any],
+                        log: walscan.WalPosition | None) -> tuple[bool, walscan.WalPosition | None]:
+        """Re-index what changed; returns (changed?, the log position now processed)."""
+        if meta.get("identity") != identity(self.db_path) or self._renumbered(conn, meta):
+            return self._reconcile(conn), log
+        max_row = int(meta.get("max_row") or 0)
+        logged = walscan.read_changes(str(self.db_path), walscan.WalPosition.from_list(meta.get("wal")))
+        if logged is not None:
+            # Rows on the pages the log says changed, and anything past the last rowid seen.
+            rowids = sorted(logged.rowids)
+            candidates = conn.execute("SELECT rowid, id, updated_at FROM src.memories WHERE rowid >= ?",
+                                      (max_row,)).fetchall()
+            for chunk in _chunks(rowids):
+                candidates.extend(conn.execute(
+                    f"SELECT rowid, id, updated_at FROM src.memories WHERE rowid IN ({','.join('?' * len(chunk))})",
+                    chunk))
+            changed = self._apply(conn, candidates, compare_text=True)
+            changed = self._remove_deleted_near(conn, logged.pages) or changed
+            log = logged.position
+        else:
+            since = str(meta.get("since") or "0000")
+            candidates = conn.execute(
+                "SELECT rowid, id, updated_at FROM src.memories WHERE rowid >= ? OR updated_at >= ? "
+                "OR typeof(updated_at) != 'text'", (max_row, since)).fetchall()
+            changed = self._apply(conn, candidates)
+        src_count = conn.execute("SELECT count(*) FROM src.memories").fetchone()[0]
+        if src_count != self._rows(conn):
+            changed = self._remove_deleted(conn) or changed
+            if src_count != self._rows(conn):
+                return self._reconcile(conn) or changed, log
+        return changed, log
+
+    @staticmethod
+    def _rows(conn: sqlite3.Connection) -> int:
+        """Rows in docs (kept in meta by triggers; counted when missing)."""
+        row = conn.execute("SELECT value FROM meta WHERE key = 'rows'").fetchone()
+        if row is None:
+            return conn.execute("SELECT count(*) FROM docs").fetchone()[0]
+        return int(row[0])
+
+    def _remove_deleted_near(self, conn: sqlite3.Connection, pages: tuple[tuple[int, ...], ...]) -> bool:
+        """Deleted memories between the neighbours of changed pages (rowids the log bounds)."""
+        gone: list[int] = []
+        for rowids in pages:
+            present = set(rowids)
+            low, high = min(rowids), max(rowids)
+            before = conn.execute("SELECT max(rowid) FROM src.memories WHERE rowid < ?", (low,)).fetchone()[0]
+            after = conn.execute("SELECT min(rowid) FROM src.memories WHERE rowid > ?", (high,)).fetchone()[0]
+            before = (low - 1) if before is None else before
+            after = (1 << 62) if after is None else after
+            for fid, mid, srow in conn.execute("SELECT fid, mid, srow FROM docs WHERE srow > ? AND srow < ?",
+                                               (before, after)):
+                if srow not in present and conn.execute(
+                        "SELECT 1 FROM src.memories WHERE id = ?", (mid,)).fetchone() is None:
+                    gone.append(fid)
+        return _delete_fids(conn, gone) > 0
+
+    def _renumbered(self, conn: sqlite3.Connection, meta: dict[str, Any]) -> bool:
+        """True when a sampled memory now lives at another rowid (VACUUM, or a REPLACE)."""
+        samples = meta.get("samples") or []
+        if not samples:
+            return False
+        ids = [mid for _, mid in samples]
+        marks = ",".join("?" * len(ids))
+        now = dict(conn.execute(f"SELECT id, rowid FROM src.memories WHERE id IN ({marks})", ids).fetchall())
+        if any(mid in now and now[mid] != srow for srow, mid in samples):
+            return True
+        max_row = conn.execute("SELECT max(rowid) FROM src.memories").fetchone()[0] or 0
+        return max_row < int(meta.get("max_row") or 0) - (1 << BUCKET_BITS)
+
+    def _apply(self, conn: sqlite3.Connection, candidates: list[tuple[int, Any, Any]],
+               compare_text: bool = False) -> bool:
+        """Re-index candidates whose id is new or whose ``updated_at``/rowid changed.
+
+        With ``compare_text`` (few candidates, from the log) the text is compared too, so an
+        edit that kept ``updated_at`` (two edits in one second) is not missed.
+        """
+        if not candidates:
+            return False
+        known: dict[str, tuple[int, Any, int]] = {}
+        ids = [str(c[1]) for c in candidates]
+        for chunk in _chunks(ids):
+            marks = ",".join("?" * len(chunk))
+            for fid, mid, ver, srow in conn.execute(
+                    f"SELECT fid, mid, ver, srow FROM docs WHERE mid IN ({marks})", chunk):
+                known[mid] = (fid, ver, srow)
+        stale_ids: list[str] = []
+        moved: list[tuple[int, int]] = []
+        for srow, mid, ver in candidates:
+            mid = str(mid)
+            ver = None if ver is None else str(ver)
+            old = known.get(mid)
+            if old is None or old[1] != ver:
+                stale_ids.append(mid)
+            elif old[2] != srow:
+                moved.append((srow, old[0]))
+        if compare_text:
+            stale_ids.extend(self._text_changed(conn, [(srow, known[str(mid)][0]) for srow, mid, ver in candidates
+                                                       if str(mid) in known and str(mid) not in stale_ids]))
+            stale_ids = list(dict.fromkeys(stale_ids))
+        if moved:
+            conn.executemany("UPDATE docs SET srow = ? WHERE fid = ?", moved)
+        if not stale_ids:
+            return bool(moved)
+        self._reindex_ids(conn, stale_ids, known)
+        return True
+
+    @staticmethod
+    def _text_changed(conn: sqlite3.Connection, pairs: list[tuple[int, int]]) -> list[str]:
+        """Ids whose current text differs from the indexed text; ``pairs`` are (rowid, fid)."""
+        changed: list[str] = []
+        for chunk in _chunks(pairs, 400):
+            rowids = [p[0] for p in chunk]
+            fids = [p[1] for p in chunk]
+            current = {r: (str(i), _text(c)) for r, i, c in conn.execute(
+                f"SELECT rowid, id, content FROM src.memories WHERE rowid IN ({','.join('?' * len(rowids))})",
+                rowids)}
+            indexed = dict(conn.execute(
+                f"SELECT id, c0 FROM fts_content WHERE id IN ({','.join('?' * len(fids))})", fids))
+            for rowid, fid in chunk:
+                mid, text = current.get(rowid, (None, None))
+                if mid is not None and indexed.get(fid) != text:
+                    changed.append(mid)
+        return changed
+
+    def _reindex_ids(self, conn: sqlite3.Connection, ids: list[str], known: dict[str, tuple] | None = None) -> None:
+        known = dict(known or {})
+        missing = [i for i in ids if i not in known]
+        for chunk in _chunks(missing):
+            marks = ",".join("?" * len(chunk))
+            for fid, mid, ver, srow in conn.execute(
+                    f"SELECT fid, mid, ver, srow FROM docs WHERE mid IN ({marks})", chunk):
+                known[mid] = (fid, ver, srow)
+        next_fid = (conn.execute("SELECT max(fid) FROM docs").fetchone()[0] or 0) + 1
+        _delete_fids(conn, [known[i][0] for i in ids if i in known])
+        rows = []
+        for chunk in _chunks(ids):
+            marks = ",".join("?" * len(chunk))
+            rows.extend(conn.execute(
+                f"SELECT rowid, id, content, updated_at FROM src.memories WHERE id IN ({marks})", chunk))
+        batch = []
+        srows = []
+        for srow, mid, content, ver in rows:
+            old = known.get(str(mid))
+            fid = old[0] if old else next_fid
+            if not old:
+                next_fid += 1
+            batch.append((fid, srow, str(mid), content, ver))
+            srows.append((srow, str(mid)))
+        # A rowid now held by another id: the memory that had it is gone.
+        holder = dict(srows)
+        gone = []
+        for chunk in _chunks(list(holder)):
+            for fid, mid, srow in conn.execute(
+                    f"SELECT fid, mid, srow FROM docs WHERE srow IN ({','.join('?' * len(chunk))})", chunk):
+                if mid != holder[srow] and conn.execute(
+                        "SELECT 1 FROM src.memories WHERE id = ?", (mid,)).fetchone() is None:
+                    gone.append(fid)
+        _delete_fids(conn, gone)
+        _insert_docs(conn, batch)
+        if batch:
+            top = max(srow for _, srow, *_ in batch)
+            meta_max = self.meta(conn).get("max_row") or 0
+            if top > meta_max:
+                self.set_meta(conn, max_row=top)
+
+    def _remove_deleted(self, conn: sqlite3.Connection) -> bool:
+        """Find deleted memories in the rowid buckets whose counts differ; remove them."""
+        bits = BUCKET_BITS
+        src = dict(conn.execute(f"SELECT rowid >> {bits} AS b, count(*) FROM src.memories GROUP BY b"))
+        ours = dict(conn.execute(f"SELECT srow >> {bits} AS b, count(*) FROM docs GROUP BY b"))
+        buckets = [b for b in set(src) | set(ours) if src.get(b, 0) != ours.get(b, 0)]
+        gone: list[int] = []
+        for bucket in buckets:
+            low, high = bucket << bits, ((bucket + 1) << bits) - 1
+            present = {str(r[0]) for r in conn.execute(
+                "SELECT id FROM src.memories WHERE rowid BETWEEN ? AND ?", (low, high))}
+            for fid, mid in conn.execute("SELECT fid, mid FROM docs WHERE srow BETWEEN ? AND ?", (low, high)):
+                if mid not in present and conn.execute(
+                        "SELECT 1 FROM src.memories WHERE id = ?", (mid,)).fetchone() is None:
+                    gone.append(fid)
+        return _delete_fids(conn, gone) > 0
+
+    def _reconcile(self, conn: sqlite3.Connection) -> bool:
+        """Full comparison by id: re-index what changed, drop what is gone, refresh hints."""
+        gone = [r[0] for r in conn.execute(
+            "SELECT fid FROM docs d WHERE NOT EXISTS (SELECT 1 FROM src.memories m WHERE m.id = d.mid)")]
+        _delete_fids(conn, gone)
+        stale, moved = [], []
+        for srow, mid, ver, fid, old_ver, old_srow in conn.execute(
+                "SELECT m.rowid, m.id, m.updated_at, d.fid, d.ver, d.srow FROM src.memories m "
+                "LEFT JOIN docs d ON d.mid = m.id"):
+            ver = None if ver is None else str(ver)
+            if fid is None or old_ver != ver:
+                stale.append(str(mid))
+            elif old_srow != srow:
+                moved.append((srow, fid))
+        conn.executemany("UPDATE docs SET srow = ? WHERE fid = ?", moved)
+        for chunk in _chunks(stale, 5000):
+            self._reindex_ids(conn, chunk)
+        max_row = conn.execute("SELECT max(rowid) FROM src.memories").fetchone()[0] or 0
+        self.set_meta(conn, max_row=max_row, samples=_samples(conn))
+        return bool(gone or stale or moved)
