@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from .errors import InvalidValue, NotFound
@@ -12,6 +13,7 @@ if TYPE_CHECKING:
     from .store import Store
 
 MAX_CHAIN = 10000
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class GraphMixin:
@@ -62,22 +64,33 @@ class GraphMixin:
         start = self.get(memory_id)
         forward, cycle, dangling = self._forward(start.id)
         head = forward[-1]
-        # Walk backwards from the head: who is superseded by whom (one query per level).
-        ordered: list[Memory] = [head]
+        # Walk backwards from the head over every supersession edge, read in one scan (there is
+        # no index on superseded_by, so one query per level would scan the table per level).
+        older_of: dict[str, list[str]] = {}
+        for old, new in self.fetch_all(
+            "SELECT id, superseded_by FROM memories WHERE superseded_by IS NOT NULL AND superseded_by != ''"
+        ):
+            older_of.setdefault(str(new), []).append(str(old))
+        levels: list[list[str]] = []
         seen = {head.id}
         frontier = [head.id]
-        while frontier and len(ordered) < MAX_CHAIN:
-            marks = ",".join("?" * len(frontier))
-            older = self._rows(f"superseded_by IN ({marks})", frontier,
-                               "ORDER BY julianday(created_at) DESC, rowid DESC")
-            frontier = []
-            for memory in older:
-                if memory.id in seen:
-                    cycle = True
-                    continue
-                seen.add(memory.id)
-                ordered.append(memory)
-                frontier.append(memory.id)
+        while frontier and len(seen) < MAX_CHAIN:
+            level = []
+            for newer in frontier:
+                for old in older_of.get(newer, ()):
+                    if old in seen:
+                        cycle = True
+                        continue
+                    seen.add(old)
+                    level.append(old)
+            levels.append(level)
+            frontier = level
+        found = self.get_many(i for level in levels for i in level)
+        ordered: list[Memory] = [head]
+        for level in levels:  # within a level, newest first (as time, then by rowid)
+            members = [found[i] for i in level if i in found]
+            members.sort(key=lambda m: (m.created_at is not None, m.created_at or _EPOCH, m.rowid or 0), reverse=True)
+            ordered.extend(members)
         live = None if (cycle or dangling) else head
         return Chain(tuple(ordered), live, cycle, (dangling,) if dangling else ())
 

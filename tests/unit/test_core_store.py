@@ -512,3 +512,15 @@ def test_changes_inside_a_write_are_told_after_commit_and_not_at_all_after_rollb
         store.touch("kept")
         assert seen == []
     assert [c.source for c in seen] == ["add", "touch"]
+
+
+def test_chain_with_branches_lists_each_level_newest_first(store, db):
+    raw(db, "UPDATE memories SET created_at = '2025-01-0' || rowid || ' 00:00:00'")
+    raw(db, "UPDATE memories SET created_at = '2025-01-05T12:00:00.000Z' WHERE id = 'm-ctx'")  # ISO, newest
+    store.supersede("m-fact-hi", "m-task")
+    store.supersede("m-fact-lo", "m-task")
+    store.supersede("m-ctx", "m-task")
+    store.supersede("m-task", "m-conv")
+    chain = store.chain("m-fact-lo")
+    assert [m.id for m in chain.members] == ["m-conv", "m-task", "m-ctx", "m-fact-lo", "m-fact-hi"]
+    assert chain.live.id == "m-conv" and not chain.cycle
