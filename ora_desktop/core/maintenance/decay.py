@@ -23,18 +23,25 @@ GRACE_DAYS = 7
 PER_DAY = 0.01
 PREVIEW_LIMIT = 1000
 
-# Days past the grace period, as of ?now (NULL for unparseable or missing times).
-_OVER = "(julianday(:now) - {grace} - julianday(coalesce(nullif(last_accessed_at, ''), created_at)))"
-_DUE = f"health_score > 0 AND {_OVER} > 0"
-# min(days, ceil(days over grace)): the number of daily runs in the gap that would have hit it
-# (ceil with a 0.1 s tolerance for julianday's float rounding).
-_LOSS = f"(:per * MIN(:days, CAST({_OVER} + 0.999999 AS INTEGER)))"
-_NEW_HEALTH = f"ROUND(MAX(0, health_score - {_LOSS}), 6)"
+# When each memory's grace began: its last access, or its creation if never accessed (as a Julian
+# day; NULL for a time SQLite cannot read, which is then left alone and reported by `check`).
+_SINCE = "julianday(coalesce(nullif(last_accessed_at, ''), created_at))"
+# Due: health left, and the grace over (:cutoff = the Julian day of now minus 7 days).
+_DUE = f"health_score > 0 AND {_SINCE} < :cutoff"
 
 
-def _sql(template: str, days: int, now: str) -> tuple[str, dict]:
-    text = template.replace("{grace}", str(GRACE_DAYS))
-    return text, {"now": now, "days": days, "per": PER_DAY}
+def _new_health(days: int) -> str:
+    """The SET expression: one day off every due memory (the daily case, as cheap as the seed's
+    own UPDATE), or for a catch-up ``min(days, ceil(days past its grace))`` days — what the missed
+    daily runs would have taken (ceil with a 0.1 s tolerance for julianday's float rounding)."""
+    if days == 1:
+        return "MAX(0, health_score - :per)"
+    return f"MAX(0, health_score - :per * MIN(:days, CAST(:cutoff - {_SINCE} + 0.999999 AS INTEGER)))"
+
+
+def _params(days: int, now: datetime) -> dict:
+    julian = now.timestamp() / 86400 + 2440587.5
+    return {"cutoff": julian - GRACE_DAYS, "days": days, "per": PER_DAY}
 
 
 def last_decay(store: Store) -> datetime | None:
@@ -64,9 +71,8 @@ def run(ctx: JobContext) -> Outcome:
             if days == 0:
                 return Outcome({"days": 0, "decayed": 0},
                                f"already decayed within the last day (at {timestamps.to_sql(last)})")
-            sql, params = _sql(f"UPDATE memories SET health_score = {_NEW_HEALTH} WHERE {_DUE}",
-                               days, timestamps.to_sql(now))
-            decayed = store.execute(sql, params).rowcount
+            decayed = store.execute(f"UPDATE memories SET health_score = {_new_health(days)} WHERE {_DUE}",
+                                    _params(days, now)).rowcount
             # Move the mark on by whole days so a partial day is carried to the next run.
             mark = now if last is None else last + timedelta(days=days)
             write_state(store, STATE_KEY, timestamps.to_sql(mark))
@@ -80,11 +86,10 @@ def _preview(ctx: JobContext, store: Store, now: datetime) -> Outcome:
     days = days_due(last_decay(store), now)
     if days == 0:
         return Outcome({"days": 0, "decayed": 0}, "already decayed within the last day: nothing would change")
-    sql, params = _sql(f"SELECT id, content, health_score, {_NEW_HEALTH} FROM memories WHERE {_DUE}",
-                       days, timestamps.to_sql(now))
-    count_sql = _sql(f"SELECT count(*) FROM memories WHERE {_DUE}", days, "")[0]
-    total = store.execute(count_sql, params).fetchone()[0]
-    rows = store.execute(f"{sql} LIMIT {PREVIEW_LIMIT}", params).fetchall()
+    params = _params(days, now)
+    total = store.execute(f"SELECT count(*) FROM memories WHERE {_DUE}", params).fetchone()[0]
+    rows = store.execute(f"SELECT id, content, health_score, {_new_health(days)} FROM memories WHERE {_DUE} "
+                         f"LIMIT {PREVIEW_LIMIT}", params).fetchall()
     changes = [summary(r[0], r[1], f"health {r[2]:.2f} → {r[3]:.2f}") for r in rows]
     more = f" (first {PREVIEW_LIMIT} listed)" if total > PREVIEW_LIMIT else ""
     return Outcome({"days": days, "decayed": total}, f"would lower the health of {total} memories "
