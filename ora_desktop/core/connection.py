@@ -66,20 +66,31 @@ class Database(peewee.SqliteDatabase):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._every: list[sqlite3.Connection] = []
+        self._every: list[tuple[threading.Thread, sqlite3.Connection]] = []
         self._every_lock = threading.Lock()
 
     def _connect(self) -> sqlite3.Connection:
         conn = super()._connect()
         with self._every_lock:
-            self._every.append(conn)
+            # Threads that ended without closing leave their connection behind: close those.
+            gone = [pair for pair in self._every if not pair[0].is_alive()]
+            self._every = [pair for pair in self._every if pair[0].is_alive()]
+            self._every.append((threading.current_thread(), conn))
+        for _, old in gone:
+            with contextlib.suppress(sqlite3.Error):
+                old.close()
         return conn
 
     def _close(self, conn: sqlite3.Connection) -> None:
         with self._every_lock:
-            if conn in self._every:
-                self._every.remove(conn)
+            self._every = [pair for pair in self._every if pair[1] is not conn]
         conn.close()
+
+    @property
+    def open_connections(self) -> int:
+        """How many threads hold an open connection to this database."""
+        with self._every_lock:
+            return len(self._every)
 
     def close_all(self) -> None:
         """Close this thread's connection and every other thread's (they reconnect if used again)."""
@@ -87,7 +98,7 @@ class Database(peewee.SqliteDatabase):
             self.close()
         with self._every_lock:
             others, self._every = self._every, []
-        for conn in others:
+        for _, conn in others:
             with contextlib.suppress(sqlite3.Error):
                 conn.close()
 
