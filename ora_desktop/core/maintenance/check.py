@@ -15,9 +15,12 @@ Everything else is reported for a person to decide. A damaged file is never repa
 
 from __future__ import annotations
 
+import sqlite3
+
+from ..errors import OraError
 from ..schema import MEMORY_TYPES, SYNC_STATUSES
 from ..store import Store, open_store
-from .context import JobContext, Outcome
+from .context import Cancelled, JobContext, Outcome
 
 SAMPLE = 200
 TIME_FIELDS = ("last_accessed_at", "created_at", "updated_at", "expires_at", "synced_at")
@@ -69,8 +72,16 @@ def _problems(columns: tuple[str, ...]) -> dict[str, tuple[str, str]]:
 
 
 def integrity(store: Store) -> list[str]:
-    """``PRAGMA integrity_check`` messages (empty when the file is sound)."""
-    rows = [r[0] for r in store.execute("PRAGMA integrity_check")]
+    """``PRAGMA integrity_check`` messages (empty when the file is sound).
+
+    A file too damaged for the check to finish gives SQLite's error as the one message.
+    """
+    try:
+        rows = [r[0] for r in store.execute("PRAGMA integrity_check")]
+    except (OraError, sqlite3.DatabaseError) as exc:
+        if isinstance(exc, Cancelled) or "interrupt" in str(exc):
+            raise
+        return [str(exc)]
     return [] if rows == ["ok"] else rows
 
 
@@ -103,10 +114,11 @@ def run(ctx: JobContext) -> Outcome:
         findings: list[tuple[str, str]] = [("(file)", f"integrity: {m}") for m in damage[:SAMPLE]]
         counts = {"integrity_errors": len(damage)}
         ctx.step(1, 3)
-        counts.update(_lint(store, ctx, findings))
-        cycles = supersession_cycles(store)
-        counts["supersession_cycles"] = len(cycles)
-        findings += [(c[0], "supersession cycle: " + " → ".join([*c, c[0]])) for c in cycles[:SAMPLE]]
+        if not damage:  # linting a damaged file would only stumble over the same damage
+            counts.update(_lint(store, ctx, findings))
+            cycles = supersession_cycles(store)
+            counts["supersession_cycles"] = len(cycles)
+            findings += [(c[0], "supersession cycle: " + " → ".join([*c, c[0]])) for c in cycles[:SAMPLE]]
         ctx.step(2, 3)
         problems = sum(counts.values())
         message = "no problems found" if not problems else "found " + ", ".join(

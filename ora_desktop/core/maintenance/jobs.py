@@ -13,6 +13,7 @@ job stop at its next safe point (outcome ``cancelled``; nothing half-done is com
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,9 +21,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import filelock
+import peewee
 
 from .. import backup, history, paths
 from ..config import Config
+from ..connection import translate
 from ..errors import InvalidValue, OraError
 from ..home import OraHome
 from . import check, cleanup, decay, promote, retention
@@ -139,6 +142,9 @@ def run_job(name: str, db_path: str | Path, *, dry_run: bool = False, progress: 
                            "nothing was changed by the unfinished step", dry_run=dry_run)
     except OraError as exc:
         report = JobReport(name, path, started, _now(), "failed", message=str(exc), dry_run=dry_run)
+    except (sqlite3.Error, peewee.PeeweeException) as exc:  # e.g. a damaged page met while reading rows
+        report = JobReport(name, path, started, _now(), "failed", message=str(translate(path, exc)),
+                           dry_run=dry_run)
     except Exception as exc:  # a job bug must not kill the daemon: report it, log the traceback
         log.exception("%s on %s failed", name, path)
         report = JobReport(name, path, started, _now(), "failed",
