@@ -180,15 +180,18 @@ class ChangeWatch:
         self._last: dict[int, tuple] = {}
 
     def fingerprint(self, db: peewee.SqliteDatabase, immutable: bool) -> tuple:
+        """What identifies the file's current state for this kind of connection."""
         if immutable:
             return ("stat", *file_stamp(self.path))
         return ("version", db.execute_sql("PRAGMA data_version").fetchone()[0])
 
     def changed(self, db: peewee.SqliteDatabase, immutable: bool) -> bool:
+        """True when the state moved since this thread's last call."""
         current = self.fingerprint(db, immutable)
         key = threading.get_ident()
         previous, self._last[key] = self._last.get(key), current
         return previous is not None and previous != current
 
     def reset(self, db: peewee.SqliteDatabase, immutable: bool) -> None:
+        """Take the current state as seen."""
         self._last[threading.get_ident()] = self.fingerprint(db, immutable)

@@ -40,11 +40,13 @@ class AgentFile:
 
     @property
     def label(self) -> str:
+        """``site/agent``, for lists and messages."""
         return f"{self.site}/{self.agent}"
 
 
 @dataclass(frozen=True, slots=True)
 class Site:
+    """One site folder and its agent files."""
     slug: str
     path: Path
     agents: tuple[AgentFile, ...]
@@ -60,9 +62,11 @@ class OraHome:
 
     @property
     def sites_dir(self) -> Path:
+        """The ``sites`` folder inside the home."""
         return self.root / "sites"
 
     def exists(self) -> bool:
+        """Whether the home has a ``sites`` folder."""
         return self.sites_dir.is_dir()
 
     def sites(self) -> list[Site]:

@@ -53,10 +53,12 @@ class ListQuery:
     extra_where: tuple[tuple[str, tuple], ...] = field(default=())
 
     def with_(self, **changes: Any) -> ListQuery:
+        """A copy with some fields changed."""
         return replace(self, **changes)
 
 
 def sort_expression(column: str, available: Sequence[str]) -> str:
+    """SQL to sort by ``column`` (time columns through ``julianday``; a missing column is NULL)."""
     if column not in SORTABLE:
         raise InvalidValue("order_by", f"{column!r} is not a column of memories")
     if column != "rowid" and column not in available:
@@ -147,5 +149,6 @@ def keyset_clause(expr: str, cursor: Cursor, descending: bool) -> tuple[str, lis
 
 
 def order_clause(expr: str, descending: bool) -> str:
+    """``ORDER BY`` text for ``expr`` with ``rowid`` as the tie-breaker."""
     direction = "DESC" if descending else "ASC"
     return f"{expr} {direction}, rowid {direction}"

@@ -76,6 +76,7 @@ ENGINE_MODELS = (TrashRow, StateRow)
 
 @dataclass(frozen=True)
 class BoundModels:
+    """The models of one store, bound to its database."""
     memory: type[MemoryRow]
     task: type[TaskContextRow]
     trash: type[TrashRow]

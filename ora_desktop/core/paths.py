@@ -17,18 +17,22 @@ APP = "ora-desktop"
 
 
 def cache_dir() -> Path:
+    """Rebuildable sidecars (full-text index, tags)."""
     return Path(platformdirs.user_cache_dir(APP, appauthor=False))
 
 
 def data_dir() -> Path:
+    """Jobs history and default backups."""
     return Path(platformdirs.user_data_dir(APP, appauthor=False))
 
 
 def config_dir() -> Path:
+    """``config.toml``."""
     return Path(platformdirs.user_config_dir(APP, appauthor=False))
 
 
 def log_dir() -> Path:
+    """Daemon and app logs."""
     return Path(platformdirs.user_log_dir(APP, appauthor=False))
 
 

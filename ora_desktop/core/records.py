@@ -50,9 +50,11 @@ class Memory:
 
     @property
     def is_superseded(self) -> bool:
+        """A newer memory replaces this one."""
         return bool(self.superseded_by)
 
     def is_expired(self, at: datetime | None = None) -> bool:
+        """Its ``expires_at`` is before ``at`` (default: now)."""
         return self.expires_at is not None and self.expires_at < (at or timestamps.now())
 
     @property
@@ -99,6 +101,7 @@ class Change:
 
     @property
     def ids(self) -> frozenset[str]:
+        """Every id the change touched."""
         return self.added | self.changed | self.removed
 
 

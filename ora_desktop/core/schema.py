@@ -96,6 +96,7 @@ class SchemaReport:
 
     @property
     def ok(self) -> bool:
+        """True when there is nothing to warn about."""
         return not self.warnings
 
 

@@ -108,6 +108,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
 
     @property
     def warnings(self) -> tuple[str, ...]:
+        """What the compatibility check found worth saying (never fatal)."""
         return self.report.warnings
 
     # ----------------------------------------------------------------- listeners
@@ -207,6 +208,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         self._engine_tables_ready = not self.db.in_transaction()
 
     def has_table(self, name: str) -> bool:
+        """Whether the file holds a table of that name."""
         row = self.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,))
         return row.fetchone() is not None
 

@@ -63,6 +63,7 @@ class TrashMixin:
         return out
 
     def trash_count(self: Store) -> int:
+        """How many rows the trash holds."""
         if not self.has_table("ora_desktop_trash"):
             return 0
         return self.execute("SELECT count(*) FROM ora_desktop_trash").fetchone()[0]

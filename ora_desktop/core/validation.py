@@ -18,12 +18,14 @@ EDITABLE_FIELDS = frozenset({
 
 
 def check_type(value: Any) -> str:
+    """A memory type of the seed, or ``InvalidValue``."""
     if value not in MEMORY_TYPES:
         raise InvalidValue("type", f"{value!r} is not one of {', '.join(MEMORY_TYPES)}")
     return value
 
 
 def check_importance(value: Any) -> int:
+    """A whole number from 1 to 10, or ``InvalidValue``."""
     if isinstance(value, bool) or not isinstance(value, (int, str, float)):
         raise InvalidValue("importance", f"{value!r} is not a whole number from 1 to 10")
     try:
@@ -39,6 +41,7 @@ def check_importance(value: Any) -> int:
 
 
 def check_health(value: Any) -> float:
+    """A number from 0.0 to 1.0, or ``InvalidValue``."""
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -50,18 +53,21 @@ def check_health(value: Any) -> float:
 
 
 def check_sync_status(value: Any) -> str:
+    """pending, synced or local_only, or ``InvalidValue``."""
     if value not in SYNC_STATUSES:
         raise InvalidValue("sync_status", f"{value!r} is not one of {', '.join(SYNC_STATUSES)}")
     return value
 
 
 def check_task_status(value: Any) -> str:
+    """active, completed or failed, or ``InvalidValue``."""
     if value not in TASK_STATUSES:
         raise InvalidValue("status", f"{value!r} is not one of {', '.join(TASK_STATUSES)}")
     return value
 
 
 def check_content(value: Any) -> str:
+    """Non-blank text without NUL, or ``InvalidValue``."""
     if not isinstance(value, str) or not value.strip():
         raise InvalidValue("content", "must not be empty")
     if "\x00" in value:
@@ -70,6 +76,7 @@ def check_content(value: Any) -> str:
 
 
 def check_id(value: Any, field: str = "id") -> str:
+    """A non-empty id of at most 512 characters, or ``InvalidValue``."""
     if not isinstance(value, str) or not value.strip():
         raise InvalidValue(field, "must be a non-empty text id")
     if "\x00" in value or len(value) > 512:
@@ -91,6 +98,7 @@ def check_related(value: Any) -> str | None:
 
 
 def check_count(value: Any) -> int:
+    """A whole number of 0 or more, or ``InvalidValue``."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise InvalidValue("access_count", f"{value!r} is not a whole number of 0 or more")
     return value

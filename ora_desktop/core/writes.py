@@ -185,4 +185,5 @@ class WritesMixin:
         return self.remove_where_recoverably(f"id IN {IDS_JSON}", [json.dumps(ids)], reason)
 
     def new_memory_id(self: Store) -> str:
+        """A fresh id, as :meth:`add` would make."""
         return new_id()
