@@ -29,7 +29,7 @@ from .listing import ListQuery
 from .records import Memory
 
 if TYPE_CHECKING:
-    from .search import ParsedQuery
+    from .search import ParsedQuery, Term
     from .store import Store
 
 Tokenizer = Callable[[str], int]
@@ -235,18 +235,25 @@ def _fit(memory: Memory, reason: str, title: str, blocks: list[str], lines: list
     return best
 
 
-def as_keywords(query: str) -> ParsedQuery:
-    """``query`` for recall: its filters kept, its words ORed without stop words, so a question
-    in plain language ("why did the checkout fail?") finds memories that share its content
-    words (BM25 ranks those sharing more, and rarer, words first)."""
+def recall_queries(query: str) -> tuple[ParsedQuery, ParsedQuery | None]:
+    """(strict, loose) forms of ``query`` for recall. Strict: every content word must match
+    (stop words such as "why", "did", "the" dropped); loose: any of them may (BM25 ranks
+    memories sharing more, and rarer, words first). Filters are kept in both. Loose is None
+    when it would be the same search."""
     from .search import parse_query
 
     parsed = parse_query(query)
-    terms = [t for group in parsed.groups for t in group
-             if t.kind != "word" or (len(t.text) >= 3 and t.text.lower() not in STOPWORDS)]
-    if not terms or len(parsed.groups) < 2:
-        return parsed
-    return replace(parsed, groups=(tuple(dict.fromkeys(terms)),))
+
+    def content(term: Term) -> bool:
+        return term.kind != "word" or (len(term.text) >= 3 and term.text.lower() not in STOPWORDS)
+
+    groups = tuple(g for g in (tuple(t for t in group if content(t)) for group in parsed.groups) if g)
+    if not groups:
+        return parsed, None
+    strict = replace(parsed, groups=groups)
+    if len(groups) < 2:
+        return strict, None
+    return strict, replace(parsed, groups=(tuple(dict.fromkeys(t for g in groups for t in g)),))
 
 
 def _relevant(store: Store, query: str, limit: int, hops: int, usable: Callable[[Memory], bool],
@@ -257,13 +264,18 @@ def _relevant(store: Store, query: str, limit: int, hops: int, usable: Callable[
 
     if not str(query).strip():
         return []
-    result = search(store, as_keywords(query), limit=limit)
+    strict, loose = recall_queries(query)
+    result = search(store, strict, limit=limit)
+    hits = list(result.hits)
+    if loose is not None and len(hits) < limit:  # too few memories hold every word: any word
+        seen = {h.memory.id for h in hits}
+        hits += [h for h in search(store, loose, limit=limit).hits if h.memory.id not in seen][:limit - len(hits)]
     if result.note:
         notes.append(result.note)
     notes.extend(result.warnings)
     found: dict[str, tuple[Memory, str]] = {}
     keyword: list[str] = []
-    for hit in result.hits:
+    for hit in hits:
         if usable(hit.memory):
             found[hit.memory.id] = (hit.memory, "keyword")
             keyword.append(hit.memory.id)

@@ -26,6 +26,7 @@ from .index import (
     MARGIN,
     PROGRESS,
     SCHEMA,
+    TAGS_INDEX,
     Cancelled,
     SearchIndex,
     _delete_fids,
@@ -122,6 +123,7 @@ def finish_tags(index: SearchIndex, progress: ProgressFn | None = None, cancel: 
                     if rows:
                         SearchIndex.set_meta(conn, tags_upto=rows[-1][0])
                     else:
+                        conn.execute(TAGS_INDEX)
                         SearchIndex.set_meta(conn, tags_done=True)
                     conn.execute("COMMIT")
                 except BaseException:

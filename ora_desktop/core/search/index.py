@@ -56,6 +56,7 @@ from .sidecar import (  # noqa: F401  (re-exported for build.py and tests)
     NO_FTS5_ENV,
     SAMPLES,
     SCHEMA,
+    TAGS_INDEX,
     Cancelled,
     _chunks,
     _delete_fids,

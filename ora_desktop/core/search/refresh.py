@@ -32,7 +32,8 @@ class RefreshMixin:
                     f"SELECT rowid, id, updated_at FROM src.memories WHERE rowid IN ({','.join('?' * len(chunk))})",
                     chunk))
             changed = self._apply(conn, candidates, compare_text=True)
-            changed = self._remove_deleted_near(conn, logged.pages) or changed
+            if conn.execute("SELECT count(*) FROM src.memories").fetchone()[0] != self._rows(conn):
+                changed = self._remove_deleted_near(conn, logged.pages) or changed
             log = logged.position
         else:
             since = str(meta.get("since") or "0000")
@@ -87,10 +88,12 @@ class RefreshMixin:
 
     def _apply(self, conn: sqlite3.Connection, candidates: list[tuple[int, Any, Any]],
                compare_text: bool = False) -> bool:
-        """Re-index candidates whose id is new or whose ``updated_at``/rowid changed.
+        """Re-index candidates that are new or whose text changed.
 
-        With ``compare_text`` (few candidates, from the log) the text is compared too, so an
-        edit that kept ``updated_at`` (two edits in one second) is not missed.
+        A candidate whose ``updated_at`` changed has its text compared with the indexed text:
+        only a different text is re-indexed (an importance or sync edit just records the new
+        version). With ``compare_text`` (candidates from the log) every candidate's text is
+        compared, so an edit that kept ``updated_at`` (two edits in one second) is not missed.
         """
         if not candidates:
             return False
@@ -101,22 +104,27 @@ class RefreshMixin:
             for fid, mid, ver, srow in conn.execute(
                     f"SELECT fid, mid, ver, srow FROM docs WHERE mid IN ({marks})", chunk):
                 known[mid] = (fid, ver, srow)
-        stale_ids: list[str] = []
-        moved: list[tuple[int, int]] = []
+        new_ids: list[str] = []
+        check: list[tuple[int, int, str, str | None]] = []  # (rowid, fid, id, updated_at) to compare
+        moved: list[tuple[str | None, int, int]] = []
         for srow, mid, ver in candidates:
             mid = str(mid)
             ver = None if ver is None else str(ver)
             old = known.get(mid)
-            if old is None or old[1] != ver:
-                stale_ids.append(mid)
+            if old is None:
+                new_ids.append(mid)
+            elif old[1] != ver or compare_text:
+                check.append((srow, old[0], mid, ver))
             elif old[2] != srow:
-                moved.append((srow, old[0]))
-        if compare_text:
-            stale_ids.extend(self._text_changed(conn, [(srow, known[str(mid)][0]) for srow, mid, ver in candidates
-                                                       if str(mid) in known and str(mid) not in stale_ids]))
-            stale_ids = list(dict.fromkeys(stale_ids))
+                moved.append((ver, srow, old[0]))
+        changed_text = set(self._text_changed(conn, [(srow, fid) for srow, fid, _, _ in check]))
+        # Same text under a new updated_at (an importance or sync edit): only the version moves.
+        for srow, fid, mid, ver in check:
+            if mid not in changed_text and (ver, srow) != known[mid][1:]:
+                moved.append((ver, srow, fid))
         if moved:
-            conn.executemany("UPDATE docs SET srow = ? WHERE fid = ?", moved)
+            conn.executemany("UPDATE docs SET ver = ?, srow = ? WHERE fid = ?", moved)
+        stale_ids = list(dict.fromkeys(new_ids + [mid for _, _, mid, _ in check if mid in changed_text]))
         if not stale_ids:
             return bool(moved)
         self._reindex_ids(conn, stale_ids, known)

@@ -36,10 +36,11 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(content, tokenize='porter unic
 CREATE TABLE IF NOT EXISTS tags (fid INTEGER NOT NULL, kind TEXT NOT NULL, value TEXT NOT NULL,
                                  PRIMARY KEY (fid, kind, value)) WITHOUT ROWID;
 """
+# Made when the tags are all extracted (inserting into it meanwhile would slow the extraction).
+TAGS_INDEX = "CREATE INDEX IF NOT EXISTS tags_kind_value ON tags(kind, value COLLATE NOCASE)"
 INDEXES = (
     "CREATE UNIQUE INDEX IF NOT EXISTS docs_mid ON docs(mid)",
     "CREATE INDEX IF NOT EXISTS docs_srow ON docs(srow)",
-    "CREATE INDEX IF NOT EXISTS tags_kind_value ON tags(kind, value COLLATE NOCASE)",
     "INSERT OR REPLACE INTO meta(key, value) VALUES ('rows', (SELECT count(*) FROM docs))",
     "CREATE TRIGGER IF NOT EXISTS docs_counted_in AFTER INSERT ON docs "
     "BEGIN UPDATE meta SET value = value + 1 WHERE key = 'rows'; END",
