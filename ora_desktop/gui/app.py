@@ -77,12 +77,10 @@ def make_application(argv: Sequence[str] = ()) -> QApplication:
 def build_window(args: argparse.Namespace, settings: QSettings | None = None):  # noqa: ANN201
     """The context and main window for parsed ``args`` (used by ``main``, tests and benchmarks)."""
     from .main_window import MainWindow
-    from .panels import start_services
 
     home = OraHome(args.home) if args.home else OraHome()
     ctx = AppContext(home, settings or QSettings(), read_only=args.read_only)
-    window = MainWindow(ctx)
-    start_services(ctx)
+    window = MainWindow(ctx)  # its start() adds the extra panels and starts the jobs service
     for name in args.files:
         window.open_file(Path(name))
     return ctx, window

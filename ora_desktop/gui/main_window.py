@@ -33,7 +33,7 @@ from ..core import AgentFile, OraError, Store
 from .context import AppContext, path_of
 from .curate.actions import Curator
 from .memories.page import MemoryBrowser
-from .panels import load_panels
+from .panels import load_panels_async, start_services_async
 from .resources import app_icon
 from .sidebar.view import Sidebar
 from .welcome import Welcome
@@ -71,9 +71,7 @@ class MainWindow(QMainWindow):
         self.tabs.setObjectName("MainTabs")
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.memories, "Memories")
-        self.panels: dict[str, QWidget] = dict(load_panels(ctx, self))
-        for title, widget in self.panels.items():
-            self.tabs.addTab(widget, title)
+        self.panels: dict[str, QWidget] = {}  # added by start() once the window is up
         self.setCentralWidget(self.tabs)
         self.dock = QDockWidget("Sites and agents", self)
         self.dock.setObjectName("SidebarDock")
@@ -160,13 +158,17 @@ class MainWindow(QMainWindow):
         view.addAction(self.detail_action)
         view.addMenu(self.browser.table.column_menu(self))
         view.addSeparator()
-        for index in range(self.tabs.count()):
-            act = QAction(self.tabs.tabText(index), self)
-            act.setShortcut(QKeySequence(f"Ctrl+{index + 1}"))
-            act.triggered.connect(lambda _c=False, i=index: self.tabs.setCurrentIndex(i))
-            view.addAction(act)
+        self.view_menu = view
+        self._add_tab_action(0)
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(self.about_action)
+
+    def _add_tab_action(self, index: int) -> None:
+        """View > <tab> with Ctrl+<n>."""
+        act = QAction(self.tabs.tabText(index), self)
+        act.setShortcut(QKeySequence(f"Ctrl+{index + 1}"))
+        act.triggered.connect(lambda _c=False, i=index: self.tabs.setCurrentIndex(i))
+        self.view_menu.addAction(act)
 
     def _make_toolbar(self) -> None:
         tools = self.addToolBar("Main")
@@ -215,11 +217,19 @@ class MainWindow(QMainWindow):
         settings.sync()
 
     # ----------------------------------------------------------------- starting
-    def start(self) -> None:
-        """Scan ORA_HOME, start watching for other processes' writes."""
+    def start(self) -> asyncio.Task:
+        """Scan ORA_HOME, watch for other processes' writes, then add the extra panels and services."""
         self.sidebar.rescan()
         self.ctx.start_watching()
         self._index_timer.start()
+        self.panels_task = asyncio.ensure_future(self._add_panels(), loop=self.ctx.loop)
+        return self.panels_task
+
+    async def _add_panels(self) -> None:
+        async for title, widget in load_panels_async(self.ctx, self):
+            self.panels[title] = widget
+            self._add_tab_action(self.tabs.addTab(widget, title))
+        await start_services_async(self.ctx)
 
     def _scanned(self, count: int) -> None:
         has_files = count > 0 or self.ctx.current is not None

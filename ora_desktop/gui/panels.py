@@ -2,13 +2,15 @@
 
 Each entry is ``(title, module, class name)``; the class is constructed as
 ``cls(ctx: AppContext, parent)``. A panel whose module cannot be imported is skipped and logged.
+The window adds them just after it first paints (``load_panels_async``), so they never delay
+the first rows; ``jobs.service.start(ctx)`` runs then too.
 """
 
 from __future__ import annotations
 
 import importlib
 import logging
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from PySide6.QtWidgets import QWidget
@@ -37,6 +39,32 @@ def load_panels(ctx: Any, parent: QWidget | None = None) -> Iterator[tuple[str, 
             yield title, cls(ctx, parent)
         except Exception:
             log.exception("panel %s failed to start", title)
+
+
+async def load_panels_async(ctx: Any, parent: QWidget | None = None) -> AsyncIterator[tuple[str, QWidget]]:
+    """Like :func:`load_panels`, importing each module on a worker thread first (imports are the
+    slow part; building the widget stays on the GUI thread), so the window paints meanwhile."""
+    for title, module_name, class_name in PANELS:
+        try:
+            module = await ctx.run(importlib.import_module, module_name)
+            cls = getattr(module, class_name)
+        except (ImportError, AttributeError) as exc:
+            log.info("panel %s not available: %s", title, exc)
+            continue
+        try:
+            yield title, cls(ctx, parent)
+        except Exception:
+            log.exception("panel %s failed to start", title)
+
+
+async def start_services_async(ctx: Any) -> list[str]:
+    """Like :func:`start_services`, importing on a worker thread first."""
+    for module_name, _function in SERVICES:
+        try:
+            await ctx.run(importlib.import_module, module_name)
+        except ImportError:
+            pass
+    return start_services(ctx)
 
 
 def start_services(ctx: Any) -> list[str]:

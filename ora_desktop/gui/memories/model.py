@@ -33,6 +33,7 @@ HEALTH_ROLE = Qt.ItemDataRole.UserRole + 2
 ID_ROLE = Qt.ItemDataRole.UserRole + 3
 Index = QModelIndex | QPersistentModelIndex
 KeyLoader = Callable[[Store, ListQuery], array]
+FIRST_ROWS = 200
 
 
 def default_loader(store: Store, query: ListQuery) -> array:
@@ -100,6 +101,15 @@ class MemoryTableModel(QAbstractTableModel):
         store, query, loader = self.store, self.query, self.loader
         self.loading.emit(True)
         try:
+            if store is not None and not keep_rows and loader is default_loader and query.order_by != "dirty":
+                # A first screenful at once (LIMIT: a top-N sort), then every key (appended below).
+                first = await self.ctx.run(loader, store, query.with_(limit=FIRST_ROWS))
+                if generation != self._generation:
+                    return
+                self._replace_keys(first, keep_rows=False)
+                if len(first) < FIRST_ROWS:
+                    self._finish(generation)
+                    return
             keys = array("q") if store is None else await self.ctx.run(loader, store, query)
         except OraError as exc:
             if generation == self._generation:
@@ -110,18 +120,30 @@ class MemoryTableModel(QAbstractTableModel):
             return
         if keep_rows and keys == self.keys:
             self._mark_all_stale()
+        elif not keep_rows and len(self.keys) and keys[:len(self.keys)] == self.keys:
+            if len(keys) > len(self.keys):  # the rest after the first screenful: rows are appended
+                self.beginInsertRows(QModelIndex(), len(self.keys), len(keys) - 1)
+                self.keys = keys
+                self.endInsertRows()
         else:
-            self.beginResetModel()
-            self.keys = keys
-            if keep_rows:
-                self._stale.update(self._pages)
-            else:
-                self._pages.clear()
-                self._stale.clear()
-            self._wanted.clear()
-            self.endResetModel()
-        self.loading.emit(False)
-        self.loaded.emit(len(self.keys))
+            self._replace_keys(keys, keep_rows)
+        self._finish(generation)
+
+    def _replace_keys(self, keys: array, keep_rows: bool) -> None:
+        self.beginResetModel()
+        self.keys = keys
+        if keep_rows:
+            self._stale.update(self._pages)
+        else:
+            self._pages.clear()
+            self._stale.clear()
+        self._wanted.clear()
+        self.endResetModel()
+
+    def _finish(self, generation: int) -> None:
+        if generation == self._generation:
+            self.loading.emit(False)
+            self.loaded.emit(len(self.keys))
 
     # ----------------------------------------------------------------- Qt model API
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008

@@ -19,7 +19,8 @@ from ...core.store import HEALTH_BUCKETS
 
 log = logging.getLogger("ora_desktop.gui")
 
-SEARCH_LIMIT = 5000
+SEARCH_LIMIT = 1000
+TAG_FACETS_UP_TO = 50_000  # tag counts over a whole larger file take seconds: search first
 RANK = "rank"  # the table's order while showing search hits best first
 OPS = {">": "health_min", ">=": "health_min", "<": "health_max", "<=": "health_max"}
 
@@ -178,7 +179,7 @@ def facet_counts(store: Store, query: ListQuery, hits: Iterable[Memory] | None =
             if m.health_score is not None:
                 _bump(groups["health"], HEALTH_BUCKETS[min(9, max(0, int(m.health_score * 10)))])
         total = len(hits)
-    if tags is None:
+    if tags is None and total <= TAG_FACETS_UP_TO:
         tags = tag_counts(store, text)
     for kind, values in (tags or {}).items():
         groups[f"tag:{kind}"] = dict(sorted(values.items(), key=lambda kv: -kv[1])[:15])
