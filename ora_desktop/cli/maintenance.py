@@ -25,6 +25,8 @@ def register(sub: Any) -> None:
     common.add_target(p, all_option=True)
     p.add_argument("--dry-run", action="store_true", help="list what would change; change nothing")
     p.add_argument("--repair", action="store_true", help="check: also fix what is safe to fix")
+    p.add_argument("--show", type=int, default=20, metavar="N",
+                   help="list at most N memories per file (default 20; 0 = all)")
 
     p = common.command(sub, "daemon", _daemon, "run scheduled maintenance in the foreground (headless)",
                        description="Run maintenance on the schedule in config.toml until SIGTERM/SIGINT. "
@@ -90,7 +92,7 @@ def _run(args: argparse.Namespace) -> int:
         common.emit_json([_report_json(r) for r in reports])
     else:
         for report in reports:
-            _print_report(report)
+            _print_report(report, args.show)
     if any(r.outcome == "failed" for r in reports):
         return 1
     return 3 if any(r.outcome == "skipped-locked" for r in reports) else 0
@@ -103,11 +105,14 @@ def _report_json(report: JobReport) -> dict:
     return data
 
 
-def _print_report(report: JobReport) -> None:
+def _print_report(report: JobReport, show: int) -> None:
     dry = " (dry run)" if report.dry_run else ""
     print(f"{report.job} {report.path}: {report.outcome}{dry} in {report.seconds:.2f}s — {report.message}")
-    for memory_id, text in report.would_change:
+    listed = report.would_change if show <= 0 else report.would_change[:show]
+    for memory_id, text in listed:
         print(f"  {memory_id}  {text}")
+    if len(listed) < len(report.would_change):
+        print(f"  … and {len(report.would_change) - len(listed)} more (--show 0 or --json lists them all)")
 
 
 # ---------------------------------------------------------------------- daemon

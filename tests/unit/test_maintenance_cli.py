@@ -94,3 +94,11 @@ def test_jobs_next_names_a_running_daemon_and_ignores_a_dead_ones_leftovers(caps
     daemon_info_path().write_text('{"pid": 99999999, "started": "long ago", "host": "x"}')  # a SIGKILLed daemon's
     assert daemon_status() is None
     assert "daemon: not running" in cli(capsys, "jobs", "--next").out
+
+
+def test_long_listings_are_cut_in_text_but_not_in_json(capsys, ora_home: Path) -> None:
+    db = make_db(ora_home / "sites" / "big" / "ora.site.db",
+                 [{"id": f"e{i:02}", "expires_at": ago(1)} for i in range(30)])
+    text = cli(capsys, "run", "cleanup", "--db", str(db), "--dry-run", "--show", "5")
+    assert sum(line.startswith("  e") for line in text.out.splitlines()) == 5 and "… and 25 more" in text.out
+    assert len(cli(capsys, "run", "cleanup", "--db", str(db), "--dry-run", "--json").json()[0]["would_change"]) == 30

@@ -71,6 +71,29 @@ def _problems(columns: tuple[str, ...]) -> dict[str, tuple[str, str]]:
     return out
 
 
+LABELS = {
+    "integrity_errors": "integrity errors",
+    "bad_type": "types outside the seed's list",
+    "bad_importance": "importances outside 1..10",
+    "bad_health": "health scores outside 0..1",
+    "bad_sync_status": "sync statuses outside the seed's list",
+    "malformed_related_to": "malformed related_to",
+    "dangling_related_to": "related_to with dangling ids",
+    "dangling_superseded_by": "dangling superseded_by",
+    "linked_to_expired": "live memories linked to expired ones",
+    "supersession_cycles": "supersession cycles",
+}
+
+
+def label(count_name: str) -> str:
+    """Words for a count name (``unparseable_created_at`` → ``unparseable created_at``)."""
+    if count_name in LABELS:
+        return LABELS[count_name]
+    if count_name.startswith("unparseable_"):
+        return f"unparseable {count_name[len('unparseable_'):]}"
+    return count_name.replace("_", " ")
+
+
 def integrity(store: Store) -> list[str]:
     """``PRAGMA integrity_check`` messages (empty when the file is sound).
 
@@ -122,14 +145,14 @@ def run(ctx: JobContext) -> Outcome:
         ctx.step(2, 3)
         problems = sum(counts.values())
         message = "no problems found" if not problems else "found " + ", ".join(
-            f"{v} {k.replace('_', ' ')}" for k, v in counts.items() if v)
+            f"{v} {label(k)}" for k, v in counts.items() if v)
         if damage:
             message += "; the file is damaged: restore it from a backup (not repaired)"
         elif ctx.repair:
             done = _repair(store, counts, dry_run=ctx.dry_run)
             counts.update({f"repaired_{k}": v for k, v in done.items()})
             verb = "would repair" if ctx.dry_run else "repaired"
-            message += f"; {verb}: " + (", ".join(f"{v} {k.replace('_', ' ')}" for k, v in done.items() if v)
+            message += f"; {verb}: " + (", ".join(f"{v} {label(k)}" for k, v in done.items() if v)
                                         or "nothing (no safe repair applies)")
         ctx.step(3, 3)
     counts = {"problems": problems, **{k: v for k, v in counts.items() if v}}
