@@ -208,3 +208,22 @@ def test_read_only_file_in_read_only_folder_is_searchable(ora_home: Path) -> Non
 def test_store_delegate(db: Path) -> None:
     with open_store(db) as store:
         assert set(ids(store.search("krill OR pytest", limit=5))) == {"new", "running"}
+
+
+def test_unwritable_cache_falls_back_with_a_note(db: Path, isolated_dirs: Path) -> None:
+    (isolated_dirs / "cache" / "ora-desktop").write_text("a file where the cache folder should be")
+    result = search(db, "running")
+    assert result.fallback and "cannot be written" in result.note
+    assert set(ids(result)) == {"run", "running"}
+
+
+@pytest.mark.parametrize(("content", "words"), [(b"", "empty"), (b"not a database at all" * 20, "not an SQLite")])
+def test_a_broken_file_is_named_in_the_error(ora_home: Path, content: bytes, words: str) -> None:
+    from ora_desktop.core import OraError
+
+    bad = ora_home / "bad.site.db"
+    bad.write_bytes(content)
+    with pytest.raises(OraError) as caught:
+        search(bad, "anything")
+    assert "bad.site.db" in str(caught.value) and words in str(caught.value)
+    assert bad.read_bytes() == content

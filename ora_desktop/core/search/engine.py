@@ -127,12 +127,16 @@ def _ready_index(path: Path, wait: bool, progress: ProgressFn | None, cancel: ob
             with index.lock:
                 index.refresh(wait=wait)
             return index, ""
-        except sqlite3.DatabaseError:
-            index.close()
-            ok = False
+        except sqlite3.DatabaseError as exc:
+            if "locked" in str(exc).lower() or "busy" in str(exc).lower():
+                return index, ""  # a writer holds the file: answer from the index as it is
+            index.close()  # a damaged sidecar: build it again below
     if not wait:
         return None, "the index is being built" if index.state().building else f"the index is {reason}"
-    state = ensure_index(path, progress, cancel)
+    try:
+        state = ensure_index(path, progress, cancel)
+    except (OSError, sqlite3.Error) as exc:  # the cache folder cannot be written
+        return None, f"the index cannot be written in {index.sidecar.parent} ({exc})"
     if not state.built:
         return None, "the index build was cancelled" if state.reason == "cancelled" else state.reason
     return index, ""

@@ -126,7 +126,7 @@ class SearchIndex(RefreshMixin):
     def _sidecar_inode(self) -> int | None:
         try:
             return os.stat(self.sidecar).st_ino
-        except FileNotFoundError:
+        except OSError:
             return None
 
     def connection(self) -> sqlite3.Connection:
