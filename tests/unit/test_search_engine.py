@@ -227,3 +227,8 @@ def test_a_broken_file_is_named_in_the_error(ora_home: Path, content: bytes, wor
         search(bad, "anything")
     assert "bad.site.db" in str(caught.value) and words in str(caught.value)
     assert bad.read_bytes() == content
+
+
+def test_total_when_every_match_was_seen(db: Path) -> None:
+    assert search(db, "whales", limit=1).total == 3
+    assert search(db, "type:task").total == 1

@@ -97,6 +97,7 @@ def search(target: Store | str | Path, query: str | ParsedQuery, limit: int = 50
     try:
         if index is None:
             hits, extra = fallback_hits(path, parsed, limit, weights, snippet_chars)
+            total = None
             warnings.extend(extra)
             facets = _facets_from_text(hits)
         else:
@@ -107,14 +108,14 @@ def search(target: Store | str | Path, query: str | ParsedQuery, limit: int = 50
                 else:
                     warnings.append("tags are still being extracted: tag: filters may miss memories for now")
             with index.lock:
-                hits = _indexed_hits(index, parsed, limit, weights, snippet_chars)
+                hits, total = _indexed_hits(index, parsed, limit, weights, snippet_chars)
                 facets = _facets_from_text(hits) if tags_pending else _facets_from_index(index, hits)
     except sqlite3.Error as exc:
         raise translate(path, exc) from exc
     return SearchResult(
         query=parsed.text, hits=hits, terms=parsed.terms, fallback=index is None,
         note=NOTE.format(why=why) if index is None else "", warnings=tuple(warnings), facets=facets,
-        elapsed_ms=(time.perf_counter() - started) * 1000.0,
+        total=total, elapsed_ms=(time.perf_counter() - started) * 1000.0,
     )
 
 
@@ -161,16 +162,17 @@ def _full_rows(conn: sqlite3.Connection, fids: list[int], columns: tuple[str, ..
 
 
 def _indexed_hits(index: SearchIndex, parsed: ParsedQuery, limit: int, weights: Weights,
-                  snippet_chars: int) -> list[Hit]:
+                  snippet_chars: int) -> tuple[list[Hit], int | None]:
+    """(hits best first, how many memories matched when every candidate was seen, else None)."""
     conn = index.connection()
     where, params = filter_sql(parsed, index.columns)
     select = _light(index.columns)
     expr = parsed.fts_expression()
     if expr is None:
-        rows = _browse(conn, parsed, where, params, select, limit, index.columns)
+        rows, complete = _browse(conn, parsed, where, params, select, limit, index.columns)
         source = "filter"
     else:
-        rows = _keyword(conn, expr, where, params, select, limit)
+        rows, complete = _keyword(conn, expr, where, params, select, limit)
         source = "keyword"
     # rows: (bm25, (fid, day, importance, health))
     today = time.time() / 86400.0 + 2440587.5
@@ -188,20 +190,21 @@ def _indexed_hits(index: SearchIndex, parsed: ParsedQuery, limit: int, weights: 
     return [
         make_hit(memory, value, found, bm, index.db_path, snippet_chars, source, where)
         for (value, bm, _), memory, found in zip(scored, memories, spans, strict=True)
-    ]
+    ], (len(rows) if complete else None)
 
 
 
 
 def _keyword(conn: sqlite3.Connection, expr: str, where: str, params: list[Any], select: str,
-             limit: int) -> list[tuple[float | None, Row]]:
-    """(bm25, row) for the best BM25 candidates that pass the filters."""
+             limit: int) -> tuple[list[tuple[float | None, Row]], bool]:
+    """(bm25, row) for the best BM25 candidates that pass the filters, and whether those are
+    all the memories that match."""
     pool = max(limit * 2, POOL_MIN)
     while pool <= POOL_MAX:
         ranked = conn.execute("SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ? ORDER BY 2 LIMIT ?",
                               (expr, pool)).fetchall()
         if not ranked:
-            return []
+            return [], True
         bm = dict(ranked)
         fids = list(bm)
         marks = ",".join("?" * len(fids))
@@ -210,7 +213,7 @@ def _keyword(conn: sqlite3.Connection, expr: str, where: str, params: list[Any],
             f"WHERE d.fid IN ({marks}) AND {where}", [*fids, *params],
         ).fetchall()
         if len(found) >= limit or len(ranked) < pool:
-            return [(bm[r[0]], r) for r in found]  # r: (fid, day, importance, health)
+            return [(bm[r[0]], r) for r in found], len(ranked) < pool  # r: (fid, day, importance, health)
         pool *= 5
     rows = conn.execute(
         f"SELECT h.bm, h.fid, {select} FROM "
@@ -218,11 +221,11 @@ def _keyword(conn: sqlite3.Connection, expr: str, where: str, params: list[Any],
         f"JOIN docs d ON d.fid = h.fid JOIN src.memories m ON m.id = d.mid "
         f"WHERE {where} ORDER BY h.bm LIMIT ?", [expr, *params, max(limit * 2, POOL_MIN)],
     ).fetchall()
-    return [(r[0], r[1:]) for r in rows]
+    return [(r[0], r[1:]) for r in rows], False
 
 
 def _browse(conn: sqlite3.Connection, parsed: ParsedQuery, where: str, params: list[Any], select: str,
-            limit: int, columns: tuple[str, ...]) -> list[tuple[float | None, Row]]:
+            limit: int, columns: tuple[str, ...]) -> tuple[list[tuple[float | None, Row]], bool]:
     """Filter-only queries (and pure exclusions): most important, then newest."""
     args = list(params)
     if parsed.excluded:
@@ -236,7 +239,7 @@ def _browse(conn: sqlite3.Connection, parsed: ParsedQuery, where: str, params: l
         f"WHERE {where} ORDER BY {', '.join(order + ['m.rowid DESC'])} LIMIT ?",
         [*args, max(limit * 2, POOL_MIN)],
     ).fetchall()
-    return [(None, r) for r in rows]
+    return [(None, r) for r in rows], len(rows) < max(limit * 2, POOL_MIN)
 
 
 def _facets_from_index(index: SearchIndex, hits: list[Hit]) -> dict[str, dict[str, int]]:
