@@ -2,7 +2,7 @@
 
 A :class:`ListQuery` turns into a ``WHERE`` clause and an ``ORDER BY`` over a sort expression
 and ``rowid``. Paging is by keyset (``after=`` the last row's :class:`Cursor`), so page 10,000
-costs what page 1 costs when the sort column is indexed. Time columns sort through
+costs what page 1 costs when the sort column is indexed (see :func:`keyset_parts`). Time columns sort through
 ``julianday()`` so the two timestamp formats order as time.
 """
 
@@ -134,18 +134,23 @@ def where_clause(query: ListQuery, available: Sequence[str]) -> tuple[str, list[
     return (" AND ".join(parts) if parts else "1"), params
 
 
-def keyset_clause(expr: str, cursor: Cursor, descending: bool) -> tuple[str, list[Any]]:
-    """Rows strictly after ``cursor`` in ``ORDER BY expr, rowid`` (NULLs first ascending)."""
+def keyset_parts(expr: str, cursor: Cursor, descending: bool) -> list[tuple[str, list[Any]]]:
+    """Rows strictly after ``cursor`` in ``ORDER BY expr, rowid``, as conditions to run in turn.
+
+    NULLs sort first ascending and last descending. Each part is a plain range that SQLite can
+    seek in an index on ``expr`` (which holds the rowid too): a row-value comparison for the
+    non-NULL values, then the NULLs. An ``OR`` of the two would make SQLite walk the index
+    from the start, so a deep page would cost what the rows before it cost.
+    """
+    if expr == "rowid":
+        return [("rowid < ?" if descending else "rowid > ?", [cursor.rowid])]
     if descending:
         if cursor.value is None:
-            return f"({expr} IS NULL AND rowid < ?)", [cursor.rowid]
-        return (
-            f"({expr} < ? OR ({expr} = ? AND rowid < ?) OR {expr} IS NULL)",
-            [cursor.value, cursor.value, cursor.rowid],
-        )
+            return [(f"{expr} IS NULL AND rowid < ?", [cursor.rowid])]
+        return [(f"({expr}, rowid) < (?, ?)", [cursor.value, cursor.rowid]), (f"{expr} IS NULL", [])]
     if cursor.value is None:
-        return f"(({expr} IS NULL AND rowid > ?) OR {expr} IS NOT NULL)", [cursor.rowid]
-    return f"({expr} > ? OR ({expr} = ? AND rowid > ?))", [cursor.value, cursor.value, cursor.rowid]
+        return [(f"{expr} IS NULL AND rowid > ?", [cursor.rowid]), (f"{expr} IS NOT NULL", [])]
+    return [(f"({expr}, rowid) > (?, ?)", [cursor.value, cursor.rowid])]
 
 
 def order_clause(expr: str, descending: bool) -> str:

@@ -23,7 +23,7 @@ from .errors import InvalidValue, NotFound, ReadOnlyDatabase
 from .facets import HEALTH_BUCKETS as HEALTH_BUCKETS  # re-exported: views label buckets with it
 from .facets import count_facets
 from .graph import GraphMixin
-from .listing import TIME_COLUMNS, Cursor, ListQuery, keyset_clause, order_clause, sort_expression, where_clause
+from .listing import TIME_COLUMNS, Cursor, ListQuery, keyset_parts, order_clause, sort_expression, where_clause
 from .models import bind
 from .records import Change, Facets, Memory, TaskContext, parse_json, row_to_memory
 from .schema import MEMORY_COLUMNS, RECALL_THRESHOLD, SchemaReport, inspect, sniff_file
@@ -252,19 +252,21 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
 
     def list(self, query: ListQuery | None = None, **filters: Any) -> list[Memory]:
         """Memories matching ``query`` (or keyword filters), sorted, one keyset page."""
-        return self._rows(*self._page_sql(_query(query, filters)))
-
-    def _page_sql(self, query: ListQuery) -> tuple[str, list[Any], str]:
-        """(where, params, tail) of one keyset page of ``query``."""
+        query = _query(query, filters)
         where, params = where_clause(query, self.columns)
         expr = sort_expression(query.order_by, self.columns)
-        if query.after is not None:
-            clause, extra = keyset_clause(expr, query.after, query.descending)
-            where, params = f"{where} AND {clause}", [*params, *extra]
-        tail = f"ORDER BY {order_clause(expr, query.descending)}"
-        if query.limit is not None:
-            tail += f" LIMIT {int(query.limit)}"
-        return where, params, tail
+        order = f"ORDER BY {order_clause(expr, query.descending)}"
+        if query.after is None:
+            limit = "" if query.limit is None else f" LIMIT {int(query.limit)}"
+            return self._rows(where, params, order + limit)
+        rows: list[Memory] = []
+        for clause, extra in keyset_parts(expr, query.after, query.descending):
+            wanted = None if query.limit is None else int(query.limit) - len(rows)
+            if wanted is not None and wanted <= 0:
+                break
+            limit = "" if wanted is None else f" LIMIT {wanted}"
+            rows += self._rows(f"{where} AND {clause}", [*params, *extra], order + limit)
+        return rows
 
     def iter_all(self, query: ListQuery | None = None, page: int = 5000, **filters: Any) -> Iterator[Memory]:
         """Every matching memory in order, without holding a read transaction open.

@@ -57,18 +57,20 @@ def _reads(path: Path, rows: list[Row]) -> None:
 
         def sql(text: str, params: tuple = ()) -> Callable[[], list]:
             return lambda: raw.execute(text, params).fetchall()
-        offset = min(900_000, max(0, visible - 101))
 
-        def raw_page(after: tuple | None = None) -> list:
+        def raw_page(after: tuple | None = None, key: str = "julianday(created_at)") -> list:
+            """One page newest first; after a cursor, the non-NULL keys then the NULLs (as ours)."""
+            order = f"ORDER BY {key} DESC, rowid DESC"
             if after is None:
-                sql, params = f"SELECT rowid, {COLS} FROM memories WHERE {VISIBLE} ORDER BY {ORDER} LIMIT 100", ()
-            else:
-                key = "julianday(created_at)"
-                sql = (f"SELECT rowid, {COLS} FROM memories WHERE {VISIBLE} AND ({key} < ? OR ({key} = ? AND "
-                       f"rowid < ?) OR {key} IS NULL) ORDER BY {ORDER} LIMIT 100")
-                params = (after[0], after[0], after[1])
-            return raw.execute(sql, params).fetchall()
+                return raw.execute(f"SELECT rowid, {COLS} FROM memories WHERE {VISIBLE} {order} LIMIT 100").fetchall()
+            page = raw.execute(f"SELECT rowid, {COLS} FROM memories WHERE {VISIBLE} AND ({key}, rowid) < (?, ?) "
+                               f"{order} LIMIT 100", after).fetchall()
+            if len(page) < 100:
+                page += raw.execute(f"SELECT rowid, {COLS} FROM memories WHERE {VISIBLE} AND {key} IS NULL "
+                                    f"{order} LIMIT ?", (100 - len(page),)).fetchall()
+            return page
 
+        offset = min(900_000, max(0, visible - 101))
         ours, base = paired(lambda: store.list(limit=100), raw_page, repeat=5)
         assert [m.id for m in store.list(limit=100)] == [r[1] for r in raw_page()]
         rows.append(Row("list: first page (100, newest first)", ours, base, READ_TARGET))
@@ -82,6 +84,15 @@ def _reads(path: Path, rows: list[Row]) -> None:
         ours, base = paired(lambda: store.list(limit=100, after=cursor), lambda: raw_page(after), repeat=5)
         assert [m.id for m in store.list(limit=100, after=cursor)] == [r[1] for r in raw_page(after)]
         rows.append(Row(f"list: page at offset {offset:,} (keyset)", ours, base, READ_TARGET))
+        deep = store.cursor_at(offset, order_by="importance")
+        deep_after = (deep.value, deep.rowid)
+        ours, base = paired(lambda: store.list(limit=100, after=deep, order_by="importance"),
+                            lambda: raw_page(deep_after, "importance"), repeat=5)
+        assert [m.id for m in store.list(limit=100, after=deep, order_by="importance")] == \
+            [r[1] for r in raw_page(deep_after, "importance")]
+        rows.append(Row(f"list by importance: page at {offset:,} (keyset)", ours, base, READ_TARGET))
+        first = p50(timed(lambda: store.list(limit=100, order_by="importance"), repeat=5))
+        rows.append(Row("  (ours, first page by importance, for contrast)", first, None, "-"))
         offset_sql = f"SELECT rowid, {COLS} FROM memories WHERE {VISIBLE} ORDER BY {ORDER} LIMIT 100 OFFSET ?"
         context = p50(timed(lambda: raw.execute(offset_sql, (offset + 1,)).fetchall(), repeat=3))
         rows.append(Row("  (raw LIMIT/OFFSET page there, for contrast)", context, None, "-"))
@@ -94,7 +105,7 @@ def _reads(path: Path, rows: list[Row]) -> None:
         facet_sql = (f"SELECT type, sync_status, importance, {BUCKET}, count(*) FROM memories WHERE {VISIBLE} "
                      "GROUP BY +type, +sync_status, +importance, 4")
         ours, base = paired(store.facets, sql(facet_sql), repeat=5)
-        rows.append(Row("facets (type, sync, importance, health)", ours, base, READ_TARGET))
+        rows.append(Row("facets (raw: one grouped scan, same result)", ours, base, READ_TARGET))
         four = [f"SELECT {e}, count(*) FROM memories WHERE {VISIBLE} GROUP BY 1"
                 for e in ("type", "sync_status", "importance", BUCKET)]
         context = p50(timed(lambda: [raw.execute(sql).fetchall() for sql in four], repeat=3))

@@ -152,3 +152,22 @@ def test_dirty_compares_updated_and_synced_as_time(mixed):
         assert not store.get("iso-old").is_dirty
         assert "iso-old" not in {m.id for m in store.list(dirty=True)}
         assert "iso-old" in {m.id for m in store.list(dirty=False)}
+
+
+def test_records_built_from_rows_equal_records_built_by_hand():
+    from ora_desktop import Memory
+    from ora_desktop.core.records import row_to_memory
+
+    row = (7, "m1", "text", "fact", 5, 2, "2025-01-14T10:30:00.000Z", 0.5, '["m2", 3]', "", "2025-01-14 10:30:00",
+           "2025-01-15 10:30:00", "soon", None, "synced")
+    built = row_to_memory(row)
+    by_hand = Memory(
+        id="m1", content="text", type="fact", importance=5, access_count=2,
+        last_accessed_at=datetime(2025, 1, 14, 10, 30, tzinfo=UTC), health_score=0.5, related_to=("m2", "3"),
+        superseded_by=None, created_at=datetime(2025, 1, 14, 10, 30, tzinfo=UTC),
+        updated_at=datetime(2025, 1, 15, 10, 30, tzinfo=UTC), expires_at=None, synced_at=None, sync_status="synced",
+        related_malformed=False, version="2025-01-15 10:30:00", unparsed=(("expires_at", "soon"),), rowid=7,
+    )
+    assert built == by_hand and hash(built) == hash(by_hand) and repr(built) == repr(by_hand)
+    with pytest.raises(AttributeError):
+        built.content = "changed"
