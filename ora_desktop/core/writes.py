@@ -96,6 +96,10 @@ class WritesMixin:
         values = clean_fields(fields)
         if not values:
             return self.get(memory_id)
+        if values.get("superseded_by") == memory_id:
+            raise InvalidValue("superseded_by", f"memory {memory_id!r} cannot supersede itself")
+        if values.get("related_to") and memory_id in json.loads(values["related_to"]):
+            raise InvalidValue("related_to", f"memory {memory_id!r} cannot be related to itself")
         self._require_writable()
         with self.write():
             current = self.execute("SELECT updated_at FROM memories WHERE id = ?", (memory_id,)).fetchone()

@@ -77,3 +77,11 @@ def test_list_filters_refuse_unknown_values(store):
         store.list(sync_statuses=("uploaded",))
     with pytest.raises(InvalidValue, match="superseded"):
         store.list(superseded="maybe")
+
+
+def test_a_memory_cannot_point_at_itself(store):
+    with pytest.raises(InvalidValue, match="superseded_by"):
+        store.update("m1", superseded_by="m1")
+    with pytest.raises(InvalidValue, match="related_to"):
+        store.update("m1", related_to=["other", "m1"])
+    assert store.get("m1").superseded_by is None and store.get("m1").related_to == ()
