@@ -35,6 +35,7 @@ import json
 import os
 import sqlite3
 import threading
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,10 @@ from .sidecar import (  # noqa: F401  (re-exported for build.py and tests)
     source_columns,
     source_uri,
 )
+
+# A second edit within the same second keeps updated_at: rows stamped this close to the last
+# refresh have their text compared when the log names their page.
+RECENT = timedelta(seconds=5)
 
 
 class _Progress:
@@ -113,6 +118,8 @@ class SearchIndex(RefreshMixin):
         self._conn: sqlite3.Connection | None = None
         self._sidecar_ino: int | None = None
         self._seen: list | None = None
+        self._attached = ""
+        self._attached_identity: list[int] = []
         self.columns: tuple[str, ...] = ()
 
     # ------------------------------------------------------------------ connection
@@ -140,6 +147,7 @@ class SearchIndex(RefreshMixin):
             self._conn = connect_sidecar(self.sidecar)
             self._sidecar_ino = ino
             attach_source(self._conn, self.db_path)
+            self._attached, self._attached_identity = source_uri(self.db_path), identity(self.db_path)
             self.columns = source_columns(self._conn)
         return self._conn
 
@@ -214,9 +222,14 @@ class SearchIndex(RefreshMixin):
                 if meta.get("stats") == stats and meta.get("identity") == identity(self.db_path):
                     self._seen = stats
                     return False
-                # A fresh attach: an immutable attach does not see other writers' commits.
-                attach_source(conn, self.db_path)
-                self.columns = source_columns(conn)
+                # An immutable attach does not see other writers' commits: attach afresh then.
+                # So does an attach of a file since replaced (another inode).
+                uri = source_uri(self.db_path)
+                ident = identity(self.db_path)
+                if uri != self._attached or "immutable=1" in uri or ident != self._attached_identity:
+                    attach_source(conn, self.db_path)
+                    self._attached, self._attached_identity = uri, ident
+                    self.columns = source_columns(conn)
                 started = timestamps.now()
                 log = walscan.current_position(str(self.db_path))
                 conn.execute("BEGIN IMMEDIATE")
@@ -224,6 +237,7 @@ class SearchIndex(RefreshMixin):
                     changed, position = self._refresh_locked(conn, meta, log)
                     self.set_meta(conn, stats=stats, identity=identity(self.db_path),
                                   since=timestamps.to_sql(started - MARGIN),
+                                  refreshed=timestamps.to_sql(started - RECENT),
                                   wal=position.as_list() if position else None)
                     conn.execute("COMMIT")
                 except BaseException:

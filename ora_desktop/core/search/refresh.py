@@ -31,7 +31,10 @@ class RefreshMixin:
                 candidates.extend(conn.execute(
                     f"SELECT rowid, id, updated_at FROM src.memories WHERE rowid IN ({','.join('?' * len(chunk))})",
                     chunk))
-            changed = self._apply(conn, candidates, compare_text=True)
+            # Text is compared for rows stamped around the last refresh: a second edit within
+            # the same second keeps updated_at, but the log shows its page changed.
+            recent = meta.get("refreshed")
+            changed = self._apply(conn, candidates, recent=str(recent) if recent else "0000")
             if conn.execute("SELECT count(*) FROM src.memories").fetchone()[0] != self._rows(conn):
                 changed = self._remove_deleted_near(conn, logged.pages) or changed
             log = logged.position
@@ -87,13 +90,14 @@ class RefreshMixin:
         return max_row < int(meta.get("max_row") or 0) - (1 << BUCKET_BITS)
 
     def _apply(self, conn: sqlite3.Connection, candidates: list[tuple[int, Any, Any]],
-               compare_text: bool = False) -> bool:
+               recent: str | None = None) -> bool:
         """Re-index candidates that are new or whose text changed.
 
         A candidate whose ``updated_at`` changed has its text compared with the indexed text:
         only a different text is re-indexed (an importance or sync edit just records the new
-        version). With ``compare_text`` (candidates from the log) every candidate's text is
-        compared, so an edit that kept ``updated_at`` (two edits in one second) is not missed.
+        version). With ``recent`` (candidates from the log) the text of every candidate stamped
+        at or after ``recent`` is compared too, so an edit that kept ``updated_at`` (two edits in
+        one second) is not missed.
         """
         if not candidates:
             return False
@@ -113,7 +117,7 @@ class RefreshMixin:
             old = known.get(mid)
             if old is None:
                 new_ids.append(mid)
-            elif old[1] != ver or compare_text:
+            elif old[1] != ver or (recent is not None and (ver is None or ver >= recent)):
                 check.append((srow, old[0], mid, ver))
             elif old[2] != srow:
                 moved.append((ver, srow, old[0]))
