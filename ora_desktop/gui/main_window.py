@@ -88,6 +88,7 @@ class MainWindow(QMainWindow):
         ctx.current_changed.connect(self._current_changed)
         self.browser.store_shown.connect(self._store_shown)
         self.browser.counts_changed.connect(self._counts)
+        self.browser.model.loaded.connect(lambda _n: self._poll_index())
         self.browser.table.selection_size.connect(lambda _n: self.curator.update_actions())
         self.sidebar.scanned.connect(self._scanned)
         self._index_timer = QTimer(self, interval=2000)
@@ -226,6 +227,15 @@ class MainWindow(QMainWindow):
         return self.panels_task
 
     async def _add_panels(self) -> None:
+        """After the first rows are shown (or 1.5 s), so their imports do not compete with them."""
+        shown = asyncio.Event()
+        self.browser.model.loaded.connect(shown.set)
+        try:
+            await asyncio.wait_for(shown.wait(), 1.5)
+        except TimeoutError:
+            pass
+        finally:
+            self.browser.model.loaded.disconnect(shown.set)
         async for title, widget in load_panels_async(self.ctx, self):
             self.panels[title] = widget
             self._add_tab_action(self.tabs.addTab(widget, title))
@@ -346,7 +356,7 @@ class MainWindow(QMainWindow):
     def _store_shown(self, store: Store | None) -> None:
         self.readonly_label.setVisible(bool(store and store.readonly))
         self.curator.update_actions()
-        self._poll_index()
+        self.index_label.setText("")
 
     def _counts(self, rows: int, selected: int) -> None:
         text = f"{rows:,} memor{'y' if rows == 1 else 'ies'}"

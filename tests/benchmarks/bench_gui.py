@@ -122,9 +122,12 @@ async def scenario(path: Path, results: dict) -> None:
     beat.reset()
     started = time.perf_counter()
     window.browser.table.sortByColumn(column_index("health"), Qt.SortOrder.DescendingOrder)
-    await until(lambda: not model.is_loading() and painted and painted[-1] > started
-                and model.memory_at(first_row()) is not None and model.query.order_by == "health_score")
-    results["sort"] = (time.perf_counter() - started, beat.read())
+    await until(lambda: painted and painted[-1] > started and model.query.order_by == "health_score"
+                and model.rowCount() and model.memory_at(first_row()) is not None
+                and model.memory_at(first_row()).health_score == 1.0)
+    first = time.perf_counter() - started
+    await until(lambda: not model.is_loading())
+    results["sort"] = (first, beat.read(), time.perf_counter() - started)
 
     # search as you type: the index first (built once, cached), then one keystroke at a time
     from ora_desktop.core.search import ensure_index
@@ -185,16 +188,19 @@ def run(memories: int) -> None:
     where = "(superseded_by IS NULL OR superseded_by = '')"
     raw_first = raw(path, f"SELECT * FROM memories WHERE {where} ORDER BY julianday(created_at) DESC, rowid DESC "
                           "LIMIT 100")
+    raw_sort_first = raw(path, f"SELECT * FROM memories WHERE {where} ORDER BY health_score DESC, rowid DESC "
+                               "LIMIT 100")
     raw_sort = raw(path, f"SELECT rowid FROM memories WHERE {where} ORDER BY health_score DESC, rowid DESC")
     raw_search = raw(path, f"SELECT rowid FROM memories WHERE {where} AND content LIKE '%deploy%' LIMIT 2000")
     launch, launch_block = results["launch"]
-    sort, sort_block = results["sort"]
+    sort, sort_block, sort_all = results["sort"]
     search, search_block, search_worst, hits = results["search"]
     peak, scroll_block, scroll_time, cached = results["scroll"]
     report(f"GUI on {results['rows']:,} listed memories (offscreen)", [
         Row("launch to first rows painted", launch, raw_first, "< 1 s"),
         Row("  longest GUI-thread block", launch_block, None, "< 50 ms"),
-        Row("sort by health to first rows painted", sort, raw_sort, ""),
+        Row("sort by health to first rows painted", sort, raw_sort_first, ""),
+        Row("  every row key in the new order", sort_all, raw_sort, ""),
         Row("  longest GUI-thread block", sort_block, None, "< 50 ms"),
         Row("search as you type, per keystroke (median)", search, raw_search, ""),
         Row(f"  worst keystroke ({hits:,} hits for 'deploy')", search_worst, None, ""),
@@ -203,4 +209,5 @@ def run(memories: int) -> None:
         Row(f"  rows held in the cache at the end: {cached:,}", scroll_time, None, "(time to scroll)", unit="s"),
         Row("  longest GUI-thread block", scroll_block, None, "< 50 ms"),
     ])
-    print("  (raw sqlite: first 100 rows by created_at; every rowid by health; LIKE '%deploy%' LIMIT 2000)")
+    print("  (raw sqlite: first 100 rows by created_at / by health; every rowid by health; "
+          "LIKE '%deploy%' LIMIT 2000)")

@@ -37,8 +37,8 @@ FIRST_ROWS = 200
 
 
 def default_loader(store: Store, query: ListQuery) -> array:
-    """Rowids of every memory matching ``query`` in its order (``order_by="dirty"``: dirty first)."""
-    query = query.with_(limit=None, after=None)
+    """Rowids of the memories matching ``query`` in its order, up to ``query.limit``
+    (``order_by="dirty"``: dirty first, then by last update)."""
     if query.order_by == "dirty":
         base = query.with_(order_by="updated_at", descending=True)
         dirty = store.row_keys(base.with_(dirty=True)) if query.dirty in (None, True) else array("q")
@@ -74,14 +74,17 @@ class MemoryTableModel(QAbstractTableModel):
         ctx.store_changed.connect(self._on_store_changed)
 
     # ----------------------------------------------------------------- source
-    def set_store(self, store: Store | None, query: ListQuery | None = None, loader: KeyLoader | None = None) -> None:
-        """Show ``store`` (or nothing) filtered by ``query``; reloads in the background."""
+    def set_store(self, store: Store | None, query: ListQuery | None = None, loader: KeyLoader | None = None,
+                  reload: bool = True) -> None:
+        """Show ``store`` (or nothing) filtered by ``query``; reloads in the background unless the
+        caller reloads itself (one query instead of two racing for the same file)."""
         self.store = store
         if query is not None:
             self.query = query
         if loader is not None:
             self.loader = loader
-        self.reload()
+        if reload:
+            self.reload()
 
     def set_query(self, query: ListQuery, loader: KeyLoader | None = None) -> None:
         self.query = query
@@ -98,7 +101,8 @@ class MemoryTableModel(QAbstractTableModel):
     async def _reload(self, keep_rows: bool) -> None:
         self._generation += 1
         generation = self._generation
-        store, query, loader = self.store, self.query, self.loader
+        store, loader = self.store, self.loader
+        query = self.query.with_(limit=None, after=None)
         self.loading.emit(True)
         try:
             if store is not None and not keep_rows and loader is default_loader and query.order_by != "dirty":

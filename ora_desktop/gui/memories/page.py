@@ -107,8 +107,8 @@ class MemoryBrowser(QWidget):
     def _set_store(self, store: Store | None) -> None:
         self.store = store
         self.detail.show_memory(None, store)
-        self.model.set_store(store)
-        self.controller.apply()
+        self.model.set_store(store, reload=False)
+        self.controller.apply()  # reloads the model with the current search and filters
         self._update_center()
         self.store_shown.emit(store)
 

@@ -33,7 +33,7 @@ class FileInfo:
     def tooltip(self) -> str:
         if self.error:
             return f"Cannot be opened: {self.error}"
-        lines = [str(self.path), f"{self.count:,} memories"]
+        lines = [str(self.path), f"{self.count:,} memories (superseded ones included)"]
         if self.average_health is not None:
             lines.append(f"Average health {self.average_health:.2f}; {self.low_health:,} at or below "
                          f"the recall threshold {RECALL_THRESHOLD}")
@@ -54,9 +54,9 @@ def file_info(store_for, path: Path, label: str, agent: AgentFile | None = None)
     """Count and health of one file through ``store_for(path) -> Store`` (errors become words)."""
     try:
         store: Store = store_for(path)
+        # Every row, superseded ones included: this reads only the seed's health index (fast).
         row = store.execute(
-            "SELECT count(*), avg(health_score), sum(health_score <= ?) FROM memories "
-            "WHERE superseded_by IS NULL OR superseded_by = ''", (RECALL_THRESHOLD,)
+            "SELECT count(*), avg(health_score), sum(health_score <= ?) FROM memories", (RECALL_THRESHOLD,)
         ).fetchone()
     except OraError as exc:
         return FileInfo(path, label, agent, error=getattr(exc, "problem", None) or str(exc))
