@@ -19,7 +19,7 @@ from typing import Any
 
 from . import timestamps
 from .connection import BUSY_TIMEOUT_MS, ChangeWatch, file_stamp, make_database, translated
-from .errors import InvalidValue, NotFound, ReadOnlyDatabase
+from .errors import InvalidValue, NotFound, OraError, ReadOnlyDatabase
 from .facets import HEALTH_BUCKETS as HEALTH_BUCKETS  # re-exported: views label buckets with it
 from .facets import count_facets
 from .graph import GraphMixin
@@ -150,13 +150,14 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
             with self._lock:
                 if file_stamp(self.path) == self._stamp:
                     return
-                old = self.db
+                # The replaced connections may still be stepping a cursor (here or in another
+                # thread): they are closed one reopen later, or by close(), never under a reader.
+                for stale in self._retired:
+                    stale.close_all()
+                self._retired = [self.db]
                 self._stamp = file_stamp(self.path)
                 self.db, self.immutable = make_database(self.path, self.readonly, self.timeout)
                 self.models = bind(self.db)
-                if not old.is_closed():
-                    old.close()  # this thread's; other threads may be mid-query: closed in close()
-                self._retired.append(old)
 
     # ----------------------------------------------------------------- low level
     def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
@@ -168,9 +169,24 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
 
     def fetch_all(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         """Every row of one SQL statement, errors (also those met while stepping) translated."""
-        cursor = self.execute(sql, params)
-        with translated(self.path):
-            return cursor.fetchall()
+        return self._read(sql, params, list)
+
+    def _read(self, sql: str, params: Sequence[Any], build: Callable[[sqlite3.Cursor], Any]) -> Any:
+        """Run a read and ``build`` its result from the cursor. An immutable connection cannot
+        see another writer: if the file moved while the read ran, its result may mix old and
+        new pages, so the read runs again on a fresh connection (at most three times)."""
+        for attempt in range(3):
+            cursor = self.execute(sql, params)
+            try:
+                with translated(self.path):
+                    result = build(cursor)
+            except OraError:
+                if not self.immutable or file_stamp(self.path) == self._stamp or attempt == 2:
+                    raise
+                continue
+            if not self.immutable or file_stamp(self.path) == self._stamp:
+                return result
+        return result
 
     @contextlib.contextmanager
     def write(self) -> Iterator[None]:
@@ -214,9 +230,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
 
     def _rows(self, where: str = "1", params: Sequence[Any] = (), tail: str = "") -> list[Memory]:
         sql = f"SELECT rowid, {self._select} FROM memories WHERE {where} {tail}"
-        cursor = self.execute(sql, params)
-        with translated(self.path):  # later rows are stepped here: translate their errors too
-            return [row_to_memory(r) for r in cursor]
+        return self._read(sql, params, lambda cursor: [row_to_memory(r) for r in cursor])
 
     # ----------------------------------------------------------------- reads
     def get(self, memory_id: str) -> Memory:
@@ -325,12 +339,13 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         tail = f"ORDER BY {order_clause(expr, query.descending)}"
         if query.limit is not None:
             tail += f" LIMIT {int(query.limit)}"
-        cursor = self.execute(f"SELECT rowid FROM memories WHERE {where} {tail}", params)
-        keys = array("q")
-        with translated(self.path):
+        def build(cursor: sqlite3.Cursor) -> array:
+            keys = array("q")
             while batch := cursor.fetchmany(50000):
                 keys.extend(r[0] for r in batch)
-        return keys
+            return keys
+
+        return self._read(f"SELECT rowid FROM memories WHERE {where} {tail}", params, build)
 
     def count(self, query: ListQuery | None = None, **filters: Any) -> int:
         """How many memories match (superseded ones hidden unless asked)."""

@@ -345,3 +345,20 @@ def test_browsing_a_writable_store_changes_nothing_on_disk(seed_db):
         list(store.iter_all(page=9))
         assert not store.changed_externally()
     assert listing(path.parent) == before  # no ora_desktop_* table, no leftover -wal/-shm
+
+
+def test_reads_follow_a_writer_that_comes_and_goes(seed_db):
+    path = seed_db(ROWS)
+    with open_store(path, readonly=True) as store:
+        cursor = store.execute("SELECT id FROM memories ORDER BY rowid")
+        cursor.fetchmany(10)
+        for n in range(3):  # another program opens, writes and closes three times
+            writer = sqlite3.connect(path)
+            writer.execute("DELETE FROM memories WHERE id = ?", (f"m{50 + n}",))
+            writer.commit()
+            writer.close()
+            assert store.count() == len(ROWS) - 1 - n
+            assert len(store.list(limit=None)) == len(ROWS) - 1 - n
+            if n == 0:
+                cursor.fetchall()  # a cursor from before the reopen is not closed under its reader
+        assert len(store._retired) == 1  # older connections were closed, not piled up
