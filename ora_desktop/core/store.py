@@ -171,6 +171,10 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         """Every row of one SQL statement, errors (also those met while stepping) translated."""
         return self._read(sql, params, list)
 
+    def _one(self, sql: str, params: Sequence[Any] = ()) -> tuple | None:
+        """The first row of a read (see :meth:`_read`), or ``None``."""
+        return self._read(sql, params, lambda cursor: cursor.fetchone())
+
     def _read(self, sql: str, params: Sequence[Any], build: Callable[[sqlite3.Cursor], Any]) -> Any:
         """Run a read and ``build`` its result from the cursor. An immutable connection cannot
         see another writer: if the file moved while the read ran, its result may mix old and
@@ -304,9 +308,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
     def cursor_for(self, memory: Memory, order_by: str = "created_at") -> Cursor:
         """The keyset cursor just after ``memory`` in ``order_by`` order."""
         expr = sort_expression(order_by, self.columns)
-        value = self.execute(
-            f"SELECT {expr} FROM memories WHERE rowid = ? AND id = ?", (memory.rowid, memory.id)
-        ).fetchone()
+        value = self._one(f"SELECT {expr} FROM memories WHERE rowid = ? AND id = ?", (memory.rowid, memory.id))
         if value is None:  # gone (or renumbered) since it was read: derive the key from the record
             raw = memory.version if order_by == "updated_at" else getattr(memory, order_by, None)
             if order_by in TIME_COLUMNS and raw is not None:
@@ -320,11 +322,11 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         query = _query(query, filters)
         where, params = where_clause(query, self.columns)
         expr = sort_expression(query.order_by, self.columns)
-        row = self.execute(
+        row = self._one(
             f"SELECT {expr}, rowid FROM memories WHERE {where} "
             f"ORDER BY {order_clause(expr, query.descending)} LIMIT 1 OFFSET ?",
             [*params, int(offset)],
-        ).fetchone()
+        )
         return Cursor(row[0], row[1]) if row else None
 
     def row_keys(self, query: ListQuery | None = None, **filters: Any) -> array:
@@ -353,7 +355,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         where, params = where_clause(query, self.columns)
         # Without a WHERE clause SQLite counts from its smallest b-tree, far faster than "WHERE 1".
         where_sql = "" if where == "1" else f" WHERE {where}"
-        return self.execute(f"SELECT count(*) FROM memories{where_sql}", params).fetchone()[0]
+        return self._one(f"SELECT count(*) FROM memories{where_sql}", params)[0]
 
     def facets(self, query: ListQuery | None = None, **filters: Any) -> Facets:
         """Counts per type, sync status, importance and health bucket for matching rows."""

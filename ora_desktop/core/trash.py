@@ -66,7 +66,7 @@ class TrashMixin:
         """How many rows the trash holds."""
         if not self.has_table("ora_desktop_trash"):
             return 0
-        return self.execute("SELECT count(*) FROM ora_desktop_trash").fetchone()[0]
+        return self._one("SELECT count(*) FROM ora_desktop_trash")[0]
 
     def restore_deleted(self: Store, trash_ids: Iterable[int]) -> tuple[Change, tuple[str, ...]]:
         """Put trashed rows back. Returns (what was added, ids left in the trash because a memory
