@@ -87,11 +87,11 @@ def _reads(path: Path, rows: list[Row]) -> None:
         deep = store.cursor_at(offset, order_by="importance")
         deep_after = (deep.value, deep.rowid)
         ours, base = paired(lambda: store.list(limit=100, after=deep, order_by="importance"),
-                            lambda: raw_page(deep_after, "importance"), repeat=5)
+                            lambda: raw_page(deep_after, "importance"), repeat=31)  # ~1 ms: many samples
         assert [m.id for m in store.list(limit=100, after=deep, order_by="importance")] == \
             [r[1] for r in raw_page(deep_after, "importance")]
         rows.append(Row(f"list by importance: page at {offset:,} (keyset)", ours, base, READ_TARGET))
-        first = p50(timed(lambda: store.list(limit=100, order_by="importance"), repeat=5))
+        first = p50(timed(lambda: store.list(limit=100, order_by="importance"), repeat=31))
         rows.append(Row("  (ours, first page by importance, for contrast)", first, None, "-"))
         offset_sql = f"SELECT rowid, {COLS} FROM memories WHERE {VISIBLE} ORDER BY {ORDER} LIMIT 100 OFFSET ?"
         context = p50(timed(lambda: raw.execute(offset_sql, (offset + 1,)).fetchall(), repeat=3))
@@ -99,7 +99,7 @@ def _reads(path: Path, rows: list[Row]) -> None:
 
         ours, base = paired(store.count, sql(f"SELECT count(*) FROM memories WHERE {VISIBLE}"), repeat=5)
         rows.append(Row("count (superseded hidden)", ours, base, READ_TARGET))
-        ours, base = paired(lambda: store.count(superseded="show"), sql("SELECT count(*) FROM memories"), repeat=5)
+        ours, base = paired(lambda: store.count(superseded="show"), sql("SELECT count(*) FROM memories"), repeat=31)
         rows.append(Row("count (everything)", ours, base, READ_TARGET))
 
         facet_sql = (f"SELECT type, sync_status, importance, {BUCKET}, count(*) FROM memories WHERE {VISIBLE} "
