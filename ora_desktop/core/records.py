@@ -165,7 +165,7 @@ def row_to_memory(row: Sequence[Any]) -> Memory:
      superseded_by, created_at, updated_at, expires_at, synced_at, sync_status) = row
     accessed = None if last_accessed_at is None else _parse_time(last_accessed_at)
     created = None if created_at is None else _parse_time(created_at)
-    updated = None if updated_at is None else _parse_time(updated_at)
+    updated = created if updated_at == created_at else (None if updated_at is None else _parse_time(updated_at))
     expires = None if expires_at is None else _parse_time(expires_at)
     synced = None if synced_at is None else _parse_time(synced_at)
     unparsed: tuple[tuple[str, str], ...] = ()
