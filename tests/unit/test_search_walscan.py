@@ -80,3 +80,35 @@ def test_refresh_through_the_log(db: Path, monkeypatch: pytest.MonkeyPatch) -> N
     index = get_index(db)
     assert index.meta()["rows"] == 398
     writer.close()
+
+
+def test_one_restart_keeps_the_unread_old_frames(db: Path) -> None:
+    writer = sqlite3.connect(db, isolation_level=None)
+    writer.execute("UPDATE memories SET content = 'one' WHERE rowid BETWEEN 1 AND 300")  # a long log
+    start = walscan.current_position(str(db))
+    writer.execute("UPDATE memories SET content = 'two' WHERE rowid = 250")  # after our position
+    busy, frames, done = writer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    assert busy == 0 and frames == done
+    writer.execute("UPDATE memories SET content = 'three' WHERE rowid = 3")  # restarts the log
+    assert walscan.current_position(str(db)).seq == start.seq + 1
+    changes = walscan.read_changes(str(db), start)
+    assert changes is not None and {3, 250} <= changes.rowids
+    writer.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    writer.execute("UPDATE memories SET content = 'four' WHERE rowid = 4")  # a second restart
+    assert walscan.read_changes(str(db), start) is None
+    writer.close()
+
+
+def test_refresh_survives_a_checkpoint_restart(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    writer = sqlite3.connect(db, isolation_level=None)
+    writer.execute("UPDATE memories SET content = 'warm up ' || content WHERE rowid <= 200")
+    search(db, "okapi")
+    writer.execute("UPDATE memories SET content = 'an okapi', updated_at = '2001-01-01' WHERE id = 'm150'")
+    writer.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    writer.execute("UPDATE memories SET content = 'another okapi', updated_at = '2001-01-01' WHERE id = 'm7'")
+    scans: list[bool] = []
+    real = walscan.read_changes
+    monkeypatch.setattr(walscan, "read_changes", lambda p, s: scans.append(real(p, s) is None) or real(p, s))
+    assert set(ids(search(db, "okapi"))) == {"m150", "m7"}
+    assert scans == [False]  # read from the log, no table scan
+    writer.close()

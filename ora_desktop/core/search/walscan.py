@@ -7,9 +7,11 @@ them hold the rowids of every inserted or updated row, and bound where deleted r
 Reading a few hundred kilobytes of log beats scanning a million-row table.
 
 This is only a hint, and every answer is checked against the database: garbage rowids cost a
-lookup, never a wrong index. When the log cannot vouch for "everything since last time" — no
-log, a log restarted after a checkpoint (new salts), a shorter log — :func:`read_changes`
-returns ``None`` and the caller scans the table.
+lookup, never a wrong index. A writer's checkpoint restarts the log from its start (new salts,
+sequence number + 1); after one restart the frames of the old generation that we had not read
+are still in the file past the new ones, and are read too. When the log cannot vouch for
+"everything since last time" — no log, several restarts, a new generation that overwrote what
+we had not read — :func:`read_changes` returns ``None`` and the caller scans the table.
 """
 
 from __future__ import annotations
@@ -27,18 +29,20 @@ MAX_LOG = 64 * 1024 * 1024  # past this much new log, scanning the table is as c
 
 @dataclass(frozen=True, slots=True)
 class WalPosition:
-    """Where we stopped reading a log: its salts and the byte after the last commit frame."""
+    """Where we stopped reading a log: its salts, the byte after the last commit frame we
+    read, and the log's checkpoint sequence number (one more each time the log restarts)."""
 
     salt1: int
     salt2: int
     offset: int
+    seq: int = -1
 
     def as_list(self) -> list[int]:
-        return [self.salt1, self.salt2, self.offset]
+        return [self.salt1, self.salt2, self.offset, self.seq]
 
     @classmethod
     def from_list(cls, value: object) -> WalPosition | None:
-        if isinstance(value, list) and len(value) == 3 and all(isinstance(v, int) for v in value):
+        if isinstance(value, list) and len(value) in (3, 4) and all(isinstance(v, int) for v in value):
             return cls(*value)
         return None
 
@@ -55,13 +59,14 @@ class WalChanges:
         return {r for page in self.pages for r in page}
 
 
-def _header(data: bytes) -> tuple[int, int, int] | None:
+def _header(data: bytes) -> tuple[int, int, int, int] | None:
+    """(page size, salt-1, salt-2, checkpoint sequence) of a log header, or None."""
     if len(data) < HEADER:
         return None
-    magic, _version, page_size, _seq, salt1, salt2 = struct.unpack(">IIIIII", data[:24])
+    magic, _version, page_size, seq, salt1, salt2 = struct.unpack(">IIIIII", data[:24])
     if magic not in WAL_MAGIC or page_size < 512 or page_size > 65536 or page_size & (page_size - 1):
         return None
-    return page_size, salt1, salt2
+    return page_size, salt1, salt2, seq
 
 
 def current_position(db_path: str) -> WalPosition | None:
@@ -71,33 +76,35 @@ def current_position(db_path: str) -> WalPosition | None:
             head = _header(handle.read(HEADER))
             if head is None:
                 return None
-            page_size, salt1, salt2 = head
+            page_size, salt1, salt2, seq = head
             size = os.fstat(handle.fileno()).st_size
             end = _last_commit(handle, HEADER, size, page_size, salt1, salt2)[0]
     except OSError:
         return None
-    return WalPosition(salt1, salt2, end)
+    return WalPosition(salt1, salt2, end, seq)
 
 
 def _last_commit(handle, start: int, size: int, page_size: int, salt1: int, salt2: int
-                 ) -> tuple[int, list[tuple[int, bytes]]]:
-    """(offset after the last commit frame, [(page number, page)] up to it) from ``start``."""
+                 ) -> tuple[int, list[tuple[int, bytes]], int]:
+    """From ``start``: (offset after the last commit frame, [(page number, page)] up to it,
+    offset after the last frame of these salts, committed or not)."""
     frame = FRAME_HEADER + page_size
     handle.seek(start)
     data = handle.read(max(0, size - start))
     pending: list[tuple[int, bytes]] = []
     committed: list[tuple[int, bytes]] = []
-    end = start
+    end = extent = start
     for at in range(0, len(data) - frame + 1, frame):
         pgno, commit, s1, s2 = struct.unpack(">IIII", data[at:at + 16])
         if (s1, s2) != (salt1, salt2):
             break
+        extent = start + at + frame
         pending.append((pgno, data[at + FRAME_HEADER:at + frame]))
         if commit:
             committed.extend(pending)
             pending = []
-            end = start + at + frame
-    return end, committed
+            end = extent
+    return end, committed, extent
 
 
 def read_changes(db_path: str, since: WalPosition | None) -> WalChanges | None:
@@ -110,13 +117,25 @@ def read_changes(db_path: str, since: WalPosition | None) -> WalChanges | None:
             head = _header(handle.read(HEADER))
             if head is None:
                 return None
-            page_size, salt1, salt2 = head
+            page_size, salt1, salt2, seq = head
             size = os.fstat(handle.fileno()).st_size
-            if (salt1, salt2) != (since.salt1, since.salt2) or size < since.offset or since.offset < HEADER:
+            if size > MAX_LOG or since.offset < HEADER:
                 return None
-            if size - since.offset > MAX_LOG:
+            if (salt1, salt2) == (since.salt1, since.salt2):
+                if size < since.offset:
+                    return None
+                end, frames, _ = _last_commit(handle, since.offset, size, page_size, salt1, salt2)
+            elif since.seq >= 0 and seq == since.seq + 1:
+                # Restarted once: the new generation writes from the start of the file. If it has
+                # not reached where we stopped, the rest of the old generation is still there.
+                end, frames, extent = _last_commit(handle, HEADER, size, page_size, salt1, salt2)
+                # Overwritten, or truncated (then the file ends where the new frames end).
+                if extent > since.offset or size < since.offset or (size == extent == since.offset):
+                    return None
+                _, old_frames, _ = _last_commit(handle, since.offset, size, page_size, since.salt1, since.salt2)
+                frames = old_frames + frames
+            else:
                 return None
-            end, frames = _last_commit(handle, since.offset, size, page_size, salt1, salt2)
     except OSError:
         return None
     latest: dict[int, bytes] = {}
@@ -129,7 +148,7 @@ def read_changes(db_path: str, since: WalPosition | None) -> WalChanges | None:
         rowids = leaf_rowids(page)
         if rowids:
             pages.append(tuple(rowids))
-    return WalChanges(tuple(pages), WalPosition(salt1, salt2, end))
+    return WalChanges(tuple(pages), WalPosition(salt1, salt2, end, seq))
 
 
 def _varint(page: bytes, at: int) -> tuple[int, int]:
