@@ -22,6 +22,7 @@ from ora_desktop import (
     WrongSchema,
     open_store,
 )
+from ora_desktop.core.fileheader import read_header
 from ora_desktop.core.schema import INIT_SQL
 from tests.conftest import raw_seed_db
 from tests.unit.core_support import copy_mid_write, legacy_memories
@@ -191,9 +192,11 @@ def test_read_only_session_beside_an_open_writer(seed_db):
     writer.execute("INSERT INTO memories (id, content, created_at, updated_at) VALUES ('w1', 'by writer', "
                    "datetime('now'), datetime('now'))")
     writer.commit()
-    before = listing(folder)
-    db_bytes = path.read_bytes()
-    assert {path.name + "-wal", path.name + "-shm"} <= set(before)
+    # Read through a descriptor kept open: closing any descriptor of the file would drop the
+    # POSIX locks of the writer's connection in this process (see core/fileheader.py).
+    before = {p.name for p in folder.iterdir()}
+    db_bytes = read_header(path, 1 << 24)
+    assert {path.name + "-wal", path.name + "-shm"} <= before
     with open_store(path, readonly=True) as store:
         assert not store.immutable
         assert store.get("w1").content == "by writer"  # sees the writer's WAL
@@ -203,8 +206,8 @@ def test_read_only_session_beside_an_open_writer(seed_db):
         assert store.changed_externally()
         assert store.get("w2").content == "later"
         assert not store.changed_externally()
-    assert path.read_bytes() == db_bytes
-    assert set(listing(folder)) == set(before)
+    assert read_header(path, 1 << 24) == db_bytes
+    assert {p.name for p in folder.iterdir()} == before
     writer.close()
 
 
