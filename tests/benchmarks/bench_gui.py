@@ -114,6 +114,7 @@ async def scenario(path: Path, results: dict) -> None:
     await until(lambda: painted)
     results["launch"] = (painted[0] - started, beat.read())
     model = window.browser.model
+    await until(lambda: not model.is_loading())
     results["rows"] = model.rowCount()
 
     # sort by health (descending), until the first rows are painted in the new order
