@@ -11,7 +11,7 @@
 * check: ours (integrity_check + lint) vs raw ``PRAGMA integrity_check``.
 
 Writes run on scratch copies (``common.fresh_copy``), one fresh copy per timed run where the
-work would otherwise be gone after the first run.
+work would otherwise be gone after the first run. Ours and raw take turns run by run.
 """
 
 from __future__ import annotations
@@ -41,16 +41,19 @@ SEED_CLEANUP = "DELETE FROM memories WHERE expires_at IS NOT NULL AND expires_at
 EXPIRED = "expires_at IS NOT NULL AND expires_at != '' AND julianday(expires_at) < julianday('now')"
 
 
-def timed_each(setup: Callable[[], object], fn: Callable[[object], object], repeat: int = 3) -> float:
-    """Median seconds of ``fn(setup())`` over ``repeat`` runs, setup not timed."""
-    samples = []
+def interleaved(setup: Callable[[], object], variants: dict[str, Callable[[object], object]],
+                repeat: int = 3) -> dict[str, float]:
+    """Median seconds of each ``variant(setup())``, taking turns round by round (setup not timed),
+    so a busy moment on a shared machine lands on every variant rather than on one."""
+    samples: dict[str, list[float]] = {name: [] for name in variants}
     for _ in range(repeat):
-        state = setup()
-        gc.collect()
-        started = time.perf_counter()
-        fn(state)
-        samples.append(time.perf_counter() - started)
-    return statistics.median(samples)
+        for name, fn in variants.items():
+            state = setup()
+            gc.collect()
+            started = time.perf_counter()
+            fn(state)
+            samples[name].append(time.perf_counter() - started)
+    return {name: statistics.median(values) for name, values in samples.items()}
 
 
 def raw_write(path: Path, *statements: str) -> None:
@@ -76,11 +79,10 @@ def _decay(source: Path, rows: list[Row]) -> None:
     def ours(p: Path) -> None:
         assert decay.run(JobContext(p)).counts["days"] == 1
 
-    ours_s = timed_each(reset, ours)
-    same = timed_each(lambda: path, lambda p: raw_write(p, SAME_RULE_DECAY))
-    seed = timed_each(lambda: path, lambda p: raw_write(p, SEED_DECAY))
-    rows.append(Row("decay (ours) vs the same rule as one raw UPDATE", ours_s, same, "<= 1.2x", "s"))
-    rows.append(Row("decay (ours) vs the seed's literal UPDATE", ours_s, seed, "(info)", "s"))
+    t = interleaved(reset, {"ours": ours, "same": lambda p: raw_write(p, SAME_RULE_DECAY),
+                            "seed": lambda p: raw_write(p, SEED_DECAY)}, repeat=5)
+    rows.append(Row("decay (ours) vs the same rule as one raw UPDATE", t["ours"], t["same"], "<= 1.2x", "s"))
+    rows.append(Row("decay (ours) vs the seed's literal UPDATE", t["ours"], t["seed"], "(info)", "s"))
 
 
 def _cleanup(source: Path, rows: list[Row]) -> None:
@@ -99,12 +101,12 @@ def _cleanup(source: Path, rows: list[Row]) -> None:
                   f"'synced_at', synced_at, 'sync_status', sync_status) FROM memories WHERE {EXPIRED}",
                   f"DELETE FROM memories WHERE {EXPIRED}")
 
-    ours_s = timed_each(copy, ours)
-    delete = timed_each(copy, lambda p: raw_write(p, SEED_CLEANUP))
-    keep = timed_each(copy, raw_recoverable)
-    rows.append(Row("cleanup (ours, recoverable) vs raw DELETE", ours_s, delete, "(info)", "s"))
-    rows.append(Row("cleanup (ours) vs raw copy-to-trash + DELETE", ours_s, keep, "(like for like)", "s"))
-    rows.append(Row("  what keeping the rows costs: raw copy+DELETE vs DELETE", keep, delete, "(info)", "s"))
+    t = interleaved(copy, {"ours": ours, "delete": lambda p: raw_write(p, SEED_CLEANUP), "keep": raw_recoverable},
+                    repeat=5)
+    rows.append(Row("cleanup (ours, recoverable) vs raw DELETE", t["ours"], t["delete"], "(info)", "s"))
+    rows.append(Row("cleanup (ours) vs raw copy-to-trash + DELETE", t["ours"], t["keep"], "(like for like)", "s"))
+    rows.append(Row("  what keeping the rows costs: raw copy+DELETE vs DELETE", t["keep"], t["delete"], "(info)",
+                    "s"))
 
 
 def gigabyte_file(source: Path, memories: int) -> Path:
@@ -150,20 +152,24 @@ def _backup(source: Path, memories: int, rows: list[Row]) -> None:
         target.unlink(missing_ok=True)
         os.sync()  # the previous run's writeback must not land in this run's time
 
-    ours = timed_each(clear, lambda _: create_backup(big, config=config, rotate=False))
     size = big.stat().st_size / 1e9
-    if cli is None:
-        rows.append(Row(f"backup {size:.2f} GB (ours; sqlite3 CLI not installed)", ours, None, "", "s"))
-        return
-    raw = timed_each(clear, lambda _: subprocess.run([cli, str(big), f".backup '{target}'"], check=True))
-    raw_checked = timed_each(clear, lambda _: (
-        subprocess.run([cli, str(big), f".backup '{target}'"], check=True),
-        subprocess.run([cli, str(target), "PRAGMA integrity_check;"], check=True, capture_output=True)))
-    copy_only = timed_each(clear, lambda _: _copy_only(big, out))
-    rows.append(Row(f"backup {size:.2f} GB: ours (copy+check+rename) vs .backup", ours, raw, "<= 1.2x", "s"))
-    rows.append(Row("  ours vs .backup + PRAGMA integrity_check", ours, raw_checked, "(like for like)", "s"))
-    rows.append(Row("  our copy step alone vs .backup", copy_only, raw, "(info)", "s"))
+    variants = {"ours": lambda _: create_backup(big, config=config, rotate=False),
+                "copy": lambda _: _copy_only(big, out)}
+    if cli is not None:
+        variants["raw"] = lambda _: subprocess.run([cli, str(big), f".backup '{target}'"], check=True)
+        variants["raw_checked"] = lambda _: (
+            subprocess.run([cli, str(big), f".backup '{target}'"], check=True),
+            subprocess.run([cli, str(target), "PRAGMA integrity_check;"], check=True, capture_output=True))
+    t = interleaved(clear, variants)
     clear()
+    if cli is None:
+        rows.append(Row(f"backup {size:.2f} GB (ours; sqlite3 CLI not installed)", t["ours"], None, "", "s"))
+        return
+    rows.append(Row(f"backup {size:.2f} GB: ours (copy+check+rename) vs .backup", t["ours"], t["raw"], "<= 1.2x",
+                    "s"))
+    rows.append(Row("  ours vs .backup + PRAGMA integrity_check", t["ours"], t["raw_checked"], "(like for like)",
+                    "s"))
+    rows.append(Row("  our copy step alone vs .backup", t["copy"], t["raw"], "(info)", "s"))
 
 
 def _copy_only(big: Path, out: Path) -> None:
@@ -179,9 +185,8 @@ def _check(source: Path, rows: list[Row]) -> None:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         conn.close()
 
-    ours = timed_each(lambda: source, lambda p: check.run(JobContext(p)), repeat=3)
-    base = timed_each(lambda: source, raw, repeat=3)
-    rows.append(Row("check (integrity_check + lint) vs PRAGMA integrity_check", ours, base, "(info)", "s"))
+    t = interleaved(lambda: source, {"ours": lambda p: check.run(JobContext(p)), "raw": raw})
+    rows.append(Row("check (integrity_check + lint) vs PRAGMA integrity_check", t["ours"], t["raw"], "(info)", "s"))
 
 
 def run(memories: int) -> None:
