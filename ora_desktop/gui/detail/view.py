@@ -53,6 +53,7 @@ class DetailPane(QScrollArea):
         self._task: asyncio.Task | None = None
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # everything wraps instead
         body = QWidget()
         layout = QVBoxLayout(body)
         self.title = QLabel("No memory selected")
@@ -92,6 +93,8 @@ class DetailPane(QScrollArea):
         related = QVBoxLayout(related_box)
         self.related = QListWidget()
         self.related.setObjectName("RelatedList")
+        self.related.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.related.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.related.setMaximumHeight(130)
         self.related.itemActivated.connect(self._follow_item)
         related.addWidget(self.related)
@@ -116,6 +119,8 @@ class DetailPane(QScrollArea):
         chain = QVBoxLayout(chain_box)
         self.chain_list = QListWidget()
         self.chain_list.setObjectName("ChainList")
+        self.chain_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.chain_list.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.chain_list.setMaximumHeight(110)
         self.chain_list.itemActivated.connect(self._follow_item)
         chain.addWidget(self.chain_list)
@@ -126,6 +131,7 @@ class DetailPane(QScrollArea):
 
         access_box = QGroupBox("Access")
         self.access = QLabel()
+        self.access.setWordWrap(True)
         self.access.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         QVBoxLayout(access_box).addWidget(self.access)
         layout.addWidget(access_box)
