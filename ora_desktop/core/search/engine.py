@@ -226,20 +226,32 @@ def _keyword(conn: sqlite3.Connection, expr: str, where: str, params: list[Any],
 
 def _browse(conn: sqlite3.Connection, parsed: ParsedQuery, where: str, params: list[Any], select: str,
             limit: int, columns: tuple[str, ...]) -> tuple[list[tuple[float | None, Row]], bool]:
-    """Filter-only queries (and pure exclusions): most important, then newest."""
+    """Filter-only queries (and pure exclusions): the most important (then most recently
+    added) candidates that pass, to be ranked by the blended score. The sidecar is joined
+    only to the chosen few."""
     args = list(params)
     if parsed.excluded:
         excluded = " OR ".join(t.fts() for t in parsed.excluded)
-        where += " AND d.fid NOT IN (SELECT rowid FROM fts WHERE fts MATCH ?)"
+        where += (" AND id NOT IN (SELECT hidden.mid FROM docs hidden WHERE hidden.fid IN "
+                  "(SELECT rowid FROM fts WHERE fts MATCH ?))")
         args.append(excluded)
-    order = [f"m.{c} DESC" for c in ("importance",) if c in columns]
-    order += [f"julianday(m.{c}) DESC" for c in ("updated_at",) if c in columns]
+    order = ["m.importance DESC"] if "importance" in columns else []
+    pool = max(limit * 2, POOL_MIN)
+    # Broad filters (type, sync, superseded, exclusions) match much of the file: walking the
+    # seed's importance index finds the first hundred at once, where SQLite (no statistics)
+    # would pick the type index and sort a third of a million rows. Narrow filters are left
+    # to the planner.
+    hint = ""
+    broad = not (parsed.tags or parsed.health or parsed.expired or parsed.dirty)
+    if broad and order and conn.execute(
+            "SELECT 1 FROM src.sqlite_master WHERE type = 'index' AND name = 'idx_memories_importance'").fetchone():
+        hint = "INDEXED BY idx_memories_importance"
     rows = conn.execute(
-        f"SELECT d.fid, {select} FROM src.memories m JOIN docs d ON d.mid = m.id "
-        f"WHERE {where} ORDER BY {', '.join(order + ['m.rowid DESC'])} LIMIT ?",
-        [*args, max(limit * 2, POOL_MIN)],
+        f"SELECT d.fid, x.* FROM (SELECT m.id AS mid_, {select} FROM src.memories m {hint} WHERE {where} "
+        f"ORDER BY {', '.join(order + ['m.rowid DESC'])} LIMIT ?) x JOIN docs d ON d.mid = x.mid_",
+        [*args, pool],
     ).fetchall()
-    return [(None, r) for r in rows], len(rows) < max(limit * 2, POOL_MIN)
+    return [(None, (r[0], *r[2:])) for r in rows], len(rows) < pool
 
 
 def _facets_from_index(index: SearchIndex, hits: list[Hit]) -> dict[str, dict[str, int]]:

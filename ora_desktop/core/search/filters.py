@@ -2,8 +2,8 @@
 
 Built on :func:`ora_desktop.core.listing.where_clause`, so ``type:``, ``sync:``, ``is:expired``,
 superseded hiding and ``is:dirty`` mean exactly what the memory list means by them. Tag
-filters need the sidecar (``tags`` joined through ``docs d``); the LIKE fallback approximates
-them by a text match.
+filters need the sidecar (``tags`` and ``docs``); the LIKE fallback approximates them by a
+text match.
 """
 
 from __future__ import annotations
@@ -25,14 +25,14 @@ def _col(name: str, columns: Sequence[str]) -> str:
 def _tag_clause(kind: str | None, value: str) -> tuple[str, list[Any]]:
     kinds = [kind] if kind else list(TAG_KINDS)
     marks = ",".join("?" * len(kinds))
-    return (f"d.fid IN (SELECT fid FROM tags WHERE kind IN ({marks}) AND value = ? COLLATE NOCASE)",
-            [*kinds, value])
+    return (f"id IN (SELECT tagged.mid FROM docs tagged WHERE tagged.fid IN "
+            f"(SELECT fid FROM tags WHERE kind IN ({marks}) AND value = ? COLLATE NOCASE))", [*kinds, value])
 
 
 def filter_sql(parsed: ParsedQuery, columns: Sequence[str], tags: str = "index") -> tuple[str, list[Any]]:
     """WHERE text and parameters for every field filter of ``parsed``.
 
-    ``tags="index"`` filters tags through the sidecar (the query must join ``docs d``);
+    ``tags="index"`` filters tags through the sidecar's ``tags`` and ``docs`` tables;
     ``tags="like"`` approximates ``tag:`` filters by ``content LIKE``.
     """
     extra: list[tuple[str, tuple]] = []
