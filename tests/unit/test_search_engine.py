@@ -232,3 +232,18 @@ def test_a_broken_file_is_named_in_the_error(ora_home: Path, content: bytes, wor
 def test_total_when_every_match_was_seen(db: Path) -> None:
     assert search(db, "whales", limit=1).total == 3
     assert search(db, "type:task").total == 1
+
+
+def test_filter_only_queries_on_a_larger_file(ora_home: Path) -> None:
+    rows = [{"id": f"f{i}", "content": f"filler note {i} about src/app.ts", "importance": 1 + i % 10}
+            for i in range(400)]
+    rows += [{"id": "rare", "content": "a KeyError in parse()", "type": "task", "importance": 2},
+             {"id": "other", "content": "plain words only", "type": "task", "importance": 3}]
+    db = make_file(ora_home / "big.site.db", rows)
+    assert ids(search(db, "tag:error=KeyError")) == ["rare"]  # a rare tag drives the query
+    common = search(db, "tag:file=src/app.ts", limit=10)  # a common tag: walk by importance
+    assert len(common.hits) == 10 and all(h.memory.importance == 10 for h in common.hits)
+    assert set(ids(search(db, "-filler type:task"))) == {"rare", "other"}
+    assert ids(search(db, "-filler -plain")) == ["rare"]
+    top = search(db, "type:fact", limit=5)
+    assert [h.memory.importance for h in top.hits] == [10] * 5

@@ -20,7 +20,7 @@ from .index import SearchIndex, fts5_available, get_index
 from .query import ParsedQuery, parse_query
 from .ranking import DEFAULT_WEIGHTS, Weights, relevance, score
 from .results import Hit, SearchResult, Span
-from .tags import extract_tags
+from .tags import TAG_KINDS, extract_tags
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -229,29 +229,48 @@ def _browse(conn: sqlite3.Connection, parsed: ParsedQuery, where: str, params: l
     """Filter-only queries (and pure exclusions): the most important (then most recently
     added) candidates that pass, to be ranked by the blended score. The sidecar is joined
     only to the chosen few."""
-    args = list(params)
-    if parsed.excluded:
-        excluded = " OR ".join(t.fts() for t in parsed.excluded)
-        where += (" AND id NOT IN (SELECT hidden.mid FROM docs hidden WHERE hidden.fid IN "
-                  "(SELECT rowid FROM fts WHERE fts MATCH ?))")
-        args.append(excluded)
     order = ["m.importance DESC"] if "importance" in columns else []
     pool = max(limit * 2, POOL_MIN)
-    # Broad filters (type, sync, superseded, exclusions) match much of the file: walking the
+    # Broad filters (type, sync, superseded, common tags) match much of the file: walking the
     # seed's importance index finds the first hundred at once, where SQLite (no statistics)
     # would pick the type index and sort a third of a million rows. Narrow filters are left
-    # to the planner.
+    # to the planner; rare tags then drive the query.
     hint = ""
-    broad = not (parsed.tags or parsed.health or parsed.expired or parsed.dirty)
+    broad = not (parsed.health or parsed.expired or parsed.dirty) and _common_tags(conn, parsed)
     if broad and order and conn.execute(
             "SELECT 1 FROM src.sqlite_master WHERE type = 'index' AND name = 'idx_memories_importance'").fetchone():
         hint = "INDEXED BY idx_memories_importance"
+    elif parsed.tags:
+        where, params = filter_sql(parsed, columns, tags="drive")
+    args = list(params)
+    if parsed.excluded:
+        where += (" AND NOT EXISTS (SELECT 1 FROM docs hidden JOIN fts ON fts.rowid = hidden.fid "
+                  "WHERE hidden.mid = id AND fts MATCH ?)")
+        args.append(" OR ".join(t.fts() for t in parsed.excluded))
     rows = conn.execute(
         f"SELECT d.fid, x.* FROM (SELECT m.id AS mid_, {select} FROM src.memories m {hint} WHERE {where} "
         f"ORDER BY {', '.join(order + ['m.rowid DESC'])} LIMIT ?) x JOIN docs d ON d.mid = x.mid_",
         [*args, pool],
     ).fetchall()
     return [(None, (r[0], *r[2:])) for r in rows], len(rows) < pool
+
+
+def _common_tags(conn: sqlite3.Connection, parsed: ParsedQuery) -> bool:
+    """True when every ``tag:`` filter matches at least 1% of the memories (so walking the
+    importance index soon meets enough of them); False for rarer tags or without the tag index."""
+    if not parsed.tags:
+        return True
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'tags_kind_value'").fetchone() is None:
+        return False
+    rows = SearchIndex._rows(conn)
+    for kind, value in parsed.tags:
+        kinds = [kind] if kind else list(TAG_KINDS)
+        count = conn.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM tags WHERE kind IN ({','.join('?' * len(kinds))}) "
+            f"AND value = ? COLLATE NOCASE LIMIT ?)", [*kinds, value, rows // 100 + 1]).fetchone()[0]
+        if count * 100 < rows:
+            return False
+    return True
 
 
 def _facets_from_index(index: SearchIndex, hits: list[Hit]) -> dict[str, dict[str, int]]:

@@ -22,17 +22,23 @@ def _col(name: str, columns: Sequence[str]) -> str:
     return name if name in columns else "NULL"
 
 
-def _tag_clause(kind: str | None, value: str) -> tuple[str, list[Any]]:
+def _tag_clause(kind: str | None, value: str, drive: bool) -> tuple[str, list[Any]]:
+    """A tag test on a memory row. ``drive``: list the tagged memories first (best when few
+    carry the tag); else probe each candidate row (best for few candidates or common tags)."""
     kinds = [kind] if kind else list(TAG_KINDS)
     marks = ",".join("?" * len(kinds))
-    return (f"id IN (SELECT tagged.mid FROM docs tagged WHERE tagged.fid IN "
-            f"(SELECT fid FROM tags WHERE kind IN ({marks}) AND value = ? COLLATE NOCASE))", [*kinds, value])
+    if drive:
+        return (f"id IN (SELECT tagged.mid FROM docs tagged WHERE tagged.fid IN "
+                f"(SELECT fid FROM tags WHERE kind IN ({marks}) AND value = ? COLLATE NOCASE))", [*kinds, value])
+    return (f"EXISTS (SELECT 1 FROM docs tagged JOIN tags tg ON tg.fid = tagged.fid WHERE tagged.mid = id "
+            f"AND tg.kind IN ({marks}) AND tg.value = ? COLLATE NOCASE)", [*kinds, value])
 
 
 def filter_sql(parsed: ParsedQuery, columns: Sequence[str], tags: str = "index") -> tuple[str, list[Any]]:
     """WHERE text and parameters for every field filter of ``parsed``.
 
-    ``tags="index"`` filters tags through the sidecar's ``tags`` and ``docs`` tables;
+    ``tags="index"`` tests tags through the sidecar's ``tags`` and ``docs`` tables row by row,
+    ``tags="drive"`` lists the tagged memories first (for rare tags);
     ``tags="like"`` approximates ``tag:`` filters by ``content LIKE``.
     """
     extra: list[tuple[str, tuple]] = []
@@ -49,8 +55,8 @@ def filter_sql(parsed: ParsedQuery, columns: Sequence[str], tags: str = "index")
         extra.append((f"{col} IS NULL OR {col} NOT IN ({marks})", tuple(parsed.not_sync)))
     for negate, items in ((False, parsed.tags), (True, parsed.not_tags)):
         for kind, value in items:
-            if tags == "index":
-                sql, params = _tag_clause(kind, value)
+            if tags in ("index", "drive"):
+                sql, params = _tag_clause(kind, value, drive=tags == "drive")
             else:
                 sql, params = "content LIKE ? ESCAPE '\\'", [f"%{like_escape(value)}%"]
             extra.append((f"NOT ({sql})" if negate else sql, tuple(params)))
