@@ -430,6 +430,22 @@ class MainWindow(QMainWindow):
         box.open()
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        editor = self.browser.detail.editor
+        if editor.is_modified() and not getattr(self, "_discard_confirmed", False):
+            event.ignore()
+            box = QMessageBox(QMessageBox.Icon.Warning, "Unsaved changes",
+                              f"Your changes to “{editor.base.title[:60] if editor.base else ''}” are not saved.",
+                              QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel, self)
+            box.setInformativeText("Cancel to go back and save them (Ctrl+S), or discard them and quit.")
+
+            def chosen(_result: int) -> None:
+                if box.standardButton(box.clickedButton()) == QMessageBox.StandardButton.Discard:
+                    self._discard_confirmed = True
+                    self.close()
+            box.finished.connect(chosen)
+            self._unsaved_box = box
+            box.open()
+            return
         self.save_state()
         if self._build is not None and self._build.state is None:
             self._build.cancel()

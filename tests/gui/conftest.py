@@ -91,6 +91,7 @@ def make_window(ctx, qtbot):
 
     yield make
     for window in windows:
+        window._discard_confirmed = True  # a test may end mid-edit
         window.close()
 
 

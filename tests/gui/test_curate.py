@@ -201,3 +201,29 @@ def test_merge_two_into_a_new_memory_superseding_both(make_window, filled_db, qt
     qtbot.waitUntil(lambda: not db_rows(path, "SELECT id FROM memories WHERE content='Merged knowledge'"),
                     timeout=10000)
     assert db_rows(path, "SELECT count(*) FROM memories WHERE superseded_by IS NOT NULL") == [(0,)]
+
+
+def test_moving_away_saves_valid_edits_and_keeps_invalid_ones(make_window, filled_db, qtbot):
+    path = filled_db(6)
+    window = make_window()
+    select_id(qtbot, window, "m003")
+    detail = window.browser.detail
+    detail.editor.content.setPlainText("Changed, then moved on")
+    select_id(qtbot, window, "m004")  # valid: saved on the way (undoable)
+    qtbot.waitUntil(lambda: content_of(path, "m003") == "Changed, then moved on", timeout=10000)
+    undo(qtbot, window)
+    qtbot.waitUntil(lambda: content_of(path, "m003").startswith("Memory number 3"), timeout=10000)
+    detail.editor.importance.setText("42")
+    window.browser.follow("m005")  # invalid: the pane stays on m004 with the message
+    qtbot.waitUntil(lambda: window.browser.table.current_memory_now() is not None
+                    and window.browser.table.current_memory_now().id == "m004", timeout=10000)
+    assert detail.memory.id == "m004" and detail.editor.importance.text() == "42"
+    assert detail.editor.message.text().startswith("Importance: 42")
+    # closing the window with the edit pending asks first; Cancel keeps the window
+    window.close()
+    box = window._unsaved_box
+    assert box.isVisible() and window.isVisible()
+    box.reject()
+    assert window.isVisible()
+    detail.revert_button.click()
+    assert not detail.editor.is_modified()

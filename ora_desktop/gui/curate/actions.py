@@ -172,13 +172,14 @@ class Curator(QObject):
 
     # ----------------------------------------------------------------- edit and conflicts
     def save_edit(self, base: Memory, changes: dict) -> asyncio.Task:
-        path = self._current_path()
+        # The file the edit was made in (the selection may be moving to another file right now).
+        path = self.detail.store.path if self.detail.store is not None else self._current_path()
         command = EditCommand(self, path, base, changes)
         return asyncio.ensure_future(self._save(command), loop=self.ctx.loop)
 
     async def _save(self, command: EditCommand) -> None:
         result = await self._execute(command)
-        if isinstance(result, Memory):
+        if isinstance(result, Memory) and self.detail.memory is not None and self.detail.memory.id == result.id:
             self.detail.saved(result)
 
     async def _conflict(self, command: EditCommand, exc: Conflict) -> None:

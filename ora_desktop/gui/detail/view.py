@@ -42,6 +42,7 @@ class DetailPane(QScrollArea):
     save_requested = Signal(object, object)  # base Memory, dict of validated changes
     follow = Signal(str)  # memory id to show
     link_requested = Signal(str, str, bool)  # memory id, other id, add (False: remove)
+    leave_refused = Signal(str, str)  # memory id kept (its edit is invalid), the problem
 
     def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -149,6 +150,8 @@ class DetailPane(QScrollArea):
     def show_memory(self, memory: Memory | None, store: Store | None) -> None:
         """Show ``memory``. The same memory, refreshed, keeps unsaved edits (and says it changed)."""
         same = memory is not None and self.memory is not None and memory.id == self.memory.id
+        if not same and self.memory is not None and self.editor.is_modified() and not self._leave_edit(memory, store):
+            return
         if same and self.editor.is_modified():
             if memory.version != self.editor.base.version:
                 self.changed_underneath.setText(
@@ -175,6 +178,24 @@ class DetailPane(QScrollArea):
         if self._task is not None and not self._task.done():
             self._task.cancel()
         self._task = asyncio.ensure_future(self._load_links(memory, store), loop=self.ctx.loop)
+
+    def _leave_edit(self, memory: Memory | None, store: Store | None) -> bool:
+        """Moving away from unsaved edits: save them when valid (undoable); when not, stay on
+        them in the same file (``leave_refused``) or say they were not saved. Never silent."""
+        base = self.editor.base
+        message = self.editor.validation_message()
+        writable = self.store is not None and not self.store.readonly
+        if writable and not message and base is not None:
+            self.save_requested.emit(base, self.editor.changes())
+            self.ctx.status.emit(f"Saved your changes to “{base.title[:40]}” (Ctrl+Z undoes)")
+            return True
+        if store is self.store and memory is not None and base is not None:
+            self.leave_refused.emit(base.id, message)
+            self.ctx.status.emit(f"Fix or revert the edit first — {message}")
+            return False
+        self.ctx.show_error(f"Your changes to “{base.title[:40] if base else ''}” were not saved: {message}",
+                            "Unsaved changes")
+        return True
 
     def set_terms(self, terms: tuple[str, ...]) -> None:
         self.editor.highlighter.set_terms(tuple(terms))

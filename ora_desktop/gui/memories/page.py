@@ -78,6 +78,7 @@ class MemoryBrowser(QWidget):
         self.search.scope.currentIndexChanged.connect(lambda _i: self._update_center())
         self.search.field.textChanged.connect(lambda _t: self._update_center())
         self.detail.follow.connect(self.follow)
+        self.detail.leave_refused.connect(lambda memory_id, _problem: self.follow(memory_id))
         self.everywhere.open_hit.connect(self.open_hit)
         self.show_message("Select an agent on the left, or open a .site.db file (Ctrl+O).")
 
