@@ -171,3 +171,15 @@ def test_records_built_from_rows_equal_records_built_by_hand():
     assert built == by_hand and hash(built) == hash(by_hand) and repr(built) == repr(by_hand)
     with pytest.raises(AttributeError):
         built.content = "changed"
+
+
+@pytest.mark.parametrize(("text", "ids", "malformed"), [
+    (None, (), False), ("", (), False), ('["a", "b"]', ("a", "b"), False), ('  ["a"]  ', ("a",), False),
+    ('["a", 3]', ("a", "3"), False), ("[broken", (), True), ('["a"] trailing', (), True), ('{"a": 1}', (), True),
+    ('[""]', (), True), ("[true]", (), True), ("null", (), True), ('[["a"]]', (), True),
+    ('["\\u00e9t\\u00e9"]', ("été",), False),
+])
+def test_related_to_parsing_never_raises(text, ids, malformed):
+    from ora_desktop.core.records import parse_related
+
+    assert parse_related(text) == (ids, malformed)
