@@ -83,7 +83,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
             ))
         self.columns: tuple[str, ...] = self.report.memory_columns
         self._select = ", ".join(c if c in self.columns else f"NULL AS {c}" for c in MEMORY_COLUMNS)
-        self._columns_for_insert = self._insert_columns()
+        self._template: tuple[list[Any], dict[str, int]] | None = None  # see WritesMixin._insert_template
         self._engine_tables_ready = False
         with translated(self.path):
             self._watch.reset(self.db, self.immutable)

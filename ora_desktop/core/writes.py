@@ -86,8 +86,21 @@ class WritesMixin:
         row["created_at"] = stamp if created is None else (timestamps.coerce(created, "created_at") or stamp)
         row["updated_at"] = row["created_at"] if updated is None else (
             timestamps.coerce(updated, "updated_at") or row["created_at"])
-        get = row.get
-        return [get(c, _NEW_DEFAULTS.get(c)) for c in self._columns_for_insert]
+        values, at = self._insert_template()
+        values = values.copy()
+        for name, value in row.items():
+            if name in at:  # a column this file lacks is left out
+                values[at[name]] = value
+        return values
+
+    def _insert_template(self: Store) -> tuple[list[Any], dict[str, int]]:
+        """(default values in insert order, column -> position), computed once per store."""
+        template = self._template
+        if template is None:
+            columns = self._insert_columns()
+            template = self._template = ([_NEW_DEFAULTS.get(c) for c in columns],
+                                         {c: i for i, c in enumerate(columns)})
+        return template
 
     def update(self: Store, memory_id: str, *, expected_version: str | None = None, **fields: Any) -> Memory:
         """Edit one memory. ``updated_at`` becomes now and ``sync_status`` pending (unless
