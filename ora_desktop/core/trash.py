@@ -31,6 +31,8 @@ class TrashMixin:
         with self.write():
             self.ensure_engine_tables()  # in the same transaction: a failed delete creates nothing
             removed = tuple(self._rows(where, params)) if return_records else ()
+            ids = frozenset(m.id for m in removed) if return_records else frozenset(
+                r[0] for r in self.fetch_all(f"SELECT id FROM memories WHERE {where}", params))
             self.execute(
                 "INSERT INTO ora_desktop_trash (memory_id, deleted_at, reason, batch, row_json) "
                 f"SELECT id, ?, ?, ?, json_object({pairs}) FROM memories WHERE {where}",
@@ -39,7 +41,6 @@ class TrashMixin:
             count = self.execute(f"DELETE FROM memories WHERE {where}", params).rowcount
         self.last_removed_count = count
         self.last_trash_batch = batch
-        ids = frozenset(m.id for m in removed)
         self._emit(Change(removed=ids, source=reason))
         return removed
 

@@ -524,3 +524,11 @@ def test_chain_with_branches_lists_each_level_newest_first(store, db):
     chain = store.chain("m-fact-lo")
     assert [m.id for m in chain.members] == ["m-conv", "m-task", "m-ctx", "m-fact-lo", "m-fact-hi"]
     assert chain.live.id == "m-conv" and not chain.cycle
+
+
+def test_bulk_removal_without_records_still_tells_subscribers(store):
+    seen: list[Change] = []
+    store.subscribe(seen.append)
+    assert store.remove_where_recoverably("type = ?", ["fact"], "cleanup", return_records=False) == ()
+    assert seen[-1].removed == {"m-fact-hi", "m-fact-lo"} and store.last_removed_count == 2
+    assert {t.memory.id for t in store.trash()} == {"m-fact-hi", "m-fact-lo"}
