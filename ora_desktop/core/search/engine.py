@@ -172,7 +172,9 @@ def _indexed_hits(index: SearchIndex, parsed: ParsedQuery, limit: int, weights: 
         rows, complete = _browse(conn, parsed, where, params, select, limit, index.columns)
         source = "filter"
     else:
-        rows, complete = _keyword(conn, expr, where, params, select, limit)
+        # For the last resort (filtering every match), a rare tag is better listed first.
+        drive = filter_sql(parsed, index.columns, tags="drive") if parsed.tags else (where, params)
+        rows, complete = _keyword(conn, expr, where, params, select, limit, drive)
         source = "keyword"
     # rows: (bm25, (fid, day, importance, health))
     today = time.time() / 86400.0 + 2440587.5
@@ -196,9 +198,14 @@ def _indexed_hits(index: SearchIndex, parsed: ParsedQuery, limit: int, weights: 
 
 
 def _keyword(conn: sqlite3.Connection, expr: str, where: str, params: list[Any], select: str,
-             limit: int) -> tuple[list[tuple[float | None, Row]], bool]:
+             limit: int, drive: tuple[str, list[Any]] | None = None) -> tuple[list[tuple[float | None, Row]], bool]:
     """(bm25, row) for the best BM25 candidates that pass the filters, and whether those are
-    all the memories that match."""
+    all the memories that match.
+
+    The best ``pool`` matches are filtered; when too few pass, the pool grows as far as the
+    pass rate says it must (up to POOL_MAX), after which every match is filtered in one join
+    (``drive``: the filters in the form for that).
+    """
     pool = max(limit * 2, POOL_MIN)
     while pool <= POOL_MAX:
         ranked = conn.execute("SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ? ORDER BY 2 LIMIT ?",
@@ -214,10 +221,15 @@ def _keyword(conn: sqlite3.Connection, expr: str, where: str, params: list[Any],
         ).fetchall()
         if len(found) >= limit or len(ranked) < pool:
             return [(bm[r[0]], r) for r in found], len(ranked) < pool  # r: (fid, day, importance, health)
-        pool *= 5
+        # Grow to what the pass rate so far needs (twice that, for luck), at least 5x.
+        needed = pool * limit * 2 // len(found) if found else POOL_MAX + 1
+        pool = max(pool * 5, needed)
+    where, params = drive or (where, params)
+    # MATERIALIZED: rank the matches first; else SQLite may walk the filters' index and probe
+    # FTS5 once per row, which is many times slower.
     rows = conn.execute(
-        f"SELECT h.bm, h.fid, {select} FROM "
-        f"(SELECT rowid AS fid, bm25(fts) AS bm FROM fts WHERE fts MATCH ?) h "
+        f"WITH h AS MATERIALIZED (SELECT rowid AS fid, bm25(fts) AS bm FROM fts WHERE fts MATCH ?) "
+        f"SELECT h.bm, h.fid, {select} FROM h "
         f"JOIN docs d ON d.fid = h.fid JOIN src.memories m ON m.id = d.mid "
         f"WHERE {where} ORDER BY h.bm LIMIT ?", [expr, *params, max(limit * 2, POOL_MIN)],
     ).fetchall()
