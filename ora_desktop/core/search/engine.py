@@ -101,7 +101,8 @@ def search(target: Store | str | Path, query: str | ParsedQuery, limit: int = 50
             warnings.extend(extra)
             facets = _facets_from_text(hits)
         else:
-            tags_pending = not index.meta().get("tags_done", True)
+            with index.lock:
+                tags_pending = not index.meta().get("tags_done", True)
             if tags_pending and (parsed.tags or parsed.not_tags):
                 if wait and finish_tags(index, progress, cancel):
                     tags_pending = False
