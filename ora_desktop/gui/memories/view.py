@@ -88,8 +88,7 @@ class MemoryTable(QTableView):
 
     def _restore_current(self) -> None:
         memory_id, rowid = self._restoring
-        if rowid is None:
-            self.current_memory.emit(None)
+        if rowid is None:  # nothing was selected (the detail pane may show a followed memory)
             return
         try:
             row = self.memory_model.keys.index(rowid)
