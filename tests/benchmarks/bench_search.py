@@ -151,7 +151,7 @@ def _run(source: Path, memories: int) -> None:
         raw_writer.execute("COMMIT")
         raw_times.append(time.perf_counter() - started)
     assert len(search(ours_path, f"edited {round_} is:any", limit=200).hits) == 100
-    for from_log, label in ((True, "via the log"), (False, "log restarted, scan")):
+    for from_log, label in ((True, "via the log"), (False, "no usable log, scan")):
         if timings[from_log]:
             rows.append(Row(f"refresh 100 changed: {label} ({len(timings[from_log])}x)",
                             p50(timings[from_log]), p50(raw_times), "< 100 ms"))
