@@ -10,8 +10,9 @@
 * incremental refresh after 100 rows changed by another connection (an agent, WAL mode as the
   seed creates files): our detection + re-index, against raw FTS5 re-indexing the same 100
   rows when told which ones (delete + insert, what a trigger would do). Reported apart: rounds
-  whose changes the write-ahead log still holds, and rounds after the writer's automatic
-  checkpoint restarted its log (then the table is scanned).
+  whose changes the write-ahead log can tell, and rounds where it cannot (no log position yet —
+  the first round after a build without a log — or a log restarted more than once since) and
+  the table is scanned.
 * context(): ``store.context(q, 2000)`` against the three raw queries it is built from
   (important, FTS match, recent) with no graph expansion, budgeting, ranking or rendering.
 """
@@ -136,8 +137,8 @@ def _run(source: Path, memories: int) -> None:
         change = (f"UPDATE memories SET content = content || ' edited {round_}', updated_at = datetime('now') "
                   f"WHERE rowid IN ({marks_})")
         writer.execute(change, picked)
-        # The writer's automatic checkpoints restart its log now and then; a refresh after a
-        # restart cannot read the changes from the log and scans the table instead.
+        # When the log cannot tell what changed (no position yet, or restarted more than once
+        # by the writer's automatic checkpoints) the refresh scans the table instead.
         logged = walscan.read_changes(str(ours_path), walscan.WalPosition.from_list(index.meta().get("wal")))
         started = time.perf_counter()
         assert index.refresh()
