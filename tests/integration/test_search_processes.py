@@ -99,3 +99,34 @@ def test_cli_bad_input(home: Path) -> None:
     assert bad.returncode == 2 and "at least 1" in bad.stderr
     warned = ora("search", "type:banana deploy", "--home", home)
     assert "type:banana ignored" in warned.stderr
+
+
+def test_searchers_and_a_writer_at_once(home: Path) -> None:
+    """Two processes search in a loop (refreshing the same sidecar) while this one writes."""
+    db = home / "sites" / "anwe-sh" / "ora.site.db"
+    search(db, "vault")  # built once; the searchers then only refresh
+    loop = textwrap.dedent(f"""
+        import sys, time
+        from ora_desktop.core.search import search
+        deadline = time.time() + 4
+        seen = 0
+        while time.time() < deadline:
+            seen = max(seen, len(search({str(db)!r}, "penguin", limit=500).hits))
+        print(seen)
+    """)
+    searchers = [subprocess.Popen([sys.executable, "-c", loop], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True, env=env()) for _ in range(2)]
+    import sqlite3
+    import time
+
+    conn = sqlite3.connect(db, isolation_level=None, timeout=10)
+    for i in range(60):
+        conn.execute("INSERT INTO memories (id, content, created_at, updated_at) "
+                     "VALUES (?, 'a penguin note', datetime('now'), datetime('now'))", (f"p{i}",))
+        time.sleep(0.02)
+    conn.close()
+    for proc in searchers:
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+        assert "Traceback" not in err
+    assert len(search(db, "penguin", limit=500).hits) == 60

@@ -212,24 +212,25 @@ class SearchIndex(RefreshMixin):
             stats = file_stats(self.db_path)
             if stats == self._seen:
                 return False
+            conn = self.connection()
+            # The file changed: our attach must see it even when another process has already
+            # brought the index up to date. An immutable attach does not see other writers'
+            # commits, nor does an attach of a file since replaced (another inode).
+            uri = source_uri(self.db_path)
+            ident = identity(self.db_path)
+            if uri != self._attached or "immutable=1" in uri or ident != self._attached_identity:
+                attach_source(conn, self.db_path)
+                self._attached, self._attached_identity = uri, ident
+                self.columns = source_columns(conn)
             try:
                 self.file_lock.acquire(timeout=(BUSY_TIMEOUT_MS / 1000) if wait else 0.05)
             except filelock.Timeout:
                 return False
             try:
-                conn = self.connection()
                 meta = self.meta(conn)
-                if meta.get("stats") == stats and meta.get("identity") == identity(self.db_path):
+                if meta.get("stats") == stats and meta.get("identity") == ident:
                     self._seen = stats
                     return False
-                # An immutable attach does not see other writers' commits: attach afresh then.
-                # So does an attach of a file since replaced (another inode).
-                uri = source_uri(self.db_path)
-                ident = identity(self.db_path)
-                if uri != self._attached or "immutable=1" in uri or ident != self._attached_identity:
-                    attach_source(conn, self.db_path)
-                    self._attached, self._attached_identity = uri, ident
-                    self.columns = source_columns(conn)
                 started = timestamps.now()
                 log = walscan.current_position(str(self.db_path))
                 conn.execute("BEGIN IMMEDIATE")
