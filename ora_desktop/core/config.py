@@ -42,6 +42,7 @@ DEFAULT_SCHEDULE = {
 }
 DEFAULT_BACKUP = {"keep_last": 7, "keep_daily": 7, "keep_weekly": 4}
 DEFAULT_DAEMON = {"rescan": "1m"}
+RETENTION_KEYS = ("max_age_days", "max_memories")  # RetentionPolicy field order
 DEFAULT = "default"
 
 
@@ -166,7 +167,7 @@ class Config:
 
     def _retention_settings(self, site: str | None) -> list[Setting]:
         out = []
-        for key in ("max_age_days", "max_memories"):
+        for key in RETENTION_KEYS:
             setting = Setting(key, None, DEFAULT)
             for keys in ((("sites", site, "retention"),) if site else ()) + (("retention",),):
                 table = self._table(*keys)
@@ -219,6 +220,19 @@ class Config:
         for job in self._table("schedule"):
             if job not in DEFAULT_SCHEDULE:
                 raise ConfigError(f"{self._source('schedule')}: unknown job {job!r} (jobs: {', '.join(JOB_NAMES)})")
+        tables = {("backup",): {"dir", *DEFAULT_BACKUP}, ("retention",): set(RETENTION_KEYS),
+                  ("daemon",): set(DEFAULT_DAEMON)}
+        for site in self.site_slugs():
+            extra = set(self._table("sites", site)) - {"schedule", "retention"}
+            if extra:
+                raise ConfigError(f"{self._source('sites', site)}: unknown table(s) {', '.join(sorted(extra))} "
+                                  "(a site may have schedule and retention)")
+            tables[("sites", site, "retention")] = set(RETENTION_KEYS)
+        for keys, allowed in tables.items():
+            unknown_keys = sorted(set(self._table(*keys)) - allowed)
+            if unknown_keys:
+                raise ConfigError(f"{self._source(*keys)}: unknown setting(s) {', '.join(unknown_keys)} "
+                                  f"(known: {', '.join(sorted(allowed))})")
         for site in [None, *self.site_slugs()]:
             for job in JOB_NAMES:
                 self.schedule(job, site)

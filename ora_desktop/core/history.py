@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import peewee as pw
 
 from . import paths
+from .connection import translated
 
 if TYPE_CHECKING:
     from .maintenance.jobs import JobReport
@@ -83,7 +84,7 @@ def _model() -> type[JobRunRow]:
             )
             meta = type("Meta", (), {"database": db, "table_name": "job_runs", "indexes": JobRunRow._meta.indexes})
             model = type("BoundJobRunRow", (JobRunRow,), {"Meta": meta, "__module__": __name__})
-            with db.connection_context():
+            with translated(path), db.connection_context():
                 db.create_tables([model], safe=True)
             _databases[key] = (db, model)
         return _databases[key][1]
@@ -119,7 +120,7 @@ def history(limit: int = 200, path: str | Path | None = None, job: str | None = 
         query = query.where(model.job == job)
     if limit:
         query = query.limit(int(limit))
-    with model._meta.database.connection_context():
+    with translated(state_path()), model._meta.database.connection_context():
         return [_to_run(row) for row in query]
 
 

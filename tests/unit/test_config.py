@@ -74,6 +74,9 @@ max_memories = 1000
     ("[retention]\nmax_memories = 2.5\n", "max_memories"),
     ('[sites.x.schedule]\ndecay = "0s"\n', "not an interval"),
     ("[scheduel]\n", "unknown table"),
+    ("[backup]\nkeep_lats = 3\n", "unknown setting(s) keep_lats"),
+    ("[sites.shop.retention]\nmax_days = 3\n", "unknown setting(s) max_days"),
+    ('[sites.shop.backup]\ndir = "x"\n', "unknown table(s) backup"),
 ])
 def test_bad_config_is_refused_naming_the_file_and_the_value(text: str, needle: str) -> None:
     path = write(text)
