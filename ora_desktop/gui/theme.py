@@ -43,16 +43,16 @@ def dark_palette() -> QPalette:
 def apply_theme(app: QApplication) -> None:
     """Use Fusion with a light or dark palette matching the system, and follow changes."""
     app.setStyle("Fusion")
-    _apply(app)
-    app.setStyleSheet(style_sheet())
     hints = QGuiApplication.styleHints()
+    apply_scheme(app, hints.colorScheme())
+    app.setStyleSheet(style_sheet())
     if not getattr(app, "_ora_theme_hooked", False):
-        hints.colorSchemeChanged.connect(lambda _scheme: _apply(app))
+        hints.colorSchemeChanged.connect(lambda scheme: apply_scheme(app, scheme))
         app._ora_theme_hooked = True  # type: ignore[attr-defined]
 
 
-def _apply(app: QApplication) -> None:
-    scheme = QGuiApplication.styleHints().colorScheme()
+def apply_scheme(app: QApplication, scheme: Qt.ColorScheme) -> None:
+    """The dark palette for a dark system scheme, the style's own palette otherwise."""
     if scheme == Qt.ColorScheme.Dark:
         app.setPalette(dark_palette())
     else:

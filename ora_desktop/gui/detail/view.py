@@ -161,6 +161,11 @@ class DetailPane(QScrollArea):
             self.memory = memory
             self._show_facts(memory)
             return
+        if not same:  # no stale links or chain of the previous memory while the new ones load
+            self.related.clear()
+            self.chain_list.clear()
+            self.related_note.clear()
+            self.chain_note.clear()
         self.memory, self.store = memory, store
         self.changed_underneath.hide()
         self.editor.load(memory)

@@ -1,0 +1,120 @@
+"""The detail pane's links, supersession, promotion, health explanation and dark mode."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication, QPalette
+from PySide6.QtWidgets import QApplication
+
+from ora_desktop.core import Memory, timestamps
+from ora_desktop.gui.detail.health import explain, falls_below_at
+
+from .conftest import db_rows
+from .test_curate import select_id, undo
+
+
+def related(path, memory_id):
+    return db_rows(path, "SELECT related_to FROM memories WHERE id = ?", (memory_id,))[0][0]
+
+
+def test_link_follow_and_unlink(make_window, filled_db, qtbot):
+    path = filled_db(6)
+    window = make_window()
+    select_id(qtbot, window, "m001")
+    detail = window.browser.detail
+    detail.link_id.setText("m005")
+    qtbot.mouseClick(detail.link_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: related(path, "m001") == '["m005"]' and related(path, "m005") == '["m001"]',
+                    timeout=10000)
+    qtbot.waitUntil(lambda: detail.related.count() == 1, timeout=10000)
+    assert "number 5" in detail.related.item(0).text()
+    detail.related.itemActivated.emit(detail.related.item(0))  # follow the link
+    qtbot.waitUntil(lambda: detail.memory.id == "m005", timeout=10000)
+    qtbot.waitUntil(lambda: detail.related.count() == 1 and "number 1" in detail.related.item(0).text(),
+                    timeout=10000)
+    detail.related.setCurrentRow(0)
+    qtbot.mouseClick(detail.unlink_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: related(path, "m005") is None and related(path, "m001") is None, timeout=10000)
+    detail.link_id.setText("no-such-memory")  # a readable error, nothing changed
+    qtbot.mouseClick(detail.link_button, Qt.MouseButton.LeftButton)
+    qtbot.wait(300)
+    assert related(path, "m005") is None
+
+
+def test_supersede_one_with_another(make_window, filled_db, qtbot):
+    path = filled_db(4)
+    window = make_window()
+    model = window.browser.model
+    qtbot.waitUntil(lambda: model.memory_at(0) is not None and model.memory_at(1) is not None, timeout=10000)
+    table = window.browser.table
+    table.selectRow(0)
+    table.selectionModel().select(model.index(1, 0), table.selectionModel().SelectionFlag.Select
+                                  | table.selectionModel().SelectionFlag.Rows)
+    first, second = model.memory_at(0), model.memory_at(1)
+    qtbot.waitUntil(window.curator.supersede_action.isEnabled, timeout=5000)
+    window.curator.supersede_action.trigger()
+    qtbot.waitUntil(lambda: window.curator.dialog is not None and window.curator.dialog.isVisible(), timeout=5000)
+    dialog = window.curator.dialog
+    old, new = dialog.old_and_new()
+    dialog.accept()
+    qtbot.waitUntil(lambda: db_rows(path, "SELECT superseded_by FROM memories WHERE id = ?", (old.id,))
+                    == [(new.id,)], timeout=10000)
+    assert {old.id, new.id} == {first.id, second.id}
+    qtbot.waitUntil(lambda: model.rowCount() == 3, timeout=10000)  # the superseded one is hidden
+    undo(qtbot, window)
+    qtbot.waitUntil(lambda: db_rows(path, "SELECT superseded_by FROM memories WHERE id = ?", (old.id,))
+                    == [(None,)], timeout=10000)
+
+
+def test_promote_a_finished_task_agent(make_window, ora_home, qtbot):
+    from ora_desktop.core.demo import write_demo_home
+
+    write_demo_home(ora_home, memories=300)
+    window = make_window()
+    task = next(i for i in window.sidebar.file_items() if "(task)" in i.text(0))
+    window.sidebar.setCurrentItem(task)
+    qtbot.waitUntil(window.curator.promote_action.isEnabled, timeout=10000)
+    parent = ora_home / "sites" / "anwe-sh" / "ora.site.db"
+    before = db_rows(parent, "SELECT count(*) FROM memories WHERE id LIKE 'extracted-%'")[0][0]
+    window.curator.promote_action.trigger()
+    qtbot.waitUntil(lambda: window.curator.dialog is not None and window.curator.dialog.isVisible()
+                    and hasattr(window.curator.dialog, "confirm"), timeout=20000)
+    dialog = window.curator.dialog
+    listed = dialog.items.count()
+    assert listed > 0 and dialog.items.item(0).text().startswith("extracted-")
+    dialog.confirm.click()
+    qtbot.waitUntil(lambda: db_rows(parent, "SELECT count(*) FROM memories WHERE id LIKE 'extracted-%'")[0][0]
+                    == before + listed, timeout=20000)
+
+
+def test_health_explanation_names_the_day_it_falls_below_recall():
+    now = timestamps.now()
+    memory = Memory(id="a", content="x", health_score=0.5, access_count=2,
+                    created_at=now - timedelta(days=40), last_accessed_at=now - timedelta(days=10))
+    assert falls_below_at(memory, now) == now + timedelta(days=20)
+    text = explain(memory, now)
+    assert "Decaying since" in text and "in 20 days" in text and "0.3" in text
+    low = Memory(id="b", content="y", health_score=0.25, created_at=now - timedelta(days=2))
+    text = explain(low, now)
+    assert "recall no longer returns it" in text and "1 access would bring it back" in text
+    assert "Decay starts" in text
+
+
+def test_dark_mode_follows_the_system(aloop):
+    # The offscreen platform cannot switch the system scheme, so drive the handler that
+    # styleHints().colorSchemeChanged is connected to (the connection is made by make_application).
+    from ora_desktop.gui import theme
+
+    app = QApplication.instance()
+    assert app._ora_theme_hooked
+    try:
+        theme.apply_scheme(app, Qt.ColorScheme.Dark)
+        assert app.palette().color(QPalette.ColorRole.Window).lightness() < 100
+        assert app.palette().color(QPalette.ColorRole.Text).lightness() > 180
+        theme.apply_scheme(app, Qt.ColorScheme.Light)
+        assert app.palette().color(QPalette.ColorRole.Window).lightness() > 150
+    finally:
+        theme.apply_scheme(app, QGuiApplication.styleHints().colorScheme())
+
