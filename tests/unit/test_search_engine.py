@@ -247,3 +247,19 @@ def test_filter_only_queries_on_a_larger_file(ora_home: Path) -> None:
     assert ids(search(db, "-filler -plain")) == ["rare"]
     top = search(db, "type:fact", limit=5)
     assert [h.memory.importance for h in top.hits] == [10] * 5
+
+
+TOKENS = ["whales", "run*", '"blue whale"', "-krill", "OR", "AND", "NOT", "NEAR(", "*", '"', "type:fact,task",
+          "type:", "-type:task", "importance:>=99999999999999999999999", "importance:5..", "health:<-1",
+          "health:0.5..0.1", "sync:dirty", "-sync:pending", "tag:file=\"", "tag:error=TypeError", "-tag:x",
+          "tag:=", "site:anwe-sh", "agent:", "is:expired", "-is:expired", "is:superseded", "is:any", "is:",
+          "'; DROP TABLE memories; --", "ünïcödé", "🙂", "\x00"]
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(tokens=st.lists(st.sampled_from(TOKENS), max_size=8))
+def test_any_mix_of_words_and_filters_never_raises(db: Path, tokens: list[str]) -> None:
+    query = " ".join(tokens)
+    result = search(db, query)
+    assert all(not h.superseded for h in result.hits) or "is:superseded" in query or "is:any" in query
+    search(db, query, fallback=True)
