@@ -61,8 +61,8 @@ def test_refresh_through_the_log(db: Path, monkeypatch: pytest.MonkeyPatch) -> N
     used: list[bool] = []
     real = walscan.read_changes
 
-    def spy(path: str, since: walscan.WalPosition | None) -> walscan.WalChanges | None:
-        result = real(path, since)
+    def spy(path: str, since: walscan.WalPosition | None, whole: bool = False) -> walscan.WalChanges | None:
+        result = real(path, since, whole)
         used.append(result is not None)
         return result
 
@@ -108,7 +108,22 @@ def test_refresh_survives_a_checkpoint_restart(db: Path, monkeypatch: pytest.Mon
     writer.execute("UPDATE memories SET content = 'another okapi', updated_at = '2001-01-01' WHERE id = 'm7'")
     scans: list[bool] = []
     real = walscan.read_changes
-    monkeypatch.setattr(walscan, "read_changes", lambda p, s: scans.append(real(p, s) is None) or real(p, s))
+    monkeypatch.setattr(walscan, "read_changes",
+                        lambda p, s, whole=False: scans.append(real(p, s, whole) is None) or real(p, s, whole))
     assert set(ids(search(db, "okapi"))) == {"m150", "m7"}
     assert scans == [False]  # read from the log, no table scan
+    writer.close()
+
+
+def test_a_log_that_appeared_after_the_build_is_read_whole(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    search(db, "okapi")  # built while the file had no log
+    assert not Path(str(db) + "-wal").exists()
+    writer = sqlite3.connect(db, isolation_level=None)
+    writer.execute("UPDATE memories SET content = 'an okapi', updated_at = '2001-01-01' WHERE id = 'm9'")
+    scans: list[bool] = []
+    real = walscan.read_changes
+    monkeypatch.setattr(walscan, "read_changes",
+                        lambda p, s, whole=False: scans.append(real(p, s, whole) is None) or real(p, s, whole))
+    assert ids(search(db, "okapi")) == ["m9"]
+    assert scans == [False]
     writer.close()

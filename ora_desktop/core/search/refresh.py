@@ -7,7 +7,7 @@ import sqlite3
 from typing import Any
 
 from . import walscan
-from .sidecar import BUCKET_BITS, _chunks, _delete_fids, _insert_docs, _samples, _text, identity
+from .sidecar import BUCKET_BITS, _chunks, _delete_fids, _insert_docs, _samples, _text, file_stats, identity
 
 
 class RefreshMixin:
@@ -21,7 +21,10 @@ class RefreshMixin:
         if meta.get("identity") != identity(self.db_path) or self._renumbered(conn, meta):
             return self._reconcile(conn), log
         max_row = int(meta.get("max_row") or 0)
-        logged = walscan.read_changes(str(self.db_path), walscan.WalPosition.from_list(meta.get("wal")))
+        position = walscan.WalPosition.from_list(meta.get("wal"))
+        # No log at the last look, and the file itself untouched since: every change is in the log.
+        untouched = bool(meta.get("stats")) and meta["stats"][0] == file_stats(self.db_path)[0]
+        logged = walscan.read_changes(str(self.db_path), position, whole=position is None and untouched)
         if logged is not None:
             # Rows on the pages the log says changed, and anything past the last rowid seen.
             rowids = sorted(logged.rowids)

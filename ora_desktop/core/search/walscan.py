@@ -107,10 +107,14 @@ def _last_commit(handle, start: int, size: int, page_size: int, salt1: int, salt
     return end, committed, extent
 
 
-def read_changes(db_path: str, since: WalPosition | None) -> WalChanges | None:
+def read_changes(db_path: str, since: WalPosition | None, whole: bool = False) -> WalChanges | None:
     """Rowids on table-leaf pages written to the log after ``since``; None when the log
-    cannot tell (no log, restarted, shorter, or too much of it)."""
-    if since is None:
+    cannot tell (no log, restarted, shorter, or too much of it).
+
+    ``whole`` (with ``since`` None): read the whole log — right when there was no log at the
+    last look and the database file has not changed since (no checkpoint took anything away).
+    """
+    if since is None and not whole:
         return None
     try:
         with open(db_path + "-wal", "rb") as handle:
@@ -119,6 +123,8 @@ def read_changes(db_path: str, since: WalPosition | None) -> WalChanges | None:
                 return None
             page_size, salt1, salt2, seq = head
             size = os.fstat(handle.fileno()).st_size
+            if since is None:
+                since = WalPosition(salt1, salt2, HEADER, seq)
             if size > MAX_LOG or since.offset < HEADER:
                 return None
             if (salt1, salt2) == (since.salt1, since.salt2):
