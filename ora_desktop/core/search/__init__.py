@@ -16,10 +16,10 @@ from .across import search_many
 from .build import BuildTask, drop_index, ensure_index, index_state
 from .engine import search, tag_facets
 from .highlight import match_spans
-from .index import fts5_available, sidecar_path
 from .query import ParsedQuery, Term, parse_query
 from .ranking import DEFAULT_WEIGHTS, RRF_K, Weights, blend, rrf
 from .results import MARK_CLOSE, MARK_OPEN, Hit, IndexState, SearchResult
+from .sidecar import fts5_available, sidecar_path
 from .tags import TAG_KINDS, extract_tags
 
 __all__ = [

@@ -19,16 +19,16 @@ from .. import timestamps
 from ..errors import OraError
 from ..schema import sniff_file
 from . import walscan
-from .index import (
+from .index import PROGRESS, SearchIndex, get_index
+from .results import IndexState
+from .sidecar import (
     BATCH,
     INDEX_VERSION,
     INDEXES,
     MARGIN,
-    PROGRESS,
     SCHEMA,
     TAGS_INDEX,
     Cancelled,
-    SearchIndex,
     _delete_fids,
     _is_cancelled,
     _samples,
@@ -37,11 +37,9 @@ from .index import (
     connect_sidecar,
     file_stats,
     fts5_available,
-    get_index,
     identity,
     sidecar_path,
 )
-from .results import IndexState
 from .tags import extract_tags
 
 ProgressFn = Callable[[int, int], None]

@@ -16,10 +16,11 @@ from .build import ensure_index, finish_tags, index_state
 from .fallback import NOTE, fallback_hits
 from .filters import filter_sql
 from .highlight import fts_spans_many, snippet
-from .index import SearchIndex, fts5_available, get_index
+from .index import SearchIndex, get_index
 from .query import ParsedQuery, parse_query
 from .ranking import DEFAULT_WEIGHTS, Weights, relevance, score
 from .results import Hit, SearchResult, Span
+from .sidecar import fts5_available
 from .tags import TAG_KINDS, extract_tags
 
 if TYPE_CHECKING:

@@ -35,7 +35,7 @@ def _like(term: Term) -> str:
 
 
 def connect_source(path: Path) -> sqlite3.Connection:
-    from .index import source_uri
+    from .sidecar import source_uri
 
     conn = sqlite3.connect(source_uri(path), uri=True, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")

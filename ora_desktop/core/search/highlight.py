@@ -134,7 +134,7 @@ def match_spans(text: str, query: str | ParsedQuery) -> list[Span]:
     parsed = query if isinstance(query, ParsedQuery) else parse_query(query)
     if not isinstance(text, str):
         return []
-    from .index import fts5_available
+    from .sidecar import fts5_available
 
     if fts5_available():
         spans = fts_spans(text, parsed)

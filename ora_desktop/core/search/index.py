@@ -47,24 +47,9 @@ from ..errors import FileMissing, OraError
 from . import walscan
 from .refresh import RefreshMixin
 from .results import IndexState
-from .sidecar import (  # noqa: F401  (re-exported for build.py and tests)
-    BATCH,
-    BUCKET_BITS,
-    FORCE_FALLBACK,
+from .sidecar import (
     INDEX_VERSION,
-    INDEXES,
     MARGIN,
-    NO_FTS5_ENV,
-    SAMPLES,
-    SCHEMA,
-    TAGS_INDEX,
-    Cancelled,
-    _chunks,
-    _delete_fids,
-    _insert_docs,
-    _is_cancelled,
-    _samples,
-    _text,
     attach_source,
     connect_sidecar,
     file_stats,

@@ -16,8 +16,10 @@ we had not read — :func:`read_changes` returns ``None`` and the caller scans t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 WAL_MAGIC = (0x377F0682, 0x377F0683)
@@ -72,16 +74,25 @@ def _header(data: bytes) -> tuple[int, int, int, int] | None:
 def current_position(db_path: str) -> WalPosition | None:
     """The log's salts and the end of its last complete commit, or None without a usable log."""
     try:
-        with open(db_path + "-wal", "rb") as handle:
-            head = _header(handle.read(HEADER))
-            if head is None:
+        with _open_log(db_path) as (handle, page_size, salt1, salt2, seq, size):
+            if handle is None:
                 return None
-            page_size, salt1, salt2, seq = head
-            size = os.fstat(handle.fileno()).st_size
             end = _last_commit(handle, HEADER, size, page_size, salt1, salt2)[0]
     except OSError:
         return None
     return WalPosition(salt1, salt2, end, seq)
+
+
+@contextlib.contextmanager
+def _open_log(db_path: str) -> Iterator[tuple]:
+    """(handle, page size, salt-1, salt-2, sequence, file size) of the log; handle None when
+    the log's header is not usable."""
+    with open(db_path + "-wal", "rb") as handle:
+        head = _header(handle.read(HEADER))
+        if head is None:
+            yield None, 0, 0, 0, 0, 0
+        else:
+            yield (handle, *head, os.fstat(handle.fileno()).st_size)
 
 
 def _last_commit(handle, start: int, size: int, page_size: int, salt1: int, salt2: int
@@ -117,12 +128,9 @@ def read_changes(db_path: str, since: WalPosition | None, whole: bool = False) -
     if since is None and not whole:
         return None
     try:
-        with open(db_path + "-wal", "rb") as handle:
-            head = _header(handle.read(HEADER))
-            if head is None:
+        with _open_log(db_path) as (handle, page_size, salt1, salt2, seq, size):
+            if handle is None:
                 return None
-            page_size, salt1, salt2, seq = head
-            size = os.fstat(handle.fileno()).st_size
             if since is None:
                 since = WalPosition(salt1, salt2, HEADER, seq)
             if size > MAX_LOG or since.offset < HEADER:
