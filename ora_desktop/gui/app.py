@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import importlib
 import logging
 import logging.handlers
 import sys
@@ -97,11 +98,18 @@ def tune_gc() -> None:
     gc.set_threshold(10_000, 20, 20)
 
 
+async def build_window_async(args: argparse.Namespace, settings: QSettings | None = None):  # noqa: ANN201
+    """:func:`build_window`, with the window's modules imported on a worker thread first (the
+    import is the slow part of starting; the GUI thread stays free meanwhile)."""
+    await asyncio.get_running_loop().run_in_executor(None, importlib.import_module, "ora_desktop.gui.main_window")
+    return build_window(args, settings)
+
+
 async def _run(args: argparse.Namespace) -> int:
     app = QApplication.instance()
     loop = asyncio.get_running_loop()
     install_excepthook(loop)
-    ctx, window = build_window(args)
+    ctx, window = await build_window_async(args)
     window.show()
     window.start()
     closed = asyncio.Event()

@@ -81,7 +81,7 @@ async def scenario(path: Path, results: dict) -> None:
     from PySide6.QtCore import QEvent, QObject, QSettings, Qt
     from PySide6.QtWidgets import QApplication
 
-    from ora_desktop.gui.app import build_window, parse_args
+    from ora_desktop.gui.app import build_window_async, parse_args
     from ora_desktop.gui.memories.columns import column_index
 
     beat = Heartbeat()
@@ -103,7 +103,7 @@ async def scenario(path: Path, results: dict) -> None:
     settings = QSettings(str(home / "settings.ini"), QSettings.Format.IniFormat)
     beat.reset()
     started = time.perf_counter()
-    ctx, window = build_window(parse_args(["--home", str(home)]), settings)
+    ctx, window = await build_window_async(parse_args(["--home", str(home)]), settings)
     window.resize(1400, 900)
     window.show()
     window.start()

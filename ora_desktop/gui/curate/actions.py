@@ -56,8 +56,7 @@ class Curator(QObject):
         self.window = window
         self._lock: asyncio.Lock | None = None
         self.dialog: QWidget | None = None  # the dialog currently open (kept referenced)
-        self.deleted_view = DeletedView(ctx, window)
-        self.deleted_view.restore_requested.connect(self.restore)
+        self._deleted_view: DeletedView | None = None  # made when first shown
         detail.save_requested.connect(self.save_edit)
         detail.link_requested.connect(self.link)
         self._make_actions()
@@ -243,6 +242,13 @@ class Curator(QObject):
                 self.ctx.status.emit(f"Deleted {memories(len(chosen))} — Ctrl+Z or Edit > Deleted memories "
                                      "brings them back")
         return asyncio.ensure_future(run(), loop=self.ctx.loop)
+
+    @property
+    def deleted_view(self) -> DeletedView:
+        if self._deleted_view is None:
+            self._deleted_view = DeletedView(self.ctx, self.window)
+            self._deleted_view.restore_requested.connect(self.restore)
+        return self._deleted_view
 
     def show_deleted(self) -> None:
         self.deleted_view.show_for(self.ctx.current_store())

@@ -10,7 +10,7 @@ import asyncio
 import logging
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtWidgets import QLabel, QSplitter, QStackedWidget, QVBoxLayout, QWidget
 
 from ...core import Memory, OraError, Store
@@ -163,6 +163,7 @@ class MemoryBrowser(QWidget):
                 row = self.model.keys.index(memory.rowid)
             except ValueError:
                 self.table.clearSelection()
+                self.table.setCurrentIndex(QModelIndex())  # reloads must not bring a listed row back
                 self.detail.show_memory(memory, store)
                 self.ctx.status.emit("That memory is not in the current list (filtered out or superseded)")
                 return

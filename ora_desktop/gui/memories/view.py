@@ -72,7 +72,12 @@ class MemoryTable(QTableView):
         return self.memory_model.memory_at(index.row()) if index.isValid() else None
 
     def _current_row_changed(self, current, _previous) -> None:  # noqa: ANN001
-        self.current_memory.emit(self.memory_model.memory_at(current.row()) if current.isValid() else None)
+        if not current.isValid():
+            self.current_memory.emit(None)
+            return
+        memory = self.memory_model.memory_at(current.row())
+        if memory is not None:  # else it is announced when its page arrives (_data_changed)
+            self.current_memory.emit(memory)
 
     def _data_changed(self, top, bottom, _roles=()) -> None:  # noqa: ANN001
         """A page arrived: when it holds the current row, announce the (fresh) memory."""
