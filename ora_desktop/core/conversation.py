@@ -105,7 +105,8 @@ class ConversationMemory:
 
     def prune(self) -> PruneResult:
         """If usage passes the window, archive and remove the oldest user/assistant messages
-        until usage is at most ``prune_target`` of the window, keeping the last ``min_keep``."""
+        until usage is at most ``prune_target`` of the window, keeping the last ``min_keep``.
+        A user message goes with the assistant reply that follows it (the seed prunes pairs)."""
         before = self.tokens()
         if before <= self.context_window:
             self.last_prune = PruneResult(tokens_before=before, tokens_after=before)
@@ -115,7 +116,9 @@ class ConversationMemory:
         chosen: list[int] = []
         usage = before
         for i, message in enumerate(self.messages[:protected]):
-            if usage <= target:
+            pairs_reply = (message.get("role") == "assistant" and chosen and chosen[-1] == i - 1
+                           and self.messages[i - 1].get("role") == "user")
+            if usage <= target and not pairs_reply:  # a pruned question takes its answer along
                 break
             if message.get("role") in PRUNABLE:
                 chosen.append(i)

@@ -112,3 +112,14 @@ def test_bad_settings_are_refused(db: Path) -> None:
                        {"context_window": 10, "min_keep": -1}):
             with pytest.raises(InvalidValue):
                 ConversationMemory(store, **kwargs)
+
+
+def test_a_question_is_pruned_with_its_answer(db: Path) -> None:
+    with open_store(db) as store:
+        memory = ConversationMemory(store, context_window=300, prune_target=0.8)
+        for i in range(20):
+            memory.messages.append({"role": "user" if i % 2 == 0 else "assistant", "content": "x" * 48})
+        # 20 messages of 16 tokens = 320; 240 (80%) is reached after 5 messages, the 5th a question.
+        result = memory.prune()
+        assert [m["role"] for m in result.archived] == ["user", "assistant"] * 3
+        assert memory.messages[0]["role"] == "user" and result.tokens_after == 224
