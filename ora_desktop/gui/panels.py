@@ -30,15 +30,9 @@ SERVICES = [("ora_desktop.gui.jobs.service", "start")]
 def load_panels(ctx: Any, parent: QWidget | None = None) -> Iterator[tuple[str, QWidget]]:
     """Yield ``(title, widget)`` for every panel that imports and constructs."""
     for title, module_name, class_name in PANELS:
-        try:
-            cls = getattr(importlib.import_module(module_name), class_name)
-        except (ImportError, AttributeError) as exc:
-            log.info("panel %s not available: %s", title, exc)
-            continue
-        try:
-            yield title, cls(ctx, parent)
-        except Exception:
-            log.exception("panel %s failed to start", title)
+        panel = _build(ctx, parent, title, class_name, lambda name=module_name: importlib.import_module(name))
+        if panel is not None:
+            yield title, panel
 
 
 async def load_panels_async(ctx: Any, parent: QWidget | None = None) -> AsyncIterator[tuple[str, QWidget]]:
@@ -47,14 +41,26 @@ async def load_panels_async(ctx: Any, parent: QWidget | None = None) -> AsyncIte
     for title, module_name, class_name in PANELS:
         try:
             module = await ctx.run(importlib.import_module, module_name)
-            cls = getattr(module, class_name)
-        except (ImportError, AttributeError) as exc:
+        except ImportError as exc:
             log.info("panel %s not available: %s", title, exc)
             continue
-        try:
-            yield title, cls(ctx, parent)
-        except Exception:
-            log.exception("panel %s failed to start", title)
+        panel = _build(ctx, parent, title, class_name, lambda module=module: module)
+        if panel is not None:
+            yield title, panel
+
+
+def _build(ctx: Any, parent: QWidget | None, title: str, class_name: str, module: Any) -> QWidget | None:
+    """``cls(ctx, parent)`` of a panel, or ``None`` (logged) when it is missing or fails."""
+    try:
+        cls = getattr(module(), class_name)
+    except (ImportError, AttributeError) as exc:
+        log.info("panel %s not available: %s", title, exc)
+        return None
+    try:
+        return cls(ctx, parent)
+    except Exception:
+        log.exception("panel %s failed to start", title)
+        return None
 
 
 async def start_services_async(ctx: Any) -> list[str]:

@@ -280,7 +280,8 @@ class Curator(QObject):
             return None
         return self.apply_bulk({"sync_status": "local_only"}, "mark local-only")
 
-    def supersede(self) -> None:
+    def _with_two(self, what: str, make_dialog: Callable[[Store, Memory, Memory], QWidget]) -> None:
+        """Open the dialog of an action on exactly two selected memories."""
         store = self._store()
         if store is None:
             return
@@ -288,33 +289,30 @@ class Curator(QObject):
         async def run() -> None:
             chosen = await self.selection()
             if len(chosen) != 2:
-                self.ctx.status.emit("Select exactly two memories to supersede one with the other")
+                self.ctx.status.emit(f"Select exactly two memories to {what}")
                 return
-            dialog = SupersedeDialog(chosen[0], chosen[1], self.window)
+            dialog = make_dialog(store, chosen[0], chosen[1])
             self.dialog = dialog
-            dialog.accepted.connect(lambda: self.execute(SupersedeCommand(self, store.path, *dialog.old_and_new())))
             dialog.open()
         asyncio.ensure_future(run(), loop=self.ctx.loop)
 
-    def merge(self) -> None:
-        store = self._store()
-        if store is None:
-            return
+    def supersede(self) -> None:
+        def make(store: Store, first: Memory, second: Memory) -> QWidget:
+            dialog = SupersedeDialog(first, second, self.window)
+            dialog.accepted.connect(lambda: self.execute(SupersedeCommand(self, store.path, *dialog.old_and_new())))
+            return dialog
+        self._with_two("supersede one with the other", make)
 
-        async def run() -> None:
-            chosen = await self.selection()
-            if len(chosen) != 2:
-                self.ctx.status.emit("Select exactly two memories to merge")
-                return
-            a, b = sorted(chosen, key=lambda m: -(m.importance or 0))
+    def merge(self) -> None:
+        def make(store: Store, first: Memory, second: Memory) -> QWidget:
+            a, b = sorted((first, second), key=lambda m: -(m.importance or 0))
             dialog = MemoryFieldsDialog(
                 "Merge two memories", self.window, content=f"{a.content}\n\n{b.content}", type_=a.type or "fact",
                 importance=max(a.importance or 5, b.importance or 5),
                 intro="The merged memory is written as a new one that supersedes both (Ctrl+Z undoes).")
-            self.dialog = dialog
             dialog.accepted.connect(lambda: self.execute(MergeCommand(self, store.path, a, b, dialog.fields())))
-            dialog.open()
-        asyncio.ensure_future(run(), loop=self.ctx.loop)
+            return dialog
+        self._with_two("merge", make)
 
     def link(self, memory_id: str, other_id: str, add: bool) -> asyncio.Task | None:
         store = self._store()

@@ -42,7 +42,44 @@ def _explain(exc: InvalidValue) -> str:
     return f"{FIELD_NAMES.get(exc.field, exc.field)}: {text[len(prefix):] if text.startswith(prefix) else text}"
 
 
-class MemoryFieldsDialog(QDialog):
+class CheckedDialog(QDialog):
+    """A dialog whose OK stays disabled while ``values()`` raises ``InvalidValue``; the
+    problem is named under the fields."""
+
+    def add_message_and_buttons(self, layout: QVBoxLayout) -> None:
+        self.message = _message_label()
+        layout.addWidget(self.message)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        self.buttons.accepted.connect(self._accept)
+        self.buttons.rejected.connect(self.reject)
+        layout.addWidget(self.buttons)
+
+    def values(self) -> dict:
+        raise NotImplementedError
+
+    def problem_shown(self, text: str) -> str:
+        """The message to show for ``text`` (a subclass may stay quiet about an empty form)."""
+        return text
+
+    def _validate(self) -> bool:
+        try:
+            self.values()
+        except InvalidValue as exc:
+            text, ok = _explain(exc), False
+        else:
+            text, ok = "", True
+        shown = self.problem_shown(text)
+        self.message.setText(shown)
+        self.message.setVisible(bool(shown))
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(ok)
+        return ok
+
+    def _accept(self) -> None:
+        if self._validate():
+            self.accept()
+
+
+class MemoryFieldsDialog(CheckedDialog):
     """Content, type, importance and expiry, validated as you type (new memory, merge)."""
 
     def __init__(self, title: str, parent: QWidget | None = None, content: str = "", type_: str = "fact",
@@ -69,17 +106,12 @@ class MemoryFieldsDialog(QDialog):
         form.addRow("&Importance (1-10)", self.importance)
         form.addRow("&Expires", self.expires)
         layout.addLayout(form)
-        self.message = _message_label()
-        layout.addWidget(self.message)
-        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-        self.buttons.accepted.connect(self._accept)
-        self.buttons.rejected.connect(self.reject)
-        layout.addWidget(self.buttons)
+        self.add_message_and_buttons(layout)
         for signal in (self.content.textChanged, self.importance.textChanged, self.expires.textChanged):
             signal.connect(self._validate)
         self._validate()
 
-    def fields(self) -> dict:
+    def values(self) -> dict:
         """The validated fields (raises ``InvalidValue`` naming the first bad one)."""
         raw = {"content": self.content.toPlainText(), "type": self.type.currentText(),
                "importance": self.importance.text().strip()}
@@ -89,23 +121,11 @@ class MemoryFieldsDialog(QDialog):
             raise InvalidValue("importance", "must not be empty")
         return clean_fields(raw)
 
-    def _validate(self) -> bool:
-        try:
-            self.fields()
-        except InvalidValue as exc:
-            text = _explain(exc)
-            ok = False
-        else:
-            text, ok = "", True
-        shown = text if self.content.toPlainText().strip() or "Content" not in text else ""
-        self.message.setText(shown)
-        self.message.setVisible(bool(shown))
-        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(ok)
-        return ok
+    fields = values
 
-    def _accept(self) -> None:
-        if self._validate():
-            self.accept()
+    def problem_shown(self, text: str) -> str:
+        # An empty content is not worth a red line before anything was typed.
+        return text if self.content.toPlainText().strip() or "Content" not in text else ""
 
 
 BULK_FIELDS = {
@@ -116,7 +136,7 @@ BULK_FIELDS = {
 }
 
 
-class BulkEditDialog(QDialog):
+class BulkEditDialog(CheckedDialog):
     """Set one field to the same value on every selected memory."""
 
     def __init__(self, count: int, parent: QWidget | None = None, field: str = "type") -> None:
@@ -137,12 +157,7 @@ class BulkEditDialog(QDialog):
         form.addRow("&Value", self.value)
         form.addRow("", self.expires)
         layout.addLayout(form)
-        self.message = _message_label()
-        layout.addWidget(self.message)
-        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-        self.buttons.accepted.connect(self._accept)
-        self.buttons.rejected.connect(self.reject)
-        layout.addWidget(self.buttons)
+        self.add_message_and_buttons(layout)
         self.field.currentIndexChanged.connect(self._field_changed)
         self.expires.textChanged.connect(self._validate)
         self.field.setCurrentIndex(max(0, self.field.findData(field)))
@@ -168,22 +183,6 @@ class BulkEditDialog(QDialog):
         key = self.field.currentData()
         shown = self.value.currentText() if BULK_FIELDS[key][1] is not None else (self.expires.text() or "never")
         return f"set {BULK_FIELDS[key][0].lower()} to {shown}"
-
-    def _validate(self) -> bool:
-        try:
-            self.values()
-        except InvalidValue as exc:
-            self.message.setText(_explain(exc))
-            self.message.show()
-            self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(False)
-            return False
-        self.message.hide()
-        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(True)
-        return True
-
-    def _accept(self) -> None:
-        if self._validate():
-            self.accept()
 
 
 class SupersedeDialog(QDialog):

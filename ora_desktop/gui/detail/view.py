@@ -92,12 +92,7 @@ class DetailPane(QScrollArea):
 
         related_box = QGroupBox("Related memories")
         related = QVBoxLayout(related_box)
-        self.related = QListWidget()
-        self.related.setObjectName("RelatedList")
-        self.related.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.related.setTextElideMode(Qt.TextElideMode.ElideRight)
-        self.related.setMaximumHeight(130)
-        self.related.itemActivated.connect(self._follow_item)
+        self.related = self._memory_list("RelatedList", 130)
         related.addWidget(self.related)
         row = QHBoxLayout()
         self.link_id = QLineEdit()
@@ -118,12 +113,7 @@ class DetailPane(QScrollArea):
 
         chain_box = QGroupBox("Supersession chain")
         chain = QVBoxLayout(chain_box)
-        self.chain_list = QListWidget()
-        self.chain_list.setObjectName("ChainList")
-        self.chain_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.chain_list.setTextElideMode(Qt.TextElideMode.ElideRight)
-        self.chain_list.setMaximumHeight(110)
-        self.chain_list.itemActivated.connect(self._follow_item)
+        self.chain_list = self._memory_list("ChainList", 110)
         chain.addWidget(self.chain_list)
         self.chain_note = QLabel()
         self.chain_note.setWordWrap(True)
@@ -145,6 +135,16 @@ class DetailPane(QScrollArea):
         layout.addStretch(0)
         self.setWidget(body)
         self.show_memory(None, None)
+
+    def _memory_list(self, name: str, height: int) -> QListWidget:
+        """A short list of memories (related, chain); activating an item follows it."""
+        widget = QListWidget()
+        widget.setObjectName(name)
+        widget.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        widget.setTextElideMode(Qt.TextElideMode.ElideRight)
+        widget.setMaximumHeight(height)
+        widget.itemActivated.connect(self._follow_item)
+        return widget
 
     # ----------------------------------------------------------------- showing
     def show_memory(self, memory: Memory | None, store: Store | None) -> None:
