@@ -28,7 +28,8 @@ def register(sub: Any) -> None:
                 "Search memories, best first (BM25 blended with importance, health and recency). "
                 "With --db or --site and --agent one file is searched; with --site alone every agent "
                 "of that site; with --all (or no target) every agent of every site, merged by "
-                f"reciprocal rank fusion. Query language: {QUERY_HELP}.")
+                f"reciprocal rank fusion. Query language: {QUERY_HELP}. A query that starts with '-' "
+                "goes after '--': ora-desktop search -- '-draft deploy'.")
     common.add_target(p, all_option=True)
     p.add_argument("query", help="what to look for (quote it in the shell)")
     p.add_argument("--limit", type=_positive, default=20, help="at most this many hits (default 20)")
