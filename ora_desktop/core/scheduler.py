@@ -105,8 +105,12 @@ class Scheduler:
     """
 
     def __init__(self, loop: asyncio.AbstractEventLoop, home: OraHome | None = None,
-                 config: Config | None = None, *, on_report: Callable[[JobReport], None] | None = None) -> None:
+                 config: Config | None = None, *, on_report: Callable[[JobReport], None] | None = None,
+                 first_run_delay: float = 0.0) -> None:
         self.loop = loop
+        #: Seconds after start before the first (possibly overdue) run of a pair: the window uses
+        #: a grace period so that opening it to look around writes nothing to agent files.
+        self.first_run_delay = max(0.0, float(first_run_delay))
         self.home = home or OraHome()
         self.config = config or Config.load()
         self.on_report = on_report
@@ -177,12 +181,13 @@ class Scheduler:
             self._aps.remove_job(job_id)
             log.info("unscheduled %s (file gone or job turned off)", job_id)
         now = datetime.now(UTC)
+        earliest = now + timedelta(seconds=self.first_run_delay)
         last = history.last_runs() if wanted.keys() - current.keys() else {}
         for job_id, plan in wanted.items():
             existing = current.get(job_id)
             if existing is not None and existing.trigger.interval == timedelta(seconds=plan.interval):
                 continue
-            first = max(now, _first_run(plan, last, now)) if existing is None else now + timedelta(
+            first = max(earliest, _first_run(plan, last, now)) if existing is None else now + timedelta(
                 seconds=plan.interval)
             trigger = IntervalTrigger(seconds=plan.interval, start_date=first, timezone=UTC)
             if existing is not None:

@@ -7,7 +7,10 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import pytest
 
 from ora_desktop.core import AgentFile, history
 from ora_desktop.core.config import config_path
@@ -17,6 +20,13 @@ from ora_desktop.gui.jobs import service
 from ora_desktop.gui.jobs.view import JobsView
 
 from .panels_support import ctx_fixture, loop_fixture, until  # noqa: F401  (fixtures)
+
+
+@pytest.fixture(autouse=True)
+def no_startup_grace(request, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Most tests watch scheduled runs happen: drop the window's grace period for them."""
+    if "keeps_grace" not in request.keywords:
+        monkeypatch.setattr(service, "FIRST_RUN_DELAY", 0)
 
 
 def every_second_decay() -> None:
@@ -100,3 +110,26 @@ def test_a_read_only_window_runs_no_scheduled_job(ctx, loop, ora_home: Path) -> 
     assert svc.scheduler is None and "read-only" in svc.state
     svc.stop()
     assert history.history() == [] and path.read_bytes() == before
+
+
+@pytest.mark.keeps_grace
+def test_opening_the_window_writes_nothing_during_the_grace_period(ctx, loop, ora_home: Path) -> None:
+    every_second_decay()
+    path = ora_home / "sites" / "anwe-sh" / "ora.site.db"
+    write_agent(path, 5, seed=14)
+    before = path.read_bytes()
+    svc = service.JobService(ctx, loop)
+    svc.start()
+
+    async def scenario() -> None:
+        await asyncio.sleep(2.5)  # the schedule says every second, yet nothing may run yet
+
+    loop.run_until_complete(scenario())
+    try:
+        assert svc.scheduler is not None and svc.scheduler.running
+        due = [when for job, p, when in svc.scheduler.jobs_due() if job == "decay"]
+        assert due and min(due).timestamp() > time.time() + service.FIRST_RUN_DELAY - 60
+        assert "minutes after opening" in svc.state
+        assert path.read_bytes() == before and history.history(path=path) == []
+    finally:
+        svc.stop()

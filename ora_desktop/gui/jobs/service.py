@@ -31,6 +31,9 @@ log = logging.getLogger(__name__)
 
 #: How often the service checks whether a daemon started or stopped.
 DAEMON_CHECK_MS = 60_000
+#: Seconds the window waits after opening before its first scheduled run (an overdue one
+#: included): opening the window to look around changes nothing on disk (DESIGN contract 2).
+FIRST_RUN_DELAY = 600
 
 _services: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -102,14 +105,16 @@ class JobService(QObject):
         self.daemon = None
         if self.scheduler is None:
             try:
-                self.scheduler = Scheduler(self.loop, self.ctx.home, on_report=self._on_report)
+                self.scheduler = Scheduler(self.loop, self.ctx.home, on_report=self._on_report,
+                                           first_run_delay=FIRST_RUN_DELAY)
                 self.scheduler.start()
             except OraError as exc:
                 self.scheduler = None
                 self._set_state(f"the schedule is not running: {exc}")
                 log.error("in-app scheduler: %s", exc)
                 return
-            self._set_state("the window runs the maintenance schedule while it is open")
+            delay = f"; the first runs start {FIRST_RUN_DELAY // 60} minutes after opening" if FIRST_RUN_DELAY else ""
+            self._set_state(f"the window runs the maintenance schedule while it is open{delay}")
 
     def stop(self) -> None:
         """Stop scheduling now (the window is closing): no new runs; a running job is asked to
