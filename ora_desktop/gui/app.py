@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import importlib
 import logging
 import logging.handlers
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -110,6 +112,8 @@ async def _run(args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     install_excepthook(loop)
     ctx, window = await build_window_async(args)
+    with contextlib.suppress(ValueError):  # Ctrl+C in the terminal closes the window (main thread only)
+        signal.signal(signal.SIGINT, lambda *_: window.close())
     window.show()
     window.start()
     closed = asyncio.Event()

@@ -11,17 +11,20 @@ dropped (a generation number). Sorting re-queries the row keys in the new order.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
+import time
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication
 
-from ...core import Change, ListQuery, Memory, OraError, Store
+from ...core import Change, ListQuery, Memory, OraError, Store, timestamps
 from ..context import EXTERNAL, AppContext
 from ..resources import icon
 from .columns import COLUMNS, Column
@@ -34,6 +37,30 @@ ID_ROLE = Qt.ItemDataRole.UserRole + 3
 Index = QModelIndex | QPersistentModelIndex
 KeyLoader = Callable[[Store, ListQuery], array]
 FIRST_ROWS = 200
+DISPLAY = int(Qt.ItemDataRole.DisplayRole.value)
+TOOLTIP = int(Qt.ItemDataRole.ToolTipRole.value)
+DECORATION = int(Qt.ItemDataRole.DecorationRole.value)
+ALIGNMENT = int(Qt.ItemDataRole.TextAlignmentRole.value)
+FOREGROUND = int(Qt.ItemDataRole.ForegroundRole.value)
+FONT = int(Qt.ItemDataRole.FontRole.value)
+ROW_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+RIGHT = int((Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter).value)
+DIRTY_COLOR = QColor("#d98a1c")
+
+
+@functools.cache
+def _italic() -> QFont:
+    font = QFont()
+    font.setItalic(True)
+    return font
+
+
+def _now(_cache: list = [0.0, None]) -> datetime:  # noqa: B006 (a deliberate one-second cache)
+    """The current time, recomputed at most once a second (painting asks for it per cell)."""
+    tick = time.monotonic()
+    if _cache[1] is None or tick - _cache[0] > 1.0:
+        _cache[0], _cache[1] = tick, timestamps.now()
+    return _cache[1]
 
 
 def default_loader(store: Store, query: ListQuery) -> array:
@@ -169,22 +196,30 @@ class MemoryTableModel(QAbstractTableModel):
         return None
 
     def flags(self, index: Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        return ROW_FLAGS if index.isValid() else Qt.ItemFlag.NoItemFlags
 
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or index.row() >= len(self.keys):
+    def data(self, index: Index, role: int = DISPLAY) -> Any:
+        # Called for every cell and role on each paint: plain int comparisons, cheap paths first.
+        row = index.row()
+        if row < 0 or row >= len(self.keys):
             return None
         column = self.columns[index.column()]
-        memory = self._memory(index.row())
+        memory = self._memory(row)
         if memory is None:
-            if role == Qt.ItemDataRole.DisplayRole and column.key == "content":
-                return "…"
-            return None
-        if role == Qt.ItemDataRole.DisplayRole:
+            return "…" if role == DISPLAY and column.key == "content" else None
+        if role == DISPLAY:
             return column.display(memory)
-        if role == Qt.ItemDataRole.ToolTipRole:
+        if role == FOREGROUND:
+            if memory.superseded_by or (memory.expires_at is not None and memory.expires_at < _now()):
+                return QApplication.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text)
+            return DIRTY_COLOR if column.key == "dirty" else None
+        if role == ALIGNMENT:
+            return RIGHT if column.numeric else None
+        if role == DECORATION:
+            if column.key != "sync":
+                return None
+            return icon(f"sync-{memory.sync_status}" if memory.sync_status else "sync-unknown")
+        if role == TOOLTIP:
             return column.tooltip(memory) if column.tooltip else None
         if role == MEMORY_ROLE:
             return memory
@@ -192,19 +227,8 @@ class MemoryTableModel(QAbstractTableModel):
             return memory.id
         if role == HEALTH_ROLE:
             return memory.health_score
-        if role == Qt.ItemDataRole.DecorationRole and column.key == "sync":
-            return icon(f"sync-{memory.sync_status}" if memory.sync_status else "sync-unknown")
-        if role == Qt.ItemDataRole.TextAlignmentRole and column.numeric:
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.ForegroundRole:
-            if memory.is_superseded or memory.is_expired():
-                return QApplication.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text)
-            if column.key == "dirty":
-                return QColor("#d98a1c")
-        if role == Qt.ItemDataRole.FontRole and memory.is_superseded:
-            font = QFont()
-            font.setItalic(True)
-            return font
+        if role == FONT and memory.superseded_by:
+            return _italic()
         return None
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
