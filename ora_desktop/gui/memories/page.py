@@ -60,7 +60,7 @@ class MemoryBrowser(QWidget):
         self.splitter.setStretchFactor(0, 0)
         self.splitter.setStretchFactor(1, 3)
         self.splitter.setStretchFactor(2, 2)
-        self.splitter.setSizes([170, 700, 390])
+        self.splitter.setSizes([200, 680, 390])
         self.splitter.setCollapsible(1, False)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 0)

@@ -178,6 +178,9 @@ def facet_counts(store: Store, query: ListQuery, hits: Iterable[Memory] | None =
             _bump(groups["importance"], str(m.importance))
             if m.health_score is not None:
                 _bump(groups["health"], HEALTH_BUCKETS[min(9, max(0, int(m.health_score * 10)))])
+        groups["type"] = dict(sorted(groups["type"].items(), key=lambda kv: -kv[1]))
+        groups["importance"] = dict(sorted(groups["importance"].items(),
+                                           key=lambda kv: -int(kv[0]) if kv[0].lstrip("-").isdigit() else 0))
         total = len(hits)
     if tags is None and total <= TAG_FACETS_UP_TO:
         tags = tag_counts(store, text)
