@@ -22,9 +22,12 @@ def app_icon() -> QIcon:
     return icon("ora-desktop")
 
 
-def style_sheet() -> str:
-    path = RESOURCES / "style.qss"
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError:
-        return ""
+def style_sheet(dark: bool = False) -> str:
+    """``resources/style.qss`` (plus ``style-dark.qss`` for a dark scheme); empty if missing."""
+    parts = []
+    for name in ("style.qss", "style-dark.qss") if dark else ("style.qss",):
+        try:
+            parts.append((RESOURCES / name).read_text(encoding="utf-8"))
+        except OSError:
+            continue
+    return "\n".join(parts).replace("@ICONS@", ICONS.as_posix())

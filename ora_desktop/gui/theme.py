@@ -33,6 +33,9 @@ def dark_palette() -> QPalette:
         (QPalette.ColorRole.HighlightedText, QColor(255, 255, 255)), (QPalette.ColorRole.Link, QColor(110, 160, 255)),
         (QPalette.ColorRole.PlaceholderText, QColor(140, 143, 150)), (QPalette.ColorRole.Mid, QColor(70, 72, 76)),
         (QPalette.ColorRole.Midlight, QColor(58, 60, 64)),
+        # Fusion draws check boxes and frames from these: without them they vanish on dark.
+        (QPalette.ColorRole.Light, QColor(120, 124, 132)), (QPalette.ColorRole.Dark, QColor(20, 21, 23)),
+        (QPalette.ColorRole.Shadow, QColor(0, 0, 0)), (QPalette.ColorRole.BrightText, QColor(255, 90, 90)),
     ):
         p.setColor(role, color)
     for role in (QPalette.ColorRole.Text, QPalette.ColorRole.WindowText, QPalette.ColorRole.ButtonText):
@@ -45,7 +48,6 @@ def apply_theme(app: QApplication) -> None:
     app.setStyle("Fusion")
     hints = QGuiApplication.styleHints()
     apply_scheme(app, hints.colorScheme())
-    app.setStyleSheet(style_sheet())
     if not getattr(app, "_ora_theme_hooked", False):
         hints.colorSchemeChanged.connect(lambda scheme: apply_scheme(app, scheme))
         app._ora_theme_hooked = True  # type: ignore[attr-defined]
@@ -53,7 +55,6 @@ def apply_theme(app: QApplication) -> None:
 
 def apply_scheme(app: QApplication, scheme: Qt.ColorScheme) -> None:
     """The dark palette for a dark system scheme, the style's own palette otherwise."""
-    if scheme == Qt.ColorScheme.Dark:
-        app.setPalette(dark_palette())
-    else:
-        app.setPalette(app.style().standardPalette())
+    dark = scheme == Qt.ColorScheme.Dark
+    app.setPalette(dark_palette() if dark else app.style().standardPalette())
+    app.setStyleSheet(style_sheet(dark))

@@ -68,9 +68,14 @@ def test_facets_show_counts_and_narrow_the_table(make_window, filled_db, qtbot):
                     timeout=10000)
     wait_idle(qtbot, window)
     assert {m.type for m in shown(window)} == {"fact"}
-    # counts follow what is shown; the checked value stays checked
+    # counts follow what is shown; the checked value stays checked, and its group still offers
+    # the other types (with their own counts) so more can be added
     qtbot.waitUntil(lambda: (i := facets.item_for("type", "fact")) is not None
-                    and i.checkState(0) == Qt.CheckState.Checked and facets.item_for("sync", "pending").text(1) == "6",
+                    and i.checkState(0) == Qt.CheckState.Checked and facets.item_for("sync", "pending").text(1) == "6"
+                    and facets.item_for("type", "task") is not None, timeout=10000)
+    assert facets.item_for("type", "task").text(1) == "6"
+    facets.item_for("type", "task").setCheckState(0, Qt.CheckState.Checked)
+    qtbot.waitUntil(lambda: window.browser.model.rowCount() == 12 and not window.browser.model.is_loading(),
                     timeout=10000)
 
 

@@ -87,8 +87,7 @@ class SearchController(QObject):
         """Show what the current inputs ask for in the table (or across all sites)."""
         store = self.model.store
         text = self.full_text
-        query = self.filters.query(self.model.query.with_(extra_where=(), types=(), sync_statuses=(),
-                                                           **_reset_quick()))
+        query = self.filters.query(self._base_query())
         self.terms = terms_of(self.text) if self.text.strip() else ()
         self.terms_changed.emit(self.terms)
         self.model.highlight_terms = self.terms
@@ -107,6 +106,10 @@ class SearchController(QObject):
         self.model.set_query(query, self._loader(text))
         if store is None:
             self.note.emit("")
+
+    def _base_query(self) -> ListQuery:
+        """The table's query without any filter (its sort order kept)."""
+        return self.model.query.with_(extra_where=(), types=(), sync_statuses=(), **_reset_quick())
 
     def _was_searching(self) -> bool:
         return getattr(self.model.loader, "search_text", None) is not None
@@ -154,6 +157,14 @@ class SearchController(QObject):
                                                          result.tags if result else None, self.full_text)
             else:
                 counts = await self.ctx.run(facet_counts, store, query.with_(order_by="created_at"), None, None, "")
+                # A group with values ticked counts as if nothing in it were ticked, so more of its
+                # values can be added (they combine with OR).
+                for group in [g for g in self.filters.facets if not g.startswith("tag:")]:
+                    others = FilterState(set(self.filters.quick),
+                                         {g: set(v) for g, v in self.filters.facets.items() if g != group})
+                    wider = others.query(self._base_query())
+                    alone: FacetCounts = await self.ctx.run(facet_counts, store, wider, None, {}, "")
+                    counts.groups[group] = alone.groups.get(group, {})
         except OraError as exc:
             log.info("facets: %s", exc)
             return
