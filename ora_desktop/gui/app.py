@@ -95,8 +95,7 @@ def tune_gc() -> None:
     """Keep garbage-collection pauses off the GUI thread's back: everything built so far (Qt
     wrappers, modules) is moved out of the collector's sight, and young collections run less
     often. A full collection over the app's objects otherwise takes 20-40 ms at random moments."""
-    gc.collect()
-    gc.freeze()
+    gc.freeze()  # no full collection first: that alone would block for ~100 ms
     gc.set_threshold(10_000, 20, 20)
 
 
