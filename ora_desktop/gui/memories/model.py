@@ -98,6 +98,8 @@ class MemoryTableModel(QAbstractTableModel):
         self._fetching = False
         self._generation = 0
         self._reload_task: asyncio.Task | None = None
+        self._refreshing = False  # a reload caused by a write is running
+        self._refresh_again = False  # another write came meanwhile
         ctx.store_changed.connect(self._on_store_changed)
 
     # ----------------------------------------------------------------- source
@@ -368,14 +370,26 @@ class MemoryTableModel(QAbstractTableModel):
     def _on_store_changed(self, path: object, change: Change) -> None:
         if self.store is None or path != self.store.path.resolve():
             return
-        if change.added or change.removed or change.source == EXTERNAL:
-            self.reload(keep_rows=True)
-            return
-        # Edits: re-fetch the pages showing those ids (old values stay until then), and reload the
-        # keys when the edit may move rows (sort column or filter).
-        for page_no, page in self._pages.items():
-            if any(m.id in change.changed for m in page.values()):
-                self._stale.add(page_no)
-        self._refresh_stale()
-        if change.changed:
-            self.reload(keep_rows=True)
+        if not (change.added or change.removed or change.source == EXTERNAL):
+            # Edits: re-fetch the pages showing those ids now (old values stay until then).
+            for page_no, page in self._pages.items():
+                if any(m.id in change.changed for m in page.values()):
+                    self._stale.add(page_no)
+            self._refresh_stale()
+        # The keys too (rows may come, go or move). A writer busy every second must not pile up
+        # key queries on a large file: while one runs, the next waits and covers all changes since.
+        if self.is_loading() and self._refreshing:
+            self._refresh_again = True
+        else:
+            self._refresh()
+
+    def _refresh(self) -> None:
+        self._refreshing = True
+        self._refresh_again = False
+        task = self.reload(keep_rows=True)
+        task.add_done_callback(self._refreshed)
+
+    def _refreshed(self, _task: asyncio.Task) -> None:
+        self._refreshing = False
+        if self._refresh_again and self.store is not None:
+            self._refresh()
