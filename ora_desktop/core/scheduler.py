@@ -209,13 +209,23 @@ class Scheduler:
             log.warning("could not prune the run history: %s", exc)
 
     def jobs_due(self) -> list[tuple[str, Path, datetime]]:
-        """``(job, path, next run time)`` of every scheduled pair, soonest first."""
+        """``(job, path, next run time)`` of every scheduled pair, soonest first.
+
+        A slot that :meth:`_fire` will skip, because the same run finished recently (a "Run now"
+        or another process), is reported as the slot after it: the time the job really runs.
+        """
+        last = history.last_runs()
         out = []
         for job in self._aps.get_jobs():
             if job.id in (RESCAN_ID, PRUNE_ID) or job.next_run_time is None:
                 continue
             name, path = job.args[0], Path(job.args[1])
-            out.append((name, path, job.next_run_time.astimezone(UTC)))
+            interval = timedelta(seconds=job.args[2])
+            when = job.next_run_time.astimezone(UTC)
+            recent = last.get((name, str(path)))
+            if recent is not None and when - recent < interval / 2:
+                when += interval
+            out.append((name, path, when))
         return sorted(out, key=lambda r: (r[2], r[0], str(r[1])))
 
     # ------------------------------------------------------------------ running

@@ -141,3 +141,29 @@ def test_synchronous_shutdown_stops_the_timer_and_joins_the_worker(ora_home: Pat
 
     running, more = asyncio.run(main())
     assert not running and more == 0
+
+
+def test_a_slot_right_after_a_manual_run_is_shown_as_the_next_one(ora_home: Path) -> None:
+    home_with(ora_home, "shop/ora")
+    path = (ora_home / "sites" / "shop" / "ora.site.db").resolve()
+    cfg = config({**ONLY_CHECK, "check": "daily"})
+    seen = {}
+
+    async def manual_run(scheduler: Scheduler) -> None:
+        before = {job: when for job, _p, when in scheduler.jobs_due()}
+        report = await scheduler.run("check", path)  # "Run now" in the window
+        assert report.outcome == "ok"
+        after = {job: when for job, _p, when in scheduler.jobs_due()}
+        seen.update(before=before["check"], after=after["check"])
+
+    loop = asyncio.new_event_loop()
+    try:
+        scheduler = Scheduler(loop, OraHome(ora_home), cfg, first_run_delay=600)
+        scheduler.start()
+        loop.run_until_complete(manual_run(scheduler))
+        loop.run_until_complete(scheduler.stop())
+    finally:
+        loop.close()
+    # The slot 10 minutes away would be skipped (the job just ran), so the next real run is a day later.
+    assert seen["before"] - datetime.now(UTC) < timedelta(minutes=11)
+    assert seen["after"] - seen["before"] == timedelta(days=1)
