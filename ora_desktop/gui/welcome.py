@@ -33,6 +33,7 @@ class Welcome(QWidget):
         self.text.setWordWrap(True)
         self.text.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.text.setMaximumWidth(560)
+        self.text.setMinimumWidth(420)  # a word-wrapped label in a stretch row shrinks to a sliver
         row = QHBoxLayout()
         row.addStretch(1)
         row.addWidget(self.text)
