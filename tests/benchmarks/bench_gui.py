@@ -4,7 +4,8 @@ Measured in one offscreen Qt session driving the real ``MainWindow``:
 
 * launch to first rows painted — build the window, open the file, first paint with rows;
 * sort by health — click to first rows painted in the new order;
-* search as you type — per keystroke of "deploy", text set to hits listed (no debounce);
+* search as you type — per keystroke of "deploy", text set to the first hits painted (no debounce),
+  and to every hit listed (the rest follow the first screenful);
 * peak memory (RSS) while scrolling the table from the first row to the last;
 * the longest time the GUI thread was blocked during each (a 5 ms QTimer heartbeat, max gap).
 
@@ -138,8 +139,11 @@ async def scenario(path: Path, results: dict) -> None:
     controller.set_text("warmup", immediate=True)  # the first search opens the index file: not a keystroke
     await until(lambda: not model.is_loading())
     latencies = []
+    complete = []  # to every hit listed (the first screenful comes first, the rest is appended)
     loads: list[int] = []
+    resets: list[float] = []
     model.loaded.connect(loads.append)
+    model.modelReset.connect(lambda: resets.append(time.perf_counter()))
     beat.reset()
     for i in range(1, len("deploy") + 1):
         text = "deploy"[:i]
@@ -148,12 +152,19 @@ async def scenario(path: Path, results: dict) -> None:
         window.browser.search.field.blockSignals(False)
         started = time.perf_counter()
         loads.clear()
+        resets.clear()
         controller.set_text(text, immediate=True)
+        await until(lambda: resets and (model.memory_at(first_row()) is not None
+                                        and painted and painted[-1] > resets[-1]
+                                        if model.rowCount() else bool(loads)))
+        latencies.append(time.perf_counter() - started)
         await until(lambda: loads and not model.is_loading()
                     and (model.rowCount() == 0 or model.memory_at(first_row()) is not None))
-        latencies.append(time.perf_counter() - started)
+        complete.append(time.perf_counter() - started)
     results["search"] = (sorted(latencies)[len(latencies) // 2], beat.read(), max(latencies), model.rowCount())
+    results["search_all"] = (sorted(complete)[len(complete) // 2], max(complete))
     results["keystrokes"] = latencies
+    results["keystrokes_all"] = complete
     controller.set_text("", immediate=True)
     await until(lambda: not model.is_loading() and model.rowCount() == results["rows"])
 
@@ -210,6 +221,8 @@ def run(memories: int) -> None:
         Row("  longest GUI-thread block", sort_block, None, "< 50 ms"),
         Row("search as you type, per keystroke (median)", search, raw_search, ""),
         Row(f"  worst keystroke ({hits:,} hits for 'deploy')", search_worst, None, ""),
+        Row("  to every hit listed (median)", results["search_all"][0], None, ""),
+        Row("  to every hit listed (worst keystroke)", results["search_all"][1], None, ""),
         Row("  longest GUI-thread block", search_block, None, "< 50 ms"),
         Row("peak RSS scrolling first row to last", peak, None, "< 400 MB", unit="MB"),
         Row(f"  rows held in the cache at the end: {cached:,}", scroll_time, None, "(time to scroll)", unit="s"),
@@ -217,5 +230,6 @@ def run(memories: int) -> None:
     ])
     print("  (raw sqlite: first 100 rows by created_at / by health; every rowid by health; "
           "LIKE '%deploy%' LIMIT 2000)")
-    print("  (per keystroke d, de, dep, depl, deplo, deploy: "
-          + ", ".join(f"{t * 1000:.0f} ms" for t in results["keystrokes"]) + ")")
+    print("  (per keystroke d, de, dep, depl, deplo, deploy, to first rows painted: "
+          + ", ".join(f"{t * 1000:.0f} ms" for t in results["keystrokes"]) + "; to every hit listed: "
+          + ", ".join(f"{t * 1000:.0f} ms" for t in results["keystrokes_all"]) + ")")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 
 from ora_desktop.gui.memories.delegates import match_spans
+from ora_desktop.gui.search.backend import SEARCH_LIMIT
 
 from .conftest import wait_idle
 
@@ -110,3 +111,44 @@ def test_search_across_all_sites_says_where(make_window, filled_db, seed_db, qtb
     browser.everywhere.itemActivated.emit(item, 0)
     qtbot.waitUntil(lambda: browser.detail.memory is not None and browser.detail.memory.id == "w1", timeout=10000)
     assert window.ctx.current_path().name == "writer.site.db"
+
+
+def test_search_shows_a_first_screenful_then_appends_the_rest(make_window, filled_db, qtbot, monkeypatch):
+    """The best few hits are listed at once; the rest follow below without losing the selection."""
+    import threading
+
+    from ora_desktop.gui.search import controller
+
+    filled_db(60)  # 20 memories about deploys
+    monkeypatch.setattr(controller, "FIRST_LIMIT", 5)
+    rest = threading.Event()
+    real = controller.file_keys
+
+    def slow_rest(store, text, query, limit=SEARCH_LIMIT):
+        if limit != 5:
+            rest.wait(10)  # the full search waits until the test has looked at the first screenful
+        return real(store, text, query, limit=limit)
+
+    monkeypatch.setattr(controller, "file_keys", slow_rest)
+    window = make_window()
+    browser = window.browser
+    model = browser.model
+    window.browser.controller.set_text("deploys", immediate=True)
+    qtbot.waitUntil(lambda: model.rowCount() == 5, timeout=10000)
+    assert model.is_loading()  # the rest is still coming
+    for row in range(5):
+        model.data(model.index(row, 0))
+    qtbot.waitUntil(lambda: all(model.memory_at(r) is not None for r in range(5)), timeout=10000)
+    first = [model.memory_at(r).id for r in range(5)]
+    assert all("deploys" in model.memory_at(r).content for r in range(5))
+    browser.table.select_row(2)
+    selected = model.memory_at(2).id
+    rest.set()
+    qtbot.waitUntil(lambda: model.rowCount() == 20 and not model.is_loading(), timeout=10000)
+    wait_idle(qtbot, window)
+    assert [model.memory_at(r).id for r in range(5)] == first  # the rows already shown did not move
+    assert all("deploys" in m.content for m in shown(window))
+    assert {m.id for m in shown(window)} == {f"m{i:03d}" for i in range(0, 60, 3)}
+    rows = browser.table.selectionModel().selectedRows()
+    assert [r.row() for r in rows] == [2] and model.memory_at(2).id == selected
+    assert browser.table.highlight.terms == ("deploys",)

@@ -6,6 +6,8 @@ thread (``ctx.run``). Pages arrive asynchronously; until then a row shows a plac
 The cache is bounded (least recently used pages go) and stale-aware: after a write, changed rows
 keep showing their old values until the fresh ones arrive, and answers to outdated requests are
 dropped (a generation number). Sorting re-queries the row keys in the new order.
+A loader with a ``first(store, query)`` attribute (search) has its first screenful shown at once,
+then the rest appended below the rows already shown (selection and scroll position stay).
 """
 
 from __future__ import annotations
@@ -133,8 +135,16 @@ class MemoryTableModel(QAbstractTableModel):
         store, loader = self.store, self.loader
         query = self.query.with_(limit=None, after=None)
         self.loading.emit(True)
+        quick = getattr(loader, "first", None)  # a loader's own first screenful (search: fewer hits)
+        shown: array | None = None
         try:
-            if store is not None and not keep_rows and loader is default_loader and query.order_by != "dirty":
+            if store is not None and not keep_rows and quick is not None:
+                shown = await self.ctx.run(quick, store, query)
+                if generation != self._generation:
+                    return
+                if shown is not None:
+                    self._replace_keys(shown, keep_rows=False)
+            elif store is not None and not keep_rows and loader is default_loader and query.order_by != "dirty":
                 # A first screenful at once (LIMIT: a top-N sort), then every key (appended below).
                 first = await self.ctx.run(loader, store, query.with_(limit=FIRST_ROWS))
                 if generation != self._generation:
@@ -151,10 +161,15 @@ class MemoryTableModel(QAbstractTableModel):
             return
         if generation != self._generation:
             return
+        if shown is not None:  # rows already on screen stay where they are; the rest follow in order
+            seen = set(shown)
+            keys = shown + array("q", (k for k in keys if k not in seen))
         if keep_rows and keys == self.keys:
             self._mark_all_stale()
         elif not keep_rows and len(self.keys) and keys[:len(self.keys)] == self.keys:
             if len(keys) > len(self.keys):  # the rest after the first screenful: rows are appended
+                if len(self.keys) % self.page_size and len(self.keys) // self.page_size in self._pages:
+                    self._stale.add(len(self.keys) // self.page_size)  # a part page: fetch its new rows too
                 self.beginInsertRows(QModelIndex(), len(self.keys), len(keys) - 1)
                 self.keys = keys
                 self.endInsertRows()

@@ -2,7 +2,8 @@
 
 Typing is debounced (200 ms); each search runs on a worker thread and only the newest answer
 is used. With text, the table shows the hits best first (``core.search``; a ``LIKE`` scan when
-it is unavailable); without, the filtered listing. Facet counts follow what is shown.
+it is unavailable): a first screenful at once, the rest appended after. Without text, the
+filtered listing. Facet counts follow what is shown.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .filters import FilterState
 
 log = logging.getLogger("ora_desktop.gui")
 DEBOUNCE_MS = 200
+FIRST_LIMIT = 100  # hits in the first screenful of a search (the rest, up to SEARCH_LIMIT, follow)
 
 
 class SearchController(QObject):
@@ -115,12 +117,20 @@ class SearchController(QObject):
         return getattr(self.model.loader, "search_text", None) is not None
 
     def _loader(self, text: str):  # noqa: ANN202
+        """Key loader for ``text``: the best ``FIRST_LIMIT`` hits first (``first``, shown at once),
+        then up to ``SEARCH_LIMIT`` (``load``, appended); both run on a worker thread."""
         def load(store: Store, query: ListQuery):  # noqa: ANN202
             result = file_keys(store, text, query)
             load.result = result  # type: ignore[attr-defined]
             return result.keys
+
+        def first(store: Store, query: ListQuery):  # noqa: ANN202
+            if query.order_by != RANK:  # sorted by a column: the top of 100 hits is not the top of all
+                return None
+            return file_keys(store, text, query, limit=FIRST_LIMIT).keys
         load.search_text = text  # type: ignore[attr-defined]
         load.result = None  # type: ignore[attr-defined]
+        load.first = first  # type: ignore[attr-defined]
         return load
 
     def _after_load(self, count: int) -> None:
