@@ -80,7 +80,6 @@ def raw(path: Path, sql: str, params: tuple = (), many: bool = True) -> float:
 
 async def scenario(path: Path, results: dict) -> None:
     from PySide6.QtCore import QEvent, QObject, QSettings, Qt
-    from PySide6.QtWidgets import QApplication
 
     from ora_desktop.gui.app import build_window_async, parse_args
     from ora_desktop.gui.memories.columns import column_index
@@ -182,9 +181,11 @@ async def scenario(path: Path, results: dict) -> None:
     await until(lambda: model.memory_at(model.rowCount() - 1) is not None)
     peak = max(peak, rss_mb())
     results["scroll"] = (peak, beat.read(), time.perf_counter() - started, len(model._pages) * model.page_size)
+    # Return right after closing: closing the last window quits the loop. Never call
+    # QApplication.processEvents() inside this running task: it steps other tasks, which then fail
+    # ("Cannot enter into task") and stay pending forever, and the runner's shutdown hangs on them.
     window.close()
     ctx.close()
-    QApplication.processEvents()
 
 
 def run(memories: int) -> None:
