@@ -23,11 +23,12 @@ def app_icon() -> QIcon:
 
 
 def style_sheet(dark: bool = False) -> str:
-    """``resources/style.qss`` (plus ``style-dark.qss`` for a dark scheme); empty if missing."""
-    parts = []
-    for name in ("style.qss", "style-dark.qss") if dark else ("style.qss",):
-        try:
-            parts.append((RESOURCES / name).read_text(encoding="utf-8"))
-        except OSError:
-            continue
-    return "\n".join(parts).replace("@ICONS@", ICONS.as_posix())
+    """The application-wide style sheet: ``resources/style-dark.qss`` for a dark scheme, else none
+    (single widgets get theirs from ``theme.styled``)."""
+    if not dark:
+        return ""
+    try:
+        text = (RESOURCES / "style-dark.qss").read_text(encoding="utf-8")
+    except OSError:
+        return ""
+    return text.replace("@ICONS@", ICONS.as_posix())

@@ -26,11 +26,12 @@ from ...core.schema import MEMORY_TYPES, SYNC_STATUSES
 from ...core.validation import clean_fields
 from ..detail.editor import FIELD_NAMES
 from ..formatting import first_line, sync_label
+from ..theme import styled
 
 
 def _message_label() -> QLabel:
     label = QLabel()
-    label.setObjectName("ValidationMessage")
+    styled(label, "ValidationMessage")
     label.setWordWrap(True)
     label.hide()
     return label

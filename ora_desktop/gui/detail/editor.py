@@ -23,7 +23,7 @@ from ...core.schema import MEMORY_TYPES, SYNC_STATUSES
 from ...core.validation import clean_fields
 from ..formatting import sync_label
 from ..memories.delegates import match_spans
-from ..theme import is_dark
+from ..theme import is_dark, styled
 
 
 class TermHighlighter(QSyntaxHighlighter):
@@ -93,7 +93,7 @@ class MemoryEditor(QWidget):
         form.addRow("&Expires", self.expires)
         layout.addLayout(form)
         self.message = QLabel()
-        self.message.setObjectName("ValidationMessage")
+        styled(self.message, "ValidationMessage")
         self.message.setWordWrap(True)
         self.message.hide()
         layout.addWidget(self.message)

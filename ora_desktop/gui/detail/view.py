@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from ...core import Chain, InvalidValue, Memory, OraError, Store
 from ..context import AppContext
 from ..formatting import exact, first_line, relative
+from ..theme import styled
 from .editor import MemoryEditor
 from .health import explain
 
@@ -70,7 +71,7 @@ class DetailPane(QScrollArea):
         self.meta.setWordWrap(True)
         layout.addWidget(self.meta)
         self.changed_underneath = QLabel()
-        self.changed_underneath.setObjectName("ValidationMessage")
+        styled(self.changed_underneath, "ValidationMessage")
         self.changed_underneath.setWordWrap(True)
         self.changed_underneath.hide()
         layout.addWidget(self.changed_underneath)

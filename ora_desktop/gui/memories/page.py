@@ -18,6 +18,7 @@ from ..context import AppContext
 from ..detail.view import DetailPane
 from ..search.controller import SearchController
 from ..search.widgets import EverywhereView, FacetPanel, SearchBar
+from ..theme import styled
 from .model import MemoryTableModel
 from .view import MemoryTable
 
@@ -45,7 +46,7 @@ class MemoryBrowser(QWidget):
         self.everywhere = EverywhereView()
         self.detail = DetailPane(ctx)
         self.message = QLabel()
-        self.message.setObjectName("EmptyState")
+        styled(self.message, "EmptyState")
         self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.message.setWordWrap(True)
         self.center = QStackedWidget()

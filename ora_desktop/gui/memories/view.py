@@ -7,6 +7,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTableView, QWidget
 
 from ...core import Memory
+from ..theme import styled
 from .columns import COLUMNS, column_index
 from .delegates import HealthDelegate, HighlightDelegate
 from .model import MemoryTableModel
@@ -23,6 +24,7 @@ class MemoryTable(QTableView):
     def __init__(self, model: MemoryTableModel, settings: QSettings | None = None,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        styled(self, "MemoryTable")
         self.setObjectName("MemoryTable")
         self.settings = settings
         self.setModel(model)

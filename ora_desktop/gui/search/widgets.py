@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..formatting import first_line, health_text
+from ..theme import styled
 from .backend import EverywhereHit, FacetCounts
 from .controller import SearchController
 from .filters import QUICK_FILTERS
@@ -57,7 +58,7 @@ class SearchBar(QWidget):
         self.quick: dict[str, QToolButton] = {}
         for name, (label, tip, _changes) in QUICK_FILTERS.items():
             button = QToolButton()
-            button.setObjectName("QuickFilter")
+            styled(button, "QuickFilter")
             button.setText(label)
             button.setToolTip(tip)
             button.setCheckable(True)
