@@ -190,3 +190,32 @@ def test_another_file_at_the_same_path_after_build(db: Path, ora_home: Path) -> 
     other = make_file(ora_home / "other.site.db", [{"id": "x", "content": "completely different fox"}])
     shutil.copyfile(other, db)
     assert ids(search(db, "fox")) == ["x"]
+
+
+@pytest.mark.parametrize("file_settled", [False, True])
+def test_a_refresh_vouches_only_for_a_file_that_has_settled(db: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           file_settled: bool) -> None:
+    """A writer appends its commit to the -wal before it publishes it in -shm: a refresh looking in
+    between records the new file stats but reads a snapshot without that commit. Those stats must
+    not let later searches skip looking again, or the agent's last write stays unsearchable."""
+    from ora_desktop.core.search import index as index_module
+    from ora_desktop.core.search.refresh import RefreshMixin
+
+    search(db, "fox")
+    conn = writer(db)
+    conn.execute("UPDATE memories SET content = 'a penguin note', updated_at = '2030-01-01 00:00:00' "
+                 "WHERE id = 'needle'")
+    real_apply = RefreshMixin._apply
+
+    def snapshot_without_the_commit(self, conn_, candidates, recent=None):  # noqa: ANN001, ANN202
+        return real_apply(self, conn_, [c for c in candidates if c[1] != "needle"], recent)
+
+    monkeypatch.setattr(index_module, "settled", lambda stats: file_settled)
+    monkeypatch.setattr(RefreshMixin, "_apply", snapshot_without_the_commit)
+    assert ids(search(db, "penguin")) == []  # that refresh could not see it
+    monkeypatch.setattr(RefreshMixin, "_apply", real_apply)
+    # Nothing changes on disk any more (the writer's last write). Just after that write the
+    # stats vouched for nothing, so the next search looks again and finds it; only a refresh
+    # of a file quiet for SETTLE_NS may let later searches skip.
+    assert ids(search(db, "penguin")) == ([] if file_settled else ["needle"])
+    conn.close()

@@ -38,6 +38,7 @@ from .sidecar import (
     file_stats,
     fts5_available,
     identity,
+    settled,
     sidecar_path,
 )
 from .tags import extract_tags
@@ -185,7 +186,7 @@ def _build_into(tmp: Path, source: Path, progress: ProgressFn | None, cancel: ob
         for statement in INDEXES:
             conn.execute(statement)
         SearchIndex.set_meta(
-            conn, version=INDEX_VERSION, path=str(source), identity=ident, stats=stats,
+            conn, version=INDEX_VERSION, path=str(source), identity=ident, stats=stats, vouched=settled(stats),
             since=timestamps.to_sql(started - MARGIN), max_row=last_row or 0, samples=_samples(conn),
             built_at=timestamps.to_sql(started), complete=True, tags_upto=0, tags_done=False,
             wal=log.as_list() if log else None,

@@ -55,6 +55,7 @@ from .sidecar import (
     file_stats,
     fts5_available,
     identity,
+    settled,
     sidecar_path,
     source_columns,
     source_uri,
@@ -213,7 +214,7 @@ class SearchIndex(RefreshMixin):
                 return False
             try:
                 meta = self.meta(conn)
-                if meta.get("stats") == stats and meta.get("identity") == ident:
+                if meta.get("stats") == stats and meta.get("identity") == ident and meta.get("vouched", True):
                     self._seen = stats
                     return False
                 started = timestamps.now()
@@ -221,7 +222,8 @@ class SearchIndex(RefreshMixin):
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     changed, position = self._refresh_locked(conn, meta, log)
-                    self.set_meta(conn, stats=stats, identity=identity(self.db_path),
+                    vouch = settled(stats)  # else the next search looks again (see SETTLE_NS)
+                    self.set_meta(conn, stats=stats, vouched=vouch, identity=identity(self.db_path),
                                   since=timestamps.to_sql(started - MARGIN),
                                   refreshed=timestamps.to_sql(started - RECENT),
                                   wal=position.as_list() if position else None)
@@ -229,7 +231,7 @@ class SearchIndex(RefreshMixin):
                 except BaseException:
                     conn.execute("ROLLBACK")
                     raise
-                self._seen = stats
+                self._seen = stats if vouch else None
                 return changed
             finally:
                 self.file_lock.release()

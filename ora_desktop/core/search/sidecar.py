@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterable, Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -80,6 +81,19 @@ def source_uri(db_path: Path) -> str:
     """A read-only URI for the agent's file (``immutable`` when ``mode=ro`` would create files)."""
     params = "mode=ro&immutable=1" if readonly_needs_immutable(db_path) else "mode=ro"
     return f"file:{quote(str(db_path.resolve()))}?{params}"
+
+
+#: How long after its last modification a file's stats may vouch for an index. A writer appends
+#: its commit frames to ``-wal`` before it publishes them in ``-shm``: a reader that looks in
+#: between sees the new size and mtime but a snapshot without the commit. Recording those stats
+#: as "indexed up to here" would hide that commit for good if it was the writer's last one.
+SETTLE_NS = 2_000_000_000
+
+
+def settled(stats: list) -> bool:
+    """True when no part of the file (db, ``-wal``) changed within :data:`SETTLE_NS`."""
+    newest = max((entry[0] for entry in stats if entry), default=0)
+    return time.time_ns() - newest > SETTLE_NS
 
 
 def file_stats(db_path: Path) -> list:
