@@ -111,8 +111,7 @@ def test_sigkill_in_the_middle_of_a_backup_leaves_no_valid_looking_backup_and_a_
     try:
         deadline = time.time() + 60
         while time.time() < deadline:
-            partial = [p for p in folder.glob(".*partial*")] if folder.exists() else []
-            if partial and partial[0].stat().st_size > 1_000_000:
+            if partial_size(folder) > 1_000_000:
                 break
             time.sleep(0.01)
         else:
@@ -122,8 +121,12 @@ def test_sigkill_in_the_middle_of_a_backup_leaves_no_valid_looking_backup_and_a_
         daemon.kill()
         daemon.wait(timeout=10)
     assert daemon.returncode == -signal.SIGKILL
-    assert list_backups(db) == []
-    assert not [p for p in folder.iterdir() if p.name.endswith(".site.db")]  # nothing looks like a backup
+    # The schedule says every second: on a starved machine an earlier run may have finished
+    # before the kill. That one is a real backup; the killed run must leave nothing that looks
+    # like one, and whatever looks like a backup must be whole.
+    finished = list_backups(db)
+    assert all(check_file(b.path) == [] for b in finished)
+    assert sorted(p for p in folder.iterdir() if p.name.endswith(".site.db")) == sorted(b.path for b in finished)
     conn = sqlite3.connect(db)
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 60000
@@ -133,7 +136,18 @@ def test_sigkill_in_the_middle_of_a_backup_leaves_no_valid_looking_backup_and_a_
     result = cli("run", "backup", "--db", str(db))
     assert result.returncode == 0, result.stderr
     assert [p.name for p in folder.iterdir() if p.name.startswith(".")] == []
-    assert len(list_backups(db)) == 1 and check_file(list_backups(db)[0].path) == []
+    after = list_backups(db)
+    assert len(after) == len(finished) + 1 and all(check_file(b.path) == [] for b in after)
+
+
+def partial_size(folder: Path) -> int:
+    """Bytes written so far to an in-progress backup (0 when none; one may finish as we look)."""
+    for partial in folder.glob(".*partial*") if folder.exists() else []:
+        try:
+            return partial.stat().st_size
+        except FileNotFoundError:
+            continue
+    return 0
 
 
 def test_cli_lists_and_restores_and_refuses_a_corrupt_backup(ora_home: Path) -> None:
