@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from .. import __version__
 from ..core import AgentFile, OraError, Store
+from ..core.search import index_state
 from .context import AppContext, path_of
 from .curate.actions import Curator
 from .memories.page import MemoryBrowser
@@ -372,12 +373,7 @@ class MainWindow(QMainWindow):
 
     async def _index_state(self, store: Store) -> None:
         try:
-            from ..core.search import index_state
             state = await self.ctx.run(index_state, store.path)
-        except (ImportError, NotImplementedError):
-            self.index_label.setText("Search: plain text")
-            self.index_label.setToolTip("Full-text search is not available; searching matches substrings")
-            return
         except OraError as exc:
             self.index_label.setText("Index: unavailable")
             self.index_label.setToolTip(str(exc))

@@ -6,15 +6,14 @@ hits of one file, best first, so the table model can show them like any other li
 
 from __future__ import annotations
 
-import importlib
 import logging
-import re
 from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...core import ListQuery, Memory, OraError, OraHome, Store
+from ...core import search as engine
 from ...core.store import HEALTH_BUCKETS
 
 log = logging.getLogger("ora_desktop.gui")
@@ -22,34 +21,11 @@ log = logging.getLogger("ora_desktop.gui")
 SEARCH_LIMIT = 1000
 TAG_FACETS_UP_TO = 50_000  # tag counts over a whole larger file take seconds: search first
 RANK = "rank"  # the table's order while showing search hits best first
-OPS = {">": "health_min", ">=": "health_min", "<": "health_max", "<=": "health_max"}
-
-
-def _core_search():  # noqa: ANN202
-    """The ``ora_desktop.core.search`` module, or ``None`` when it is not installed."""
-    try:
-        return importlib.import_module("ora_desktop.core.search")
-    except ImportError:
-        return None
-
-
-def parse(text: str):  # noqa: ANN201
-    """``core.search.parse_query(text)`` or ``None`` when the search engine is missing."""
-    engine = _core_search()
-    if engine is None:
-        return None
-    try:
-        return engine.parse_query(text)
-    except NotImplementedError:
-        return None
 
 
 def terms_of(text: str) -> tuple[str, ...]:
-    """The words to highlight for ``text``."""
-    parsed = parse(text)
-    if parsed is not None:
-        return parsed.terms
-    return tuple(w for w in re.findall(r"[^\s\"]+", text) if ":" not in w and not w.startswith("-"))
+    """The words to highlight for ``text`` (the query language's terms; never raises)."""
+    return engine.parse_query(text).terms
 
 
 @dataclass
@@ -65,73 +41,19 @@ class FileSearch:
     engine: str = "full-text"
 
 
-def like_query(text: str, base: ListQuery) -> tuple[ListQuery, tuple[str, ...], tuple[str, ...]]:
-    """The fallback: query-language filters onto ``base``, every word a ``LIKE`` (all must match)."""
-    parsed = parse(text)
-    query = base
-    warnings: tuple[str, ...] = ()
-    if parsed is None:
-        words = terms_of(text)
-    else:
-        warnings = parsed.warnings
-        words = parsed.terms
-        if parsed.types:
-            query = query.with_(types=tuple(t for t in parsed.types if not base.types or t in base.types))
-        if parsed.sync:
-            dirty = "dirty" in parsed.sync
-            syncs = tuple(s for s in parsed.sync if s != "dirty")
-            query = query.with_(sync_statuses=syncs or base.sync_statuses, dirty=True if dirty else base.dirty)
-        for op, value in parsed.importance:
-            if op in (">", ">="):
-                query = query.with_(importance_min=int(value) + (op == ">"))
-            elif op in ("<", "<="):
-                query = query.with_(importance_max=int(value) - (op == "<"))
-            else:
-                query = query.with_(importance_min=int(value), importance_max=int(value))
-        for op, value in parsed.health:
-            if op in OPS:
-                query = query.with_(**{OPS[op]: float(value)})
-        if parsed.expired is not None:
-            query = query.with_(expired=parsed.expired)
-        if parsed.superseded != "hide":
-            query = query.with_(superseded=parsed.superseded)
-        if parsed.dirty is not None:
-            query = query.with_(dirty=parsed.dirty)
-    extra = tuple(
-        ("content LIKE ? ESCAPE '\\'", (f"%{_escape(w)}%",)) for w in words
-    )
-    return query.with_(extra_where=base.extra_where + extra), words, warnings
-
-
-def _escape(word: str) -> str:
-    return word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
 def file_keys(store: Store, text: str, base: ListQuery, limit: int = SEARCH_LIMIT) -> FileSearch:
     """Rowids of the memories of ``store`` matching ``text`` (the query language) within ``base``.
 
     Ranked by ``core.search`` when it answers; then ``base``'s filters (facets, quick filters)
     narrow the hits keeping their rank. A column sort (``base.order_by`` other than ``rank``)
-    orders the hits by that column instead. Falls back to ``LIKE`` when the engine is missing.
+    orders the hits by that column instead. (Without FTS5 the engine itself answers with ``LIKE``.)
     """
-    engine = _core_search()
-    if engine is not None:
-        try:
-            result = engine.search(store, text, limit=limit, wait=False)
-        except NotImplementedError:
-            result = None
-        if result is not None:
-            rowids = array("q", (h.memory.rowid for h in result.hits if h.memory.rowid is not None))
-            ids = tuple(h.memory.id for h in result.hits)
-            narrowed = _narrow(store, rowids, ids, base)
-            return FileSearch(narrowed, tuple(result.terms), result.note, result.total, tuple(result.warnings),
-                              dict(result.facets), "like" if result.fallback else "full-text")
-    query, words, warnings = like_query(text, base)
-    order = query.order_by if query.order_by != RANK else "created_at"
-    keys = store.row_keys(query.with_(order_by=order, limit=limit))
-    total = store.count(query.with_(limit=None))
-    note = "" if engine is not None else "Full-text search is not available: plain substring matching."
-    return FileSearch(keys, words, note, total, warnings, {}, "like")
+    result = engine.search(store, text, limit=limit, wait=False)
+    rowids = array("q", (h.memory.rowid for h in result.hits if h.memory.rowid is not None))
+    ids = tuple(h.memory.id for h in result.hits)
+    narrowed = _narrow(store, rowids, ids, base)
+    return FileSearch(narrowed, tuple(result.terms), result.note, result.total, tuple(result.warnings),
+                      dict(result.facets), "like" if result.fallback else "full-text")
 
 
 def _narrow(store: Store, rowids: array, ids: tuple[str, ...], base: ListQuery) -> array:
@@ -190,13 +112,9 @@ def facet_counts(store: Store, query: ListQuery, hits: Iterable[Memory] | None =
 
 
 def tag_counts(store: Store, text: str = "") -> dict[str, dict[str, int]]:
-    engine = _core_search()
-    if engine is None:
-        return {}
+    """Tag facets (kind -> value -> count) of the file, or of the hits of ``text``."""
     try:
         return engine.tag_facets(store, text or None, limit=15)
-    except NotImplementedError:
-        return {}
     except OraError as exc:
         log.info("tag facets of %s: %s", store.path, exc)
         return {}
@@ -214,27 +132,11 @@ class EverywhereHit:
     score: float | None = None
 
 
-def search_everywhere(home: OraHome, text: str, store_for, limit: int = 200) -> tuple[list[EverywhereHit], str]:  # noqa: ANN001
-    """Search every agent of every site; each hit says where it lives. Returns (hits, note)."""
-    engine = _core_search()
-    if engine is not None:
-        try:
-            result = engine.search_many(home, text, limit=limit, wait=False)
-        except NotImplementedError:
-            result = None
-        if result is not None:
-            hits = [EverywhereHit(h.memory, Path(h.path), h.location, h.score) for h in result.hits if h.path]
-            note = "; ".join(x for x in (result.note, *result.warnings) if x)
-            return hits, note
-    hits: list[EverywhereHit] = []
-    problems: list[str] = []
-    for agent in home.agents():
-        try:
-            store = store_for(agent.path)
-            query, _words, _warnings = like_query(text, ListQuery(limit=limit))
-            for memory in store.list(query):
-                hits.append(EverywhereHit(memory, agent.path, agent.label))
-        except OraError as exc:
-            problems.append(str(exc))
-    hits.sort(key=lambda h: (-(h.memory.importance or 0), -(h.memory.health_score or 0)))
-    return hits[:limit], "; ".join(problems)
+def search_everywhere(home: OraHome, text: str, limit: int = 200) -> tuple[list[EverywhereHit], str]:
+    """Search every agent of every site; each hit says where it lives. Returns (hits, note).
+
+    Files that cannot be searched are named in the note (the engine reports them as warnings).
+    """
+    result = engine.search_many(home, text, limit=limit, wait=False)
+    hits = [EverywhereHit(h.memory, Path(h.path), h.location, h.score) for h in result.hits if h.path]
+    return hits, "; ".join(x for x in (result.note, *result.warnings) if x)

@@ -186,7 +186,7 @@ class SearchController(QObject):
             self._everywhere_task.cancel()
 
         async def run() -> None:
-            hits, note = await self.ctx.run(search_everywhere, self.ctx.home, text, self.ctx.store_for)
+            hits, note = await self.ctx.run(search_everywhere, self.ctx.home, text)
             if text == self.text:
                 self.everywhere_ready.emit(hits, note)
 
