@@ -9,7 +9,7 @@ from typing import Any
 
 from . import timestamps
 from .errors import InvalidValue
-from .schema import HEALTH_RANGE, IMPORTANCE_RANGE, MEMORY_TYPES, SYNC_STATUSES, TASK_STATUSES
+from .schema import HEALTH_RANGE, IMPORTANCE_RANGE, MEMORY_TYPES, SYNC_STATUSES
 
 EDITABLE_FIELDS = frozenset({
     "content", "type", "importance", "health_score", "related_to", "superseded_by",
@@ -56,13 +56,6 @@ def check_sync_status(value: Any) -> str:
     """pending, synced or local_only, or ``InvalidValue``."""
     if value not in SYNC_STATUSES:
         raise InvalidValue("sync_status", f"{value!r} is not one of {', '.join(SYNC_STATUSES)}")
-    return value
-
-
-def check_task_status(value: Any) -> str:
-    """active, completed or failed, or ``InvalidValue``."""
-    if value not in TASK_STATUSES:
-        raise InvalidValue("status", f"{value!r} is not one of {', '.join(TASK_STATUSES)}")
     return value
 
 
