@@ -12,8 +12,9 @@ from collections.abc import Sequence
 
 from .. import __version__
 from . import common, maintenance, memories, search
+from . import mcp as mcp_server
 
-FEATURES = (memories, search, maintenance)
+FEATURES = (memories, search, maintenance, mcp_server)
 
 
 def build_parser() -> argparse.ArgumentParser:

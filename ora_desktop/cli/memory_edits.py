@@ -11,6 +11,7 @@ import argparse
 from typing import Any
 
 from ..core import NotFound, OraError, Store, create_database
+from ..core.operations.agent_memory import require_ids
 from .common import describe, emit_json, open_target, quote_path, table, target_path, text_arg
 
 
@@ -36,10 +37,7 @@ def _fields(args: argparse.Namespace, adding: bool) -> dict[str, Any]:
 
 def _require(store: Store, ids: list[str]) -> None:
     """Raise ``NotFound`` naming every id that is not in the file (before any change)."""
-    found = store.get_many(ids)
-    missing = [i for i in ids if i not in found]
-    if missing:
-        raise NotFound(f"{store.path}: no memory with id {', '.join(repr(i) for i in missing)} (nothing changed)")
+    require_ids(store, ids)
 
 
 def cmd_add(args: argparse.Namespace) -> int:

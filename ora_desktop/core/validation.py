@@ -15,6 +15,9 @@ EDITABLE_FIELDS = frozenset({
     "content", "type", "importance", "health_score", "related_to", "superseded_by",
     "expires_at", "sync_status", "access_count", "last_accessed_at", "synced_at",
 })
+#: Most characters one memory's content may hold (16 MiB of text: far past any agent's note,
+#: far below SQLite's one-gigabyte value limit, small enough to index, highlight and send).
+MAX_CONTENT_CHARS = 16 * 1024 * 1024
 
 
 def check_type(value: Any) -> str:
@@ -65,6 +68,8 @@ def check_content(value: Any) -> str:
         raise InvalidValue("content", "must not be empty")
     if "\x00" in value:
         raise InvalidValue("content", "must not contain NUL characters")
+    if len(value) > MAX_CONTENT_CHARS:
+        raise InvalidValue("content", f"holds {len(value):,} characters; a memory holds at most {MAX_CONTENT_CHARS:,}")
     return value
 
 

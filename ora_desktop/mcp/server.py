@@ -1,0 +1,91 @@
+"""The MCP server of one agent file: tools, resources, and the transports (stdio, streamable HTTP).
+
+``build_server(store)`` makes an :class:`mcp.server.mcpserver.MCPServer` over an open
+:class:`~ora_desktop.core.Store`; ``serve(path, ...)`` opens the file and runs it. A read-only
+store gets only the reading tools.
+"""
+
+import json
+from pathlib import Path
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+
+from .. import __version__
+from ..core import NotFound, OraError, Store, open_store
+from ..core.operations import agent_memory as ops
+from ..core.search.engine import location
+from . import shapes
+from .tools import add_reading_tools, add_writing_tools
+
+INSTRUCTIONS = (
+    "Long-term memory of one Ora agent (a SQLite .site.db file a person also tends in Ora Desktop). "
+    "Start a task with 'context' (or 'recall' by type); 'search' for anything specific; 'remember' "
+    "what will matter later, one idea per memory, with an honest importance; 'touch' what you used; "
+    "'supersede' what became outdated instead of leaving contradictions; 'forget' is recoverable."
+)
+
+
+def base_uri(path: Path) -> str:
+    """``ora://SITE/AGENT`` for ``…/SITE/AGENT.site.db`` (the file's folder and stem otherwise)."""
+    site, agent = location(path)
+    return f"ora://{site or path.parent.name or 'local'}/{agent or path.stem}"
+
+
+def build_server(store: Store) -> MCPServer:
+    """An MCP server whose tools and resources all act on ``store``."""
+    readonly = store.readonly
+    server = MCPServer(
+        name="ora-desktop", title="Ora memory", version=__version__, log_level="WARNING",
+        instructions=INSTRUCTIONS + (" This server is read-only: it cannot change memories." if readonly else ""),
+    )
+    add_reading_tools(server, store)
+    if not readonly:
+        add_writing_tools(server, store)
+    base = base_uri(store.path)
+
+    @server.resource(f"{base}/important", name="important", mime_type="application/json",
+                     description="The agent's important memories (importance >= 7, or facts with health >= 0.5)")
+    def important_memories() -> str:
+        try:
+            found = ops.important(store)
+        except OraError as exc:
+            raise ResourceError(str(exc)) from exc
+        return json.dumps([shapes.memory_out(m) for m in found], ensure_ascii=False, indent=1)
+
+    @server.resource(f"{base}/memory/{{memory_id}}", name="memory", mime_type="application/json",
+                     description="One memory by id, with every field")
+    def memory_by_id(memory_id: str) -> str:
+        try:
+            found = ops.memory(store, memory_id)
+        except NotFound as exc:
+            raise ResourceNotFoundError(str(exc)) from exc
+        except OraError as exc:
+            raise ResourceError(str(exc)) from exc
+        return json.dumps(shapes.memory_out(found), ensure_ascii=False, indent=1)
+
+    return server
+
+
+def parse_http(value: str) -> tuple[str, int]:
+    """``HOST:PORT`` or ``PORT`` (host 127.0.0.1) into a bind address; ``ValueError`` naming the problem."""
+    host, _, port_text = value.rpartition(":")
+    host = host.strip("[]") or "127.0.0.1"
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise ValueError(f"--http {value!r}: give HOST:PORT or PORT (e.g. 127.0.0.1:8765)") from None
+    if not 0 < port < 65536:
+        raise ValueError(f"--http {value!r}: the port must be from 1 to 65535")
+    return host, port
+
+
+def serve(path: Path, *, readonly: bool = False, http: str | None = None) -> None:
+    """Open ``path`` and answer MCP requests until the client goes away (stdio) or Ctrl+C (HTTP)."""
+    address = parse_http(http) if http else None
+    with open_store(path, readonly=readonly) as store:
+        server = build_server(store)
+        if address is None:
+            server.run("stdio")
+        else:
+            server.run("streamable-http", host=address[0], port=address[1])

@@ -1,0 +1,155 @@
+"""What the MCP tools return: a JSON shape per tool (published as its output schema) and the
+readable text a model reads beside it. Presentation only; every value comes from core."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from mcp.types import CallToolResult, TextContent
+from typing_extensions import TypedDict
+
+from ..core import timestamps
+from ..core.context import ContextBundle
+from ..core.operations.agent_memory import Forgotten
+from ..core.records import Change, Memory
+from ..core.search.results import SearchResult
+
+#: The memory fields an agent sees (the seed's columns, timestamps as UTC ``YYYY-MM-DD HH:MM:SS``).
+MEMORY_FIELDS = ("id", "content", "type", "importance", "health_score", "access_count", "last_accessed_at",
+                 "created_at", "updated_at", "expires_at", "related_to", "superseded_by", "sync_status")
+
+
+class MemoryOut(TypedDict):
+    """One memory."""
+
+    id: str
+    content: str
+    type: str | None
+    importance: int | None
+    health_score: float | None
+    access_count: int
+    last_accessed_at: str | None
+    created_at: str | None
+    updated_at: str | None
+    expires_at: str | None
+    related_to: list[str]
+    superseded_by: str | None
+    sync_status: str | None
+
+
+class RememberOut(TypedDict):
+    memory: MemoryOut
+
+
+class MemoriesOut(TypedDict):
+    count: int
+    memories: list[MemoryOut]
+
+
+class HitOut(TypedDict):
+    id: str
+    score: float
+    snippet: str
+    expired: bool
+    superseded: bool
+    memory: MemoryOut
+
+
+class SearchOut(TypedDict):
+    query: str
+    count: int
+    hits: list[HitOut]
+    notes: list[str]
+
+
+class SectionOut(TypedDict):
+    name: str
+    tokens: int
+    ids: list[str]
+
+
+class ContextOut(TypedDict):
+    query: str
+    text: str
+    tokens: int
+    token_budget: int
+    sections: list[SectionOut]
+    notes: list[str]
+
+
+class ChangeOut(TypedDict):
+    added: list[str]
+    changed: list[str]
+    removed: list[str]
+
+
+class ForgetOut(TypedDict):
+    removed: list[str]
+    trash_ids: list[int]
+    restore_command: str
+
+
+def result(text: str, structured: dict[str, Any]) -> CallToolResult:
+    """A tool result: readable ``text`` for the model and ``structured`` content for programs."""
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
+
+
+def memory_out(memory: Memory) -> MemoryOut:
+    """A memory as JSON-ready values (timestamps in SQLite's UTC text, related ids as a list)."""
+    out: dict[str, Any] = {}
+    for name in MEMORY_FIELDS:
+        value = getattr(memory, name)
+        if isinstance(value, datetime):
+            value = timestamps.to_sql(value)
+        elif isinstance(value, tuple):
+            value = list(value)
+        out[name] = value
+    return out  # type: ignore[return-value]
+
+
+def memory_line(memory: Memory, full: bool = True) -> str:
+    """``[id] type, importance N, health H: content`` (first line only unless ``full``)."""
+    health = "-" if memory.health_score is None else f"{memory.health_score:.2f}"
+    text = memory.content if full else memory.title
+    return f"[{memory.id}] {memory.type}, importance {memory.importance}, health {health}: {text}"
+
+
+def memories_result(memories: list[Memory], empty: str) -> CallToolResult:
+    text = "\n".join(memory_line(m) for m in memories) if memories else empty
+    return result(text, {"count": len(memories), "memories": [memory_out(m) for m in memories]})
+
+
+def search_result(found: SearchResult) -> CallToolResult:
+    notes = [*found.warnings, *([found.note] if found.note else [])]
+    lines = [f"{i}. [{h.memory.id}] {h.memory.type}, importance {h.memory.importance}, score {h.score:.3f}"
+             f"{' (expired)' if h.expired else ''}: {' '.join(h.snippet.split())}"
+             for i, h in enumerate(found.hits, 1)]
+    text = "\n".join(lines) if lines else "No memories match."
+    if notes:
+        text += "\n" + "\n".join(f"Note: {n}" for n in notes)
+    hits = [{"id": h.memory.id, "score": h.score, "snippet": h.snippet, "expired": h.expired,
+             "superseded": h.superseded, "memory": memory_out(h.memory)} for h in found.hits]
+    return result(text, {"query": found.query, "count": len(hits), "hits": hits, "notes": notes})
+
+
+def context_result(bundle: ContextBundle) -> CallToolResult:
+    text = bundle.text or "(nothing fits the budget, or nothing to say)"
+    text += f"\n\n({bundle.tokens} of {bundle.token_budget} tokens)"
+    if bundle.notes:
+        text += "\n" + "\n".join(f"Note: {n}" for n in bundle.notes)
+    sections = [{"name": s.name, "tokens": s.tokens, "ids": [m.id for m in s.memories]} for s in bundle.sections]
+    return result(text, {"query": bundle.query, "text": bundle.text, "tokens": bundle.tokens,
+                         "token_budget": bundle.token_budget, "sections": sections, "notes": list(bundle.notes)})
+
+
+def change_out(change: Change) -> ChangeOut:
+    return {"added": sorted(change.added), "changed": sorted(change.changed), "removed": sorted(change.removed)}
+
+
+def forget_result(done: Forgotten, restore_command: str) -> CallToolResult:
+    lines = [f"Forgot {memory_line(m, full=False)}" for m in done.removed]
+    lines.append(f"Kept in the trash (trash ids {', '.join(map(str, done.trash_ids))}); "
+                 f"a person can bring them back with: {restore_command}")
+    return result("\n".join(lines), {"removed": [m.id for m in done.removed], "trash_ids": list(done.trash_ids),
+                                     "restore_command": restore_command})

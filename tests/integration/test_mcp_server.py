@@ -1,0 +1,199 @@
+"""The MCP server as agents meet it: a real ``ora-desktop mcp`` process driven over stdio by
+the MCP SDK's own client. Tools, resources, recoverable forget, read-only, bad calls."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+import pytest
+
+from ora_desktop.core import open_store
+from ora_desktop.core.validation import MAX_CONTENT_CHARS
+
+from .mcp_support import ROOT, call, file_digest, mcp_session, refused, server_env, text_of
+
+pytestmark = pytest.mark.slow  # starts real processes
+
+READING = {"recall", "search", "context", "important"}
+WRITING = {"remember", "touch", "supersede", "link", "forget"}
+
+
+def rows_of(path: Path) -> list[tuple]:
+    """Every memory row, in id order (the file's logical content)."""
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT * FROM memories ORDER BY id").fetchall()
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def agent_file(seed_db: Callable[..., Path]) -> Path:
+    return seed_db([
+        ("m-deploy", "The site deploys from the main branch through GitHub Actions", "fact", 8),
+        ("m-tabs", "The user prefers tabs over spaces in Python", "preference", 6),
+        ("m-old", "The API key rotates every 30 days", "fact", 4),
+    ])
+
+
+def test_tools_have_described_schemas_and_an_agent_round_trip_works(agent_file: Path) -> None:
+    async def scenario() -> None:
+        async with mcp_session("--db", agent_file) as session:
+            tools = {t.name: t for t in (await session.list_tools()).tools}
+            assert set(tools) == READING | WRITING
+            for tool in tools.values():
+                assert tool.description and tool.output_schema, tool.name
+                for name, prop in tool.input_schema["properties"].items():
+                    assert prop.get("description"), f"{tool.name}.{name} has no description"
+            assert tools["forget"].annotations.destructive_hint and tools["recall"].annotations.read_only_hint
+
+            stored = await call(session, "remember", content="Deploys need the staging smoke test first",
+                                type="fact", importance=9, related=["m-deploy"])
+            memory = stored.structured_content["memory"]
+            assert memory["importance"] == 9 and memory["related_to"] == ["m-deploy"]
+            assert memory["sync_status"] == "pending" and memory["id"] in text_of(stored)
+
+            recalled = await call(session, "recall", type="fact")
+            ids = [m["id"] for m in recalled.structured_content["memories"]]
+            assert ids[:2] == [memory["id"], "m-deploy"]  # most important first
+            assert "staging smoke test" in text_of(recalled)
+
+            found = await call(session, "search", query="smoke test")
+            assert found.structured_content["hits"][0]["id"] == memory["id"]
+            assert "smoke" in text_of(found)
+
+            bundle = await call(session, "context", query="how do deploys work?", token_budget=200)
+            assert bundle.structured_content["tokens"] <= 200
+            placed = {i for s in bundle.structured_content["sections"] for i in s["ids"]}
+            assert {memory["id"], "m-deploy"} <= placed
+
+            touched = await call(session, "touch", ids=["m-tabs"])
+            assert touched.structured_content["memories"][0]["access_count"] == 1
+
+            newer = (await call(session, "remember", content="The API key rotates every 7 days",
+                                importance=5)).structured_content["memory"]["id"]
+            await call(session, "supersede", old_id="m-old", new_id=newer)
+            await call(session, "link", id="m-tabs", other_id=newer)
+            important = await call(session, "important")
+            assert memory["id"] in {m["id"] for m in important.structured_content["memories"]}
+
+            resources = {str(r.uri) for r in (await session.list_resources()).resources}
+            assert resources == {"ora://anwe-sh/ora/important"}
+            templates = {t.uri_template for t in (await session.list_resource_templates()).resource_templates}
+            assert templates == {"ora://anwe-sh/ora/memory/{memory_id}"}
+            read = await session.read_resource("ora://anwe-sh/ora/memory/m-deploy")
+            assert json.loads(read.contents[0].text)["content"].startswith("The site deploys")
+
+    anyio.run(scenario)
+    # Another program (here a second store; the window reads the same way) sees every write.
+    with open_store(agent_file, readonly=True) as store:
+        assert store.get("m-old").superseded_by is not None
+        assert store.get("m-tabs").access_count == 1 and len(store.get("m-tabs").related_to) == 1
+        assert store.count(superseded="show") == 5
+
+
+def test_forget_is_recoverable_with_the_cli_undelete(agent_file: Path) -> None:
+    async def forget() -> dict:
+        async with mcp_session("--db", agent_file) as session:
+            done = await call(session, "forget", ids=["m-tabs", "m-old"], reason="wrong")
+            assert "undelete" in text_of(done)
+            gone = await call(session, "recall", type="preference")
+            assert gone.structured_content["count"] == 0
+            return done.structured_content
+
+    done = anyio.run(forget)
+    assert sorted(done["removed"]) == ["m-old", "m-tabs"] and len(done["trash_ids"]) == 2
+    assert {r[0] for r in rows_of(agent_file)} == {"m-deploy"}
+    command = done["restore_command"].split()
+    assert command[:2] == ["ora-desktop", "undelete"]
+    restored = subprocess.run([sys.executable, "-m", "ora_desktop", *command[1:], "--json"], capture_output=True,
+                              text=True, env=server_env(), cwd=ROOT, timeout=120)
+    assert restored.returncode == 0, restored.stderr
+    assert sorted(json.loads(restored.stdout)["restored"]) == ["m-old", "m-tabs"]
+    assert {r[0] for r in rows_of(agent_file)} == {"m-deploy", "m-old", "m-tabs"}
+
+
+def test_read_only_server_offers_only_reading_tools_and_writes_nothing(agent_file: Path) -> None:
+    before = file_digest(agent_file)
+
+    async def scenario() -> None:
+        async with mcp_session("--site", "anwe-sh", "--agent", "ora", "--read-only") as session:
+            assert {t.name for t in (await session.list_tools()).tools} == READING
+            for tool, arguments in (("remember", {"content": "should not land"}), ("forget", {"ids": ["m-deploy"]}),
+                                    ("touch", {"ids": ["m-deploy"]})):
+                assert tool in await refused(session, tool, arguments)
+            found = await call(session, "search", query="deploys")
+            assert found.structured_content["hits"][0]["id"] == "m-deploy"
+            await call(session, "context", query="deploys", token_budget=100)
+            await call(session, "recall", type="fact")
+
+    anyio.run(scenario)
+    assert file_digest(agent_file) == before
+
+
+# Twenty malformed calls: each must come back as an error result naming the problem.
+MALFORMED: list[tuple[str, dict, str]] = [
+    ("remember", {"content": "x", "importance": "high"}, "importance"),           # wrong type
+    ("remember", {"content": "x", "importance": 11}, "importance"),               # out of CHECK range
+    ("remember", {"content": "x", "importance": 7.5}, "importance"),              # not whole
+    ("remember", {"content": "x", "type": "opinion"}, "type"),                    # not a seed type
+    ("remember", {"content": "   "}, "content"),                                  # blank
+    ("remember", {"content": "a\x00b"}, "content"),                               # NUL
+    ("remember", {"content": "x" * (MAX_CONTENT_CHARS + 1)}, "content"),          # oversized
+    ("remember", {"importance": 5}, "content"),                                   # missing field
+    ("remember", {"content": "x", "related": "m-deploy"}, "related"),             # a string, not a list
+    ("remember", {"content": "x", "expires_at": "next tuesday"}, "expires_at"),   # not a time
+    ("recall", {}, "type"),                                                       # missing field
+    ("recall", {"type": "fact' OR 1=1 --"}, "type"),                              # SQL in a value
+    ("recall", {"type": "fact", "limit": 0}, "limit"),                            # below range
+    ("search", {"query": ["deploy"]}, "query"),                                   # wrong type
+    ("context", {"query": "deploy", "token_budget": -5}, "token_budget"),         # below range
+    ("touch", {"ids": ["m-deploy", "no-such-id"]}, "no-such-id"),                 # unknown id: nothing touched
+    ("forget", {"ids": []}, "ids"),                                               # empty list
+    ("forget", {"ids": ['"* NEAR(x']}, "NEAR"),                                   # FTS syntax as an id
+    ("supersede", {"old_id": "m-deploy", "new_id": "m-deploy"}, "supersede itself"),
+    ("link", {"id": "m-deploy", "other_id": "ghost"}, "ghost"),                   # unknown id
+]
+
+
+def test_twenty_malformed_calls_are_refused_and_the_server_keeps_answering(agent_file: Path) -> None:
+    assert len(MALFORMED) == 20
+    before = rows_of(agent_file)
+
+    async def scenario() -> None:
+        async with mcp_session("--db", agent_file) as session:
+            for tool, arguments, named in MALFORMED:
+                message = await refused(session, tool, arguments)
+                assert named in message, (tool, named, message)
+                alive = await call(session, "recall", type="fact")  # still answering, state intact
+                assert alive.structured_content["count"] == 2
+            # FTS5 syntax in a search is read as plain words (as in the CLI): answered, never an error.
+            for query in ('"unbalanced', "NEAR(deploy", "* AND OR", "deploy) OR (x"):
+                result = await session.call_tool("search", {"query": query})
+                assert not result.is_error, text_of(result)
+            assert await refused(session, "no_such_tool", {})
+
+    anyio.run(scenario)
+    assert rows_of(agent_file) == before
+
+
+def test_cli_refuses_bad_targets_in_one_line(tmp_path: Path) -> None:
+    def run(*argv: object) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "ora_desktop", "mcp", *map(str, argv)], capture_output=True,
+                              text=True, env=server_env(), cwd=ROOT, timeout=120, stdin=subprocess.DEVNULL)
+
+    for argv, named in (((), "--db PATH"), (("--db", tmp_path / "missing.site.db"), "missing.site.db"),
+                        (("--db", tmp_path / "x.site.db", "--http", "localhost:99999"), "65535")):
+        if "x.site.db" in str(argv):
+            (tmp_path / "x.site.db").write_bytes(b"")
+            sqlite3.connect(tmp_path / "x.site.db").executescript(
+                "CREATE TABLE memories (id TEXT PRIMARY KEY, content TEXT);")
+        result = run(*argv)
+        assert result.returncode != 0 and "Traceback" not in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1 and named in result.stderr, result.stderr
