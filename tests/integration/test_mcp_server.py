@@ -4,14 +4,18 @@ the MCP SDK's own client. Tools, resources, recoverable forget, read-only, bad c
 from __future__ import annotations
 
 import json
+import socket
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import anyio
 import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
 from ora_desktop.core import open_store
 from ora_desktop.core.validation import MAX_CONTENT_CHARS
@@ -197,3 +201,53 @@ def test_cli_refuses_bad_targets_in_one_line(tmp_path: Path) -> None:
         result = run(*argv)
         assert result.returncode != 0 and "Traceback" not in result.stderr
         assert len(result.stderr.strip().splitlines()) == 1 and named in result.stderr, result.stderr
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def listening_addresses(port: int) -> set[str]:
+    """IPv4 addresses with a socket listening on ``port`` (from /proc/net/tcp; state 0A = LISTEN)."""
+    found = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        local, state = line.split()[1], line.split()[3]
+        address, port_hex = local.split(":")
+        if state == "0A" and int(port_hex, 16) == port:
+            found.add(socket.inet_ntoa(bytes.fromhex(address)[::-1]))
+    return found
+
+
+def test_streamable_http_binds_localhost_by_default_and_serves_the_tools(agent_file: Path) -> None:
+    port = free_port()
+    argv = ["-m", "ora_desktop", "mcp", "--db", str(agent_file), "--http", str(port)]
+    server = subprocess.Popen([sys.executable, *argv],
+                              env=server_env(), cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while True:  # wait for the listening socket (a cold start imports the SDK)
+            assert server.poll() is None, server.stderr.read()
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert time.monotonic() < deadline, "the HTTP server did not start listening"
+            time.sleep(0.2)
+        assert listening_addresses(port) == {"127.0.0.1"}
+
+        async def scenario() -> None:
+            async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write):
+                async with ClientSession(read, write, read_timeout_seconds=120) as session:
+                    await session.initialize()
+                    assert {t.name for t in (await session.list_tools()).tools} == READING | WRITING
+                    await call(session, "remember", content="remembered over HTTP", importance=6)
+                    assert "importance" in await refused(session, "remember", {"content": "x", "importance": 0})
+
+        anyio.run(scenario)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    with open_store(agent_file, readonly=True) as store:
+        assert store.search("remembered over HTTP").hits
