@@ -5,7 +5,10 @@
 store gets only the reading tools.
 """
 
+import contextlib
 import json
+import sqlite3
+import threading
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
@@ -14,6 +17,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from .. import __version__
 from ..core import NotFound, OraError, Store, open_store
 from ..core.operations import agent_memory as ops
+from ..core.search import ensure_index
 from ..core.search.engine import location
 from . import shapes
 from .tools import add_reading_tools, add_writing_tools
@@ -80,11 +84,21 @@ def parse_http(value: str) -> tuple[str, int]:
     return host, port
 
 
+def warm_index(path: Path) -> None:
+    """Build or refresh the search index, so an agent's first search does not wait for it.
+
+    Runs beside the server; a failure here is left for ``search`` itself to report.
+    """
+    with contextlib.suppress(OraError, OSError, sqlite3.Error):
+        ensure_index(path)
+
+
 def serve(path: Path, *, readonly: bool = False, http: str | None = None) -> None:
     """Open ``path`` and answer MCP requests until the client goes away (stdio) or Ctrl+C (HTTP)."""
     address = parse_http(http) if http else None
     with open_store(path, readonly=readonly) as store:
         server = build_server(store)
+        threading.Thread(target=warm_index, args=(store.path,), name="ora-mcp-index", daemon=True).start()
         if address is None:
             server.run("stdio")
         else:

@@ -60,8 +60,8 @@ async def _measure(source: Path) -> None:
                            lambda q=q: ops.search(store, q, 20)) for q in QUERIES]
                 for label, tool, arguments, local in calls:
                     remote, direct = await _alternating(session, tool, arguments, local)
-                    rows.append(Row(f"{label} p50", p50(remote), p50(direct), "MCP round trip / library call"))
-                report("MCP round trip (stdio, real subprocess) vs library in-process", rows)
+                    rows.append(Row(f"{label} p50 (MCP)", p50(remote), p50(direct), "MCP / in-process"))
+                report("MCP round trip (stdio, real subprocess) vs library in-process", rows, baseline="library")
 
 
 async def _alternating(session: ClientSession, tool: str, arguments: dict, local) -> tuple[list[float], list[float]]:

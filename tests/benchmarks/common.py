@@ -91,10 +91,10 @@ def fmt(value: float | None, unit: str) -> str:
     return f"{value:9,.0f} {unit}"
 
 
-def report(title: str, rows: list[Row]) -> None:
-    """Print one benchmark's table: ours, raw SQLite, ratio, target."""
+def report(title: str, rows: list[Row], baseline: str = "raw sqlite") -> None:
+    """Print one benchmark's table: ours, the baseline (raw SQLite unless named), ratio, target."""
     print(f"\n## {title}")
-    print(f"{'measure':44} {'ora-desktop':>14} {'raw sqlite':>14} {'ratio':>7}  target")
+    print(f"{'measure':44} {'ora-desktop':>14} {baseline:>14} {'ratio':>7}  target")
     for row in rows:
         ratio = row.ratio()
         print(

@@ -18,6 +18,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from ora_desktop.core import open_store
+from ora_desktop.core.search import index_state
 from ora_desktop.core.validation import MAX_CONTENT_CHARS
 
 from .mcp_support import ROOT, call, file_digest, mcp_session, refused, server_env, text_of
@@ -251,3 +252,16 @@ def test_streamable_http_binds_localhost_by_default_and_serves_the_tools(agent_f
         server.wait(timeout=30)
     with open_store(agent_file, readonly=True) as store:
         assert store.search("remembered over HTTP").hits
+
+
+def test_the_server_builds_the_search_index_before_the_first_search(agent_file: Path) -> None:
+    assert not index_state(agent_file).built
+
+    async def scenario() -> None:
+        async with mcp_session("--db", agent_file, "--read-only") as session:
+            with anyio.fail_after(120):
+                while not index_state(agent_file).built:  # no search asked for: the server warms it
+                    await anyio.sleep(0.1)
+            assert (await call(session, "search", query="tabs")).structured_content["count"] == 1
+
+    anyio.run(scenario)
