@@ -193,12 +193,13 @@ def test_cli_refuses_bad_targets_in_one_line(tmp_path: Path) -> None:
         return subprocess.run([sys.executable, "-m", "ora_desktop", "mcp", *map(str, argv)], capture_output=True,
                               text=True, env=server_env(), cwd=ROOT, timeout=120, stdin=subprocess.DEVNULL)
 
+    (tmp_path / "text.site.db").write_text("not a database")
+    (tmp_path / "x.site.db").touch()
     for argv, named in (((), "--db PATH"), (("--db", tmp_path / "missing.site.db"), "missing.site.db"),
-                        (("--db", tmp_path / "x.site.db", "--http", "localhost:99999"), "65535")):
-        if "x.site.db" in str(argv):
-            (tmp_path / "x.site.db").write_bytes(b"")
-            sqlite3.connect(tmp_path / "x.site.db").executescript(
-                "CREATE TABLE memories (id TEXT PRIMARY KEY, content TEXT);")
+                        (("--db", tmp_path / "text.site.db"), "not an SQLite database"),
+                        (("--site", "../etc", "--agent", "ora"), "'../etc'"),
+                        (("--db", tmp_path / "x.site.db", "--http", "localhost:99999"), "65535"),
+                        (("--db", tmp_path / "x.site.db", "--http", "localhost"), "HOST:PORT")):
         result = run(*argv)
         assert result.returncode != 0 and "Traceback" not in result.stderr
         assert len(result.stderr.strip().splitlines()) == 1 and named in result.stderr, result.stderr
