@@ -14,7 +14,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from mcp import ClientSession
+from mcp import ClientSession, MCPError
 from mcp.client.streamable_http import streamable_http_client
 
 from ora_desktop.core import open_store
@@ -94,6 +94,11 @@ def test_tools_have_described_schemas_and_an_agent_round_trip_works(agent_file: 
             assert templates == {"ora://anwe-sh/ora/memory/{memory_id}"}
             read = await session.read_resource("ora://anwe-sh/ora/memory/m-deploy")
             assert json.loads(read.contents[0].text)["content"].startswith("The site deploys")
+            listed = json.loads((await session.read_resource("ora://anwe-sh/ora/important")).contents[0].text)
+            assert [m["id"] for m in listed][:2] == [memory["id"], "m-deploy"]
+            with pytest.raises(MCPError, match="ghost"):
+                await session.read_resource("ora://anwe-sh/ora/memory/ghost")
+            await call(session, "recall", type="fact")  # still serving after a protocol error
 
     anyio.run(scenario)
     # Another program (here a second store; the window reads the same way) sees every write.
