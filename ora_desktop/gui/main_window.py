@@ -194,8 +194,6 @@ class MainWindow(QMainWindow):
                     self.curator.undo_action, self.curator.redo_action, None, self.curator.deleted_action,
                     self.reload_action):
             tools.addSeparator() if act is None else tools.addAction(act)
-        self.curator.undo_action.setText("Undo")
-        self.curator.redo_action.setText("Redo")
 
     # ----------------------------------------------------------------- state
     def _restore_state(self) -> None:
