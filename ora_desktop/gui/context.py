@@ -68,6 +68,8 @@ class AppContext(QObject):
     data_changed = Signal(object)
     store_changed = Signal(object, object)
     status = Signal(str)
+    #: Something the person must not miss (a scheduled job changed files): shown until dismissed.
+    notice = Signal(str)
 
     def __init__(self, home: OraHome | None = None, settings: QSettings | None = None,
                  read_only: bool = False, parent: QObject | None = None, workers: int = 3) -> None:

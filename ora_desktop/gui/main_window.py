@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QStackedWidget,
     QTabWidget,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -34,6 +35,7 @@ from ..core.search import index_state
 from .context import AppContext, path_of
 from .curate.actions import Curator
 from .memories.page import MemoryBrowser
+from .notices import NoticeBar
 from .panels import load_panels_async, start_services_async
 from .resources import app_icon
 from .sidebar.view import Sidebar
@@ -73,7 +75,15 @@ class MainWindow(QMainWindow):
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.memories, "Memories")
         self.panels: dict[str, QWidget] = {}  # added by start() once the window is up
-        self.setCentralWidget(self.tabs)
+        self.notices = NoticeBar()
+        ctx.notice.connect(self.notices.add)
+        central = QWidget()
+        column = QVBoxLayout(central)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        column.addWidget(self.notices)
+        column.addWidget(self.tabs, 1)
+        self.setCentralWidget(central)
         self.dock = QDockWidget("Sites and agents", self)
         self.dock.setObjectName("SidebarDock")
         self.dock.setWidget(self.sidebar)
