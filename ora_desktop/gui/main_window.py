@@ -34,6 +34,7 @@ from ..core import AgentFile, OraError, Store
 from ..core.search import index_state
 from .context import AppContext, path_of
 from .curate.actions import Curator
+from .elided import ElidedLabel
 from .memories.page import MemoryBrowser
 from .notices import NoticeBar
 from .panels import load_panels_async, start_services_async
@@ -110,13 +111,13 @@ class MainWindow(QMainWindow):
     # ----------------------------------------------------------------- building
     def _make_status_bar(self) -> None:
         bar = self.statusBar()
-        self.file_label = QLabel()
+        self.file_label = ElidedLabel(max_width=360)
         self.readonly_label = QLabel("Read-only")
         self.readonly_label.setToolTip("Opened read-only: nothing can be changed (--read-only)")
         self.readonly_label.setStyleSheet("color: #c0392b; font-weight: 600;")
         self.readonly_label.hide()
         self.count_label = QLabel()
-        self.index_label = QLabel()
+        self.index_label = ElidedLabel(max_width=320)
         for widget in (self.file_label, self.readonly_label, self.count_label, self.index_label):
             bar.addPermanentWidget(widget)
 

@@ -152,7 +152,7 @@ class JobsView(QWidget):
             return  # another process wrote memories: the schedule and history did not change
         self.refresh()
 
-    def refresh(self) -> asyncio.Task:
+    def refresh(self) -> asyncio.Task | None:
         """Reload schedule and history in the background."""
         return self._latest.start(self.reload())
 

@@ -12,7 +12,7 @@ from .columns import COLUMNS, column_index
 from .delegates import HealthDelegate, HighlightDelegate
 from .model import MemoryTableModel
 
-SETTINGS_KEY = "memories/header"
+SETTINGS_KEY = "memories/header-v2"  # v2: compact default columns
 
 
 class MemoryTable(QTableView):
@@ -43,6 +43,9 @@ class MemoryTable(QTableView):
         header.setSectionsMovable(True)
         header.setHighlightSections(False)
         header.setStretchLastSection(False)
+        # Content takes the width the other (narrow) columns leave, so they all show at once.
+        header.setSectionResizeMode(column_index("content"), QHeaderView.ResizeMode.Stretch)
+        header.setMinimumSectionSize(36)
         header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         header.customContextMenuRequested.connect(self._header_menu)
         self.highlight = HighlightDelegate(self)
@@ -102,8 +105,11 @@ class MemoryTable(QTableView):
         except ValueError:
             self.current_memory.emit(None)
             return
+        # Keep the view where it was sideways: sorting a column scrolled into view must not jump left.
+        across = self.horizontalScrollBar().value()
         self.selectRow(row)
         self.scrollTo(self.memory_model.index(row, 0))
+        self.horizontalScrollBar().setValue(across)
 
     def select_row(self, row: int) -> None:
         if 0 <= row < self.memory_model.rowCount():

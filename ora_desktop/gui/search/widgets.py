@@ -10,7 +10,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QLineEdit,
     QToolButton,
     QTreeWidget,
@@ -19,6 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..elided import ElidedLabel
 from ..formatting import first_line, health_text
 from ..theme import styled
 from .backend import EverywhereHit, FacetCounts
@@ -65,11 +65,10 @@ class SearchBar(QWidget):
             button.toggled.connect(lambda on, name=name: controller.toggle_quick(name, on))
             chips.addWidget(button)
             self.quick[name] = button
-        chips.addStretch(1)
-        self.note = QLabel()
+        self.note = ElidedLabel()  # a long note is cut with "…" rather than widening the window
         self.note.setObjectName("SearchNote")
-        self.note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        chips.addWidget(self.note)
+        self.note.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        chips.addWidget(self.note, 1)
         layout.addLayout(chips)
         controller.note.connect(self.note.setText)
 
