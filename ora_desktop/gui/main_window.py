@@ -35,6 +35,7 @@ from ..core.search import index_state
 from .context import AppContext, path_of
 from .curate.actions import Curator
 from .elided import ElidedLabel
+from .keyboard import KeyboardPaths
 from .memories.page import MemoryBrowser
 from .notices import NoticeBar
 from .panels import load_panels_async, start_services_async
@@ -143,6 +144,17 @@ class MainWindow(QMainWindow):
                                   "Search memories as you type (Ctrl+F)")
         self.clear_search_action = action("Clear search and filters", self.clear_search, None)
         self.about_action = action("&About Ora Desktop", self.about)
+        browser = self.browser
+        self.keyboard = KeyboardPaths(
+            [(self.dock, lambda: self.sidebar), (browser.search, lambda: browser.search.field),
+             (browser.center, browser.center.currentWidget), (browser.detail, lambda: browser.detail.editor.content)],
+            search=browser.search.field, table=browser.table, detail=browser.detail,
+            editor=browser.detail.editor.content, parent=self)
+        QWidget.setTabOrder(browser.search.field, browser.table)
+        self.next_pane_action = action("Next pane", lambda: self.keyboard.next_zone(1), "F6",
+                                       "Move to the next pane: sites, search, memories, detail (F6)")
+        self.previous_pane_action = action("Previous pane", lambda: self.keyboard.next_zone(-1), "Shift+F6",
+                                           "Move to the previous pane (Shift+F6)")
         self.facets_action = QAction("&Facets", self, checkable=True, checked=True)
         self.facets_action.toggled.connect(self.browser.facets.setVisible)
         self.detail_action = QAction("&Detail pane", self, checkable=True, checked=True)
@@ -170,6 +182,9 @@ class MainWindow(QMainWindow):
         view.addAction(self.facets_action)
         view.addAction(self.detail_action)
         view.addMenu(self.browser.table.column_menu(self))
+        view.addSeparator()
+        view.addAction(self.next_pane_action)
+        view.addAction(self.previous_pane_action)
         view.addSeparator()
         self.view_menu = view
         self._add_tab_action(0)
