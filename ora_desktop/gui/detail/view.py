@@ -174,6 +174,7 @@ class DetailPane(QScrollArea):
             self.chain_list.clear()
             self.related_note.clear()
             self.chain_note.clear()
+            self.verticalScrollBar().setValue(0)  # another memory starts at its top
         self.memory, self.store = memory, store
         self.changed_underneath.hide()
         self.editor.load(memory)
