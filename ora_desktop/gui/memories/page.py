@@ -108,6 +108,8 @@ class MemoryBrowser(QWidget):
 
     def _set_store(self, store: Store | None) -> None:
         self.store = store
+        if store is None:
+            self.facets.clear()  # no file listed: no counts (not the previous file's)
         self.detail.show_memory(None, store)
         self.model.set_store(store, reload=False)
         self.controller.apply()  # reloads the model with the current search and filters

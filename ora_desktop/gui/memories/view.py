@@ -62,6 +62,7 @@ class MemoryTable(QTableView):
         header.sectionResized.connect(lambda *_: self.save_layout())
         header.sortIndicatorChanged.connect(lambda *_: self.save_layout())
         self._restoring: tuple[str | None, int | None] = (None, None)
+        self._restoring_in: object = None  # the store the remembered row belongs to
         self.selectionModel().currentRowChanged.connect(self._current_row_changed)
         self.selectionModel().selectionChanged.connect(lambda *_: self.selection_size.emit(len(self.selected_rows())))
         model.modelAboutToBeReset.connect(self._remember_current)
@@ -95,11 +96,14 @@ class MemoryTable(QTableView):
     def _remember_current(self) -> None:
         memory = self.current_memory_now()
         self._restoring = (memory.id, memory.rowid) if memory else (None, None)
+        self._restoring_in = self.memory_model.keys_store
 
     def _restore_current(self) -> None:
         memory_id, rowid = self._restoring
         if rowid is None:  # nothing was selected (the detail pane may show a followed memory)
             return
+        if self._restoring_in is not self.memory_model.keys_store:
+            return  # another file: the same rowid there is another memory (the page selects the top row)
         try:
             row = self.memory_model.keys.index(rowid)
         except ValueError:
