@@ -69,6 +69,7 @@ class MemoryBrowser(QWidget):
         layout.addWidget(self.splitter, 1)
 
         ctx.current_changed.connect(self.show_item)
+        ctx.store_forgotten.connect(self._store_forgotten)
         self.table.current_memory.connect(self._current_memory)
         self.table.selection_size.connect(lambda n: self.counts_changed.emit(self.model.rowCount(), n))
         self.model.loaded.connect(self._loaded)
@@ -93,6 +94,11 @@ class MemoryBrowser(QWidget):
             self.show_message("Select an agent on the left, or open a .site.db file (Ctrl+O).")
             return
         self._open_task = asyncio.ensure_future(self._open(path), loop=self.ctx.loop)
+
+    def _store_forgotten(self, path: object) -> None:
+        """The shown file was replaced (a restore): open it again, so actions and views follow."""
+        if self.store is not None and self.store.path.resolve() == path:
+            self.show_item(self.ctx.current)
 
     async def _open(self, path: Path) -> None:
         try:
