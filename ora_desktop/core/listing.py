@@ -58,12 +58,16 @@ class ListQuery:
 
 
 def sort_expression(column: str, available: Sequence[str]) -> str:
-    """SQL to sort by ``column`` (time columns through ``julianday``; a missing column is NULL)."""
+    """SQL to sort by ``column`` (time columns through ``julianday``, content without regard to
+    case; a missing column is NULL)."""
     if column not in SORTABLE:
         raise InvalidValue("order_by", f"{column!r} is not a column of memories")
     if column != "rowid" and column not in available:
         return "NULL"
-    return f"julianday({column})" if column in TIME_COLUMNS else column
+    if column in TIME_COLUMNS:
+        return f"julianday({column})"
+    # Content has no index to lose; ids keep their primary-key order (an index SQLite can walk).
+    return "content COLLATE NOCASE" if column == "content" else column
 
 
 def where_clause(query: ListQuery, available: Sequence[str]) -> tuple[str, list[Any]]:

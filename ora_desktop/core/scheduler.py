@@ -36,8 +36,10 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from . import history, paths
 from .config import Config, ConfigError
+from .errors import OraError
 from .home import OraHome
 from .maintenance.jobs import JOBS, JobReport, run_job
+from .store import open_store
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +120,9 @@ class Scheduler:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ora-maintenance")
         self._running: set[asyncio.Future] = set()
         self._cancel = threading.Event()
+        #: Files a scheduled run found unopenable: resolved path -> (file signature, reason). Their
+        #: runs are skipped (one failed entry in the history, not one per slot) until the file changes.
+        self.unopenable: dict[str, tuple[tuple | None, str]] = {}
         self._aps = _WakefulScheduler(
             event_loop=loop, timezone=UTC,
             job_defaults={"coalesce": True, "misfire_grace_time": MISFIRE_GRACE, "max_instances": 1},
@@ -245,14 +250,27 @@ class Scheduler:
         return run_job(job, path, home=self.home, config=self.config, cancel=self._cancel)
 
     async def _fire(self, job: str, path: str, interval: int) -> None:
-        """A scheduled run: skipped if another process finished the same run recently."""
+        """A scheduled run: skipped if another process finished the same run recently, or if the
+        file could not be opened last time and has not changed since."""
         if self._cancel.is_set():
             return
+        known = self.unopenable.get(path)
+        if known is not None:
+            if known[0] == _signature(Path(path)):
+                log.debug("skipping %s on %s: the file still cannot be opened (%s)", job, path, known[1])
+                return
+            del self.unopenable[path]  # changed: try again
         recent = history.last_run(job, path)
         if recent is not None and datetime.now(UTC) - recent < timedelta(seconds=interval / 2):
             log.debug("%s on %s ran at %s in another process; skipping this slot", job, path, recent)
             return
-        await self.run(job, path)
+        report = await self.run(job, path)
+        if report.outcome != "ok" and not self._cancel.is_set():
+            reason = await self.loop.run_in_executor(self._executor, _open_problem, Path(path))
+            if reason is not None:
+                self.unopenable[path] = (_signature(Path(path)), reason)
+                log.warning("%s cannot be opened (%s): its scheduled jobs wait until the file changes",
+                            path, reason)
 
     async def run_due(self) -> list[JobReport]:
         """Run every pair that is due now (from the run history), one after another."""
@@ -262,6 +280,28 @@ class Scheduler:
             if when <= now and not self._cancel.is_set():
                 reports.append(await self.run(job, path))
         return reports
+
+
+def _signature(path: Path) -> tuple | None:
+    """What changes when the file (or its write-ahead log) is written: sizes and mtimes."""
+    out = []
+    for part in (path, path.with_name(path.name + "-wal")):
+        try:
+            stat = part.stat()
+        except OSError:
+            out.append(None)
+            continue
+        out.append((stat.st_size, stat.st_mtime_ns, stat.st_ino))
+    return tuple(out)
+
+
+def _open_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be opened as a memory file, or ``None`` if it opens."""
+    try:
+        open_store(path, readonly=True).close()
+    except OraError as exc:
+        return str(exc)
+    return None
 
 
 def _job_id(job: str, path: Path) -> str:

@@ -68,6 +68,11 @@ class AppContext(QObject):
     data_changed = Signal(object)
     store_changed = Signal(object, object)
     status = Signal(str)
+    #: Something the person must not miss (a scheduled job changed files): shown until dismissed.
+    notice = Signal(str)
+    #: A file's cached store was dropped (its file was replaced, e.g. by a restore): views showing
+    #: it reopen it.
+    store_forgotten = Signal(object)
 
     def __init__(self, home: OraHome | None = None, settings: QSettings | None = None,
                  read_only: bool = False, parent: QObject | None = None, workers: int = 3) -> None:
@@ -135,6 +140,7 @@ class AppContext(QObject):
         unsubscribe = self._unsubscribe.pop(key, None)
         if unsubscribe:
             unsubscribe()
+        self.store_forgotten.emit(key)
 
     def open_stores(self) -> dict[Path, Store]:
         return dict(self._stores)

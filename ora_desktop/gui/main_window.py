@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QStackedWidget,
     QTabWidget,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -33,7 +34,10 @@ from ..core import AgentFile, OraError, Store
 from ..core.search import index_state
 from .context import AppContext, path_of
 from .curate.actions import Curator
+from .elided import ElidedLabel
+from .keyboard import KeyboardPaths
 from .memories.page import MemoryBrowser
+from .notices import NoticeBar
 from .panels import load_panels_async, start_services_async
 from .resources import app_icon
 from .sidebar.view import Sidebar
@@ -73,7 +77,15 @@ class MainWindow(QMainWindow):
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.memories, "Memories")
         self.panels: dict[str, QWidget] = {}  # added by start() once the window is up
-        self.setCentralWidget(self.tabs)
+        self.notices = NoticeBar()
+        ctx.notice.connect(self.notices.add)
+        central = QWidget()
+        column = QVBoxLayout(central)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        column.addWidget(self.notices)
+        column.addWidget(self.tabs, 1)
+        self.setCentralWidget(central)
         self.dock = QDockWidget("Sites and agents", self)
         self.dock.setObjectName("SidebarDock")
         self.dock.setWidget(self.sidebar)
@@ -100,13 +112,13 @@ class MainWindow(QMainWindow):
     # ----------------------------------------------------------------- building
     def _make_status_bar(self) -> None:
         bar = self.statusBar()
-        self.file_label = QLabel()
+        self.file_label = ElidedLabel(max_width=360)
         self.readonly_label = QLabel("Read-only")
         self.readonly_label.setToolTip("Opened read-only: nothing can be changed (--read-only)")
         self.readonly_label.setStyleSheet("color: #c0392b; font-weight: 600;")
         self.readonly_label.hide()
         self.count_label = QLabel()
-        self.index_label = QLabel()
+        self.index_label = ElidedLabel(max_width=320)
         for widget in (self.file_label, self.readonly_label, self.count_label, self.index_label):
             bar.addPermanentWidget(widget)
 
@@ -132,6 +144,17 @@ class MainWindow(QMainWindow):
                                   "Search memories as you type (Ctrl+F)")
         self.clear_search_action = action("Clear search and filters", self.clear_search, None)
         self.about_action = action("&About Ora Desktop", self.about)
+        browser = self.browser
+        self.keyboard = KeyboardPaths(
+            [(self.dock, lambda: self.sidebar), (browser.search, lambda: browser.search.field),
+             (browser.center, browser.center.currentWidget), (browser.detail, lambda: browser.detail.editor.content)],
+            search=browser.search.field, table=browser.table, detail=browser.detail,
+            editor=browser.detail.editor.content, parent=self)
+        QWidget.setTabOrder(browser.search.field, browser.table)
+        self.next_pane_action = action("Next pane", lambda: self.keyboard.next_zone(1), "F6",
+                                       "Move to the next pane: sites, search, memories, detail (F6)")
+        self.previous_pane_action = action("Previous pane", lambda: self.keyboard.next_zone(-1), "Shift+F6",
+                                           "Move to the previous pane (Shift+F6)")
         self.facets_action = QAction("&Facets", self, checkable=True, checked=True)
         self.facets_action.toggled.connect(self.browser.facets.setVisible)
         self.detail_action = QAction("&Detail pane", self, checkable=True, checked=True)
@@ -159,6 +182,9 @@ class MainWindow(QMainWindow):
         view.addAction(self.facets_action)
         view.addAction(self.detail_action)
         view.addMenu(self.browser.table.column_menu(self))
+        view.addSeparator()
+        view.addAction(self.next_pane_action)
+        view.addAction(self.previous_pane_action)
         view.addSeparator()
         self.view_menu = view
         self._add_tab_action(0)
@@ -194,8 +220,6 @@ class MainWindow(QMainWindow):
                     self.curator.undo_action, self.curator.redo_action, None, self.curator.deleted_action,
                     self.reload_action):
             tools.addSeparator() if act is None else tools.addAction(act)
-        self.curator.undo_action.setText("Undo")
-        self.curator.redo_action.setText("Redo")
 
     # ----------------------------------------------------------------- state
     def _restore_state(self) -> None:

@@ -29,6 +29,13 @@ def no_startup_grace(request, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(service, "FIRST_RUN_DELAY", 0)
 
 
+@pytest.fixture(autouse=True)
+def schedule_turned_on(request, ctx) -> None:
+    """The person turned on "Run scheduled maintenance while this window is open" (off by default)."""
+    if "schedule_off" not in request.keywords:
+        ctx.settings.setValue(service.RUN_IN_WINDOW, True)
+
+
 def every_second_decay() -> None:
     path = config_path()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -133,3 +140,60 @@ def test_opening_the_window_writes_nothing_during_the_grace_period(ctx, loop, or
         assert path.read_bytes() == before and history.history(path=path) == []
     finally:
         svc.stop()
+
+
+@pytest.mark.schedule_off
+def test_by_default_the_window_runs_no_schedule_until_turned_on(ctx, loop, ora_home: Path, qtbot) -> None:
+    every_second_decay()
+    path = ora_home / "sites" / "anwe-sh" / "ora.site.db"
+    write_agent(path, 10, seed=15)
+    before = path.read_bytes()
+    view = JobsView(ctx)
+    qtbot.addWidget(view)
+    notices = []
+    ctx.notice.connect(notices.append)
+    svc = service.start(ctx)
+
+    async def idle_then_turned_on() -> None:
+        await asyncio.sleep(2.5)  # the schedule says every second
+        assert svc.scheduler is None and "off in this window" in svc.state
+        assert path.read_bytes() == before and history.history(path=path) == []
+        view.refresh()
+        await until(lambda: "off in this window" in view.scheduler_state.text())
+        assert not view.run_in_window.isChecked()
+        view.run_in_window.setChecked(True)  # the person turns it on
+        assert svc.scheduler is not None and svc.scheduler.running
+        await until(lambda: any(r.job == "decay" for r in history.history(path=path)), what="a scheduled decay")
+
+    try:
+        loop.run_until_complete(idle_then_turned_on())
+    finally:
+        svc.stop()
+    assert ctx.settings.value(service.RUN_IN_WINDOW) in (True, "true")  # remembered
+
+
+def test_a_scheduled_run_that_changed_memories_is_announced(ctx, loop, ora_home: Path) -> None:
+    path = ora_home / "sites" / "anwe-sh" / "ora.site.db"
+    write_agent(path, 10, seed=16)
+    import sqlite3
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE memories SET expires_at = '2001-01-01 00:00:00' WHERE rowid IN (1, 2, 3)")
+        expired = conn.execute("SELECT count(*) FROM memories WHERE julianday(expires_at) < julianday('now')"
+                               ).fetchone()[0]
+    config_path().parent.mkdir(parents=True, exist_ok=True)
+    config_path().write_text('[schedule]\ncleanup = "1s"\ndecay = "off"\nbackup = "off"\ncheck = "off"\n'
+                             'retention = "off"\npromote = "off"\n')
+    notices = []
+    svc = service.start(ctx)
+    svc.notice.connect(notices.append)
+
+    async def scenario() -> None:
+        await until(lambda: bool(notices), what="a notice of the scheduled cleanup")
+
+    try:
+        loop.run_until_complete(scenario())
+    finally:
+        svc.stop()
+    assert expired >= 3
+    assert notices[0].startswith(f"Scheduled cleanup changed ora (anwe-sh): expired {expired}.")
+    assert "Deleted memories" in notices[0]

@@ -87,14 +87,15 @@ def test_columns_can_be_hidden_moved_and_are_remembered(ctx, qtbot, filled_db, s
     titles = [a.text() for a in menu.actions() if a.text()]
     assert "Accesses" in titles and "Id" in titles
     assert table.isColumnHidden(column_index("access_count"))  # hidden by default, offered in the menu
-    expires = next(a for a in menu.actions() if a.text() == "Expires")
-    expires.setChecked(False)
-    assert table.isColumnHidden(column_index("expires"))
+    assert not table.isColumnHidden(column_index("type"))
+    kind = next(a for a in menu.actions() if a.text() == "Type")
+    kind.setChecked(False)
+    assert table.isColumnHidden(column_index("type"))
     table.horizontalHeader().moveSection(column_index("type"), 0)
     settings.sync()
     table2 = MemoryTable(MemoryTableModel(ctx), QSettings(settings.fileName(), QSettings.Format.IniFormat))
     qtbot.addWidget(table2)
-    assert table2.isColumnHidden(column_index("expires"))
+    assert table2.isColumnHidden(column_index("type"))
     assert table2.horizontalHeader().logicalIndex(0) == column_index("type")
 
 

@@ -152,3 +152,28 @@ def test_search_shows_a_first_screenful_then_appends_the_rest(make_window, fille
     rows = browser.table.selectionModel().selectedRows()
     assert [r.row() for r in rows] == [2] and model.memory_at(2).id == selected
     assert browser.table.highlight.terms == ("deploys",)
+
+
+def test_all_sites_hits_show_their_own_memory_and_the_sidebar_follows(make_window, filled_db, seed_db, qtbot):
+    filled_db(10)
+    writer = seed_db([("w1", "the deploys of the writer agent", "fact", 5)], site="docs", agent="writer")
+    window = make_window()
+    browser = window.browser
+    from .test_curate import select_id
+    select_id(qtbot, window, "m003")  # a memory of the first file is open in the detail pane
+    browser.search.scope.setCurrentIndex(1)
+    browser.search.field.setText("deploys")
+    qtbot.waitUntil(lambda: browser.everywhere.topLevelItemCount() == 5, timeout=10000)
+    # the previous file's memory is no longer editable there, and the facets do not pretend
+    assert browser.detail.memory is None
+    assert browser.facets.topLevelItemCount() == 1 and "one file" in browser.facets.topLevelItem(0).text(0)
+    row = next(i for i in range(5) if browser.everywhere.topLevelItem(i).text(1) == "docs/writer")
+    browser.everywhere.setCurrentItem(browser.everywhere.topLevelItem(row))  # a single click
+    qtbot.waitUntil(lambda: browser.detail.memory is not None and browser.detail.memory.id == "w1", timeout=10000)
+    assert browser.detail.store.path == writer  # shown (and saved) in its own file
+    assert browser.everywhere.highlight.terms  # the searched words are marked in the list
+    browser.everywhere.itemActivated.emit(browser.everywhere.topLevelItem(row), 0)  # a double click
+    qtbot.waitUntil(lambda: window.ctx.current_path() == writer, timeout=10000)
+    assert window.sidebar.currentItem() is window.sidebar.item_for(writer)  # the sidebar follows
+    qtbot.waitUntil(lambda: browser.center.currentWidget() is browser.table
+                    and browser.model.rowCount() == 1, timeout=10000)

@@ -28,7 +28,7 @@ rows = st.lists(
         st.one_of(st.none(), st.integers(1, 10)),
         st.one_of(st.none(), st.sampled_from([0.0, 0.25, 0.5, 1.0])),
         st.sampled_from(["pending", "synced", "local_only"]),
-        st.text(alphabet="ab é", min_size=1, max_size=3),
+        st.text(alphabet="abAB é", min_size=1, max_size=3),
         st.integers(0, 3),
         stamps, stamps, stamps,
         st.sampled_from([None, None, "", "x"]),
@@ -123,3 +123,11 @@ def test_cursor_for_a_row_deleted_meanwhile_still_continues_the_order(seed_db):
             assert rest == everything[10:], order_by
             store.restore_deleted([t.trash_id for t in store.trash()])
     conn.close()
+
+
+def test_content_sorts_without_regard_to_case(seed_db):
+    path = seed_db([("b-2", "banana", "fact", 5), ("A-1", "Apple", "fact", 5), ("c-3", "Cherry", "fact", 5),
+                    ("a-0", "apricot", "fact", 5)])
+    with open_store(path, readonly=True) as store:
+        assert [m.content for m in store.list(order_by="content", descending=False)] == \
+            ["Apple", "apricot", "banana", "Cherry"]

@@ -112,6 +112,7 @@ def test_dry_run_lists_and_changes_nothing(db: Path) -> None:
     listed = dict(report.would_change)
     assert set(listed) == {"old", "old-iso", "never-old", "low"}
     assert "0.80 → 0.79" in listed["old"]
+    assert "0.004 → 0.00" in listed["low"]  # a real change, not "0.00 → 0.00"
     assert db.read_bytes() == before
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name LIKE 'ora_desktop_%'").fetchone()[0] == 0

@@ -167,3 +167,27 @@ def test_a_slot_right_after_a_manual_run_is_shown_as_the_next_one(ora_home: Path
     # The slot 10 minutes away would be skipped (the job just ran), so the next real run is a day later.
     assert seen["before"] - datetime.now(UTC) < timedelta(minutes=11)
     assert seen["after"] - seen["before"] == timedelta(days=1)
+
+
+def test_a_file_that_cannot_be_opened_fails_once_until_it_changes(ora_home: Path) -> None:
+    home_with(ora_home, "shop/ora")
+    broken = ora_home / "sites" / "shop" / "other.site.db"
+    broken.write_bytes(b"not a database, just text " * 40)
+    cfg = config({**ONLY_CHECK, "decay": "1s"}, daemon={"rescan": "1s"})
+
+    async def mend(scheduler: Scheduler) -> None:
+        await asyncio.sleep(3.5)
+        key = str(broken.resolve())
+        assert key in scheduler.unopenable and "not an SQLite database" in scheduler.unopenable[key][1]
+        counts["before"] = len(history(path=broken))
+        broken.unlink()
+        make_db(broken, [{"id": "mended"}])  # the file changes: its jobs run again
+        await asyncio.sleep(2.5)
+
+    counts: dict[str, int] = {}
+    run_loop(ora_home, cfg, 0.0, mend)
+    assert counts["before"] == 2  # one failed run per job, not one per one-second slot
+    assert {r.job for r in history(path=broken) if r.outcome != "ok"} == {"check", "decay"}
+    assert any(r.outcome == "ok" for r in history(path=broken))  # ran again once mended
+    good = ora_home / "sites" / "shop" / "ora.site.db"
+    assert len(history(path=good, job="check")) >= 4

@@ -82,6 +82,13 @@ def run(ctx: JobContext) -> Outcome:
                    f"{decayed} memories lost health for {days} day(s){first}")
 
 
+def _health(value: float) -> str:
+    """``0.85``, ``0.004``, ``0.00``: enough digits that a real change never reads "0.00 → 0.00"."""
+    if abs(value - round(value, 2)) < 1e-9:
+        return f"{value:.2f}"
+    return f"{value:.4f}".rstrip("0")
+
+
 def _preview(ctx: JobContext, store: Store, now: datetime) -> Outcome:
     days = days_due(last_decay(store), now)
     if days == 0:
@@ -90,7 +97,7 @@ def _preview(ctx: JobContext, store: Store, now: datetime) -> Outcome:
     total = store.execute(f"SELECT count(*) FROM memories WHERE {_DUE}", params).fetchone()[0]
     rows = store.execute(f"SELECT id, content, health_score, {_new_health(days)} FROM memories WHERE {_DUE} "
                          f"LIMIT {PREVIEW_LIMIT}", params).fetchall()
-    changes = [summary(r[0], r[1], f"health {r[2]:.2f} → {r[3]:.2f}") for r in rows]
+    changes = [summary(r[0], r[1], f"health {_health(r[2])} → {_health(r[3])}") for r in rows]
     more = f" (first {PREVIEW_LIMIT} listed)" if total > PREVIEW_LIMIT else ""
     return Outcome({"days": days, "decayed": total}, f"would lower the health of {total} memories "
                    f"by up to {days} day(s){more}", changes)

@@ -134,7 +134,7 @@ class BackupsView(LazyRefresh, QWidget):
     def path(self) -> Path | None:
         return self.ctx.current_path()
 
-    def refresh(self) -> asyncio.Task:
+    def refresh(self) -> asyncio.Task | None:
         return self._latest.start(self.reload())
 
     async def reload(self) -> data.BackupList | None:

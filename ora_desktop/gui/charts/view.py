@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QScrollArea,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -129,9 +130,14 @@ class ChartsView(LazyRefresh, QWidget):
             row, column = divmod(index, 2)
             span = 2 if name == "scatter" else 1
             self.grid.addWidget(view, row, column, 1, span)
+        # The charts keep a readable size (their labels need it); on a small screen they scroll.
+        scroller = QScrollArea()
+        scroller.setWidget(grid_host)
+        scroller.setWidgetResizable(True)
+        scroller.setFrameShape(QScrollArea.Shape.NoFrame)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.message)
-        self.stack.addWidget(grid_host)
+        self.stack.addWidget(scroller)
 
         layout = QVBoxLayout(self)
         layout.addLayout(bar)
@@ -149,7 +155,7 @@ class ChartsView(LazyRefresh, QWidget):
         self.current = current
         self.request_refresh()
 
-    def refresh(self) -> asyncio.Task:
+    def refresh(self) -> asyncio.Task | None:
         """Recompute the charts in the background (a newer refresh supersedes this one)."""
         return self._latest.start(self.reload())
 

@@ -37,6 +37,16 @@ from .dialogs import BulkEditDialog, ConflictDialog, MemoryFieldsDialog, Preview
 from .trash import DeletedView
 
 log = logging.getLogger("ora_desktop.gui")
+
+
+def _keys(standard: QKeySequence.StandardKey, *extra: str) -> list[QKeySequence]:
+    """The platform's keys for ``standard`` plus ``extra``, each once (a key listed twice on one
+    action makes Qt report an ambiguous shortcut and ignore it)."""
+    keys: list[QKeySequence] = []
+    for key in [*QKeySequence.keyBindings(standard), *(QKeySequence(k) for k in extra)]:
+        if not key.isEmpty() and all(key != k for k in keys):
+            keys.append(key)
+    return keys
 Selection = Callable[[], Awaitable[list[Memory]]]
 
 
@@ -55,6 +65,12 @@ class Curator(QObject):
         self.detail = detail
         self.window = window
         self._lock: asyncio.Lock | None = None
+        #: Set while the undo stack's index is put back after a failed undo/redo: the commands'
+        #: undo()/redo() then only move the index and schedule no work.
+        self.resyncing = False
+        self._epoch = 0  # bumped when a step fails: undo/redo work queued behind it is dropped
+        self._writes = 0
+        self._written: dict[tuple[Path, str], tuple[int, str | None]] = {}
         self.dialog: QWidget | None = None  # the dialog currently open (kept referenced)
         self._deleted_view: DeletedView | None = None  # made when first shown
         detail.save_requested.connect(self.save_edit)
@@ -95,11 +111,26 @@ class Curator(QObject):
                                    "Write a new memory from two selected ones; it supersedes both")
         self.promote_action = action("&Promote to parent…", self.promote, None,
                                      "Copy a finished task agent's important memories into its parent agent")
-        self.undo_action = self.ctx.undo_stack.createUndoAction(self.window, "&Undo")
-        self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
-        self.redo_action = self.ctx.undo_stack.createRedoAction(self.window, "&Redo")
-        self.redo_action.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence.StandardKey.Redo])
+        stack = self.ctx.undo_stack
+        # Our own actions, not createUndoAction(): their text stays "Undo"/"Redo" (the step goes in
+        # the tooltip), so the toolbar does not jump as step names change.
+        self.undo_action = action("&Undo", stack.undo, None, "Undo the last change (Ctrl+Z)")
+        self.undo_action.setShortcuts(_keys(QKeySequence.StandardKey.Undo, "Ctrl+Z"))
+        self.redo_action = action("&Redo", stack.redo, None, "Redo the change just undone (Ctrl+Shift+Z or Ctrl+Y)")
+        self.redo_action.setShortcuts(_keys(QKeySequence.StandardKey.Redo, "Ctrl+Shift+Z", "Ctrl+Y"))
+        stack.canUndoChanged.connect(self.undo_action.setEnabled)
+        stack.canRedoChanged.connect(self.redo_action.setEnabled)
+        stack.undoTextChanged.connect(self._undo_text_changed)
+        stack.redoTextChanged.connect(self._redo_text_changed)
+        self.undo_action.setEnabled(stack.canUndo())
+        self.redo_action.setEnabled(stack.canRedo())
         self.update_actions()
+
+    def _undo_text_changed(self, text: str) -> None:
+        self.undo_action.setToolTip(f"Undo {text} (Ctrl+Z)" if text else "Nothing to undo")
+
+    def _redo_text_changed(self, text: str) -> None:
+        self.redo_action.setToolTip(f"Redo {text} (Ctrl+Shift+Z)" if text else "Nothing to redo")
 
     def edit_actions(self) -> list[QAction | None]:
         """The Edit menu, in order (``None`` is a separator)."""
@@ -153,21 +184,57 @@ class Curator(QObject):
         self.done.emit(command, result)
         return result
 
-    def schedule(self, command: StoreCommand, work: Callable[[Store], Any], label: str) -> asyncio.Task:
-        """Run an undo or redo of ``command`` on a worker thread, after any earlier one."""
+    # ----------------------------------------------------------------- the window's own writes
+    def remember_write(self, path: Path, memory: Memory) -> int:
+        """Record the version a step of ours left on ``memory``; returns the write's number."""
+        self._writes += 1
+        self._written[(path, memory.id)] = (self._writes, memory.version)
+        return self._writes
+
+    def written_after(self, path: Path, memory_id: str, since: int) -> str | None:
+        """The version a later write of ours left on the memory, if one came after write ``since``."""
+        seen = self._written.get((path, memory_id))
+        return seen[1] if seen is not None and seen[0] > since else None
+
+    def schedule(self, command: StoreCommand, work: Callable[[Store], Any], label: str,
+                 undoing: bool) -> asyncio.Task:
+        """Run an undo or redo of ``command`` on a worker thread, after any earlier one.
+
+        QUndoStack has already moved its index when this runs. If the work fails, the step stays
+        on the stack: the index is put back to where the file really is, work queued behind the
+        failed step is dropped (it assumed the step had happened), and the error is shown.
+        """
+        epoch = self._epoch
+
         async def run() -> None:
             async with self._serial():
+                if epoch != self._epoch:
+                    return  # an earlier step failed; the stack was put back without this one
                 try:
                     store = await self.ctx.run(self.ctx.store_for, command.path)
                     result = await self.ctx.run(work, store)
                 except OraError as exc:
-                    self.ctx.show_error(f"{label} failed: {exc}", "Undo/redo")
-                    command.setObsolete(True)
+                    self._epoch += 1
+                    self._put_back(command, undoing)
+                    self.ctx.show_error(f"{label} failed: {exc}\n\nNothing was changed; the step is still on the "
+                                        f"undo stack, so you can try again.", "Undo/redo")
                     return
             self.ctx.status.emit(f"{label} — done")
             if isinstance(result, Memory) and self.detail.memory is not None and self.detail.memory.id == result.id:
                 self.detail.saved(result)
         return asyncio.ensure_future(run(), loop=self.ctx.loop)
+
+    def _put_back(self, command: StoreCommand, undoing: bool) -> None:
+        """Move the stack's index to just after (undo failed) or before (redo failed) ``command``."""
+        stack = self.ctx.undo_stack
+        position = next((i for i in range(stack.count()) if stack.command(i) is command), None)
+        if position is None:
+            return
+        self.resyncing = True
+        try:
+            stack.setIndex(position + 1 if undoing else position)
+        finally:
+            self.resyncing = False
 
     # ----------------------------------------------------------------- edit and conflicts
     def save_edit(self, base: Memory, changes: dict) -> asyncio.Task:

@@ -41,10 +41,12 @@ class StoreCommand(QUndoCommand):
         if not self._pushed:  # the first run already happened before the push
             self._pushed = True
             return
-        self.curator.schedule(self, self.run_redo, f"Redo {self.text()}")
+        if not self.curator.resyncing:  # the stack is only being put back after a failed step
+            self.curator.schedule(self, self.run_redo, f"Redo {self.text()}", undoing=False)
 
     def undo(self) -> None:
-        self.curator.schedule(self, self.run_undo, f"Undo {self.text()}")
+        if not self.curator.resyncing:
+            self.curator.schedule(self, self.run_undo, f"Undo {self.text()}", undoing=True)
 
     def run_redo(self, store: Store) -> Any:
         raise NotImplementedError
@@ -64,18 +66,29 @@ class EditCommand(StoreCommand):
         self.after = dict(changes)
         restore = [*fields] + ([] if "sync_status" in fields else ["sync_status"])
         self.before = ops.values_of(base, restore)
-        self.version: str | None = base.version
+        self.version: str | None = base.version  # what the person saw, then what this step last wrote
+        self.written = 0  # when this step last wrote (the curator's write counter), 0 = not yet
         self.result: Memory | None = None
 
-    def run_redo(self, store: Store) -> Memory:
-        self.result = ops.edit(store, self.memory_id, self.after, self.version)
+    def _apply(self, store: Store, fields: Mapping[str, Any]) -> Memory:
+        # An undo or redo compares with the version the window's own latest write of this memory
+        # left (another step's undo is ours, not "another program"); a write by anyone else still
+        # conflicts. The first run compares with what the person saw.
+        expected = self.version
+        if self.written:
+            later = self.curator.written_after(self.path, self.memory_id, self.written)
+            if later is not None:
+                expected = later
+        self.result = ops.edit(store, self.memory_id, fields, expected)
         self.version = self.result.version
+        self.written = self.curator.remember_write(self.path, self.result)
         return self.result
 
+    def run_redo(self, store: Store) -> Memory:
+        return self._apply(store, self.after)
+
     def run_undo(self, store: Store) -> Memory:
-        self.result = ops.edit(store, self.memory_id, self.before, self.version)
-        self.version = self.result.version
-        return self.result
+        return self._apply(store, self.before)
 
 
 class BulkEditCommand(StoreCommand):

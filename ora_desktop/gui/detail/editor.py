@@ -6,14 +6,18 @@ underneath (``expected_version``). ``changes()`` returns only the fields that di
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
-from PySide6.QtGui import QColor, QSyntaxHighlighter, QTextCharFormat, QTextDocument
+import re
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor, QGuiApplication, QSyntaxHighlighter, QTextCharFormat, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
+    QPushButton,
     QVBoxLayout,
     QWidget,
 )
@@ -25,6 +29,27 @@ from ..formatting import sync_label
 from ..memories.delegates import match_spans
 from ..theme import is_dark, styled
 
+#: A memory longer than this opens as a read-only excerpt (laying out megabytes of text blocks the
+#: window for seconds); "Load all to edit" loads the whole text when the person asks.
+LARGE_CHARS = 200_000
+#: How much of a large memory the excerpt shows, starting a little before the first search match.
+EXCERPT_CHARS = 40_000
+#: Above this many characters in the editor, search terms are not highlighted (too slow to mark).
+HIGHLIGHT_LIMIT = LARGE_CHARS
+
+
+def first_match(text: str, terms: tuple[str, ...]) -> int | None:
+    """Offset of the first occurrence of any term (case-insensitive), or ``None``."""
+    words = sorted({t.strip() for t in terms if t.strip()}, key=len, reverse=True)
+    if not words:
+        return None
+    lowered = text.lower()
+    if len(lowered) == len(text):  # the usual case: plain finds are far faster than a regex on megabytes
+        found = [i for i in (lowered.find(w.lower()) for w in words) if i >= 0]
+        return min(found) if found else None
+    match = re.search("|".join(re.escape(w) for w in words), text, re.IGNORECASE)
+    return match.start() if match else None
+
 
 class TermHighlighter(QSyntaxHighlighter):
     """Marks the current search terms in the content editor."""
@@ -32,19 +57,27 @@ class TermHighlighter(QSyntaxHighlighter):
     def __init__(self, document: QTextDocument) -> None:
         super().__init__(document)
         self.terms: tuple[str, ...] = ()
+        self._pattern: re.Pattern[str] | None = None
 
     def set_terms(self, terms: tuple[str, ...]) -> None:
         if terms != self.terms:
             self.terms = terms
+            words = sorted({t.strip() for t in terms if t.strip()}, key=len, reverse=True)
+            self._pattern = re.compile("|".join(map(re.escape, words)), re.IGNORECASE) if words else None
             self.rehighlight()
 
     def highlightBlock(self, text: str) -> None:  # noqa: N802
-        if not self.terms:
+        if self._pattern is None or self.document().characterCount() > HIGHLIGHT_LIMIT:
             return
         fmt = QTextCharFormat()
         fmt.setBackground(QColor(150, 110, 0) if is_dark() else QColor(255, 214, 64))
-        for start, end in match_spans(text, self.terms):
-            self.setFormat(start, end - start, fmt)
+        for found in self._pattern.finditer(text):
+            self.setFormat(found.start(), found.end() - found.start(), fmt)
+
+
+def _size(chars: int) -> str:
+    """``2.4 MB``, ``40 KB`` (of text, counted in characters)."""
+    return f"{chars / 1_000_000:.1f} MB" if chars >= 1_000_000 else f"{max(1, round(chars / 1000))} KB"
 
 
 def _time_text(memory: Memory, name: str) -> str:
@@ -65,8 +98,24 @@ class MemoryEditor(QWidget):
         super().__init__(parent)
         self.base: Memory | None = None
         self._loading = False
+        self._read_only = False
+        #: ``(start, end)`` of the excerpt shown when the memory is too large to lay out at once.
+        self.excerpt: tuple[int, int] | None = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        self.excerpt_note = QLabel()
+        self.excerpt_note.setWordWrap(True)
+        self.load_all_button = QPushButton("Load all to edit")
+        self.load_all_button.setToolTip("Load the whole text into the editor (may take a moment for megabytes)")
+        self.load_all_button.clicked.connect(self.load_all)
+        excerpt_row = QHBoxLayout()
+        excerpt_row.addWidget(self.excerpt_note, 1)
+        excerpt_row.addWidget(self.load_all_button, 0, Qt.AlignmentFlag.AlignTop)
+        self.excerpt_bar = QWidget()
+        self.excerpt_bar.setLayout(excerpt_row)
+        excerpt_row.setContentsMargins(0, 0, 0, 0)
+        self.excerpt_bar.hide()
+        layout.addWidget(self.excerpt_bar)
         self.content = QPlainTextEdit()
         self.content.setObjectName("ContentEditor")
         self.content.setPlaceholderText("The memory's text (required)")
@@ -113,11 +162,13 @@ class MemoryEditor(QWidget):
             for widget in (self.content, self.type, self.importance, self.health, self.sync, self.expires):
                 widget.setEnabled(enabled)
             if memory is None:
+                self.excerpt = None
+                self.excerpt_bar.hide()
                 self.content.setPlainText("")
                 for line in (self.importance, self.health, self.expires):
                     line.clear()
                 return
-            self.content.setPlainText(memory.content)
+            self._show_content(memory.content)
             self.type.setCurrentIndex(max(0, self.type.findText(memory.type or "fact")))
             self.importance.setText("" if memory.importance is None else str(memory.importance))
             self.health.setText("" if memory.health_score is None else f"{memory.health_score:g}")
@@ -127,8 +178,50 @@ class MemoryEditor(QWidget):
             self._loading = False
         self._show_message("")
 
+    def _show_content(self, text: str, whole: bool = False) -> None:
+        """The text, or for a large memory an excerpt around the first search match; then scroll
+        to that match."""
+        match = first_match(text, self.highlighter.terms)
+        if len(text) > LARGE_CHARS and not whole:
+            start = 0 if match is None else max(0, text.rfind("\n", 0, max(0, match - 2_000)) + 1)
+            end = min(len(text), start + EXCERPT_CHARS)
+            self.excerpt = (start, end)
+            self.content.setPlainText(text[start:end])
+            where = "around the first match" if match is not None else "from the start"
+            self.excerpt_note.setText(
+                f"This memory is {_size(len(text))}; showing {_size(end - start)} {where} "
+                f"(characters {start:,}–{end:,}), read-only.")
+            self.excerpt_bar.show()
+            match = None if match is None else match - start
+        else:
+            self.excerpt = None
+            self.excerpt_bar.hide()
+            self.content.setPlainText(text)
+        self.content.setReadOnly(self._read_only or self.excerpt is not None)
+        if match is not None:
+            cursor = self.content.textCursor()
+            cursor.setPosition(min(match, self.content.document().characterCount() - 1))
+            self.content.setTextCursor(cursor)
+            self.content.centerCursor()
+        else:
+            self.content.moveCursor(QTextCursor.MoveOperation.Start)
+
+    def load_all(self) -> None:
+        """Replace the excerpt with the whole text, editable (the person asked; it may take a moment)."""
+        if self.base is None or self.excerpt is None:
+            return
+        QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+        self._loading = True
+        try:
+            self._show_content(self.base.content, whole=True)
+        finally:
+            self._loading = False
+            QGuiApplication.restoreOverrideCursor()
+
     def set_read_only(self, read_only: bool) -> None:
-        self.content.setReadOnly(read_only)
+        self._read_only = read_only
+        self.content.setReadOnly(read_only or self.excerpt is not None)
+        self.load_all_button.setText("Load all" if read_only else "Load all to edit")
         for widget in (self.type, self.importance, self.health, self.sync, self.expires):
             widget.setEnabled(not read_only and self.base is not None)
 
@@ -139,7 +232,7 @@ class MemoryEditor(QWidget):
         if m is None:
             return {}
         out: dict[str, object] = {}
-        if self.content.toPlainText() != m.content:
+        if self.excerpt is None and self.content.toPlainText() != m.content:
             out["content"] = self.content.toPlainText()
         if self.type.currentText() != (m.type or "fact"):
             out["type"] = self.type.currentText()

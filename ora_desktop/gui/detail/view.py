@@ -37,6 +37,10 @@ log = logging.getLogger("ora_desktop.gui")
 ID_ROLE = Qt.ItemDataRole.UserRole + 30
 
 
+#: The bold title is the content's first line, cut to this many characters (at most ~2 lines).
+TITLE_CHARS = 90
+
+
 class DetailPane(QScrollArea):
     """See the module docstring."""
 
@@ -135,6 +139,9 @@ class DetailPane(QScrollArea):
         layout.addWidget(health_box)
         layout.addStretch(0)
         self.setWidget(body)
+        # Never narrower than what its form needs: the splitter gives the table less instead of
+        # clipping the Save button, the type box and "Remove link" on a small screen.
+        self.setMinimumWidth(body.minimumSizeHint().width() + self.verticalScrollBar().sizeHint().width())
         self.show_memory(None, None)
 
     def _memory_list(self, name: str, height: int) -> QListWidget:
@@ -167,6 +174,7 @@ class DetailPane(QScrollArea):
             self.chain_list.clear()
             self.related_note.clear()
             self.chain_note.clear()
+            self.verticalScrollBar().setValue(0)  # another memory starts at its top
         self.memory, self.store = memory, store
         self.changed_underneath.hide()
         self.editor.load(memory)
@@ -211,7 +219,7 @@ class DetailPane(QScrollArea):
             self.access.setText("")
             self.health.setText("")
             return
-        self.title.setText(first_line(m.content, 200) or "(empty)")
+        self.title.setText(first_line(m.content, TITLE_CHARS) or "(empty)")
         where = self.store.path.name if self.store else ""
         flags = [x for x in ("superseded" if m.is_superseded else "", "expired" if m.is_expired() else "",
                              "dirty (not synced)" if m.is_dirty else "") if x]

@@ -26,10 +26,17 @@ class Latest:
     def __init__(self) -> None:
         self._task: asyncio.Task | None = None
 
-    def start(self, coro: Awaitable[Any]) -> asyncio.Task:
+    def start(self, coro: Awaitable[Any]) -> asyncio.Task | None:
+        """Run ``coro`` as the view's one reload; ``None`` when the loop is gone (window closing)."""
         if self._task is not None and not self._task.done():
             self._task.cancel()
-        self._task = asyncio.ensure_future(coro)
+        try:
+            self._task = asyncio.ensure_future(coro)
+        except RuntimeError:  # a debounce timer fired after the event loop was closed
+            if asyncio.iscoroutine(coro):
+                coro.close()
+            log.debug("reload dropped: no event loop (the window is closing)")
+            return None
         self._task.add_done_callback(_log_failure)
         return self._task
 

@@ -1,12 +1,15 @@
 """The in-app scheduler: ``core.scheduler.Scheduler`` on the window's qasync loop.
 
-``start(ctx)`` is called once at startup (``gui.panels.start_services``). While the window is open
-the maintenance schedule runs here, unless a headless daemon is running: then the daemon owns the
-schedule and this service idles, checking every minute whether that is still so. A read-only
-window (``--read-only``) runs no scheduled job at all. Either way the
+``start(ctx)`` is called once at startup (``gui.panels.start_services``). The window runs the
+maintenance schedule only when the person turned that on (``RUN_IN_WINDOW`` in the window's
+settings, the check box on the Jobs tab): opening a file to look at it never changes it. When on,
+the schedule runs here while the window is open, unless a headless daemon is running: then the
+daemon owns the schedule and this service idles, checking every minute whether that is still so.
+A read-only window (``--read-only``) runs no scheduled job at all. Either way the
 per-(job, file) locks in ``run_job`` keep them out of each other's way (a clash is "skipped").
 After each scheduled run the service emits ``run_finished(report)`` and, when the job changed
-memories, ``ctx.notify(path, Change(source="external"))`` so the views refresh.
+memories, ``ctx.notify(path, Change(source="external"))`` so the views refresh, and
+``notice(text)`` with what changed, in words, for the window to show.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ DAEMON_CHECK_MS = 60_000
 #: Seconds the window waits after opening before its first scheduled run (an overdue one
 #: included): opening the window to look around changes nothing on disk (DESIGN contract 2).
 FIRST_RUN_DELAY = 600
+#: The window setting that lets the window run the maintenance schedule (off until turned on).
+RUN_IN_WINDOW = "jobs/run_in_window"
 
 _services: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -67,6 +72,8 @@ class JobService(QObject):
     run_finished = Signal(object)
     #: The service's state in words changed ("running the schedule", "the daemon … runs it").
     state_changed = Signal(str)
+    #: A scheduled run changed memories: what it did, in words (the window shows it).
+    notice = Signal(str)
 
     def __init__(self, ctx, loop: asyncio.AbstractEventLoop, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -87,12 +94,27 @@ class JobService(QObject):
         self.check()
         self._timer.start()
 
+    def enabled(self) -> bool:
+        """Whether the person let this window run the maintenance schedule."""
+        value = self.ctx.settings.value(RUN_IN_WINDOW, False)
+        return value is True or str(value).lower() == "true"
+
+    def set_enabled(self, on: bool) -> None:
+        """Turn the window's schedule on or off (remembered), and act on it now."""
+        self.ctx.settings.setValue(RUN_IN_WINDOW, bool(on))
+        self.check()
+
     def check(self) -> None:
-        """Start or idle the scheduler depending on whether a daemon is running."""
+        """Start or idle the scheduler depending on the setting and on whether a daemon runs."""
         if self._stopped:
             return
-        if getattr(self.ctx, "read_only", False):
+        if self.ctx.read_only:
             self._set_state("the window is read-only (--read-only), so it runs no scheduled jobs")
+            return
+        if not self.enabled():
+            self._halt()
+            self._set_state("scheduled maintenance is off in this window: nothing changes your files unless you "
+                            "run a job. Turn it on below, or run the daemon (ora-desktop daemon)")
             return
         daemon = running_daemon()
         if daemon is not None:
@@ -153,7 +175,21 @@ class JobService(QObject):
         spec = JOBS.get(report.job)
         if report.ok and spec is not None and spec.writes and report.job != "backup":
             self.ctx.notify(Path(report.path), Change(source=EXTERNAL))
+            changed = {name: n for name, n in report.counts.items() if n}
+            if changed and not report.dry_run:
+                self.notice.emit(describe_run(report, changed))
         self.run_finished.emit(report)
+
+
+def describe_run(report: JobReport, counts: dict[str, int]) -> str:
+    """``Scheduled cleanup changed ora (anwe-sh): expired 23.`` plus where to get rows back."""
+    path = Path(report.path)
+    where = f"{path.name.removesuffix('.site.db')} ({path.parent.name})"
+    what = ", ".join(f"{name.replace('_', ' ')} {n:,}" for name, n in sorted(counts.items()))
+    text = f"Scheduled {report.job} changed {where}: {what}."
+    if report.job in ("cleanup", "retention"):
+        text += " Removed memories are kept in Edit > Deleted memories, where they can be restored."
+    return text
 
 
 def _stop_now(scheduler: Scheduler) -> None:
@@ -184,6 +220,7 @@ def start(ctx) -> JobService:
         return existing
     service = JobService(ctx, ctx.loop, ctx)
     _services[ctx] = service
+    service.notice.connect(ctx.notice)
     service.start()
     app = QCoreApplication.instance()
     if app is not None:

@@ -65,10 +65,18 @@ class JobsView(QWidget):
         self.scheduler_state = QLabel()
         self.scheduler_state.setWordWrap(True)
         muted(self.scheduler_state)
+        self.run_in_window = QCheckBox("Run scheduled maintenance while this window is open")
+        self.run_in_window.setToolTip(
+            "When on, the window runs the schedule (decay, expiry cleanup, backups, checks, retention,\n"
+            "promotion) on every agent file under the Ora home while it is open, and tells you what\n"
+            "changed. When off, opening files never changes them; the daemon (ora-desktop daemon)\n"
+            "can run the schedule instead.")
+        self.run_in_window.setEnabled(not ctx.read_only)
         top = QHBoxLayout()
         top.addWidget(self.file_label)
         top.addSpacing(24)
         top.addWidget(self.scheduler_state, 1)
+        top.addWidget(self.run_in_window)
         top.addWidget(self.all_files)
 
         self.schedule = readonly_table(["Job", "File", "Runs", "Last run", "Outcome", "Next run"])
@@ -131,6 +139,7 @@ class JobsView(QWidget):
         self.run_button.clicked.connect(self.run_now)
         self.cancel_button.clicked.connect(self.cancel)
         self.all_files.toggled.connect(lambda _on: self.refresh())
+        self.run_in_window.toggled.connect(self._toggle_schedule)
         self.schedule.itemSelectionChanged.connect(self._pick_scheduled_job)
         ctx.current_changed.connect(lambda _current: self.refresh())
         ctx.data_changed.connect(self._on_data_changed)
@@ -143,7 +152,7 @@ class JobsView(QWidget):
             return  # another process wrote memories: the schedule and history did not change
         self.refresh()
 
-    def refresh(self) -> asyncio.Task:
+    def refresh(self) -> asyncio.Task | None:
         """Reload schedule and history in the background."""
         return self._latest.start(self.reload())
 
@@ -176,7 +185,16 @@ class JobsView(QWidget):
             svc.state_changed.connect(self._show_state)
         if svc is not None:
             self._show_state(svc.state)
+            self.run_in_window.blockSignals(True)
+            self.run_in_window.setChecked(svc.enabled())
+            self.run_in_window.blockSignals(False)
         return svc
+
+    def _toggle_schedule(self, on: bool) -> None:
+        svc = self._connect_service() if self._service is None else self._service
+        if svc is not None:
+            svc.set_enabled(on)
+            self.refresh()
 
     def _show_state(self, state: str) -> None:
         self.scheduler_state.setText(f"Schedule: {state}.")

@@ -30,6 +30,10 @@ def _dirty_tip(m: Memory) -> str:
     return "In sync"
 
 
+def _sync_tip(m: Memory) -> str:
+    return f"{sync_label(m.sync_status)} ({_dirty_tip(m).lower()}); last synced {exact(m.synced_at) or 'never'}"
+
+
 def _content_tip(m: Memory) -> str:
     text = m.content if len(m.content) <= 600 else m.content[:600] + "…"
     return f"{text}\n\nid: {m.id}"
@@ -41,25 +45,29 @@ def _access_tip(m: Memory) -> str:
     return exact(m.last_accessed_at)
 
 
+# Shown by default: the content and, in narrow columns beside it, what a curator scans for —
+# importance, health and sync state together (they fit a 1366-pixel screen with the panes open).
+# The rest are one right-click away (the header's menu).
 COLUMNS: tuple[Column, ...] = (
     Column("content", "Content", "content", lambda m: first_line(m.content), _content_tip, width=330,
            help="The first line of the memory"),
-    Column("type", "Type", "type", lambda m: m.type or "", width=88),
-    Column("importance", "Importance", "importance", lambda m: "" if m.importance is None else str(m.importance),
-           numeric=True, width=82),
+    Column("type", "Type", "type", lambda m: m.type or "", width=84),
+    Column("importance", "Imp.", "importance", lambda m: "" if m.importance is None else str(m.importance),
+           numeric=True, width=46, help="Importance, 1 to 10"),
     Column("health", "Health", "health_score", lambda m: health_text(m.health_score),
-           lambda m: f"Health {health_text(m.health_score)} (recall needs more than 0.30)", width=96),
+           lambda m: f"Health {health_text(m.health_score)} (recall needs more than 0.30)", width=78,
+           help="Health, 0 to 1: recall skips memories at 0.30 or less"),
     Column("access_count", "Accesses", "access_count", lambda m: str(m.access_count), numeric=True, width=72,
            default=False),
     Column("last_accessed", "Last accessed", "last_accessed_at",
-           lambda m: relative(m.last_accessed_at) or "never", _access_tip, width=104),
+           lambda m: relative(m.last_accessed_at) or "never", _access_tip, width=104, default=False),
     Column("created", "Created", "created_at", lambda m: relative(m.created_at), lambda m: exact(m.created_at),
-           width=96),
+           width=96, default=False),
     Column("expires", "Expires", "expires_at", lambda m: relative(m.expires_at), lambda m: exact(m.expires_at),
-           width=90),
+           width=90, default=False),
     Column("sync", "Sync", "sync_status", lambda m: sync_label(m.sync_status),
-           lambda m: f"{sync_label(m.sync_status)}; last synced {exact(m.synced_at) or 'never'}", width=105),
-    Column("dirty", "Dirty", "dirty", lambda m: "●" if m.is_dirty else "", _dirty_tip, width=48,
+           _sync_tip, width=92, help="Sync status (the tooltip says whether it changed since the last sync)"),
+    Column("dirty", "Dirty", "dirty", lambda m: "●" if m.is_dirty else "", _dirty_tip, width=48, default=False,
            help="Changed since the last sync"),
     Column("updated", "Updated", "updated_at", lambda m: relative(m.updated_at), lambda m: exact(m.updated_at),
            width=110, default=False),

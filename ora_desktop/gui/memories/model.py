@@ -87,6 +87,9 @@ class MemoryTableModel(QAbstractTableModel):
         super().__init__(parent)
         self.ctx = ctx
         self.store: Store | None = None
+        #: The store the current ``keys`` were read from (``store`` may already be the next file's).
+        self.keys_store: Store | None = None
+        self._loading_store: Store | None = None
         self.query = ListQuery()
         self.loader: KeyLoader = default_loader
         self.keys = array("q")
@@ -133,6 +136,7 @@ class MemoryTableModel(QAbstractTableModel):
         self._generation += 1
         generation = self._generation
         store, loader = self.store, self.loader
+        self._loading_store = store
         query = self.query.with_(limit=None, after=None)
         self.loading.emit(True)
         quick = getattr(loader, "first", None)  # a loader's own first screenful (search: fewer hits)
@@ -180,6 +184,7 @@ class MemoryTableModel(QAbstractTableModel):
     def _replace_keys(self, keys: array, keep_rows: bool) -> None:
         self.beginResetModel()
         self.keys = keys
+        self.keys_store = self._loading_store
         if keep_rows:
             self._stale.update(self._pages)
         else:

@@ -36,6 +36,7 @@ class MemoryBrowser(QWidget):
         self.setObjectName("MemoryBrowser")
         self.ctx = ctx
         self.store: Store | None = None
+        self._hit_task: asyncio.Task | None = None
         self._open_task: asyncio.Task | None = None
         self._select_after_load: str | None = None
         self.model = MemoryTableModel(ctx, self)
@@ -69,6 +70,7 @@ class MemoryBrowser(QWidget):
         layout.addWidget(self.splitter, 1)
 
         ctx.current_changed.connect(self.show_item)
+        ctx.store_forgotten.connect(self._store_forgotten)
         self.table.current_memory.connect(self._current_memory)
         self.table.selection_size.connect(lambda n: self.counts_changed.emit(self.model.rowCount(), n))
         self.model.loaded.connect(self._loaded)
@@ -81,6 +83,7 @@ class MemoryBrowser(QWidget):
         self.detail.follow.connect(self.follow)
         self.detail.leave_refused.connect(lambda memory_id, _problem: self.follow(memory_id))
         self.everywhere.open_hit.connect(self.open_hit)
+        self.everywhere.hit_selected.connect(self._hit_selected)
         self.show_message("Select an agent on the left, or open a .site.db file (Ctrl+O).")
 
     # ----------------------------------------------------------------- the file
@@ -93,6 +96,11 @@ class MemoryBrowser(QWidget):
             self.show_message("Select an agent on the left, or open a .site.db file (Ctrl+O).")
             return
         self._open_task = asyncio.ensure_future(self._open(path), loop=self.ctx.loop)
+
+    def _store_forgotten(self, path: object) -> None:
+        """The shown file was replaced (a restore): open it again, so actions and views follow."""
+        if self.store is not None and self.store.path.resolve() == path:
+            self.show_item(self.ctx.current)
 
     async def _open(self, path: Path) -> None:
         try:
@@ -108,6 +116,8 @@ class MemoryBrowser(QWidget):
 
     def _set_store(self, store: Store | None) -> None:
         self.store = store
+        if store is None:
+            self.facets.clear()  # no file listed: no counts (not the previous file's)
         self.detail.show_memory(None, store)
         self.model.set_store(store, reload=False)
         self.controller.apply()  # reloads the model with the current search and filters
@@ -120,14 +130,22 @@ class MemoryBrowser(QWidget):
 
     def _update_center(self) -> None:
         if self.controller.scope == "all" and self.search.field.text().strip():
-            self.center.setCurrentWidget(self.everywhere)
+            if self.center.currentWidget() is not self.everywhere:
+                self.center.setCurrentWidget(self.everywhere)
+                self.detail.show_memory(None, None)  # nothing of the file listed before stays editable
+                self.facets.show_unavailable("Facets count one file; pick a hit to open its file")
         elif self.store is not None:
+            if self.center.currentWidget() is self.everywhere:  # back from all sites: the table's row again
+                self.center.setCurrentWidget(self.table)
+                self._current_memory(self.table.current_memory_now())
             self.center.setCurrentWidget(self.table)
         elif self.center.currentWidget() is not self.message:
             self.center.setCurrentWidget(self.message)
 
     # ----------------------------------------------------------------- rows
     def _current_memory(self, memory: Memory | None) -> None:
+        if self.center.currentWidget() is self.everywhere:
+            return  # the all-sites list is shown: the detail pane follows its hits, not the hidden table
         self.detail.show_memory(memory, self.store)
 
     def _loaded(self, count: int) -> None:
@@ -137,12 +155,15 @@ class MemoryBrowser(QWidget):
         if self._select_after_load:
             memory_id, self._select_after_load = self._select_after_load, None
             self.follow(memory_id)
-        elif self.table.currentIndex().isValid() is False and count and self.detail.memory is None:
+        elif (self.table.currentIndex().isValid() is False and count and self.detail.memory is None
+              and self.center.currentWidget() is self.table):
             self.table.select_row(0)
 
     def _terms(self, terms: tuple[str, ...]) -> None:
         self.table.highlight.terms = tuple(terms)
         self.table.viewport().update()
+        self.everywhere.highlight.terms = tuple(terms)
+        self.everywhere.viewport().update()
         self.detail.set_terms(tuple(terms))
 
     def _everywhere(self, hits: list, note: str) -> None:
@@ -171,6 +192,25 @@ class MemoryBrowser(QWidget):
             self.table.select_row(row)
             self.detail.show_memory(memory, store)
         return asyncio.ensure_future(run(), loop=self.ctx.loop)
+
+    def _hit_selected(self, hit: object) -> None:
+        """A hit of the all-sites list is current: show that memory, from its own file."""
+        if self._hit_task is not None and not self._hit_task.done():
+            self._hit_task.cancel()
+        if hit is None:
+            self.detail.show_memory(None, None)
+            return
+
+        async def show() -> None:
+            try:
+                store = await self.ctx.run(self.ctx.store_for, hit.path)
+                memory = await self.ctx.run(store.find, hit.memory.id)
+            except OraError as exc:
+                self.ctx.status.emit(str(exc))
+                return
+            self.detail.show_memory(memory, store)
+
+        self._hit_task = asyncio.ensure_future(show(), loop=self.ctx.loop)
 
     def open_hit(self, path: Path, memory_id: str) -> None:
         """Open a hit from the all-sites results in its own file."""

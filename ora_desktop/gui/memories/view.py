@@ -12,7 +12,7 @@ from .columns import COLUMNS, column_index
 from .delegates import HealthDelegate, HighlightDelegate
 from .model import MemoryTableModel
 
-SETTINGS_KEY = "memories/header"
+SETTINGS_KEY = "memories/header-v2"  # v2: compact default columns
 
 
 class MemoryTable(QTableView):
@@ -43,6 +43,9 @@ class MemoryTable(QTableView):
         header.setSectionsMovable(True)
         header.setHighlightSections(False)
         header.setStretchLastSection(False)
+        # Content takes the width the other (narrow) columns leave, so they all show at once.
+        header.setSectionResizeMode(column_index("content"), QHeaderView.ResizeMode.Stretch)
+        header.setMinimumSectionSize(36)
         header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         header.customContextMenuRequested.connect(self._header_menu)
         self.highlight = HighlightDelegate(self)
@@ -59,6 +62,7 @@ class MemoryTable(QTableView):
         header.sectionResized.connect(lambda *_: self.save_layout())
         header.sortIndicatorChanged.connect(lambda *_: self.save_layout())
         self._restoring: tuple[str | None, int | None] = (None, None)
+        self._restoring_in: object = None  # the store the remembered row belongs to
         self.selectionModel().currentRowChanged.connect(self._current_row_changed)
         self.selectionModel().selectionChanged.connect(lambda *_: self.selection_size.emit(len(self.selected_rows())))
         model.modelAboutToBeReset.connect(self._remember_current)
@@ -92,18 +96,24 @@ class MemoryTable(QTableView):
     def _remember_current(self) -> None:
         memory = self.current_memory_now()
         self._restoring = (memory.id, memory.rowid) if memory else (None, None)
+        self._restoring_in = self.memory_model.keys_store
 
     def _restore_current(self) -> None:
         memory_id, rowid = self._restoring
         if rowid is None:  # nothing was selected (the detail pane may show a followed memory)
             return
+        if self._restoring_in is not self.memory_model.keys_store:
+            return  # another file: the same rowid there is another memory (the page selects the top row)
         try:
             row = self.memory_model.keys.index(rowid)
         except ValueError:
             self.current_memory.emit(None)
             return
+        # Keep the view where it was sideways: sorting a column scrolled into view must not jump left.
+        across = self.horizontalScrollBar().value()
         self.selectRow(row)
         self.scrollTo(self.memory_model.index(row, 0))
+        self.horizontalScrollBar().setValue(across)
 
     def select_row(self, row: int) -> None:
         if 0 <= row < self.memory_model.rowCount():

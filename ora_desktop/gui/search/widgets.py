@@ -10,7 +10,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QLineEdit,
     QToolButton,
     QTreeWidget,
@@ -19,7 +18,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..elided import ElidedLabel
 from ..formatting import first_line, health_text
+from ..memories.delegates import HealthDelegate, HighlightDelegate
+from ..memories.model import HEALTH_ROLE
 from ..theme import styled
 from .backend import EverywhereHit, FacetCounts
 from .controller import SearchController
@@ -65,11 +67,10 @@ class SearchBar(QWidget):
             button.toggled.connect(lambda on, name=name: controller.toggle_quick(name, on))
             chips.addWidget(button)
             self.quick[name] = button
-        chips.addStretch(1)
-        self.note = QLabel()
+        self.note = ElidedLabel()  # a long note is cut with "…" rather than widening the window
         self.note.setObjectName("SearchNote")
-        self.note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        chips.addWidget(self.note)
+        self.note.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        chips.addWidget(self.note, 1)
         layout.addLayout(chips)
         controller.note.connect(self.note.setText)
 
@@ -97,6 +98,8 @@ class FacetPanel(QTreeWidget):
         controller.facets_ready.connect(self.show_counts)
 
     def show_counts(self, counts: FacetCounts) -> None:
+        if self.controller.scope == "all" and self.controller.text.strip():
+            return  # the list shows hits of every file: one file's counts would mislead
         self._filling = True
         for i in range(self.topLevelItemCount()):
             top = self.topLevelItem(i)
@@ -129,6 +132,16 @@ class FacetPanel(QTreeWidget):
             top.setExpanded(self._expanded.get(group, not group.startswith("tag:")))
         self._filling = False
 
+    def show_unavailable(self, text: str) -> None:
+        """No counts, and why (e.g. across all sites: facets describe one file)."""
+        self._filling = True
+        self.clear()
+        item = QTreeWidgetItem([text, ""])
+        item.setFlags(Qt.ItemFlag.NoItemFlags)
+        item.setToolTip(0, text)
+        self.addTopLevelItem(item)
+        self._filling = False
+
     def _changed(self, item: QTreeWidgetItem, column: int) -> None:
         if self._filling or column != 0 or item.parent() is None:
             return
@@ -149,6 +162,7 @@ class EverywhereView(QTreeWidget):
     """Hits from every site; each row says where it lives. Activate a row to open it there."""
 
     open_hit = Signal(object, str)  # path, memory id
+    hit_selected = Signal(object)  # the EverywhereHit now current (None: none)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -159,7 +173,11 @@ class EverywhereView(QTreeWidget):
         self.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.header().setStretchLastSection(False)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.highlight = HighlightDelegate(self)  # the searched words, as in the table
+        self.setItemDelegateForColumn(0, self.highlight)
+        self.setItemDelegateForColumn(4, HealthDelegate(self))
         self.itemActivated.connect(self._activated)
+        self.currentItemChanged.connect(self._current)
         self.hits: list[EverywhereHit] = []
 
     def show_hits(self, hits: list[EverywhereHit], note: str = "") -> None:
@@ -172,8 +190,13 @@ class EverywhereView(QTreeWidget):
             item.setToolTip(0, m.content[:600])
             item.setToolTip(1, str(hit.path))
             item.setData(0, VALUE_ROLE, (str(hit.path), m.id))
+            item.setData(4, HEALTH_ROLE, m.health_score)
             self.addTopLevelItem(item)
         self.setToolTip(note)
+
+    def _current(self, item: QTreeWidgetItem | None, _previous: QTreeWidgetItem | None) -> None:
+        row = self.indexOfTopLevelItem(item) if item is not None else -1
+        self.hit_selected.emit(self.hits[row] if 0 <= row < len(self.hits) else None)
 
     def _activated(self, item: QTreeWidgetItem, _column: int) -> None:
         path, memory_id = item.data(0, VALUE_ROLE)

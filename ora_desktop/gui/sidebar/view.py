@@ -56,6 +56,7 @@ class Sidebar(QTreeWidget):
         self.setUniformRowHeights(True)
         self.setRootIsDecorated(True)
         self.currentItemChanged.connect(self._on_current)
+        ctx.current_changed.connect(self._follow_current)
         self.watcher = QFileSystemWatcher(self)
         self.watcher.directoryChanged.connect(lambda _p: self.rescan_soon())
         self._debounce = QTimer(self, singleShot=True, interval=300)
@@ -186,6 +187,18 @@ class Sidebar(QTreeWidget):
         item = self.item_for(path)
         if item is not None:
             self.setCurrentItem(item)
+
+    def _follow_current(self, item: object) -> None:
+        """Highlight the file the window shows, however it was chosen (a search hit, Open…)."""
+        path = path_of(item)
+        target = self.item_for(path) if path is not None else None
+        if target is not None and target is not self.currentItem():
+            self.blockSignals(True)
+            try:
+                self.setCurrentItem(target)
+            finally:
+                self.blockSignals(False)
+            self.viewport().update()
 
     def _on_current(self, current: QTreeWidgetItem | None, _previous: QTreeWidgetItem | None) -> None:
         value = current.data(0, ITEM_ROLE) if current is not None else None

@@ -150,7 +150,7 @@ class TaskView(LazyRefresh, QWidget):
         self.current = current
         self.request_refresh()
 
-    def refresh(self) -> asyncio.Task:
+    def refresh(self) -> asyncio.Task | None:
         """Reload the task rows of the selected file in the background."""
         return self._latest.start(self.reload())
 

@@ -1,0 +1,74 @@
+"""Keyboard paths through the window (F6 zones, Down from search, Enter/F2 to edit, Escape back).
+
+The window's four zones are the sidebar, the search field, the memory table and the detail pane.
+F6 and Shift+F6 move between them; Down in the search field goes to the first hit; Enter or F2 on
+a row edits that memory in the detail pane; Escape there returns to the table. Tab in the table
+leaves the table instead of walking its cells.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import QAbstractItemView, QApplication, QWidget
+
+
+class KeyboardPaths(QObject):
+    """Installs the event filters and answers ``next_zone`` for the F6 actions."""
+
+    def __init__(self, zones: Sequence[tuple[QWidget, Callable[[], QWidget]]], search: QWidget,
+                 table: QAbstractItemView, detail: QWidget, editor: QWidget, parent: QObject | None = None) -> None:
+        """``zones``: (area, the widget to focus in it), in F6 order."""
+        super().__init__(parent)
+        self.zones = list(zones)
+        self.search, self.table, self.detail, self.editor = search, table, detail, editor
+        table.setTabKeyNavigation(False)
+        search.installEventFilter(self)
+        table.installEventFilter(self)
+        detail.installEventFilter(self)
+        for child in detail.findChildren(QWidget):
+            child.installEventFilter(self)
+
+    def next_zone(self, step: int = 1) -> None:
+        """Focus the next (``step`` 1) or previous (-1) visible zone after the one holding focus."""
+        focus = QApplication.focusWidget()
+        current = next((i for i, (area, _target) in enumerate(self.zones)
+                        if focus is not None and (area is focus or area.isAncestorOf(focus))), -1)
+        for offset in range(1, len(self.zones) + 1):
+            area, target = self.zones[(current + step * offset) % len(self.zones)]
+            widget = target()
+            if area.isVisible() and widget.isVisible() and widget.isEnabled():
+                widget.setFocus(Qt.FocusReason.TabFocusReason if step > 0 else Qt.FocusReason.BacktabFocusReason)
+                return
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        if event.type() != QEvent.Type.KeyPress or not isinstance(event, QKeyEvent):
+            return False
+        key, mods = event.key(), event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+        plain = mods == Qt.KeyboardModifier.NoModifier
+        if watched is self.search and key == Qt.Key.Key_Down and plain:
+            return self._to_table()
+        if watched is self.table and plain and key in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_F2):
+            return self._edit_current()
+        if key == Qt.Key.Key_Escape and plain and watched is not self.table and (
+                watched is self.detail or self.detail.isAncestorOf(watched)):  # type: ignore[arg-type]
+            self.table.setFocus(Qt.FocusReason.OtherFocusReason)
+            return True
+        return False
+
+    def _to_table(self) -> bool:
+        model = self.table.model()
+        if model is None or model.rowCount() == 0 or not self.table.isVisible():
+            return False
+        self.table.setFocus(Qt.FocusReason.OtherFocusReason)
+        if not self.table.currentIndex().isValid():
+            self.table.selectRow(0)
+        return True
+
+    def _edit_current(self) -> bool:
+        if not self.table.currentIndex().isValid() or not self.editor.isEnabled():
+            return False
+        self.editor.setFocus(Qt.FocusReason.OtherFocusReason)
+        return True

@@ -1,0 +1,61 @@
+"""Keyboard only: search, Down to the hits, Enter/F2 to edit, Escape back, F6 between panes."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+
+from .conftest import wait_idle
+
+
+def focused():
+    return QApplication.focusWidget()
+
+
+def test_down_enter_escape_and_f2(make_window, filled_db, qtbot):
+    filled_db(12)
+    window = make_window()
+    wait_idle(qtbot, window)
+    window.activateWindow()
+    field = window.browser.search.field
+    table = window.browser.table
+    editor = window.browser.detail.editor.content
+    window.find_action.trigger()
+    qtbot.waitUntil(lambda: focused() is field, timeout=5000)
+    qtbot.keyClick(field, Qt.Key.Key_Down)
+    assert focused() is table and table.currentIndex().row() == 0
+    first = window.browser.model.memory_at(0).id
+    qtbot.waitUntil(lambda: window.browser.detail.memory is not None
+                    and window.browser.detail.memory.id == first, timeout=5000)
+    qtbot.keyClick(table, Qt.Key.Key_Return)
+    assert focused() is editor
+    qtbot.keyClick(editor, Qt.Key.Key_Escape)
+    assert focused() is table
+    qtbot.keyClick(table, Qt.Key.Key_Down)
+    qtbot.keyClick(table, Qt.Key.Key_F2)
+    assert focused() is editor
+    second = window.browser.model.memory_at(1).id
+    qtbot.waitUntil(lambda: window.browser.detail.memory.id == second, timeout=5000)
+
+
+def test_tab_leaves_the_table_and_f6_cycles_the_panes(make_window, filled_db, qtbot):
+    filled_db(12)
+    window = make_window()
+    wait_idle(qtbot, window)
+    window.activateWindow()
+    table = window.browser.table
+    table.setFocus()
+    table.selectRow(0)
+    qtbot.keyClick(table, Qt.Key.Key_Tab)
+    assert focused() is not table  # Tab does not walk the cells
+    order = [window.sidebar, window.browser.search.field, table, window.browser.detail.editor.content]
+    window.sidebar.setFocus()
+    seen = []
+    for _ in range(4):
+        window.next_pane_action.trigger()
+        seen.append(focused())
+    assert seen == [*order[1:], order[0]]
+    window.previous_pane_action.trigger()
+    assert focused() is order[3]
+    assert window.next_pane_action.shortcut().toString() == "F6"
+    assert window.previous_pane_action.shortcut().toString() == "Shift+F6"

@@ -1,0 +1,68 @@
+"""The window on a 1366×768 laptop screen: it fits, nothing is clipped, long notes do not widen it."""
+
+from __future__ import annotations
+
+from ora_desktop.gui.memories.columns import COLUMNS, column_index
+
+from .test_curate import select_id
+
+LONG_NOTE = ("ranking is reduced: no full-text index (the sidecar is being rebuilt), so words were matched as "
+             "plain text and ordered by importance; ") * 3
+
+
+def test_fits_a_laptop_screen_with_every_tab(make_window, filled_db, qtbot):
+    filled_db(30)
+    window = make_window()
+    window.resize(1366, 768)
+    qtbot.waitUntil(lambda: window.width() == 1366 and window.height() == 768, timeout=5000)
+    panels = {"Jobs", "Backups", "Charts"}
+    qtbot.waitUntil(lambda: panels <= {window.tabs.tabText(i) for i in range(window.tabs.count())}, timeout=10000)
+    for index in range(window.tabs.count()):
+        window.tabs.setCurrentIndex(index)
+        hint = window.minimumSizeHint()
+        assert hint.width() <= 1024 and hint.height() <= 700, (window.tabs.tabText(index), hint)
+    window.tabs.setCurrentIndex(0)
+    window.resize(1024, 700)  # smaller still: the window follows
+    qtbot.waitUntil(lambda: window.width() == 1024 and window.height() == 700, timeout=5000)
+
+
+def test_a_long_note_or_status_does_not_widen_the_window(make_window, filled_db, qtbot):
+    filled_db(30)
+    window = make_window()
+    window.resize(1366, 768)
+    window.browser.search.note.setText(LONG_NOTE)
+    window.index_label.setText("Index: " + LONG_NOTE)
+    window.show_status(LONG_NOTE)
+    qtbot.wait(50)
+    assert window.width() == 1366
+    assert window.minimumSizeHint().width() <= 1024
+    assert window.browser.search.note.toolTip() == LONG_NOTE  # the whole text is one hover away
+
+
+def test_detail_pane_is_never_clipped_and_the_title_is_short(make_window, filled_db, qtbot):
+    path = filled_db(30)
+    import sqlite3
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE memories SET content = ? WHERE id = 'm004'", ("word " * 400,))
+    window = make_window()
+    window.resize(1024, 700)
+    select_id(qtbot, window, "m004")
+    detail = window.browser.detail
+    qtbot.waitUntil(lambda: detail.width() > 0, timeout=5000)
+    body = detail.widget()
+    assert detail.viewport().width() >= body.minimumSizeHint().width()
+    assert body.width() <= detail.viewport().width()  # Save, the type box and "Remove link" are on screen
+    assert len(detail.title.text()) <= 91
+
+
+def test_importance_health_and_sync_show_together_at_the_default_size(make_window, filled_db, qtbot):
+    filled_db(30)
+    window = make_window()
+    window.resize(1366, 768)
+    qtbot.wait(50)
+    table = window.browser.table
+    shown = [c.key for i, c in enumerate(COLUMNS) if not table.isColumnHidden(i)]
+    assert {"content", "importance", "health", "sync"} <= set(shown)
+    visible_width = sum(table.columnWidth(i) for i in range(len(COLUMNS)) if not table.isColumnHidden(i))
+    assert visible_width <= table.viewport().width() + 1  # no sideways scrolling needed
+    assert table.columnWidth(column_index("content")) >= 150
