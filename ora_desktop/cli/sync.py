@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from typing import Any
 
@@ -31,6 +32,8 @@ def register(sub: Any) -> None:
 
 
 def _sync(args: argparse.Namespace) -> int:
+    # Failures are printed once, below; the job runner's log line would repeat them on stderr.
+    logging.getLogger("ora_desktop").addHandler(logging.NullHandler())
     home = common.home_of(args)
     config = Config.load()
     if args.status or args.conflicts:

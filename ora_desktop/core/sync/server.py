@@ -110,6 +110,9 @@ class Server:
         except psycopg.ProgrammingError as exc:
             raise SyncError(f"{self.name}: not a usable PostgreSQL URL ({redact(one_line(exc), url)})") from None
         except psycopg.Error as exc:
+            text = redact(one_line(exc), url)
+            if "invalid" in text.lower() and ("option" in text.lower() or "uri" in text.lower()):
+                raise SyncError(f"{self.name}: not a usable PostgreSQL URL ({text})") from None
             raise SyncError(f"{self.name}: cannot connect: {self._explain(exc)}") from None
 
     # ------------------------------------------------------------------ errors
