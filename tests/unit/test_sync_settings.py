@@ -118,3 +118,33 @@ def test_a_file_without_sync_columns_is_refused_clearly(tmp_path: Path) -> None:
 
 def test_sync_is_a_library_function() -> None:
     assert callable(ora_desktop.sync) and "sync" in ora_desktop.__all__
+
+
+def test_marking_pushed_rows_keeps_an_edit_made_meanwhile_pending(ora_home: Path) -> None:
+    path = OraHome(ora_home).create_agent("anwe-sh", "ora")
+    with ora_desktop.open_store(path) as store:
+        store.add_many({"content": f"memory {i}"} for i in range(5))
+        version = local.data_version(store)
+        rows = local.pending_rows(store, 0, 100)
+        edited = rows[2][1][0]
+        with ora_desktop.open_store(path) as agent:  # another program edits within the same second
+            agent.update(edited, content="changed while the push was on its way")
+        with store.write():
+            marked = local.mark_pushed(store, rows, "2030-01-01 00:00:00", unchanged_since=version)
+        statuses = {m.id: m.sync_status for m in store.list(limit=None)}
+    assert marked == 4
+    assert statuses[edited] == "pending" and sum(s == "synced" for s in statuses.values()) == 4
+
+
+def test_marking_pushed_rows_in_one_statement_when_nothing_else_wrote(ora_home: Path) -> None:
+    path = OraHome(ora_home).create_agent("anwe-sh", "ora")
+    with ora_desktop.open_store(path) as store:
+        store.add_many({"content": f"memory {i}"} for i in range(5))
+        mine = store.add("local only")
+        store.update(mine.id, sync_status="local_only")
+        version = local.data_version(store)
+        rows = local.pending_rows(store, 0, 100)
+        with store.write():
+            assert local.mark_pushed(store, rows, "2030-01-01 00:00:00", unchanged_since=version) == 5
+        assert store.get(mine.id).sync_status == "local_only"
+        assert local.pending_count(store) == 0

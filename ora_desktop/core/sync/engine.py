@@ -140,23 +140,26 @@ def _run(store: Store, server: Server, state: SyncState | None, site: str, agent
     pushed = 0
     total = local.pending_count(store)
     after = 0
+    # Nothing of this agent on the server yet (and we hold its lock): every page is new rows, so
+    # they are COPYed straight in. Ids are unique in the file, so pages never collide.
+    fresh = server.is_empty(site, agent)
     while True:
         tick()
+        version = local.data_version(store)
         batch = local.pending_rows(store, after, PUSH_PAGE)
         if not batch:
             break
         after = batch[-1][0]
         values = [row for _, row in batch]
-        top = server.push(site, agent, origin, values)
+        top = server.push(site, agent, origin, values, fresh=fresh)
         with store.write():
-            marked = local.mark_pushed(store, values, timestamps.now_sql())
+            local.mark_pushed(store, batch, timestamps.now_sql(), unchanged_since=version)
             state = replace(state, last_pull=max(state.last_pull, top))
             local.save_state(store, state)
         pushed += len(values)
         changed |= {row[0] for row in values}
         if progress is not None:
             progress(pushed, max(total, pushed))
-        del marked
     # ---- deletions
     tick()
     stones = local.tombstones(store, state.tomb_mark)

@@ -131,21 +131,36 @@ def pending_rows(store: Store, after_rowid: int, limit: int) -> list[tuple[int, 
     return [(r[0], tuple(r[1:])) for r in rows]
 
 
-def mark_pushed(store: Store, rows: Sequence[tuple[Any, ...]], stamp: str) -> int:
-    """Set pushed memories ``synced`` unless they changed since they were read (call inside a
-    write transaction). Every pushed column is compared, so an edit within the same second stays pending."""
+def data_version(store: Store) -> int:
+    """SQLite's ``PRAGMA data_version`` of this thread's connection: it moves only when another
+    connection commits to the file."""
+    return store.execute("PRAGMA data_version").fetchone()[0]
+
+
+def mark_pushed(store: Store, rows: Sequence[tuple[int, tuple[Any, ...]]], stamp: str,
+                unchanged_since: int | None = None) -> int:
+    """Set pushed memories (``(rowid, values)`` as read by :func:`pending_rows`) ``synced`` unless
+    they changed since they were read (call inside a write transaction). When no other connection
+    committed since ``unchanged_since`` (a :func:`data_version` taken before the read), one
+    statement marks them all; otherwise every pushed column is compared row by row, so an edit made
+    meanwhile, even within the same second, stays pending."""
     if not rows:
         return 0
-    present = [c for c in COLUMNS if c in store.columns]
-    at = {c: i for i, c in enumerate(COLUMNS)}
-    checks = " AND ".join(f"m.{c} IS json_extract(j.value, '$[{i}]')" for i, c in enumerate(present))
-    payload = json.dumps([[row[at[c]] for c in present] for row in rows])
-    return store.execute(
-        f"UPDATE memories SET sync_status = 'synced', synced_at = ? WHERE rowid IN (SELECT m.rowid FROM "
-        f"json_each(?) j JOIN memories m ON m.id = json_extract(j.value, '$[0]') AND {checks}) "
+    if unchanged_since is not None and data_version(store) == unchanged_since:
+        # No other connection committed since the rows were read: they are exactly as sent.
+        return store.execute(
+            "UPDATE memories SET sync_status = 'synced', synced_at = ? WHERE rowid IN (SELECT value FROM "
+            "json_each(?)) AND sync_status IS NOT 'local_only'", (stamp, json.dumps([r for r, _ in rows])),
+        ).rowcount
+    present = [i for i, c in enumerate(COLUMNS) if c in store.columns]
+    checks = " AND ".join(f"{COLUMNS[i]} IS ?" for i in present)
+    cursor = store.db.cursor()
+    cursor.executemany(
+        f"UPDATE memories SET sync_status = 'synced', synced_at = ? WHERE rowid = ? AND {checks} "
         "AND sync_status IS NOT 'local_only'",
-        (stamp, payload),
-    ).rowcount
+        [(stamp, rowid, *(values[i] for i in present)) for rowid, values in rows],
+    )
+    return cursor.rowcount
 
 
 def reset_for_new_server(store: Store) -> int:

@@ -238,12 +238,29 @@ class Server:
             raise self.failure("counting changes", exc) from None
 
     # ------------------------------------------------------------------ push
-    def push(self, site: str, agent: str, origin: str, rows: Sequence[Sequence[Any]]) -> int:
+    def is_empty(self, site: str, agent: str) -> bool:
+        """Whether the server holds no row (not even a tombstone) of (site, agent)."""
+        try:
+            return self.conn.execute(f"SELECT NOT EXISTS (SELECT 1 FROM {TABLE} WHERE site = %s AND agent = %s)",
+                                     (site, agent)).fetchone()[0]
+        except self._psycopg.Error as exc:
+            raise self.failure("reading the server", exc) from None
+
+    def push(self, site: str, agent: str, origin: str, rows: Sequence[Sequence[Any]], fresh: bool = False) -> int:
         """Upsert memories (values in :data:`COLUMNS` order) in one transaction: COPY into a
-        temporary table, then one ``INSERT … ON CONFLICT DO UPDATE``. Returns the highest change."""
+        temporary table, then one ``INSERT … ON CONFLICT DO UPDATE``; with ``fresh`` (the server has
+        none of these ids: see :meth:`is_empty`), COPY straight into the table. Returns the highest change."""
         cols = ", ".join(COLUMNS)
         updates = ", ".join(f"{c} = excluded.{c}" for c in (*COLUMNS[1:], "deleted", "change", "origin", "pushed_at"))
         try:
+            if fresh:
+                with self.conn.transaction(), self.conn.cursor() as cur:
+                    with cur.copy(f"COPY {TABLE} (site, agent, origin, {cols}) FROM STDIN") as copy:
+                        for row in rows:
+                            copy.write_row((site, agent, origin, *row))
+                    cur.execute(f"SELECT coalesce(max(change), 0) FROM {TABLE} WHERE site = %s AND agent = %s",
+                                (site, agent))
+                    return cur.fetchone()[0]
             with self.conn.transaction(), self.conn.cursor() as cur:
                 cur.execute(f"CREATE TEMP TABLE ora_push ON COMMIT DROP AS SELECT {cols} FROM {TABLE} WITH NO DATA")
                 with cur.copy(f"COPY ora_push ({cols}) FROM STDIN") as copy:
