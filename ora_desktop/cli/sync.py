@@ -47,8 +47,12 @@ def _sync(args: argparse.Namespace) -> int:
         for run in report.runs:
             if isinstance(run.detail, SyncResult):
                 _print_result(run.detail)
+    # A server that cannot be used fails every file the same way: say it once, with how many.
+    messages: dict[str, int] = {}
     for run in report.failures:
-        common.fail(args, run.message)
+        messages[run.message] = messages.get(run.message, 0) + 1
+    for message, count in messages.items():
+        common.fail(args, message + (f" ({count} files)" if count > 1 else ""))
     if any(run.outcome == "failed" for run in report.runs):
         return 1
     return 3 if report.failures else 0
