@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian/Ubuntu libraries Qt needs to run (offscreen or under Xvfb), and the
-# sqlite3 command line the benchmarks compare against. Only what is missing is installed.
+# sqlite3 command line the benchmarks compare against, and PostgreSQL (the sync tests start a
+# throwaway server with its initdb/pg_ctl). Only what is missing is installed.
 # Safe to run repeatedly; does nothing on systems without apt-get.
 set -euo pipefail
 
@@ -8,7 +9,7 @@ packages=(
   libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0
   libxkbcommon-x11-0 libxkbcommon0 libxcb-xinerama0 libxcb-randr0 libxcb-shape0 libxcb-xfixes0
   libxcb-xkb1 libegl1 libgl1 libfontconfig1 libdbus-1-3 libglib2.0-0 libx11-xcb1 xvfb xauth sqlite3
-  fonts-dejavu-core
+  fonts-dejavu-core postgresql
 )
 
 if ! command -v apt-get >/dev/null 2>&1 || ! command -v dpkg-query >/dev/null 2>&1; then

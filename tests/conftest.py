@@ -56,3 +56,21 @@ def seed_db(ora_home: Path) -> Callable[..., Path]:
         return raw_seed_db(ora_home / "sites" / site / f"{agent}.site.db", rows)
 
     return make
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """A throwaway PostgreSQL server for the whole session (started on first use, always stopped)."""
+    from tests.pg_server import running_server
+
+    with running_server() as server:
+        yield server
+
+
+@pytest.fixture
+def pg_url(pg_server, request: pytest.FixtureRequest) -> str:
+    """The URL of a fresh, empty database on the session's server (one per test)."""
+    import re
+
+    name = "t_" + re.sub(r"[^a-z0-9]+", "_", request.node.name.lower())[:50]
+    return pg_server.new_database(name)

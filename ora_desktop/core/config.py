@@ -33,12 +33,13 @@ from typing import Any
 from . import paths
 from .errors import OraError
 
-JOB_NAMES = ("decay", "cleanup", "retention", "promote", "backup", "check")
+JOB_NAMES = ("decay", "cleanup", "retention", "promote", "backup", "check", "sync")
 NAMED_INTERVALS = {"hourly": 3600, "daily": 86400, "weekly": 7 * 86400}
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 DEFAULT_SCHEDULE = {
     "decay": "daily", "cleanup": "hourly", "retention": "daily", "promote": "hourly",
     "backup": "daily", "check": "weekly",
+    "sync": "15m",  # only where a [sync] url is set (see core/sync/settings.py)
 }
 DEFAULT_BACKUP = {"keep_last": 7, "keep_daily": 7, "keep_weekly": 4}
 DEFAULT_DAEMON = {"rescan": "1m"}
@@ -159,6 +160,10 @@ class Config:
             if job in table:
                 where = self._source(*keys)
                 return Setting(job, parse_interval(table[job], f"{where} {job}"), where)
+        if job == "sync":  # [sync] interval
+            from .sync import settings as sync_settings
+
+            return sync_settings.interval(self, site)
         return Setting(job, parse_interval(DEFAULT_SCHEDULE[job]), DEFAULT)
 
     def retention(self, site: str | None = None) -> RetentionPolicy:
@@ -213,7 +218,7 @@ class Config:
     # ------------------------------------------------------------------ reporting
     def validate(self) -> None:
         """Parse every value once so a bad one is reported at load time, naming file and key."""
-        known = {"schedule", "backup", "retention", "daemon", "sites"}
+        known = {"schedule", "backup", "retention", "daemon", "sites", "sync"}
         unknown = sorted(set(self.data) - known)
         if unknown:
             raise ConfigError(f"{self.path}: unknown table(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
@@ -223,10 +228,10 @@ class Config:
         tables = {("backup",): {"dir", *DEFAULT_BACKUP}, ("retention",): set(RETENTION_KEYS),
                   ("daemon",): set(DEFAULT_DAEMON)}
         for site in self.site_slugs():
-            extra = set(self._table("sites", site)) - {"schedule", "retention"}
+            extra = set(self._table("sites", site)) - {"schedule", "retention", "sync"}
             if extra:
                 raise ConfigError(f"{self._source('sites', site)}: unknown table(s) {', '.join(sorted(extra))} "
-                                  "(a site may have schedule and retention)")
+                                  "(a site may have schedule, retention and sync)")
             tables[("sites", site, "retention")] = set(RETENTION_KEYS)
         for keys, allowed in tables.items():
             unknown_keys = sorted(set(self._table(*keys)) - allowed)
@@ -244,6 +249,9 @@ class Config:
         for key in ("dir", *DEFAULT_BACKUP):
             self.backup_setting(key)
         self.rescan_seconds()
+        from .sync import settings as sync_settings
+
+        sync_settings.validate(self)
 
     def effective(self, sites: list[str] | None = None) -> list[Setting]:
         """Every effective setting (globally, then per site) with where it comes from."""

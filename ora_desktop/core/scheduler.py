@@ -40,6 +40,7 @@ from .errors import OraError
 from .home import OraHome
 from .maintenance.jobs import JOBS, JobReport, run_job
 from .store import open_store
+from .sync import settings as sync_settings
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +71,9 @@ def planned_jobs(config: Config, home: OraHome) -> list[PlannedJob]:
             if job == "retention" and not config.retention(agent.site).active:
                 continue
             if job == "promote" and not agent.is_task_agent:
+                continue
+            if job == "sync" and not (sync_settings.url_for(config, agent.site)
+                                      and sync_settings.takes_part(config, agent.site, agent.agent)):
                 continue
             interval = config.schedule(job, agent.site).value
             if interval is not None:

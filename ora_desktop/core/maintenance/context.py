@@ -104,6 +104,8 @@ class Outcome:
     counts: dict[str, int] = field(default_factory=dict)
     message: str = ""
     would_change: list[tuple[str, str]] = field(default_factory=list)
+    #: The job's own result record, for callers that want more than counts (e.g. a SyncResult).
+    detail: object | None = None
 
 
 

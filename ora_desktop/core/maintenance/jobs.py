@@ -28,6 +28,7 @@ from ..config import Config
 from ..connection import translate
 from ..errors import InvalidValue, OraError
 from ..home import OraHome
+from ..sync import job as sync_job
 from . import check, cleanup, decay, promote, retention
 from .context import Cancelled, JobContext, Outcome, Progress
 
@@ -54,6 +55,7 @@ class JobReport:
     message: str = ""
     would_change: list[tuple[str, str]] = field(default_factory=list)
     dry_run: bool = False
+    detail: object | None = None  # the job's own result record (e.g. a SyncResult), not recorded
 
     @property
     def ok(self) -> bool:
@@ -90,6 +92,8 @@ JOBS: dict[str, JobSpec] = {
                       False, backup.run),
     "check": JobSpec("check", "integrity check and lint; --repair fixes what is safe", True, check.run,
                      writes=False),
+    "sync": JobSpec("sync", "push pending memories to the PostgreSQL server and pull what changed there",
+                    True, sync_job.run),
 }
 
 
@@ -136,7 +140,7 @@ def run_job(name: str, db_path: str | Path, *, dry_run: bool = False, progress: 
     try:
         outcome = spec.function(ctx)
         report = JobReport(name, path, started, _now(), "ok", outcome.counts, outcome.message,
-                           outcome.would_change, dry_run)
+                           outcome.would_change, dry_run, outcome.detail)
     except Cancelled:
         report = JobReport(name, path, started, _now(), "cancelled", message=f"{name} on {path}: cancelled; "
                            "nothing was changed by the unfinished step", dry_run=dry_run)

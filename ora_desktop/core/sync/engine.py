@@ -1,0 +1,180 @@
+"""One sync of one file with the server: pull, settle conflicts, push, send tombstones.
+
+Order and crash safety:
+
+1. Connect and check (or create) the server schema. Bad URL, server down, refused login or a
+   foreign table stop here, before anything local is touched.
+2. Take the server's (site, agent) lock, so two machines syncing the same agent take turns.
+3. Pull pages of rows changed since the file's last pull; each page is applied in one local
+   ``BEGIN IMMEDIATE`` transaction together with the new "last pull" mark.
+4. Push pending memories page by page: one server transaction (COPY + upsert), then one local
+   transaction marking exactly the versions sent as ``synced`` and moving the mark past our own
+   changes (safe: we hold the lock, nobody else wrote in between).
+5. Send tombstones (id and deletion time only) for memories deleted here since the last sync.
+
+A sync killed anywhere re-runs to the same end: a page pulled but not marked is pulled again
+(writing the same values); a page pushed but not marked comes back on the next pull equal to the
+local pending row, which is then simply marked ``synced``; tombstones are idempotent.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from .. import timestamps
+from ..records import Change
+from ..store import Store
+from . import local
+from .local import Decision, SyncState
+from .redact import SyncError
+from .server import Server
+
+PULL_PAGE = 10000
+PUSH_PAGE = 20000
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    """What one sync of one file did (or, for a dry run, would do)."""
+
+    path: Path
+    server: str  # the URL without its password
+    site: str
+    agent: str
+    pushed: int = 0
+    pulled: int = 0
+    deleted_here: int = 0  # memories deleted here because they were deleted on the server
+    tombstones: int = 0  # deletions sent to the server
+    conflicts: tuple[Decision, ...] = ()
+    pending_after: int = 0
+    dry_run: bool = False
+    created_schema: bool = False
+    change: Change = Change()
+
+    @property
+    def summary(self) -> str:
+        verb = "would push" if self.dry_run else "pushed"
+        pull = "to pull" if self.dry_run else "pulled"
+        text = (f"{self.site}/{self.agent} with {self.server}: {verb} {self.pushed}, {pull} {self.pulled}, "
+                f"deletions sent {self.tombstones}, deleted by the server {self.deleted_here}, "
+                f"conflicts {len(self.conflicts)}")
+        return text + (f", {self.pending_after} still pending" if self.pending_after else "")
+
+
+def identity(path: Path) -> tuple[str, str]:
+    """(site, agent) of a file: its folder's name and its name without ``.site.db``."""
+    name = path.name
+    agent = name[: -len(".site.db")] if name.endswith(".site.db") else path.stem
+    return path.parent.name, agent
+
+
+def sync_file(path: str | Path, url: str, *, dry_run: bool = False,
+              check_cancel: Callable[[], None] | None = None,
+              progress: Callable[[int, int], None] | None = None) -> SyncResult:
+    """Sync one ``.site.db`` file with the PostgreSQL server at ``url``.
+
+    Raises :class:`SyncError` (one line, password redacted) for a server that cannot be used, and
+    the usual ``OraError``\\ s for a file that cannot be; in both cases the file is unchanged.
+    """
+    path = Path(path).expanduser().resolve()
+    site, agent = identity(path)
+    tick = check_cancel or (lambda: None)
+    # The server first: a bad URL, a server that is down or a refused login stop before the file is opened.
+    with Server(url) as server, Store(path, readonly=dry_run) as store:
+        local.require_columns(store)
+        if not server.prepare(create=not dry_run):
+            return SyncResult(path, server.name, site, agent, pushed=local.pending_count(store), dry_run=True,
+                              created_schema=True)
+        state = local.state_for(store, server.server_id)
+        if dry_run:
+            return _preview(store, server, state, site, agent)
+        server.lock(site, agent)
+        return _run(store, server, state, site, agent, tick, progress)
+
+
+def _preview(store: Store, server: Server, state: SyncState | None, site: str, agent: str) -> SyncResult:
+    last = state.last_pull if state else 0
+    mark = state.tomb_mark if state else None
+    pending = local.pending_count(store)
+    if state is None and "sync_status" in store.columns:
+        pending += store.fetch_all("SELECT count(*) FROM memories WHERE sync_status = 'synced'")[0][0]
+    return SyncResult(store.path, server.name, site, agent, pushed=pending,
+                      pulled=server.count_changes(site, agent, last),
+                      tombstones=len(local.tombstones(store, mark)), dry_run=True)
+
+
+def _run(store: Store, server: Server, state: SyncState | None, site: str, agent: str,
+         tick: Callable[[], None], progress: Callable[[int, int], None] | None) -> SyncResult:
+    started = timestamps.now_sql()
+    origin = socket.gethostname()
+    if state is None:
+        state = SyncState(server.server_id, server.name, site, agent)
+        with store.write():
+            local.ensure_tables(store)
+            local.reset_for_new_server(store)
+            local.save_state(store, state)
+    added: set[str] = set()
+    changed: set[str] = set()
+    removed: set[str] = set()
+    decisions: list[Decision] = []
+    pulled = 0
+    # ---- pull
+    while True:
+        tick()
+        page = server.changes(site, agent, state.last_pull, PULL_PAGE)
+        if not page:
+            break
+        with store.write():
+            a, c, r, d = local.apply_pull(store, page, state.tomb_mark, timestamps.now_sql())
+            state = replace(state, last_pull=page[-1].change, server=server.name)
+            local.save_state(store, state)
+        added |= a
+        changed |= c
+        removed |= r
+        decisions += d
+        pulled += len(page)
+    # ---- push
+    pushed = 0
+    total = local.pending_count(store)
+    after = 0
+    # Nothing of this agent on the server yet (and we hold its lock): every page is new rows, so
+    # they are COPYed straight in. Ids are unique in the file, so pages never collide.
+    fresh = server.is_empty(site, agent)
+    while True:
+        tick()
+        version = local.data_version(store)
+        batch = local.pending_rows(store, after, PUSH_PAGE)
+        if not batch:
+            break
+        after = batch[-1][0]
+        values = [row for _, row in batch]
+        top = server.push(site, agent, origin, values, fresh=fresh)
+        with store.write():
+            local.mark_pushed(store, batch, timestamps.now_sql(), unchanged_since=version)
+            state = replace(state, last_pull=max(state.last_pull, top))
+            local.save_state(store, state)
+        pushed += len(values)
+        changed |= {row[0] for row in values}
+        if progress is not None:
+            progress(pushed, max(total, pushed))
+    # ---- deletions
+    tick()
+    stones = local.tombstones(store, state.tomb_mark)
+    sent, top = server.push_tombstones(site, agent, origin, stones)
+    with store.write():
+        local.clear_queued(store, [memory_id for memory_id, _ in stones])
+        state = replace(state, last_pull=max(state.last_pull, top), tomb_mark=started,
+                        last_sync=timestamps.parse(timestamps.now_sql()), pushed=pushed, pulled=pulled,
+                        conflicts=len(decisions))
+        local.save_state(store, state)
+    change = Change(frozenset(added), frozenset(changed - added - removed), frozenset(removed), source="sync")
+    store._emit(change)
+    return SyncResult(store.path, server.name, site, agent, pushed=pushed, pulled=pulled,
+                      deleted_here=len(removed), tombstones=sent, conflicts=tuple(decisions),
+                      pending_after=local.pending_count(store), created_schema=server.created_schema, change=change)
+
+
+__all__ = ["SyncError", "SyncResult", "identity", "sync_file"]

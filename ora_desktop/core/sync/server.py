@@ -1,0 +1,301 @@
+"""The PostgreSQL side of sync (psycopg 3): connecting, the schema, pulls and pushes.
+
+One table of memories keyed by (site, agent, id); a tombstone is the same row with every
+memory column emptied and ``deleted`` set, so a deleted (or purged) memory's text leaves the
+server too. Every write takes a new number from ``ora_memories_change_seq``; a client pulls the
+rows whose ``change`` is above the last one it saw. Clients hold a session advisory lock per
+(site, agent) for a whole sync, so within one (site, agent) numbers are handed out in commit
+order and a pull never skips a row committed late.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .redact import SyncError, describe, one_line, redact
+
+SCHEMA_VERSION = 1
+TABLE = "ora_memories"
+#: The memory columns that travel (``synced_at``/``sync_status`` are each file's own business).
+COLUMNS: tuple[str, ...] = (
+    "id", "content", "type", "importance", "access_count", "last_accessed_at", "health_score",
+    "related_to", "superseded_by", "created_at", "updated_at", "expires_at",
+)
+
+#: The server schema, created (idempotently) on the first sync. Quoted verbatim in the README.
+DDL = """\
+CREATE TABLE IF NOT EXISTS ora_sync_meta (
+    key   text PRIMARY KEY,
+    value text NOT NULL
+);
+CREATE SEQUENCE IF NOT EXISTS ora_memories_change_seq;
+CREATE TABLE IF NOT EXISTS ora_memories (
+    site             text    NOT NULL,
+    agent            text    NOT NULL,
+    id               text    NOT NULL,
+    content          text,              -- NULL in a tombstone, as every memory column
+    type             text,
+    importance       integer,
+    access_count     integer,
+    last_accessed_at text,              -- timestamps as the agent's file holds them
+    health_score     double precision,
+    related_to       text,              -- JSON array of ids
+    superseded_by    text,
+    created_at       text,
+    updated_at       text    NOT NULL,  -- for a tombstone: when it was deleted
+    expires_at       text,
+    deleted          boolean NOT NULL DEFAULT false,
+    change           bigint  NOT NULL DEFAULT nextval('ora_memories_change_seq'),
+    origin           text    NOT NULL DEFAULT '',
+    pushed_at        timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (site, agent, id)
+);
+CREATE INDEX IF NOT EXISTS ora_memories_by_change ON ora_memories (site, agent, change);
+INSERT INTO ora_sync_meta (key, value) VALUES ('schema_version', '1') ON CONFLICT (key) DO NOTHING;
+INSERT INTO ora_sync_meta (key, value) VALUES ('server_id', gen_random_uuid()::text) ON CONFLICT (key) DO NOTHING;
+"""
+
+#: Schema migrations: version -> statements that bring version-1 to it (none yet beyond 1).
+MIGRATIONS: dict[int, tuple[str, ...]] = {}
+
+EXPECTED_TYPES: dict[str, str] = {
+    "site": "text", "agent": "text", "id": "text", "content": "text", "type": "text", "importance": "integer",
+    "access_count": "integer", "last_accessed_at": "text", "health_score": "double precision",
+    "related_to": "text", "superseded_by": "text", "created_at": "text", "updated_at": "text",
+    "expires_at": "text", "deleted": "boolean", "change": "bigint", "origin": "text",
+    "pushed_at": "timestamp with time zone",
+}
+SCHEMA_LOCK = 0x0A7A5E11  # advisory lock key serialising schema creation between clients
+LOCK_WAIT = 60.0  # seconds to wait for another client's sync of the same (site, agent)
+
+
+@dataclass(frozen=True, slots=True)
+class ServerRow:
+    """One row pulled from the server: the memory columns, then ``deleted`` and ``change``."""
+
+    values: tuple[Any, ...]
+    deleted: bool
+    change: int
+
+    @property
+    def id(self) -> str:
+        return self.values[0]
+
+    @property
+    def updated_at(self) -> str | None:
+        return self.values[COLUMNS.index("updated_at")]
+
+
+class Server:
+    """An open connection to the sync server (autocommit; explicit transactions for writes)."""
+
+    def __init__(self, url: str, connect_timeout: int = 10) -> None:
+        self.url = url
+        self.name = describe(url)
+        self.server_id = ""
+        self.created_schema = False
+        try:
+            import psycopg
+        except ImportError as exc:  # pragma: no cover - a dependency of the package
+            raise SyncError(f"sync needs psycopg 3 ({exc})") from None
+        self._psycopg = psycopg
+        kwargs: dict[str, Any] = {"autocommit": True, "application_name": "ora-desktop"}
+        if "connect_timeout" not in url:
+            kwargs["connect_timeout"] = connect_timeout
+        try:
+            self.conn = psycopg.connect(url, **kwargs)
+        except psycopg.ProgrammingError as exc:
+            raise SyncError(f"{self.name}: not a usable PostgreSQL URL ({redact(one_line(exc), url)})") from None
+        except psycopg.Error as exc:
+            text = redact(one_line(exc), url)
+            if "invalid" in text.lower() and ("option" in text.lower() or "uri" in text.lower()):
+                raise SyncError(f"{self.name}: not a usable PostgreSQL URL ({text})") from None
+            raise SyncError(f"{self.name}: cannot connect: {self._explain(exc)}") from None
+
+    # ------------------------------------------------------------------ errors
+    def _explain(self, exc: BaseException) -> str:
+        text = redact(one_line(exc), self.url)
+        lowered = text.lower()
+        if "password authentication failed" in lowered or "no password supplied" in lowered:
+            return f"the server refused the user name or password ({text})"
+        if "connection refused" in lowered or "no such file or directory" in lowered:
+            return f"no server is listening there; is it running? ({text})"
+        if "timeout" in lowered or "timed out" in lowered:
+            return f"the server did not answer in time ({text})"
+        return text
+
+    def failure(self, what: str, exc: BaseException) -> SyncError:
+        """A :class:`SyncError` for a server error met while doing ``what``."""
+        return SyncError(f"{self.name}: {what} failed: {self._explain(exc)}")
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except Exception:  # closing a broken connection must not hide the first error
+            pass
+
+    def __enter__(self) -> Server:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ schema
+    def columns(self) -> dict[str, str]:
+        """``ora_memories``' columns and types in the current schema (empty when absent)."""
+        rows = self.conn.execute(
+            "SELECT column_name, data_type FROM information_schema.columns "
+            "WHERE table_schema = current_schema() AND table_name = %s", (TABLE,),
+        ).fetchall()
+        return {name: kind for name, kind in rows}
+
+    def check_shape(self, found: dict[str, str]) -> None:
+        """Refuse an ``ora_memories`` table this project did not make (one line saying how it differs)."""
+        missing = [c for c in EXPECTED_TYPES if c not in found]
+        wrong = [f"{c} is {found[c]}, expected {t}" for c, t in EXPECTED_TYPES.items()
+                 if c in found and found[c] != t]
+        if missing or wrong:
+            details = "; ".join(filter(None, [f"missing columns {', '.join(missing)}" if missing else "", *wrong]))
+            raise SyncError(f"{self.name}: the server table {TABLE} has another shape ({details}); it was not "
+                            "made by ora-desktop, so nothing was synced (use another database or schema)")
+
+    def prepare(self, create: bool = True) -> bool:
+        """Check (and unless ``create`` is False, create or migrate) the schema; returns whether
+        it is there. Sets :attr:`server_id`."""
+        psycopg = self._psycopg
+        try:
+            found = self.columns()
+            if found:
+                self.check_shape(found)
+            if not create:
+                if found:
+                    self.server_id = self._meta("server_id") or ""
+                return bool(found)
+            with self.conn.transaction():
+                self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
+                self.created_schema = not self.columns()
+                self.conn.execute(DDL)
+                version = int(self._meta("schema_version") or 1)
+                if version > SCHEMA_VERSION:
+                    raise SyncError(f"{self.name}: the server schema is version {version}, newer than this "
+                                    f"ora-desktop understands ({SCHEMA_VERSION}); upgrade ora-desktop")
+                for target in range(version + 1, SCHEMA_VERSION + 1):
+                    for statement in MIGRATIONS.get(target, ()):
+                        self.conn.execute(statement)
+                    self.conn.execute("UPDATE ora_sync_meta SET value = %s WHERE key = 'schema_version'",
+                                      (str(target),))
+                self.server_id = self._meta("server_id") or ""
+            return True
+        except SyncError:
+            raise
+        except psycopg.Error as exc:
+            raise self.failure("preparing the server schema", exc) from None
+
+    def _meta(self, key: str) -> str | None:
+        try:
+            row = self.conn.execute("SELECT value FROM ora_sync_meta WHERE key = %s", (key,)).fetchone()
+        except self._psycopg.errors.UndefinedTable:
+            return None
+        return row[0] if row else None
+
+    # ------------------------------------------------------------------ locking
+    def lock(self, site: str, agent: str, wait: float = LOCK_WAIT) -> None:
+        """Hold the (site, agent) session lock; another client's sync of it makes us wait."""
+        deadline = time.monotonic() + wait
+        key = f"ora-desktop:{site}/{agent}"
+        try:
+            while not self.conn.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)).fetchone()[0]:
+                if time.monotonic() > deadline:
+                    raise SyncError(f"{self.name}: another client has been syncing {site}/{agent} for over "
+                                    f"{wait:.0f} s; try again later")
+                time.sleep(0.1)
+        except self._psycopg.Error as exc:
+            raise self.failure("taking the sync lock", exc) from None
+
+    # ------------------------------------------------------------------ pull
+    def changes(self, site: str, agent: str, after: int, limit: int) -> list[ServerRow]:
+        """Rows of (site, agent) changed after ``after``, oldest change first, at most ``limit``."""
+        cols = ", ".join(COLUMNS)
+        try:
+            rows = self.conn.execute(
+                f"SELECT {cols}, deleted, change FROM {TABLE} WHERE site = %s AND agent = %s AND change > %s "
+                "ORDER BY change LIMIT %s", (site, agent, after, limit),
+            ).fetchall()
+        except self._psycopg.Error as exc:
+            raise self.failure("pulling changes", exc) from None
+        width = len(COLUMNS)
+        return [ServerRow(tuple(r[:width]), r[width], r[width + 1]) for r in rows]
+
+    def count_changes(self, site: str, agent: str, after: int) -> int:
+        """How many rows of (site, agent) changed after ``after`` (for dry runs)."""
+        try:
+            return self.conn.execute(f"SELECT count(*) FROM {TABLE} WHERE site = %s AND agent = %s AND change > %s",
+                                     (site, agent, after)).fetchone()[0]
+        except self._psycopg.Error as exc:
+            raise self.failure("counting changes", exc) from None
+
+    # ------------------------------------------------------------------ push
+    def is_empty(self, site: str, agent: str) -> bool:
+        """Whether the server holds no row (not even a tombstone) of (site, agent)."""
+        try:
+            return self.conn.execute(f"SELECT NOT EXISTS (SELECT 1 FROM {TABLE} WHERE site = %s AND agent = %s)",
+                                     (site, agent)).fetchone()[0]
+        except self._psycopg.Error as exc:
+            raise self.failure("reading the server", exc) from None
+
+    def push(self, site: str, agent: str, origin: str, rows: Sequence[Sequence[Any]], fresh: bool = False) -> int:
+        """Upsert memories (values in :data:`COLUMNS` order) in one transaction: COPY into a
+        temporary table, then one ``INSERT … ON CONFLICT DO UPDATE``; with ``fresh`` (the server has
+        none of these ids: see :meth:`is_empty`), COPY straight into the table. Returns the highest change."""
+        cols = ", ".join(COLUMNS)
+        updates = ", ".join(f"{c} = excluded.{c}" for c in (*COLUMNS[1:], "deleted", "change", "origin", "pushed_at"))
+        try:
+            if fresh:
+                with self.conn.transaction(), self.conn.cursor() as cur:
+                    with cur.copy(f"COPY {TABLE} (site, agent, origin, {cols}) FROM STDIN") as copy:
+                        for row in rows:
+                            copy.write_row((site, agent, origin, *row))
+                    cur.execute(f"SELECT coalesce(max(change), 0) FROM {TABLE} WHERE site = %s AND agent = %s",
+                                (site, agent))
+                    return cur.fetchone()[0]
+            with self.conn.transaction(), self.conn.cursor() as cur:
+                cur.execute(f"CREATE TEMP TABLE ora_push ON COMMIT DROP AS SELECT {cols} FROM {TABLE} WITH NO DATA")
+                with cur.copy(f"COPY ora_push ({cols}) FROM STDIN") as copy:
+                    for row in rows:
+                        copy.write_row(row)
+                cur.execute(
+                    f"WITH up AS (INSERT INTO {TABLE} (site, agent, {cols}, deleted, origin) "
+                    f"SELECT %s, %s, {cols}, false, %s FROM ora_push "
+                    f"ON CONFLICT (site, agent, id) DO UPDATE SET {updates} RETURNING change) "
+                    "SELECT coalesce(max(change), 0) FROM up", (site, agent, origin),
+                )
+                return cur.fetchone()[0]
+        except self._psycopg.Error as exc:
+            raise self.failure("pushing memories", exc) from None
+
+    def push_tombstones(self, site: str, agent: str, origin: str,
+                        tombstones: Iterable[tuple[str, str]]) -> tuple[int, int]:
+        """Turn rows into tombstones (id and deletion time only; every memory column emptied).
+
+        Ids the server never had, or already deleted, are left alone. Returns (how many, highest change).
+        """
+        pairs = list(tombstones)
+        if not pairs:
+            return 0, 0
+        empty = ", ".join(f"{c} = NULL" for c in COLUMNS if c not in ("id", "updated_at"))
+        try:
+            with self.conn.transaction():
+                row = self.conn.execute(
+                    f"WITH t AS (SELECT unnest(%s::text[]) AS id, unnest(%s::text[]) AS deleted_at), "
+                    f"up AS (UPDATE {TABLE} m SET {empty}, updated_at = t.deleted_at, deleted = true, "
+                    "change = nextval('ora_memories_change_seq'), origin = %s, pushed_at = now() "
+                    "FROM t WHERE m.site = %s AND m.agent = %s AND m.id = t.id AND NOT m.deleted RETURNING m.change) "
+                    "SELECT count(*), coalesce(max(change), 0) FROM up",
+                    ([p[0] for p in pairs], [p[1] for p in pairs], origin, site, agent),
+                ).fetchone()
+        except self._psycopg.Error as exc:
+            raise self.failure("pushing deletions", exc) from None
+        return row[0], row[1]

@@ -1,0 +1,54 @@
+"""Helpers for the sync tests: two homes standing for two machines, and looks at the server."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import psycopg
+
+import ora_desktop
+from ora_desktop.core.records import Memory
+from ora_desktop.core.sync import sync_file
+
+SITE, AGENT = "anwe-sh", "ora"
+
+
+class Machine:
+    """One home (``ORA_HOME``) with the agent file ``anwe-sh/ora.site.db``."""
+
+    def __init__(self, root: Path, name: str) -> None:
+        self.home = ora_desktop.OraHome(root / name)
+        self.path = self.home.create_agent(SITE, AGENT)
+
+    def store(self, readonly: bool = False) -> ora_desktop.Store:
+        return ora_desktop.open_store(self.path, readonly=readonly)
+
+    def sync(self, url: str):
+        return sync_file(self.path, url)
+
+    def memories(self) -> dict[str, Memory]:
+        with self.store(readonly=True) as store:
+            return {m.id: m for m in store.list(superseded="show", limit=None)}
+
+    def view(self) -> dict[str, tuple]:
+        """What must agree between machines: every synced column of every memory."""
+        return {i: (m.content, m.type, m.importance, m.related_to, m.superseded_by, m.version)
+                for i, m in self.memories().items()}
+
+
+def server_rows(url: str, site: str = SITE, agent: str = AGENT) -> dict[str, dict]:
+    """id -> row (as a dict) of every server row of (site, agent), tombstones included."""
+    with psycopg.connect(url) as conn, conn.cursor(row_factory=psycopg.rows.dict_row) as cur:
+        cur.execute("SELECT * FROM ora_memories WHERE site = %s AND agent = %s", (site, agent))
+        return {row["id"]: row for row in cur.fetchall()}
+
+
+def digest(path: Path) -> str:
+    """The bytes of a file and of its -wal (what 'nothing changed' compares)."""
+    h = hashlib.sha256()
+    for suffix in ("", "-wal"):
+        p = Path(f"{path}{suffix}")
+        if p.exists():
+            h.update(p.read_bytes())
+    return h.hexdigest()
