@@ -407,6 +407,12 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
             return search(self, query, limit, **kw)
         return search_by_meaning(self, query, limit, mode=choose_mode(self, mode), **kw)
 
+    def duplicates(self, threshold: float | None = None, **kw: Any) -> Any:
+        """Exact and near duplicate groups (see :mod:`ora_desktop.core.operations.duplicates`)."""
+        from .operations.duplicates import DEFAULT_THRESHOLD, find_duplicates
+
+        return find_duplicates(self, DEFAULT_THRESHOLD if threshold is None else threshold, **kw)
+
     def context(self, query: str, token_budget: int = 2000, **kw: Any) -> Any:
         """Context for an agent's turn within a token budget (see :mod:`ora_desktop.core.context`)."""
         from .context import build_context
