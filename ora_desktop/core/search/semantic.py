@@ -132,6 +132,13 @@ def _flat(text: str) -> str:
     return " ".join(text.lower().split())
 
 
+def exact_matches(lexical: list[Hit], parsed: ParsedQuery) -> list[str]:
+    """Ids of the lexical hits whose text holds the query's words as written (case and spacing
+    aside), in their lexical order: hybrid keeps these first."""
+    phrase = _flat(query_text(parsed))
+    return [h.memory.id for h in lexical if phrase and phrase in _flat(h.memory.content)]
+
+
 def fuse(lexical: list[Hit], semantic: list[tuple[str, float]], parsed: ParsedQuery,
          alpha: float = HYBRID_ALPHA) -> list[tuple[str, float, str]]:
     """(id, hybrid score, source) best first: weighted RRF, exact lexical matches first."""
@@ -140,8 +147,7 @@ def fuse(lexical: list[Hit], semantic: list[tuple[str, float]], parsed: ParsedQu
         scores[hit.memory.id] = scores.get(hit.memory.id, 0.0) + (1 - alpha) / (HYBRID_K + rank + 1)
     for rank, (mid, _) in enumerate(semantic):
         scores[mid] = scores.get(mid, 0.0) + alpha / (HYBRID_K + rank + 1)
-    phrase = _flat(query_text(parsed))
-    exact = [h.memory.id for h in lexical if phrase and phrase in _flat(h.memory.content)]
+    exact = exact_matches(lexical, parsed)
     lexical_ids = {h.memory.id for h in lexical}
     first = [(mid, scores[mid], "keyword") for mid in exact]
     rest = sorted(((mid, s, "keyword" if mid in lexical_ids else "semantic")
