@@ -31,8 +31,12 @@ class WordLlamaProvider:
     name = "wordllama"
 
     def __init__(self, model: str = DEFAULT_MODEL, dimensions: int = DEFAULT_DIMENSIONS) -> None:
-        self.model = model
+        self.weights = model
         self.dimensions = int(dimensions)
+        if not 0 < self.dimensions <= DEFAULT_DIMENSIONS:
+            raise EmbeddingError(f"wordllama dimensions must be 1-{DEFAULT_DIMENSIONS}, not {dimensions}")
+        # The name recorded with the vectors: truncated vectors are another model's.
+        self.model = model if self.dimensions == DEFAULT_DIMENSIONS else f"{model}@{self.dimensions}"
         self._lock = threading.Lock()
         self._loaded: Any = None
 
@@ -46,10 +50,10 @@ class WordLlamaProvider:
                     raise EmbeddingError("the wordllama package is not installed (pip install wordllama)") from exc
                 folder = Path(wordllama.__file__).parent
                 try:
-                    self._loaded = WordLlama.load(config=self.model, cache_dir=folder, disable_download=True,
-                                                  dim=DEFAULT_DIMENSIONS, trunc_dim=self.dimensions)
+                    self._loaded = WordLlama.load(config=self.weights, cache_dir=folder, disable_download=True,
+                                                  dim=DEFAULT_DIMENSIONS)
                 except Exception as exc:  # wordllama raises plain exceptions of several kinds
-                    raise EmbeddingError(f"the bundled {self.model} model could not be loaded from {folder}: {exc}") \
+                    raise EmbeddingError(f"the bundled {self.weights} model could not be loaded from {folder}: {exc}") \
                         from exc
                 self._loaded.tokenizer.no_padding()
             return self._loaded

@@ -163,9 +163,9 @@ def _semantic_ids(path: Path, vectors: VectorIndex, parsed: ParsedQuery, text: s
         return []
     query = vectors.provider.embed([text])[0]
     scores = matrix @ query
-    order = _top(scores, wanted)
     index = get_index(path)
     pool = max(wanted, POOL_MIN)
+    order = _top(scores, pool)
     while True:
         candidates = [(mids[i], float(scores[i])) for i in order[:pool]
                       if mids[i] is not None and scores[i] >= MIN_SIMILARITY]
