@@ -22,6 +22,7 @@ PANELS = [
     ("Backups", "ora_desktop.gui.backups.view", "BackupsView"),
     ("Charts", "ora_desktop.gui.charts.view", "ChartsView"),
     ("Task", "ora_desktop.gui.tasks.view", "TaskView"),
+    ("Duplicates", "ora_desktop.gui.duplicates.view", "DuplicatesView"),
 ]
 
 SERVICES = [("ora_desktop.gui.jobs.service", "start")]
