@@ -40,6 +40,9 @@ DEFAULT_SCHEDULE = {
     "decay": "daily", "cleanup": "hourly", "retention": "daily", "promote": "hourly",
     "backup": "daily", "check": "weekly",
 }
+# Consolidation rewrites memories into summaries: only when the user schedules it.
+JOB_NAMES += ("consolidate",)
+DEFAULT_SCHEDULE["consolidate"] = "off"
 DEFAULT_BACKUP = {"keep_last": 7, "keep_daily": 7, "keep_weekly": 4}
 DEFAULT_DAEMON = {"rescan": "1m"}
 RETENTION_KEYS = ("max_age_days", "max_memories")  # RetentionPolicy field order

@@ -28,7 +28,7 @@ from ..config import Config
 from ..connection import translate
 from ..errors import InvalidValue, OraError
 from ..home import OraHome
-from . import check, cleanup, decay, promote, retention
+from . import check, cleanup, consolidate, decay, promote, retention
 from .context import Cancelled, JobContext, Outcome, Progress
 
 log = logging.getLogger(__name__)
@@ -91,6 +91,8 @@ JOBS: dict[str, JobSpec] = {
     "check": JobSpec("check", "integrity check and lint; --repair fixes what is safe", True, check.run,
                      writes=False),
 }
+JOBS["consolidate"] = JobSpec("consolidate", "summarise clusters of old, low-health memories on one topic "
+                              "(the summary supersedes them; nothing is deleted)", True, consolidate.run)
 
 
 
