@@ -39,7 +39,7 @@ def test_exact_and_near_groups(db: Path) -> None:
     assert len(result.groups) == 2  # a superseded copy and unrelated memories are not grouped
     first = result.groups[0]
     assert first.kind == "near" and first.ids == ("a2", "a1")  # most important group and member first
-    assert 0.85 <= first.similarity < 1.0
+    assert dup.DEFAULT_THRESHOLD <= first.similarity < 1.0
     assert result.as_json()["groups"][1] == {"kind": "exact", "similarity": 1.0, "ids": ["c2", "c1"]}
 
 
