@@ -120,8 +120,7 @@ def similar_pairs(matrix: np.ndarray, threshold: float) -> list[tuple[int, int, 
     if n < 2:
         return []
     if n <= EXACT_PAIRS_LIMIT:
-        found = _pairs_within(matrix, np.arange(n), np.arange(n), threshold)
-        return [(i, j, s) for (i, j), s in found.items()]
+        return _unique_pairs(_pairs_within(matrix, np.arange(n), np.arange(n), threshold))
     cells = int(math.sqrt(2 * n))
     rng = np.random.default_rng(20240515)
     centroids = matrix[np.sort(rng.choice(n, cells, replace=False))]
@@ -138,31 +137,41 @@ def similar_pairs(matrix: np.ndarray, threshold: float) -> list[tuple[int, int, 
     order_second = np.argsort(second, kind="stable")
     starts_first = np.searchsorted(first[order_first], np.arange(cells + 1))
     starts_second = np.searchsorted(second[order_second], np.arange(cells + 1))
-    found: dict[tuple[int, int], float] = {}
+    found: list[np.ndarray] = []
     for cell in range(cells):
         own = order_first[starts_first[cell]:starts_first[cell + 1]]
         if not len(own):
             continue
         near = np.concatenate((own, order_second[starts_second[cell]:starts_second[cell + 1]]))
         _pairs_within(matrix, own, near, threshold, found)
-    return [(i, j, s) for (i, j), s in found.items()]
+    return _unique_pairs(found)
 
 
 def _pairs_within(matrix: np.ndarray, rows: np.ndarray, cols: np.ndarray, threshold: float,
-                  found: dict[tuple[int, int], float] | None = None) -> dict[tuple[int, int], float]:
-    """Pairs (i < j) of ``rows`` x ``cols`` (matrix row numbers) at or above ``threshold``,
-    added to ``found``."""
-    found = {} if found is None else found
+                  found: list[np.ndarray] | None = None) -> list[np.ndarray]:
+    """Pairs of ``rows`` x ``cols`` (matrix row numbers) at or above ``threshold``, appended to
+    ``found`` as ``(k, 3)`` float64 arrays of (i, j, cosine) with i < j."""
+    found = [] if found is None else found
     right = matrix[cols]
     for start in range(0, len(rows), BLOCK):
         left_rows = rows[start:start + BLOCK]
         scores = matrix[left_rows] @ right.T
         a, b = np.nonzero(scores >= threshold)
-        for x, y in zip(a.tolist(), b.tolist(), strict=True):
-            i, j = int(left_rows[x]), int(cols[y])
-            if i != j:
-                found[(min(i, j), max(i, j))] = float(scores[x, y])
+        i, j = left_rows[a], cols[b]
+        keep = i != j
+        if keep.any():
+            i, j, s = i[keep], j[keep], scores[a[keep], b[keep]]
+            found.append(np.column_stack((np.minimum(i, j), np.maximum(i, j), s)))
     return found
+
+
+def _unique_pairs(found: list[np.ndarray]) -> list[tuple[int, int, float]]:
+    if not found:
+        return []
+    pairs = np.concatenate(found)
+    _, first = np.unique(pairs[:, 0] * (2 ** 31) + pairs[:, 1], return_index=True)
+    pairs = pairs[np.sort(first)]
+    return [(int(i), int(j), float(s)) for i, j, s in pairs]
 
 
 def _components(pairs: list[tuple[int, int, float]], n: int) -> list[tuple[list[int], float]]:

@@ -75,11 +75,14 @@ def ensure_vectors(target: Any, progress: ProgressFn | None = None, cancel: obje
     sniff_file(path)
     if not fts5_available():
         raise VectorsUnavailable(f"{path}: search by meaning needs SQLite's FTS5, which this Python lacks")
-    state = ensure_index(path, cancel=cancel)
-    if not state.built:
-        raise VectorsUnavailable(f"{path}: the search index is not built ({state.reason})")
-    vectors = get_vectors(path, provider)
     index = get_index(path)
+    if index.usable()[0]:
+        index.refresh()  # cheap when the file has not moved
+    else:
+        state = ensure_index(path, cancel=cancel)
+        if not state.built:
+            raise VectorsUnavailable(f"{path}: the search index is not built ({state.reason})")
+    vectors = get_vectors(path, provider)
     try:
         done = vectors.refresh(index.sidecar, progress, cancel)
     except sqlite3.Error as exc:

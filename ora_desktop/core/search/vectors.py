@@ -35,7 +35,7 @@ import numpy as np
 
 from .. import paths
 from ..embeddings import Provider, default_provider
-from .sidecar import _is_cancelled, connect_sidecar
+from .sidecar import _is_cancelled, connect_sidecar, file_stats, settled
 
 ProgressFn = Callable[[int, int], None]
 VEC_VERSION = 1
@@ -69,6 +69,7 @@ class VectorIndex:
         self.row_of: dict[str, int] = {}
         self._generation: int | None = None
         self._inode: int | None = None
+        self._synced: tuple | None = None
 
     # ------------------------------------------------------------------ the file
     def _connect(self) -> sqlite3.Connection:
@@ -109,12 +110,20 @@ class VectorIndex:
     def refresh(self, fts_sidecar: Path, progress: ProgressFn | None = None, cancel: object = None) -> bool:
         """Embed what the (already refreshed) FTS index holds that these vectors lack; forget
         what it no longer holds. Returns False when cancelled (what was done is kept)."""
-        with self.lock, self.file_lock:
-            conn = self._connect()
-            try:
-                return self._refresh(conn, fts_sidecar, progress, cancel)
-            finally:
-                conn.close()
+        with self.lock:
+            seen = (file_stats(self.db_path), _inode(fts_sidecar), _inode(self.sidecar))
+            if seen == self._synced and self.mids:
+                return True  # neither the agent's file nor either sidecar moved since the last look
+            with self.file_lock:
+                conn = self._connect()
+                try:
+                    done = self._refresh(conn, fts_sidecar, progress, cancel)
+                finally:
+                    conn.close()
+            stats = file_stats(self.db_path)
+            # Only a settled file's stats may vouch (a commit can reach -wal before -shm publishes it).
+            self._synced = (stats, _inode(fts_sidecar), _inode(self.sidecar)) if done and settled(stats) else None
+            return done
 
     def _refresh(self, conn: sqlite3.Connection, fts_sidecar: Path, progress: ProgressFn | None,
                  cancel: object) -> bool:
@@ -285,6 +294,13 @@ class VectorIndex:
         with self.lock:
             row = self.row_of.get(mid)
             return None if row is None else self.matrix[row].copy()
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_ino
+    except OSError:
+        return None
 
 
 def _decoded(rows: list[tuple[str, Any]]) -> dict[str, Any]:
