@@ -107,3 +107,11 @@ def test_merge_with_a_chosen_keeper_takes_the_highest_importance(db: Path) -> No
         with pytest.raises(InvalidValue, match="at least two"):
             merge_duplicates(store, ["c1"])
         assert store.get("c2").superseded_by is None  # refused merges change nothing
+
+
+def test_groups_never_chain_unlike_memories() -> None:
+    # a is like b, b is like c, but a is not like c: a chain must not put a and c together.
+    pairs = [(0, 1, 0.9), (1, 2, 0.85)]
+    groups = dup._components(pairs, 3, rank=[0, 1, 2])
+    assert groups == [([0, 1], 0.9)]
+    assert dup._components(pairs, 3, rank=[1, 0, 2]) == [([1, 0, 2], 0.85)]  # b's group: both are like b

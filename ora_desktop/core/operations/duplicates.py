@@ -3,8 +3,10 @@
 * **exact** groups: live memories whose text is equal once case and whitespace are normalized
   (:mod:`ora_desktop.core.sametext`);
 * **near** groups: live memories whose vectors (:mod:`ora_desktop.core.search.vectors`) have a
-  cosine similarity at or above ``threshold``, joined transitively; a group's ``similarity``
-  is its weakest link. Exact copies take part once (their first member).
+  cosine similarity at or above ``threshold`` with the group's leader (its most important
+  member; never joined through chains of intermediate memories); a group's ``similarity`` is
+  the lowest of its members' similarities to the leader. Exact copies take part once (their
+  first member).
 
 Up to :data:`EXACT_PAIRS_LIMIT` memories every pair is compared. Above that, pairs are
 compared inside cells: ``sqrt(2n)`` centroids drawn (seeded) from the vectors, each memory
@@ -102,7 +104,8 @@ def find_duplicates(store: Store, threshold: float = DEFAULT_THRESHOLD, *, near:
         chosen = [row for row, mid in enumerate(mids) if mid is not None and mid in importance and mid not in copies]
         pairs = similar_pairs(matrix[chosen], threshold)
         ids = [mids[row] for row in chosen]
-        for members, weakest in _components(pairs, len(chosen)):
+        rank = sorted(range(len(ids)), key=lambda k: (-importance[ids[k]], k))  # leaders: most important
+        for members, weakest in _components(pairs, len(chosen), rank):
             member_ids = [ids[i] for i in members]
             groups.append(DuplicateGroup("near", weakest, _ranked(member_ids, importance),
                                          max(importance[i] for i in member_ids)))
@@ -174,28 +177,28 @@ def _unique_pairs(found: list[np.ndarray]) -> list[tuple[int, int, float]]:
     return [(int(i), int(j), float(s)) for i, j, s in pairs]
 
 
-def _components(pairs: list[tuple[int, int, float]], n: int) -> list[tuple[list[int], float]]:
-    """Connected groups (union-find) of the pairs, each with its weakest link."""
-    parent = list(range(n))
-
-    def root(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for i, j, _ in pairs:
-        a, b = root(i), root(j)
-        if a != b:
-            parent[max(a, b)] = min(a, b)
-    members: dict[int, list[int]] = {}
-    weakest: dict[int, float] = {}
-    for i, _j, s in pairs:
-        r = root(i)
-        weakest[r] = min(weakest.get(r, 1.0), s)
-    for node in sorted({x for a, b, _ in pairs for x in (a, b)}):
-        members.setdefault(root(node), []).append(node)
-    return [(sorted(m), min(1.0, weakest[r])) for r, m in sorted(members.items())]
+def _components(pairs: list[tuple[int, int, float]], n: int,
+                rank: Sequence[int] | None = None) -> list[tuple[list[int], float]]:
+    """Groups around a leader: taking nodes in ``rank`` order (default: index), each node not
+    yet grouped gathers its ungrouped neighbours. Every member is then itself similar to the
+    leader — no chains of "a is like b, b is like c" joining memories that are not alike.
+    Each group comes with its lowest similarity to the leader."""
+    neighbours: dict[int, list[tuple[int, float]]] = {}
+    for i, j, s in pairs:
+        neighbours.setdefault(i, []).append((j, s))
+        neighbours.setdefault(j, []).append((i, s))
+    taken: set[int] = set()
+    groups: list[tuple[list[int], float]] = []
+    for leader in (rank if rank is not None else range(n)):
+        if leader in taken or leader not in neighbours:
+            continue
+        members = [(j, s) for j, s in neighbours[leader] if j not in taken]
+        if not members:
+            continue
+        taken.add(leader)
+        taken.update(j for j, _ in members)
+        groups.append(([leader, *sorted(j for j, _ in members)], min(1.0, min(s for _, s in members))))
+    return groups
 
 
 # ---------------------------------------------------------------------------------- merging
