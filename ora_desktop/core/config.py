@@ -40,6 +40,9 @@ DEFAULT_SCHEDULE = {
     "decay": "daily", "cleanup": "hourly", "retention": "daily", "promote": "hourly",
     "backup": "daily", "check": "weekly",
 }
+# [embeddings]: which model gives memories their vectors (see core.embeddings).
+EMBEDDING_PROVIDERS = ("wordllama", "http", "fastembed")
+EMBEDDING_KEYS = ("provider", "model", "url", "api_key", "key_env", "dimensions")
 # Consolidation rewrites memories into summaries: only when the user schedules it.
 JOB_NAMES += ("consolidate",)
 DEFAULT_SCHEDULE["consolidate"] = "off"
@@ -216,7 +219,7 @@ class Config:
     # ------------------------------------------------------------------ reporting
     def validate(self) -> None:
         """Parse every value once so a bad one is reported at load time, naming file and key."""
-        known = {"schedule", "backup", "retention", "daemon", "sites"}
+        known = {"schedule", "backup", "retention", "daemon", "sites", "embeddings"}
         unknown = sorted(set(self.data) - known)
         if unknown:
             raise ConfigError(f"{self.path}: unknown table(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
@@ -224,7 +227,11 @@ class Config:
             if job not in DEFAULT_SCHEDULE:
                 raise ConfigError(f"{self._source('schedule')}: unknown job {job!r} (jobs: {', '.join(JOB_NAMES)})")
         tables = {("backup",): {"dir", *DEFAULT_BACKUP}, ("retention",): set(RETENTION_KEYS),
-                  ("daemon",): set(DEFAULT_DAEMON)}
+                  ("daemon",): set(DEFAULT_DAEMON), ("embeddings",): set(EMBEDDING_KEYS)}
+        provider = self._table("embeddings").get("provider", "wordllama")
+        if provider not in EMBEDDING_PROVIDERS:
+            raise ConfigError(f"{self._source('embeddings')}: provider {provider!r} is not one of "
+                              f"{', '.join(EMBEDDING_PROVIDERS)}")
         for site in self.site_slugs():
             extra = set(self._table("sites", site)) - {"schedule", "retention"}
             if extra:

@@ -122,3 +122,28 @@ def test_config_names_an_unknown_provider() -> None:
         provider_from_config({"provider": "bogus"})
     with pytest.raises(EmbeddingError, match="needs url and model"):
         provider_from_config({"provider": "http"})
+
+
+def test_config_chooses_the_http_provider_for_the_vectors(endpoint: str, isolated_dirs: Path, ora_home: Path) -> None:
+    from ora_desktop.core.config import config_path
+    from ora_desktop.core.search.semantic import ensure_vectors
+    from tests.unit.search_support import make_file
+
+    config_path().parent.mkdir(parents=True, exist_ok=True)
+    config_path().write_text(f'[embeddings]\nprovider = "http"\nurl = "{endpoint}"\nmodel = "tiny"\n')
+    db = make_file(ora_home / "sites" / "s" / "ora.site.db", [{"id": "a", "content": "hello"}])
+    index = ensure_vectors(db)
+    assert (index.provider.name, index.provider.model) == ("http", "tiny")
+    assert _Endpoint.seen and _Endpoint.seen[0]["body"]["input"] == ["hello"]
+
+
+def test_config_with_an_unknown_provider_is_refused(isolated_dirs: Path) -> None:
+    from ora_desktop.core.config import Config, ConfigError, config_path
+
+    config_path().parent.mkdir(parents=True, exist_ok=True)
+    config_path().write_text('[embeddings]\nprovider = "magic"\n')
+    with pytest.raises(ConfigError, match="provider 'magic' is not one of"):
+        Config.load()
+    config_path().write_text('[embeddings]\nurl_typo = "x"\n')
+    with pytest.raises(ConfigError, match="unknown setting"):
+        Config.load()

@@ -10,9 +10,16 @@
 """
 
 from .base import EmbeddingError, Provider, normalize
-from .providers import FastEmbedProvider, HttpProvider, WordLlamaProvider, default_provider, provider_from_config
+from .providers import (
+    FastEmbedProvider,
+    HttpProvider,
+    WordLlamaProvider,
+    configured_provider,
+    default_provider,
+    provider_from_config,
+)
 
 __all__ = [
     "EmbeddingError", "FastEmbedProvider", "HttpProvider", "Provider", "WordLlamaProvider",
-    "default_provider", "normalize", "provider_from_config",
+    "configured_provider", "default_provider", "normalize", "provider_from_config",
 ]

@@ -196,3 +196,26 @@ def provider_from_config(table: dict[str, Any] | None) -> Provider:
     if kind == "fastembed":
         return FastEmbedProvider(str(table.get("model", "BAAI/bge-small-en-v1.5")))
     raise EmbeddingError(f"[embeddings] provider {kind!r} is not one of wordllama, http, fastembed")
+
+
+_configured: tuple[tuple, Provider] | None = None
+
+
+def configured_provider() -> Provider:
+    """The provider the user's config asks for (``[embeddings]``), the bundled model by default.
+    Re-read only when the config file changes."""
+    global _configured
+    from ..config import Config, config_path
+
+    path = config_path()
+    try:
+        st = path.stat()
+        key: tuple = (str(path), st.st_mtime_ns, st.st_size)
+    except OSError:
+        key = (str(path), None, None)
+    if _configured is not None and _configured[0] == key:
+        return _configured[1]
+    table = Config.load(path)._table("embeddings") if key[1] is not None else {}
+    provider = provider_from_config(table)
+    _configured = (key, provider)
+    return provider

@@ -34,7 +34,7 @@ import filelock
 import numpy as np
 
 from .. import paths
-from ..embeddings import Provider, default_provider
+from ..embeddings import Provider, configured_provider, default_provider
 from .sidecar import _is_cancelled, connect_sidecar, file_stats, settled
 
 ProgressFn = Callable[[int, int], None]
@@ -328,7 +328,7 @@ _registry_lock = threading.Lock()
 
 def get_vectors(db_path: str | Path, provider: Provider | None = None) -> VectorIndex:
     """The process-wide :class:`VectorIndex` of a file for a provider (default: the bundled model)."""
-    provider = provider or default_provider()
+    provider = provider or configured_provider()
     resolved = str(Path(db_path).expanduser().resolve())
     key = (resolved, str(paths.cache_dir()), provider.name, provider.model)
     with _registry_lock:
