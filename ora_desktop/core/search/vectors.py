@@ -35,7 +35,7 @@ import numpy as np
 
 from .. import paths
 from ..embeddings import Provider, configured_provider, default_provider
-from .sidecar import _is_cancelled, connect_sidecar, file_stats, settled
+from .sidecar import _is_cancelled, _text, connect_sidecar, file_stats, settled
 
 ProgressFn = Callable[[int, int], None]
 VEC_VERSION = 1
@@ -312,14 +312,6 @@ def _decoded(rows: list[tuple[str, Any]]) -> dict[str, Any]:
         except (TypeError, ValueError):
             out[key] = value
     return out
-
-
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return value if isinstance(value, str) else str(value)
 
 
 _registry: dict[tuple[str, str, str, str], VectorIndex] = {}
