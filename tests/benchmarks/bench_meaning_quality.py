@@ -21,6 +21,8 @@ from ora_desktop.core import open_store
 from ora_desktop.core.demo import write_agent
 from ora_desktop.core.embeddings import default_provider
 from ora_desktop.core.operations.duplicates import DEFAULT_THRESHOLD, find_duplicates
+from ora_desktop.core.search import drop_index
+from ora_desktop.core.search.vectors import drop_vectors
 
 from .meaning_data import HARD_NEGATIVES, LABELLED
 
@@ -61,6 +63,8 @@ def run(memories: int) -> None:  # noqa: ARG001 (the labelled set has its own si
             print(f"hybrid/lexical paraphrase recall@5: {ratio:.1f}x (target >= 3x); keyword: hybrid "
                   f"{hyb[2]:.2f} vs lexical {lex[2]:.2f} (target: not below)")
             _threshold(store)
+        drop_vectors(path)  # the sidecars of a temporary file: leave no litter in the cache
+        drop_index(path)
 
 
 def _threshold(store) -> None:

@@ -152,6 +152,7 @@ class VectorIndex:
             if gone:
                 self._forget(conn, gone)
             total = len(stale)
+            self._reserve(len(self.mids) + total)  # one allocation, not a copy per growth step
             if progress:
                 progress(0, total)
             for start in range(0, total, BATCH):
@@ -209,6 +210,15 @@ class VectorIndex:
             self.mids[row] = mid
             self.row_of[mid] = row
         self._generation = generation
+
+    def _reserve(self, rows: int) -> None:
+        """Room for ``rows`` vectors in the matrix (when the dimensions are known)."""
+        dims = self.matrix.shape[1] or self.provider.dimensions
+        if dims and rows > self.matrix.shape[0]:
+            grown = np.zeros((rows, dims), dtype=np.float32)
+            if self.matrix.shape[1] == dims:
+                grown[:self.matrix.shape[0]] = self.matrix
+            self.matrix = grown
 
     def _grow(self, rows: int) -> None:
         if rows > len(self.mids):
