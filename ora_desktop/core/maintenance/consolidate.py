@@ -4,13 +4,14 @@ clusters and their summaries; nothing is ever deleted."""
 
 from __future__ import annotations
 
-from ..operations.consolidate import consolidate
 from ..store import open_store
 from .context import JobContext, Outcome, summary
 
 
 def run(ctx: JobContext) -> Outcome:
     """Consolidate one file (or, on a dry run, say what would be consolidated)."""
+    from ..operations.consolidate import consolidate  # numpy and the model: only when this job runs
+
     ctx.step(0, 1)
     with open_store(ctx.path, readonly=ctx.dry_run) as store:
         result = consolidate(store, dry_run=ctx.dry_run, cancel=ctx.cancel, now=ctx.clock,

@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from .. import timestamps
 from ..records import Change, Memory
 from .duplicates import _components, similar_pairs
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ..embeddings import Provider
     from ..store import Store
 
@@ -59,6 +59,8 @@ def find_clusters(store: Store, *, min_age_days: float = 30, max_health: float =
                   threshold: float = TOPIC_THRESHOLD, provider: Provider | None = None,
                   cancel: object = None, now: datetime | None = None) -> tuple[list[Cluster], int]:
     """(clusters with their extractive summaries, how many memories were candidates)."""
+    import numpy as np
+
     from ..search.semantic import ensure_vectors
 
     cutoff = timestamps.to_sql((now or timestamps.now()) - timedelta(days=float(min_age_days)))
@@ -90,6 +92,8 @@ def find_clusters(store: Store, *, min_age_days: float = 30, max_health: float =
 def extractive_summary(memories: Sequence[Memory], centre: np.ndarray, provider: Provider,
                        sentences: int = SUMMARY_SENTENCES) -> str:
     """The members' sentences nearest ``centre`` (no two near-identical), in member order."""
+    import numpy as np
+
     found: list[tuple[int, int, str]] = []  # (member index, sentence index, text)
     for i, memory in enumerate(memories):
         for j, part in enumerate(p.strip() for p in _SENTENCE.split(memory.content)):

@@ -29,13 +29,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from ..errors import InvalidValue, NotFound
 from ..records import Change, Memory
 from ..sametext import normalized
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ..embeddings import Provider
     from ..store import Store
 
@@ -119,6 +119,8 @@ def _ranked(ids: Sequence[str], importance: dict[str, int]) -> tuple[str, ...]:
 
 def similar_pairs(matrix: np.ndarray, threshold: float) -> list[tuple[int, int, float]]:
     """(i, j, cosine) with i < j for rows of unit ``matrix`` at or above ``threshold``."""
+    import numpy as np  # here, not at import: the CLI starts without it
+
     n = len(matrix)
     if n < 2:
         return []
@@ -154,6 +156,8 @@ def _pairs_within(matrix: np.ndarray, rows: np.ndarray, cols: np.ndarray, thresh
                   found: list[np.ndarray] | None = None) -> list[np.ndarray]:
     """Pairs of ``rows`` x ``cols`` (matrix row numbers) at or above ``threshold``, appended to
     ``found`` as ``(k, 3)`` float64 arrays of (i, j, cosine) with i < j."""
+    import numpy as np
+
     found = [] if found is None else found
     right = matrix[cols]
     for start in range(0, len(rows), BLOCK):
@@ -169,6 +173,8 @@ def _pairs_within(matrix: np.ndarray, rows: np.ndarray, cols: np.ndarray, thresh
 
 
 def _unique_pairs(found: list[np.ndarray]) -> list[tuple[int, int, float]]:
+    import numpy as np
+
     if not found:
         return []
     pairs = np.concatenate(found)

@@ -25,12 +25,9 @@ import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ..connection import translate
-from ..embeddings import Provider
 from ..errors import OraError
 from ..records import row_to_memory
 from ..schema import MEMORY_COLUMNS, sniff_file
@@ -43,7 +40,12 @@ from .index import get_index
 from .query import ParsedQuery, parse_query
 from .results import Hit, SearchResult
 from .sidecar import fts5_available
-from .vectors import VectorIndex, get_vectors
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..embeddings import Provider
+    from .vectors import VectorIndex
 
 ProgressFn = Callable[[int, int], None]
 MODES = ("lexical", "semantic", "hybrid")
@@ -60,7 +62,9 @@ class VectorsUnavailable(OraError):
 
 
 def has_vectors(target: Any, provider: Provider | None = None) -> bool:
-    """Whether vectors made by ``provider`` (default: the bundled model) exist for this file."""
+    """Whether vectors made by ``provider`` (default: the configured model) exist for this file."""
+    from .vectors import get_vectors
+
     return get_vectors(path_of(target), provider).exists()
 
 
@@ -82,6 +86,8 @@ def ensure_vectors(target: Any, progress: ProgressFn | None = None, cancel: obje
         state = ensure_index(path, cancel=cancel)
         if not state.built:
             raise VectorsUnavailable(f"{path}: the search index is not built ({state.reason})")
+    from .vectors import get_vectors
+
     vectors = get_vectors(path, provider)
     try:
         done = vectors.refresh(index.sidecar, progress, cancel)
@@ -183,6 +189,8 @@ def _semantic_ids(path: Path, vectors: VectorIndex, parsed: ParsedQuery, text: s
 
 def _top(scores: np.ndarray, k: int) -> np.ndarray:
     """Indices of the ``k`` highest scores, highest first."""
+    import numpy as np
+
     k = min(k, len(scores))
     if k <= 0:
         return np.zeros(0, dtype=np.int64)
