@@ -5,7 +5,7 @@ it loses nothing) holds:
 
 * ``vecs(row, mid, ver, len, v)`` — one unit vector per memory, keyed by memory ``id``
   (``mid``); ``ver`` and ``len`` are the ``updated_at`` and text length it was embedded from,
-  ``row`` its row in the in-memory matrix; ``v`` the float32 vector bytes;
+  ``row`` its row in the in-memory matrix; ``v`` the vector as float16 bytes;
 * ``meta`` — the provider, model and dimensions (another model re-embeds everything), the
   FTS index state the vectors match, and a ``generation`` bumped by every write.
 
@@ -38,7 +38,9 @@ from ..embeddings import Provider, configured_provider, default_provider
 from .sidecar import _is_cancelled, _text, connect_sidecar, file_stats, settled
 
 ProgressFn = Callable[[int, int], None]
-VEC_VERSION = 1
+VEC_VERSION = 2
+#: On disk a vector is float16 (half the file; cosine changes by < 0.001); in memory float32.
+DISK_DTYPE = np.float16
 BATCH = 5000
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value);
@@ -178,7 +180,8 @@ class VectorIndex:
 
     def _store(self, conn: sqlite3.Connection, items: list[tuple[str, Any, int]], vectors: np.ndarray) -> None:
         """Write vectors of (mid, ver, len) items, in the file and in memory (one transaction)."""
-        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        # Rounded as stored, so a search answers the same before and after a reload.
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32).astype(DISK_DTYPE).astype(np.float32)
         if self.matrix.shape[1] != vectors.shape[1]:
             self.matrix = np.zeros((0, vectors.shape[1]), dtype=np.float32)
             self.mids, self.row_of = [], {}
@@ -198,7 +201,7 @@ class VectorIndex:
         try:
             conn.executemany(
                 "INSERT OR REPLACE INTO vecs(row, mid, ver, len, v) VALUES (?, ?, ?, ?, ?)",
-                [(row, mid, None if ver is None else str(ver), length, vectors[i].tobytes())
+                [(row, mid, None if ver is None else str(ver), length, vectors[i].astype(DISK_DTYPE).tobytes())
                  for i, (row, (mid, ver, length)) in enumerate(zip(rows, items, strict=True))])
             generation = self._bump(conn)
             conn.execute("COMMIT")
@@ -245,14 +248,14 @@ class VectorIndex:
         count = conn.execute("SELECT coalesce(max(row) + 1, 0) FROM vecs").fetchone()[0]
         first = conn.execute("SELECT length(v) FROM vecs LIMIT 1").fetchone()
         if first:
-            dims = first[0] // 4
+            dims = first[0] // np.dtype(DISK_DTYPE).itemsize
         self.matrix = np.zeros((count, dims), dtype=np.float32)
         self.mids = [None] * count
         self.row_of = {}
         cursor = conn.execute("SELECT row, mid, v FROM vecs ORDER BY row")
         while batch := cursor.fetchmany(50000):
             rows = np.fromiter((r[0] for r in batch), dtype=np.int64, count=len(batch))
-            self.matrix[rows] = np.frombuffer(b"".join(r[2] for r in batch), dtype=np.float32).reshape(-1, dims)
+            self.matrix[rows] = np.frombuffer(b"".join(r[2] for r in batch), dtype=DISK_DTYPE).reshape(-1, dims)
             for row, mid, _ in batch:
                 self.mids[row] = mid
                 self.row_of[mid] = row
