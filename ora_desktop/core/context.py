@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 
 Tokenizer = Callable[[str], int]
 DEFAULT_SHARES = {"important": 0.25, "relevant": 0.55, "recent": 0.20}
+#: context() embeds a file without vectors itself up to this size (seconds); larger files need
+#: ``ora-desktop embed`` (or a search by meaning) first, so an agent's call never waits minutes.
+BUILD_VECTORS_UP_TO = 20_000
 
 
 _STOP_TEXT = """
@@ -311,10 +314,15 @@ def _relevant(store: Store, query: str, limit: int, hops: int, usable: Callable[
 def _by_meaning(store: Store, parsed: ParsedQuery, limit: int, usable: Callable[[Memory], bool],
                 found: dict[str, tuple[Memory, str]], notes: list[str]) -> list[tuple[str, float]]:
     """(id, score) of the memories nearest ``parsed`` in meaning, best first (the vectors are
-    built or refreshed first); empty, with a note, where search by meaning is unavailable."""
-    from .search.semantic import search_by_meaning
+    refreshed first, or built when the file is small); empty, with a note, where search by
+    meaning is unavailable."""
+    from .search.semantic import has_vectors, search_by_meaning
 
     try:
+        if not has_vectors(store) and store.count() > BUILD_VECTORS_UP_TO:
+            notes.append(f"relevant memories by keyword only: no vectors for these {BUILD_VECTORS_UP_TO:,}+ "
+                         "memories yet ('ora-desktop embed' builds them)")
+            return []
         result = search_by_meaning(store, parsed, limit, mode="semantic")
     except OraError as exc:
         notes.append(f"relevant memories by keyword only: {exc}")

@@ -243,7 +243,10 @@ def _hits(path: Path, parsed: ParsedQuery, ranked: list[tuple[str, float, str]],
 def choose_mode(target: Any, mode: str | None, provider: Provider | None = None) -> str:
     """``mode`` checked; ``None`` means hybrid when vectors exist, else lexical."""
     if mode is None:
-        return "hybrid" if fts5_available() and has_vectors(target, provider) else "lexical"
+        try:
+            return "hybrid" if fts5_available() and has_vectors(target, provider) else "lexical"
+        except OraError:  # e.g. a config naming a provider that cannot load: words still work
+            return "lexical"
     if mode not in MODES:
         raise OraError(f"search mode {mode!r} is not one of {', '.join(MODES)}")
     return mode
