@@ -115,3 +115,15 @@ def test_groups_never_chain_unlike_memories() -> None:
     groups = dup._components(pairs, 3, rank=[0, 1, 2])
     assert groups == [([0, 1], 0.9)]
     assert dup._components(pairs, 3, rank=[1, 0, 2]) == [([1, 0, 2], 0.85)]  # b's group: both are like b
+
+
+def test_a_large_family_of_alike_memories_stays_bounded() -> None:
+    rng = np.random.default_rng(3)
+    base = rng.normal(size=32).astype(np.float32)
+    family = base + rng.normal(scale=0.01, size=(40, 32)).astype(np.float32)  # 40 near-identical texts
+    family /= np.linalg.norm(family, axis=1, keepdims=True)
+    pairs = similar_pairs(family, 0.9)
+    assert len(pairs) <= 40 * dup.NEIGHBOURS  # each keeps its nearest few, not all 780 pairs
+    groups = dup._components(pairs, 40)
+    assert all(len(members) <= dup.NEIGHBOURS + 1 for members, _ in groups)
+    assert sum(len(members) for members, _ in groups) >= 30  # yet most of the family is grouped

@@ -42,6 +42,10 @@ if TYPE_CHECKING:
 ProgressFn = Callable[[int, int], None]
 DEFAULT_THRESHOLD = 0.80
 EXACT_PAIRS_LIMIT = 6000
+#: Each memory is compared with its this-many nearest memories (per cell searched): a file of
+#: templated memories where thousands are alike must not hold millions of pairs. A leader's group
+#: can therefore hold at most NEIGHBOURS + 1 members; the rest of a large family forms further groups.
+NEIGHBOURS = 8
 BLOCK = 2048
 
 
@@ -163,8 +167,14 @@ def _pairs_within(matrix: np.ndarray, rows: np.ndarray, cols: np.ndarray, thresh
     for start in range(0, len(rows), BLOCK):
         left_rows = rows[start:start + BLOCK]
         scores = matrix[left_rows] @ right.T
+        k = NEIGHBOURS + 1  # + itself
+        if scores.shape[1] > k:  # each memory's nearest few only: memory stays O(n), not O(n^2)
+            top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+            scores = np.take_along_axis(scores, top, axis=1)
+        else:
+            top = np.broadcast_to(np.arange(scores.shape[1]), scores.shape)
         a, b = np.nonzero(scores >= threshold)
-        i, j = left_rows[a], cols[b]
+        i, j = left_rows[a], cols[top[a, b]]
         keep = i != j
         if keep.any():
             i, j, s = i[keep], j[keep], scores[a[keep], b[keep]]
@@ -198,7 +208,7 @@ def _components(pairs: list[tuple[int, int, float]], n: int,
     for leader in (rank if rank is not None else range(n)):
         if leader in taken or leader not in neighbours:
             continue
-        members = [(j, s) for j, s in neighbours[leader] if j not in taken]
+        members = sorted(((j, s) for j, s in neighbours[leader] if j not in taken), key=lambda m: -m[1])[:NEIGHBOURS]
         if not members:
             continue
         taken.add(leader)
