@@ -13,6 +13,7 @@ Makefile, or any display), selects an agent and saves PNGs of the main views int
     06-restore.png      the restore confirmation
     07-charts.png       charts for the whole home
     08-task.png         a spawned task agent's task, input and output
+    09-duplicates.png   groups of duplicate memories, members side by side, ready to merge
 
 Options: ``--out DIR`` (default ``screenshots``), ``--memories N`` (default 3000), ``--dark``.
 Views that are not in the window yet are reported and skipped, never faked.
@@ -37,7 +38,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--out", default="screenshots", help="folder for the PNGs (default: screenshots)")
     parser.add_argument("--memories", type=int, default=3000, help="demo memories in total (default 3000)")
     parser.add_argument("--dark", action="store_true", help="force the dark palette")
-    parser.add_argument("--views", default="memories,search,jobs,backups,charts,task",
+    parser.add_argument("--views", default="memories,search,jobs,backups,charts,task,duplicates",
                         help="which views to shoot, comma-separated (default: all)")
     return parser.parse_args(argv)
 
@@ -230,6 +231,17 @@ async def task(s: Session, view) -> None:
     s.shooter.save("08-task")
 
 
+async def duplicates(s: Session, view) -> None:
+    """Groups of exact and near duplicates, the first group's members side by side."""
+    s.select(s.ora)
+    view.find_button.click()
+    await until(lambda: view.group_list.count() > 0, timeout=120)
+    pairs = [i for i, g in enumerate(view.groups) if g.kind == "near" and len(g.ids) == 2 and g.similarity >= 0.85]
+    view.group_list.setCurrentRow(pairs[0] if pairs else 0)  # a pair of restatements, side by side
+    await settle(1.0)
+    s.shooter.save("09-duplicates")
+
+
 #: (--views key, first PNG name, widget class to find in the window, section).
 SECTIONS = (
     ("memories", "01-memories", "MemoryTable", memories),
@@ -238,6 +250,7 @@ SECTIONS = (
     ("backups", "05-backups", "BackupsView", backups),
     ("charts", "07-charts", "ChartsView", charts),
     ("task", "08-task", "TaskView", task),
+    ("duplicates", "09-duplicates", "DuplicatesView", duplicates),
 )
 
 

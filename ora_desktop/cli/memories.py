@@ -42,6 +42,8 @@ def register(sub: Any) -> None:
     _add_field_options(p, adding=True)
     p.add_argument("--id", help="use this id (default: a new unique id)")
     p.add_argument("--create", action="store_true", help="create the agent file (seed schema) if it is missing")
+    p.add_argument("--allow-duplicate", action="store_true",
+                   help="add even when a live memory holds the same text (default: refuse and name it)")
 
     p = command(sub, "edit", edits.cmd_edit, "change fields of a memory (sync status goes back to pending)",
                 "Edit a memory. updated_at becomes now and sync_status pending (unless local_only), "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..core import NotFound, OraError, Store, create_database
+from ..core import Duplicate, NotFound, OraError, Store, create_database
 from ..core.operations.agent_memory import require_ids
 from .common import describe, emit_json, open_target, quote_path, table, target_path, text_arg
 
@@ -48,7 +48,11 @@ def cmd_add(args: argparse.Namespace) -> int:
             raise OraError(f"{path}: no such file (add --create to start a new agent file there)")
         create_database(path)
     with open_target(args) as store:
-        memory = store.add(text_arg(args.content), args.type, args.importance, id=args.id, **_fields(args, True))
+        try:
+            memory = store.add(text_arg(args.content), args.type, args.importance, id=args.id,
+                               on_duplicate="add" if args.allow_duplicate else "error", **_fields(args, True))
+        except Duplicate as exc:
+            raise OraError(f"{exc} (--allow-duplicate adds it anyway)") from None
     if args.json:
         emit_json(memory)
     else:

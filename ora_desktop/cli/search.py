@@ -14,8 +14,10 @@ from typing import Any
 from ..core import OraError, open_store
 from ..core.search import ensure_index, search, search_many
 from ..core.search.results import Hit, SearchResult
+from ..core.search.semantic import MODES, choose_mode, search_by_meaning
 from . import common
 from .common import command, emit_json, home_of, table, target_path
+from .meaning import Progress as MeaningProgress
 
 QUERY_HELP = ('words (stemmed), prefix*, "exact phrase", -excluded, a OR b, and filters such as '
               "type:fact importance:>=7 health:<0.3 sync:pending tag:error=TypeError site:S agent:A "
@@ -33,6 +35,8 @@ def register(sub: Any) -> None:
     common.add_target(p, all_option=True)
     p.add_argument("query", help="what to look for (quote it in the shell)")
     p.add_argument("--limit", type=_positive, default=20, help="at most this many hits (default 20)")
+    p.add_argument("--mode", choices=MODES, help="lexical (words), semantic (meaning) or hybrid (both, fused); "
+                   "default hybrid once the file's vectors exist ('ora-desktop embed'), else lexical")
 
     p = command(sub, "context", cmd_context, "assemble an agent's context for a query within a token budget",
                 "Print the important, relevant (keyword hits and their related memories) and recent "
@@ -88,8 +92,18 @@ class _Progress:
 def cmd_search(args: argparse.Namespace) -> int:
     if _single(args):
         path = target_path(args)
-        result = search(path, args.query, args.limit, progress=_Progress(path))
+        mode = choose_mode(path, args.mode)
+        if mode == "lexical":
+            result = search(path, args.query, args.limit, progress=_Progress(path))
+            if args.mode is None and not args.json:
+                print("note: lexical search (no vectors yet: 'ora-desktop embed' or --mode hybrid builds them)",
+                      file=sys.stderr)
+        else:
+            ensure_index(path, progress=_Progress(path))
+            result = search_by_meaning(path, args.query, args.limit, mode=mode, progress=MeaningProgress(path))
     else:
+        if args.mode not in (None, "lexical"):
+            raise OraError(f"--mode {args.mode} searches one file: give --db, or --site and --agent")
         files = _files(args)
         if not files:
             raise OraError(f"no agent files found under {home_of(args).sites_dir}")

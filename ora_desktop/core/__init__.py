@@ -49,3 +49,7 @@ __all__ += [
     "ParsedQuery", "PruneResult", "Recall", "SearchResult", "build_context", "ensure_index",
     "index_state", "parse_query", "search_many", "tag_facets",
 ]
+# Find by meaning (issue 15): duplicates and the refused add.
+from .errors import Duplicate  # noqa: E402
+
+__all__ += ["Duplicate"]

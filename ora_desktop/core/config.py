@@ -33,14 +33,18 @@ from typing import Any
 from . import paths
 from .errors import OraError
 
-JOB_NAMES = ("decay", "cleanup", "retention", "promote", "backup", "check", "sync")
+JOB_NAMES = ("decay", "cleanup", "retention", "promote", "backup", "check", "sync", "consolidate")
 NAMED_INTERVALS = {"hourly": 3600, "daily": 86400, "weekly": 7 * 86400}
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 DEFAULT_SCHEDULE = {
     "decay": "daily", "cleanup": "hourly", "retention": "daily", "promote": "hourly",
     "backup": "daily", "check": "weekly",
     "sync": "15m",  # only where a [sync] url is set (see core/sync/settings.py)
+    "consolidate": "off",  # rewrites memories into summaries: only when the user schedules it
 }
+# [embeddings]: which model gives memories their vectors (see core.embeddings).
+EMBEDDING_PROVIDERS = ("wordllama", "http", "fastembed")
+EMBEDDING_KEYS = ("provider", "model", "url", "api_key", "key_env", "dimensions")
 DEFAULT_BACKUP = {"keep_last": 7, "keep_daily": 7, "keep_weekly": 4}
 DEFAULT_DAEMON = {"rescan": "1m"}
 RETENTION_KEYS = ("max_age_days", "max_memories")  # RetentionPolicy field order
@@ -218,7 +222,7 @@ class Config:
     # ------------------------------------------------------------------ reporting
     def validate(self) -> None:
         """Parse every value once so a bad one is reported at load time, naming file and key."""
-        known = {"schedule", "backup", "retention", "daemon", "sites", "sync"}
+        known = {"schedule", "backup", "retention", "daemon", "sites", "sync", "embeddings"}
         unknown = sorted(set(self.data) - known)
         if unknown:
             raise ConfigError(f"{self.path}: unknown table(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
@@ -226,7 +230,11 @@ class Config:
             if job not in DEFAULT_SCHEDULE:
                 raise ConfigError(f"{self._source('schedule')}: unknown job {job!r} (jobs: {', '.join(JOB_NAMES)})")
         tables = {("backup",): {"dir", *DEFAULT_BACKUP}, ("retention",): set(RETENTION_KEYS),
-                  ("daemon",): set(DEFAULT_DAEMON)}
+                  ("daemon",): set(DEFAULT_DAEMON), ("embeddings",): set(EMBEDDING_KEYS)}
+        provider = self._table("embeddings").get("provider", "wordllama")
+        if provider not in EMBEDDING_PROVIDERS:
+            raise ConfigError(f"{self._source('embeddings')}: provider {provider!r} is not one of "
+                              f"{', '.join(EMBEDDING_PROVIDERS)}")
         for site in self.site_slugs():
             extra = set(self._table("sites", site)) - {"schedule", "retention", "sync"}
             if extra:

@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 
 Tokenizer = Callable[[str], int]
 DEFAULT_SHARES = {"important": 0.25, "relevant": 0.55, "recent": 0.20}
+#: context() embeds a file without vectors itself up to this size (seconds); larger files need
+#: ``ora-desktop embed`` (or a search by meaning) first, so an agent's call never waits minutes.
+BUILD_VECTORS_UP_TO = 20_000
 
 
 _STOP_TEXT = """
@@ -68,7 +71,7 @@ class ContextItem:
     memory: Memory
     text: str
     tokens: int
-    reason: str  # important | keyword | neighbor | recent
+    reason: str  # important | keyword | meaning | neighbor | recent
     score: float = 0.0
     truncated: bool = False
 
@@ -258,7 +261,7 @@ def recall_queries(query: str) -> tuple[ParsedQuery, ParsedQuery | None]:
 
 def _relevant(store: Store, query: str, limit: int, hops: int, usable: Callable[[Memory], bool],
               notes: list[str]) -> list[tuple[Memory, str, float]]:
-    """Keyword hits and their related_to neighbours (newest of each chain), fused by RRF."""
+    """Keyword and meaning hits (hybrid) and their related_to neighbours (newest of each chain), fused by RRF."""
     from .search import search
     from .search.ranking import fused_order
 
@@ -279,6 +282,16 @@ def _relevant(store: Store, query: str, limit: int, hops: int, usable: Callable[
         if usable(hit.memory):
             found[hit.memory.id] = (hit.memory, "keyword")
             keyword.append(hit.memory.id)
+    # Hybrid retrieval: memories near the query in meaning, fused with the keyword hits (exact
+    # matches first, then weighted RRF: the rule of search's hybrid mode).
+    meaning = _by_meaning(store, strict, limit, usable, found, notes)
+    exact: list[str] = []
+    if meaning:
+        from .search.semantic import exact_matches, fuse
+
+        lexical = [h for h in hits if h.memory.id in found]
+        keyword = [key for key, _, _ in fuse(lexical, meaning, strict)]
+        exact = exact_matches(lexical, strict)
     neighbours: list[str] = []
     if hops > 0:
         for memory_id in keyword:
@@ -293,4 +306,30 @@ def _relevant(store: Store, query: str, limit: int, hops: int, usable: Callable[
                     continue
                 found.setdefault(memory.id, (memory, "neighbor"))
                 neighbours.append(memory.id)
-    return [(found[key][0], found[key][1], score) for key, score in fused_order([keyword, neighbours])]
+    fused = fused_order([keyword, neighbours])
+    fused = [item for item in fused if item[0] in exact] + [item for item in fused if item[0] not in exact]
+    return [(found[key][0], found[key][1], score) for key, score in fused]
+
+
+def _by_meaning(store: Store, parsed: ParsedQuery, limit: int, usable: Callable[[Memory], bool],
+                found: dict[str, tuple[Memory, str]], notes: list[str]) -> list[tuple[str, float]]:
+    """(id, score) of the memories nearest ``parsed`` in meaning, best first (the vectors are
+    refreshed first, or built when the file is small); empty, with a note, where search by
+    meaning is unavailable."""
+    from .search.semantic import has_vectors, search_by_meaning
+
+    try:
+        if not has_vectors(store) and store.count() > BUILD_VECTORS_UP_TO:
+            notes.append(f"relevant memories by keyword only: no vectors for these {BUILD_VECTORS_UP_TO:,}+ "
+                         "memories yet ('ora-desktop embed' builds them)")
+            return []
+        result = search_by_meaning(store, parsed, limit, mode="semantic")
+    except OraError as exc:
+        notes.append(f"relevant memories by keyword only: {exc}")
+        return []
+    out: list[tuple[str, float]] = []
+    for hit in result.hits:
+        if usable(hit.memory):
+            found.setdefault(hit.memory.id, (hit.memory, "meaning"))
+            out.append((hit.memory.id, hit.score))
+    return out

@@ -68,3 +68,11 @@ class Conflict(OraError):
     def __init__(self, memory_id: str, message: str) -> None:
         self.memory_id = memory_id
         super().__init__(message)
+
+
+class Duplicate(OraError):
+    """An add refused because a live memory already holds the same text (``existing_id``)."""
+
+    def __init__(self, existing_id: str, message: str) -> None:
+        super().__init__(message)
+        self.existing_id = existing_id

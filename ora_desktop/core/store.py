@@ -395,11 +395,23 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
             for r in rows
         ]
 
-    def search(self, query: Any, limit: int = 50, **kw: Any) -> Any:
-        """Full-text search of this file (see :func:`ora_desktop.core.search.search`)."""
-        from .search import search
+    def search(self, query: Any, limit: int = 50, *, mode: str | None = None, **kw: Any) -> Any:
+        """Search this file: ``mode`` ``"lexical"`` (:func:`ora_desktop.core.search.search`),
+        ``"semantic"`` or ``"hybrid"`` (:mod:`ora_desktop.core.search.semantic`); by default
+        hybrid once vectors exist, else lexical."""
+        from .search.semantic import choose_mode, search_by_meaning
 
-        return search(self, query, limit, **kw)
+        if choose_mode(self, mode) == "lexical":
+            from .search import search
+
+            return search(self, query, limit, **kw)
+        return search_by_meaning(self, query, limit, mode=choose_mode(self, mode), **kw)
+
+    def duplicates(self, threshold: float | None = None, **kw: Any) -> Any:
+        """Exact and near duplicate groups (see :mod:`ora_desktop.core.operations.duplicates`)."""
+        from .operations.duplicates import DEFAULT_THRESHOLD, find_duplicates
+
+        return find_duplicates(self, DEFAULT_THRESHOLD if threshold is None else threshold, **kw)
 
     def context(self, query: str, token_budget: int = 2000, **kw: Any) -> Any:
         """Context for an agent's turn within a token budget (see :mod:`ora_desktop.core.context`)."""

@@ -10,8 +10,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import timestamps
-from .errors import Conflict, InvalidValue, NotFound
+from .errors import Conflict, Duplicate, InvalidValue, NotFound
 from .records import Change, Memory
+from .sametext import identical_live
 from .schema import MEMORY_COLUMNS
 from .validation import check_content, check_id, check_importance, check_type, clean_fields
 
@@ -34,10 +35,23 @@ class WritesMixin:
     """Methods of :class:`~ora_desktop.core.store.Store` that change memories."""
 
     def add(self: Store, content: str, type: str = "fact", importance: int = 5, *, id: str | None = None,
-            **fields: Any) -> Memory:
-        """Store a new memory (the seed's insert); returns it as stored."""
+            on_duplicate: str = "add", **fields: Any) -> Memory:
+        """Store a new memory (the seed's insert); returns it as stored.
+
+        ``on_duplicate`` says what to do when a live memory already holds the same text (case
+        and whitespace aside, :mod:`.sametext`): ``"add"`` (default) adds anyway, ``"skip"``
+        returns the existing memory and adds nothing, ``"error"`` raises :class:`Duplicate`.
+        """
         self._require_writable()
+        if on_duplicate not in ("add", "skip", "error"):
+            raise InvalidValue("on_duplicate", f"{on_duplicate!r} is not one of add, skip, error")
         values = self._new_row(timestamps.now_sql(), content, type, importance, id, **fields)
+        if on_duplicate != "add":
+            existing = identical_live(self, content)
+            if existing is not None:
+                if on_duplicate == "skip":
+                    return self.get(existing)
+                raise Duplicate(existing, f"{self.path}: memory {existing} already holds this text; nothing added")
         with self.write():
             self.execute(self._insert_sql(), values)
         memory_id = values[self._insert_columns().index("id")]

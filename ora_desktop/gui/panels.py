@@ -23,6 +23,7 @@ PANELS = [
     ("Charts", "ora_desktop.gui.charts.view", "ChartsView"),
     ("Task", "ora_desktop.gui.tasks.view", "TaskView"),
     ("Sync", "ora_desktop.gui.sync.view", "SyncView"),
+    ("Duplicates", "ora_desktop.gui.duplicates.view", "DuplicatesView"),
 ]
 
 SERVICES = [("ora_desktop.gui.jobs.service", "start")]

@@ -124,10 +124,10 @@ def test_search_shows_a_first_screenful_then_appends_the_rest(make_window, fille
     rest = threading.Event()
     real = controller.file_keys
 
-    def slow_rest(store, text, query, limit=SEARCH_LIMIT):
+    def slow_rest(store, text, query, limit=SEARCH_LIMIT, **kw):
         if limit != 5:
             rest.wait(10)  # the full search waits until the test has looked at the first screenful
-        return real(store, text, query, limit=limit)
+        return real(store, text, query, limit=limit, **kw)
 
     monkeypatch.setattr(controller, "file_keys", slow_rest)
     window = make_window()

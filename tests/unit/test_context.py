@@ -119,3 +119,28 @@ def test_a_question_in_plain_language_finds_relevant_memories(db: Path) -> None:
         assert section_ids(bundle, "relevant")[0] == "key"
         # Filters of the query language still apply.
         assert section_ids(build_context(store, "which vault key type:preference", hops=0), "relevant") == []
+
+
+def test_relevant_section_finds_paraphrases_by_meaning(ora_home: Path) -> None:
+    path = make_file(ora_home / "sites" / "s" / "meaning.site.db", [
+        {"id": "jwt", "content": "User prefers JWT auth stored in httpOnly cookies", "importance": 3,
+         "type": "preference"},  # not a fact: the important section would take it first
+        {"id": "coffee", "content": "The office coffee machine is on the third floor", "importance": 3,
+         "type": "context"},
+    ])
+    with open_store(path, readonly=True) as store:
+        bundle = store.context("where should I keep the login credentials?", token_budget=2000)
+    relevant = bundle.section("relevant")
+    assert [item.memory.id for item in relevant.items][:1] == ["jwt"]
+    assert relevant.items[0].reason == "meaning"
+
+
+def test_large_files_without_vectors_use_keywords_and_say_so(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ora_desktop.core import context as context_module
+    from ora_desktop.core.search.vectors import vector_path
+
+    monkeypatch.setattr(context_module, "BUILD_VECTORS_UP_TO", 5)
+    with open_store(db, readonly=True) as store:
+        bundle = store.context("deploy key", token_budget=2000)
+    assert any("keyword only" in note for note in bundle.notes)
+    assert not vector_path(db).exists()  # nothing was embedded behind the agent's back

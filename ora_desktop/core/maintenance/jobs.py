@@ -29,7 +29,7 @@ from ..connection import translate
 from ..errors import InvalidValue, OraError
 from ..home import OraHome
 from ..sync import job as sync_job
-from . import check, cleanup, decay, promote, retention
+from . import check, cleanup, consolidate, decay, promote, retention
 from .context import Cancelled, JobContext, Outcome, Progress
 
 log = logging.getLogger(__name__)
@@ -94,6 +94,8 @@ JOBS: dict[str, JobSpec] = {
                      writes=False),
     "sync": JobSpec("sync", "push pending memories to the PostgreSQL server and pull what changed there",
                     True, sync_job.run),
+    "consolidate": JobSpec("consolidate", "summarise clusters of old, low-health memories on one topic "
+                           "(the summary supersedes them; nothing is deleted)", True, consolidate.run),
 }
 
 

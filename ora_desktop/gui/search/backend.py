@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ...core import ListQuery, Memory, OraError, OraHome, Store
 from ...core import search as engine
+from ...core.search.semantic import search_by_meaning
 from ...core.store import HEALTH_BUCKETS
 
 log = logging.getLogger("ora_desktop.gui")
@@ -41,19 +42,23 @@ class FileSearch:
     engine: str = "full-text"
 
 
-def file_keys(store: Store, text: str, base: ListQuery, limit: int = SEARCH_LIMIT) -> FileSearch:
+def file_keys(store: Store, text: str, base: ListQuery, limit: int = SEARCH_LIMIT, mode: str = "lexical") -> FileSearch:
     """Rowids of the memories of ``store`` matching ``text`` (the query language) within ``base``.
 
     Ranked by ``core.search`` when it answers; then ``base``'s filters (facets, quick filters)
     narrow the hits keeping their rank. A column sort (``base.order_by`` other than ``rank``)
     orders the hits by that column instead. (Without FTS5 the engine itself answers with ``LIKE``.)
+    ``mode`` ``"semantic"`` or ``"hybrid"`` searches by meaning (vectors built on first use).
     """
-    result = engine.search(store, text, limit=limit, wait=False)
+    if mode in ("semantic", "hybrid"):
+        result = search_by_meaning(store, text, limit, mode=mode)
+    else:
+        result = engine.search(store, text, limit=limit, wait=False)
     rowids = array("q", (h.memory.rowid for h in result.hits if h.memory.rowid is not None))
     ids = tuple(h.memory.id for h in result.hits)
     narrowed = _narrow(store, rowids, ids, base)
     return FileSearch(narrowed, tuple(result.terms), result.note, result.total, tuple(result.warnings),
-                      dict(result.facets), "like" if result.fallback else "full-text")
+                      dict(result.facets), "like" if result.fallback else ("full-text" if mode == "lexical" else mode))
 
 
 def _narrow(store: Store, rowids: array, ids: tuple[str, ...], base: ListQuery) -> array:

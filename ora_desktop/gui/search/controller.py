@@ -37,6 +37,7 @@ class SearchController(QObject):
         self.model = model
         self.text = ""
         self.scope = "file"  # or "all"
+        self.mode = "lexical"  # or "semantic", "hybrid" (search by meaning)
         self.filters = FilterState()
         self.base = ListQuery()
         self.last: FileSearch | None = None
@@ -57,6 +58,11 @@ class SearchController(QObject):
             self.apply()
         else:
             self._debounce.start()
+
+    def set_mode(self, mode: str) -> None:
+        """Words (lexical), meaning (semantic) or both (hybrid); searches again."""
+        self.mode = mode
+        self.apply()
 
     def set_scope(self, scope: str) -> None:
         self.scope = scope
@@ -119,16 +125,19 @@ class SearchController(QObject):
     def _loader(self, text: str):  # noqa: ANN202
         """Key loader for ``text``: the best ``FIRST_LIMIT`` hits first (``first``, shown at once),
         then up to ``SEARCH_LIMIT`` (``load``, appended); both run on a worker thread."""
+        mode = self.mode
+
         def load(store: Store, query: ListQuery):  # noqa: ANN202
-            result = file_keys(store, text, query)
+            result = file_keys(store, text, query, mode=mode)
             load.result = result  # type: ignore[attr-defined]
             return result.keys
 
         def first(store: Store, query: ListQuery):  # noqa: ANN202
             if query.order_by != RANK:  # sorted by a column: the top of 100 hits is not the top of all
                 return None
-            return file_keys(store, text, query, limit=FIRST_LIMIT).keys
+            return file_keys(store, text, query, limit=FIRST_LIMIT, mode=mode).keys
         load.search_text = text  # type: ignore[attr-defined]
+        load.mode = mode  # type: ignore[attr-defined]
         load.result = None  # type: ignore[attr-defined]
         load.first = first  # type: ignore[attr-defined]
         return load

@@ -30,6 +30,7 @@ from .filters import QUICK_FILTERS
 PLACEHOLDER = "Search memories  (Ctrl+F)   e.g.  deploy  type:fact  importance:>=7  -draft  \"exact phrase\""
 GROUP_TITLES = {"type": "Type", "sync": "Sync status", "importance": "Importance", "health": "Health"}
 VALUE_ROLE = Qt.ItemDataRole.UserRole + 20
+MODES = (("Words", "lexical"), ("Meaning", "semantic"), ("Words + meaning", "hybrid"))
 
 
 class SearchBar(QWidget):
@@ -54,6 +55,14 @@ class SearchBar(QWidget):
         self.scope.setToolTip("Search the selected agent's file, or every agent of every site")
         self.scope.currentIndexChanged.connect(lambda _i: controller.set_scope(self.scope.currentData()))
         row.addWidget(self.scope)
+        self.mode = QComboBox()
+        self.mode.setObjectName("SearchMode")
+        for label, mode in MODES:
+            self.mode.addItem(label, mode)
+        self.mode.setToolTip("Match the words (full-text), the meaning (embeddings, built on first use), "
+                             "or both fused (hybrid)")
+        self.mode.currentIndexChanged.connect(lambda _i: controller.set_mode(self.mode.currentData()))
+        row.addWidget(self.mode)
         layout.addLayout(row)
         chips = QHBoxLayout()
         chips.setSpacing(4)

@@ -1,0 +1,221 @@
+"""The providers themselves: the bundled WordLlama model, an HTTP endpoint, fastembed."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .base import EmbeddingError, Provider, normalize
+
+DEFAULT_MODEL = "l2_supercat"
+DEFAULT_DIMENSIONS = 256
+POOL_TEXTS = 256
+
+
+class WordLlamaProvider:
+    """The model shipped in the ``wordllama`` wheel (token embeddings, mean-pooled).
+
+    Its own loader looks for the bundled tokenizer in the wrong folder and then downloads:
+    we point it at the package folder and forbid downloads. Pooling is done here over the
+    unpadded token ids (``np.add.reduceat``), the same mean as wordllama's padded pooling at
+    a fraction of the work.
+    """
+
+    name = "wordllama"
+
+    def __init__(self, model: str = DEFAULT_MODEL, dimensions: int = DEFAULT_DIMENSIONS) -> None:
+        self.weights = model
+        self.dimensions = int(dimensions)
+        if not 0 < self.dimensions <= DEFAULT_DIMENSIONS:
+            raise EmbeddingError(f"wordllama dimensions must be 1-{DEFAULT_DIMENSIONS}, not {dimensions}")
+        # The name recorded with the vectors: truncated vectors are another model's.
+        self.model = model if self.dimensions == DEFAULT_DIMENSIONS else f"{model}@{self.dimensions}"
+        self._lock = threading.Lock()
+        self._loaded: Any = None
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._loaded is None:
+                try:
+                    import wordllama
+                    from wordllama import WordLlama
+                except ImportError as exc:
+                    raise EmbeddingError("the wordllama package is not installed (pip install wordllama)") from exc
+                folder = Path(wordllama.__file__).parent
+                try:
+                    self._loaded = WordLlama.load(config=self.weights, cache_dir=folder, disable_download=True,
+                                                  dim=DEFAULT_DIMENSIONS)
+                except Exception as exc:  # wordllama raises plain exceptions of several kinds
+                    raise EmbeddingError(f"the bundled {self.weights} model could not be loaded from {folder}: {exc}") \
+                        from exc
+                self._loaded.tokenizer.no_padding()
+            return self._loaded
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Unit vectors of ``texts`` (an empty text gives a zero row)."""
+        model = self._load()
+        table = model.embedding[:, :self.dimensions]
+        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        step = 4096  # texts per tokenizer call (it runs in parallel in Rust)
+        for start in range(0, len(texts), step):
+            chunk = [t if isinstance(t, str) else str(t) for t in texts[start:start + step]]
+            encoded = model.tokenizer.encode_batch(chunk, add_special_tokens=False)
+            for sub in range(0, len(encoded), POOL_TEXTS):
+                self._pool(table, encoded[sub:sub + POOL_TEXTS], out[start + sub:start + sub + POOL_TEXTS])
+        return normalize(out)
+
+
+    @staticmethod
+    def _pool(table: np.ndarray, encoded: list, out: np.ndarray) -> None:
+        """Mean of the token vectors of each text into ``out`` (a few hundred texts at a time,
+        so the gathered token vectors stay in the CPU cache)."""
+        lengths = np.fromiter((len(e.ids) for e in encoded), dtype=np.int64, count=len(encoded))
+        if not lengths.any():
+            return
+        ids = np.fromiter((i for e in encoded for i in e.ids), dtype=np.int64, count=int(lengths.sum()))
+        np.clip(ids, 0, table.shape[0] - 1, out=ids)
+        present = lengths > 0
+        offsets = np.concatenate(([0], np.cumsum(lengths)[:-1]))[present]
+        sums = np.add.reduceat(table[ids], offsets, axis=0)
+        out[present] = sums / lengths[present, None]
+
+
+class HttpProvider:
+    """An OpenAI-compatible embeddings endpoint (``POST {url}/embeddings``).
+
+    ``api_key`` (or the environment variable named by ``key_env``) is sent as a bearer token
+    and never appears in a message, a log or ``repr``.
+    """
+
+    name = "http"
+
+    def __init__(self, url: str, model: str, dimensions: int | None = None, api_key: str | None = None,
+                 key_env: str = "ORA_DESKTOP_EMBEDDINGS_KEY", timeout: float = 30.0, batch: int = 256) -> None:
+        self.url = url.rstrip("/")
+        self.model = model
+        self._key = api_key if api_key is not None else os.environ.get(key_env) or None
+        self.timeout = timeout
+        self.batch = batch
+        self.dimensions = int(dimensions) if dimensions else 0
+
+    def __repr__(self) -> str:
+        return f"<HttpProvider {self.url} model={self.model!r}>"
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Unit vectors from the endpoint, batch by batch."""
+        rows: list[np.ndarray] = []
+        for start in range(0, len(texts), self.batch):
+            rows.append(self._post(texts[start:start + self.batch]))
+        if not rows:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        matrix = np.vstack(rows)
+        self.dimensions = matrix.shape[1]
+        return normalize(matrix)
+
+    def _post(self, texts: list[str]) -> np.ndarray:
+        body = json.dumps({"model": self.model, "input": texts}).encode()
+        headers = {"Content-Type": "application/json"}
+        if self._key:
+            headers["Authorization"] = f"Bearer {self._key}"
+        request = urllib.request.Request(f"{self.url}/embeddings", data=body, headers=headers, method="POST")
+        where = f"the embeddings endpoint {self.url}"
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                payload = json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            raise EmbeddingError(f"{where} answered HTTP {exc.code} ({exc.reason})") from None
+        except (urllib.error.URLError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise EmbeddingError(f"{where} cannot be reached ({reason})") from None
+        except ValueError:
+            raise EmbeddingError(f"{where} did not answer JSON") from None
+        try:
+            data = sorted(payload["data"], key=lambda item: item.get("index", 0))
+            matrix = np.asarray([item["embedding"] for item in data], dtype=np.float32)
+        except (KeyError, TypeError, ValueError):
+            raise EmbeddingError(f"{where} answered without a list of embeddings") from None
+        if matrix.ndim != 2 or matrix.shape[0] != len(texts):
+            raise EmbeddingError(f"{where} returned {matrix.shape[0] if matrix.ndim else 0} vectors "
+                                 f"for {len(texts)} texts")
+        return matrix
+
+
+class FastEmbedProvider:
+    """``fastembed`` (optional extra ``ora-desktop[fastembed]``; downloads its model once)."""
+
+    name = "fastembed"
+
+    def __init__(self, model: str = "BAAI/bge-small-en-v1.5") -> None:
+        try:
+            from fastembed import TextEmbedding
+        except ImportError as exc:
+            raise EmbeddingError("fastembed is not installed (pip install 'ora-desktop[fastembed]')") from exc
+        self.model = model
+        try:
+            self._model = TextEmbedding(model_name=model)
+        except Exception as exc:  # network, unknown model name
+            raise EmbeddingError(f"fastembed could not load {model}: {exc}") from exc
+        self.dimensions = int(self.embed(["x"]).shape[1])
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return normalize(np.asarray(list(self._model.embed(list(texts))), dtype=np.float32))
+
+
+_default: WordLlamaProvider | None = None
+
+
+def default_provider() -> WordLlamaProvider:
+    """The process-wide bundled model (loaded on first use)."""
+    global _default
+    if _default is None:
+        _default = WordLlamaProvider()
+    return _default
+
+
+def provider_from_config(table: dict[str, Any] | None) -> Provider:
+    """The provider an ``[embeddings]`` config table asks for (``provider = "wordllama" | "http" |
+    "fastembed"``; ``model``, ``url``, ``api_key``/``key_env``, ``dimensions``)."""
+    table = dict(table or {})
+    kind = str(table.get("provider", "wordllama"))
+    if kind == "wordllama":
+        if not table.get("model") and not table.get("dimensions"):
+            return default_provider()
+        return WordLlamaProvider(str(table.get("model", DEFAULT_MODEL)), int(table.get("dimensions", 256)))
+    if kind == "http":
+        if not table.get("url") or not table.get("model"):
+            raise EmbeddingError("[embeddings] provider = \"http\" needs url and model")
+        return HttpProvider(str(table["url"]), str(table["model"]), table.get("dimensions"),
+                            table.get("api_key"), str(table.get("key_env", "ORA_DESKTOP_EMBEDDINGS_KEY")))
+    if kind == "fastembed":
+        return FastEmbedProvider(str(table.get("model", "BAAI/bge-small-en-v1.5")))
+    raise EmbeddingError(f"[embeddings] provider {kind!r} is not one of wordllama, http, fastembed")
+
+
+_configured: tuple[tuple, Provider] | None = None
+
+
+def configured_provider() -> Provider:
+    """The provider the user's config asks for (``[embeddings]``), the bundled model by default.
+    Re-read only when the config file changes."""
+    global _configured
+    from ..config import Config, config_path
+
+    path = config_path()
+    try:
+        st = path.stat()
+        key: tuple = (str(path), st.st_mtime_ns, st.st_size)
+    except OSError:
+        key = (str(path), None, None)
+    if _configured is not None and _configured[0] == key:
+        return _configured[1]
+    table = Config.load(path)._table("embeddings") if key[1] is not None else {}
+    provider = provider_from_config(table)
+    _configured = (key, provider)
+    return provider

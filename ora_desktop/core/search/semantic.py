@@ -1,0 +1,252 @@
+"""Search by meaning: semantic (vectors alone) and hybrid (vectors fused with the full-text
+ranking), with the query language's filters in both.
+
+* **semantic** — cosine similarity of the query's words (filters removed) with every memory's
+  vector, a brute-force product over the in-memory float32 matrix. The best ``pool`` rows are
+  checked against the filters in SQL; when too few pass, the pool grows (x8) until enough do
+  or every vector was considered.
+* **hybrid** — weighted reciprocal rank fusion, the seed's ``hybrid_alpha`` applied to ranks
+  (BM25 and cosine are not comparable scales)::
+
+      score(m) = alpha / (K + rank_semantic(m)) + (1 - alpha) / (K + rank_lexical(m))
+
+  with ``K = 60`` and ``alpha = 0.5`` by default (a memory absent from one list gets nothing
+  from it). A lexical hit whose text holds the whole query as written (case and spacing
+  aside) is an exact match: exact matches come first, in their lexical order.
+
+:func:`ensure_vectors` builds or refreshes the vector sidecar (:mod:`.vectors`) after the FTS
+index, with progress and cancel.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..connection import translate
+from ..errors import OraError
+from ..records import row_to_memory
+from ..schema import MEMORY_COLUMNS, sniff_file
+from .build import ensure_index
+from .engine import location, make_hit, path_of
+from .engine import search as lexical_search
+from .filters import filter_sql
+from .highlight import match_spans
+from .index import get_index
+from .query import ParsedQuery, parse_query
+from .results import Hit, SearchResult
+from .sidecar import fts5_available
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..embeddings import Provider
+    from .vectors import VectorIndex
+
+ProgressFn = Callable[[int, int], None]
+MODES = ("lexical", "semantic", "hybrid")
+HYBRID_ALPHA = 0.5
+HYBRID_K = 60
+POOL_MIN = 100
+#: Cosine below which a memory is not "about" the query at all (measured on the labelled set of
+#: tests/benchmarks/bench_meaning.py: unrelated pairs of the bundled model sit below 0.15).
+MIN_SIMILARITY = 0.15
+
+
+class VectorsUnavailable(OraError):
+    """Search by meaning is not possible here (no FTS5 to track changes, or cancelled)."""
+
+
+def has_vectors(target: Any, provider: Provider | None = None) -> bool:
+    """Whether vectors made by ``provider`` (default: the configured model) exist for this file."""
+    from .vectors import get_vectors
+
+    return get_vectors(path_of(target), provider).exists()
+
+
+def ensure_vectors(target: Any, progress: ProgressFn | None = None, cancel: object = None,
+                   provider: Provider | None = None) -> VectorIndex:
+    """The file's vectors, built or brought up to date (the FTS index first, as it tracks changes).
+
+    ``progress(done, total)`` counts memories embedded; ``cancel`` (an Event or a callable)
+    stops between batches, keeping what was embedded. Raises :class:`VectorsUnavailable`.
+    """
+    path = path_of(target)
+    sniff_file(path)
+    if not fts5_available():
+        raise VectorsUnavailable(f"{path}: search by meaning needs SQLite's FTS5, which this Python lacks")
+    index = get_index(path)
+    if index.usable()[0]:
+        index.refresh()  # cheap when the file has not moved
+    else:
+        state = ensure_index(path, cancel=cancel)
+        if not state.built:
+            raise VectorsUnavailable(f"{path}: the search index is not built ({state.reason})")
+    from .vectors import get_vectors
+
+    vectors = get_vectors(path, provider)
+    try:
+        done = vectors.refresh(index.sidecar, progress, cancel)
+    except sqlite3.Error as exc:
+        raise translate(vectors.sidecar, exc) from exc
+    if not done:
+        raise VectorsUnavailable(f"{path}: building the vectors was cancelled")
+    return vectors
+
+
+def query_text(parsed: ParsedQuery) -> str:
+    """The words a query means (filters and exclusions left out)."""
+    return " ".join(t.text for group in parsed.groups for t in group)
+
+
+def search_by_meaning(target: Any, query: str | ParsedQuery, limit: int = 50, *, mode: str = "hybrid",
+                      progress: ProgressFn | None = None, cancel: object = None, provider: Provider | None = None,
+                      alpha: float = HYBRID_ALPHA, snippet_chars: int = 160) -> SearchResult:
+    """Semantic or hybrid search of one file (see the module doc); filters apply in both modes."""
+    if mode not in ("semantic", "hybrid"):
+        raise OraError(f"search mode {mode!r} is not one of {', '.join(MODES)}")
+    started = time.perf_counter()
+    parsed = query if isinstance(query, ParsedQuery) else parse_query(query)
+    path = path_of(target)
+    limit = max(0, min(int(limit), 1000))
+    site, agent = location(path)
+    if parsed.is_empty or limit == 0 or (parsed.sites and site not in parsed.sites) or (
+            parsed.agents and agent not in parsed.agents):
+        return SearchResult(query=parsed.text, hits=[], terms=parsed.terms, warnings=parsed.warnings)
+    vectors = ensure_vectors(path, progress, cancel, provider)
+    text = query_text(parsed)
+    pool = max(limit * 4, POOL_MIN)
+    semantic = _semantic_ids(path, vectors, parsed, text, pool if mode == "hybrid" else limit) if text else []
+    if mode == "semantic" and not text:  # filters only: the lexical engine lists them
+        return lexical_search(path, parsed, limit, snippet_chars=snippet_chars)
+    warnings = list(parsed.warnings)
+    if mode == "semantic":
+        ranked = [(mid, cos, "semantic") for mid, cos in semantic[:limit]]
+        lexical: list[Hit] = []
+    else:
+        result = lexical_search(path, parsed, pool, snippet_chars=snippet_chars)
+        lexical = result.hits
+        warnings.extend(w for w in result.warnings if w not in warnings)
+        ranked = fuse(lexical, semantic, parsed, alpha)[:limit]
+    hits = _hits(path, parsed, ranked, {h.memory.id: h for h in lexical}, snippet_chars)
+    return SearchResult(query=parsed.text, hits=hits, terms=parsed.terms, warnings=tuple(warnings),
+                        elapsed_ms=(time.perf_counter() - started) * 1000.0)
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def exact_matches(lexical: list[Hit], parsed: ParsedQuery) -> list[str]:
+    """Ids of the lexical hits whose text holds the query's words as written (case and spacing
+    aside), in their lexical order: hybrid keeps these first."""
+    phrase = _flat(query_text(parsed))
+    return [h.memory.id for h in lexical if phrase and phrase in _flat(h.memory.content)]
+
+
+def fuse(lexical: list[Hit], semantic: list[tuple[str, float]], parsed: ParsedQuery,
+         alpha: float = HYBRID_ALPHA) -> list[tuple[str, float, str]]:
+    """(id, hybrid score, source) best first: weighted RRF, exact lexical matches first."""
+    scores: dict[str, float] = {}
+    for rank, hit in enumerate(lexical):
+        scores[hit.memory.id] = scores.get(hit.memory.id, 0.0) + (1 - alpha) / (HYBRID_K + rank + 1)
+    for rank, (mid, _) in enumerate(semantic):
+        scores[mid] = scores.get(mid, 0.0) + alpha / (HYBRID_K + rank + 1)
+    exact = exact_matches(lexical, parsed)
+    lexical_ids = {h.memory.id for h in lexical}
+    first = [(mid, scores[mid], "keyword") for mid in exact]
+    rest = sorted(((mid, s, "keyword" if mid in lexical_ids else "semantic")
+                   for mid, s in scores.items() if mid not in set(exact)), key=lambda item: -item[1])
+    return first + rest
+
+
+def _semantic_ids(path: Path, vectors: VectorIndex, parsed: ParsedQuery, text: str,
+                  wanted: int) -> list[tuple[str, float]]:
+    """(id, cosine) of the memories nearest ``text`` that pass the query's filters, best first."""
+    matrix, mids = vectors.snapshot()
+    if not len(mids):
+        return []
+    query = vectors.provider.embed([text])[0]
+    scores = matrix @ query
+    index = get_index(path)
+    pool = max(wanted, POOL_MIN)
+    order = _top(scores, pool)
+    while True:
+        candidates = [(mids[i], float(scores[i])) for i in order[:pool]
+                      if mids[i] is not None and scores[i] >= MIN_SIMILARITY]
+        passing = _passing(index, parsed, [mid for mid, _ in candidates])
+        found = [(mid, cos) for mid, cos in candidates if mid in passing]
+        if len(found) >= wanted or pool >= len(mids) or len(candidates) < min(pool, len(order)):
+            return found[:wanted]
+        pool *= 8
+        if pool > len(order):
+            order = _top(scores, min(pool, len(mids)))
+
+
+def _top(scores: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` highest scores, highest first."""
+    import numpy as np
+
+    k = min(k, len(scores))
+    if k <= 0:
+        return np.zeros(0, dtype=np.int64)
+    part = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+    return part[np.argsort(-scores[part], kind="stable")]
+
+
+def _passing(index: Any, parsed: ParsedQuery, ids: list[str]) -> set[str]:
+    """Those of ``ids`` that pass the query's field filters (superseded hidden unless asked)."""
+    if not ids:
+        return set()
+    with index.lock:
+        conn = index.connection()
+        where, params = filter_sql(parsed, index.columns)
+        if parsed.excluded:
+            where += (" AND NOT EXISTS (SELECT 1 FROM docs hidden JOIN fts ON fts.rowid = hidden.fid "
+                      "WHERE hidden.mid = id AND fts MATCH ?)")
+            params = [*params, " OR ".join(t.fts() for t in parsed.excluded)]
+        rows = conn.execute(f"SELECT id FROM src.memories WHERE id IN (SELECT value FROM json_each(?)) AND {where}",
+                            [json.dumps(ids), *params]).fetchall()
+    return {r[0] for r in rows}
+
+
+def _hits(path: Path, parsed: ParsedQuery, ranked: list[tuple[str, float, str]], lexical: dict[str, Hit],
+          snippet_chars: int) -> list[Hit]:
+    index = get_index(path)
+    need = [mid for mid, _, _ in ranked if mid not in lexical]
+    rows: dict[str, Any] = {}
+    if need:
+        with index.lock:
+            conn = index.connection()
+            cols = ", ".join(c if c in index.columns else f"NULL AS {c}" for c in MEMORY_COLUMNS)
+            for row in conn.execute(f"SELECT rowid, {cols} FROM src.memories WHERE id IN "
+                                    "(SELECT value FROM json_each(?))", (json.dumps(need),)):
+                memory = row_to_memory(row)
+                rows[memory.id] = memory
+    where = location(path)
+    hits: list[Hit] = []
+    for mid, score, source in ranked:
+        if mid in lexical:
+            old = lexical[mid]
+            hits.append(make_hit(old.memory, score, list(old.spans), old.bm25, path, snippet_chars, source, where))
+        elif mid in rows:
+            memory = rows[mid]
+            spans = match_spans(memory.content, parsed) if parsed.groups else []
+            hits.append(make_hit(memory, score, spans, None, path, snippet_chars, source, where))
+    return hits
+
+
+def choose_mode(target: Any, mode: str | None, provider: Provider | None = None) -> str:
+    """``mode`` checked; ``None`` means hybrid when vectors exist, else lexical."""
+    if mode is None:
+        try:
+            return "hybrid" if fts5_available() and has_vectors(target, provider) else "lexical"
+        except OraError:  # e.g. a config naming a provider that cannot load: words still work
+            return "lexical"
+    if mode not in MODES:
+        raise OraError(f"search mode {mode!r} is not one of {', '.join(MODES)}")
+    return mode

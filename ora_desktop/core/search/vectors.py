@@ -1,0 +1,377 @@
+"""The vector sidecar of one memory file: an embedding per memory, kept beside the FTS index.
+
+``<cache>/search/<file_key>.vec.db`` (DESIGN contract 3: never in the agent's file; deleting
+it loses nothing) holds:
+
+* ``vecs(row, mid, ver, len, v)`` — one unit vector per memory, keyed by memory ``id``
+  (``mid``); ``ver`` and ``len`` are the ``updated_at`` and text length it was embedded from,
+  ``row`` its row in the in-memory matrix; ``v`` the vector as float16 bytes;
+* ``meta`` — the provider, model and dimensions (another model re-embeds everything), the
+  FTS index state the vectors match, and a ``generation`` bumped by every write.
+
+Change detection is the full-text index's (:mod:`.refresh`, :mod:`.walscan`): the FTS sidecar
+is refreshed first, and when its recorded file stats differ from those these vectors were
+made against, its ``docs`` are compared with ``vecs`` — new, edited (another ``updated_at``
+or text length) and deleted memories are found in one pass and only those are embedded.
+Embedding runs in batches, each committed on its own: a cancelled build keeps what it did and
+the next refresh carries on from there.
+
+Searching is a brute-force product of the query with a float32 matrix held in memory
+(numpy/BLAS); see :mod:`.semantic`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import filelock
+import numpy as np
+
+from .. import paths
+from ..embeddings import Provider, configured_provider, default_provider
+from .sidecar import _is_cancelled, _text, connect_sidecar, file_stats, settled
+
+ProgressFn = Callable[[int, int], None]
+VEC_VERSION = 2
+#: On disk a vector is float16 (half the file; cosine changes by < 0.001); in memory float32.
+DISK_DTYPE = np.float16
+BATCH = 5000
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value);
+CREATE TABLE IF NOT EXISTS vecs (row INTEGER PRIMARY KEY, mid TEXT NOT NULL UNIQUE, ver TEXT, len INTEGER,
+                                 v BLOB NOT NULL);
+"""
+
+
+def vector_path(db_path: str | Path) -> Path:
+    """Where the vectors of ``db_path`` live: ``<cache>/search/<file_key>.vec.db``."""
+    return paths.cache_dir() / "search" / f"{paths.file_key(db_path)}.vec.db"
+
+
+class VectorIndex:
+    """The vectors of one memory file, on disk and in memory. Thread-safe (one lock).
+
+    Get instances with :func:`get_vectors` so a process holds one matrix per file and model.
+    """
+
+    def __init__(self, db_path: Path, provider: Provider) -> None:
+        self.db_path = Path(db_path).expanduser().resolve()
+        self.sidecar = vector_path(self.db_path)
+        self.provider = provider
+        self.lock = threading.RLock()
+        self.file_lock = filelock.FileLock(str(self.sidecar) + ".lock")
+        self.matrix = np.zeros((0, 0), dtype=np.float32)
+        self.mids: list[str | None] = []
+        self.row_of: dict[str, int] = {}
+        self._generation: int | None = None
+        self._inode: int | None = None
+        self._synced: tuple | None = None
+
+    # ------------------------------------------------------------------ the file
+    def _connect(self) -> sqlite3.Connection:
+        self.sidecar.parent.mkdir(parents=True, exist_ok=True)
+        conn = connect_sidecar(self.sidecar)
+        conn.executescript(SCHEMA)
+        return conn
+
+    @staticmethod
+    def _meta(conn: sqlite3.Connection) -> dict[str, Any]:
+        return _decoded(conn.execute("SELECT key, value FROM meta").fetchall())
+
+    @staticmethod
+    def _set_meta(conn: sqlite3.Connection, **values: Any) -> None:
+        conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                         [(k, json.dumps(v)) for k, v in values.items()])
+
+    def _model_meta(self) -> dict[str, Any]:
+        return {"version": VEC_VERSION, "provider": self.provider.name, "model": self.provider.model,
+                "path": str(self.db_path)}
+
+    def exists(self) -> bool:
+        """True when a sidecar made with this provider and model holds vectors for this file."""
+        if not self.sidecar.exists():
+            return False
+        try:
+            conn = connect_sidecar(self.sidecar)
+            try:
+                meta = self._meta(conn)
+            finally:
+                conn.close()
+        except (sqlite3.Error, ValueError):
+            return False
+        wanted = self._model_meta()
+        return all(meta.get(k) == v for k, v in wanted.items()) and bool(meta.get("source"))
+
+    # ------------------------------------------------------------------ bringing up to date
+    def refresh(self, fts_sidecar: Path, progress: ProgressFn | None = None, cancel: object = None) -> bool:
+        """Embed what the (already refreshed) FTS index holds that these vectors lack; forget
+        what it no longer holds. Returns False when cancelled (what was done is kept)."""
+        with self.lock:
+            seen = (file_stats(self.db_path), _inode(fts_sidecar), _inode(self.sidecar))
+            if seen == self._synced and self.mids:
+                return True  # neither the agent's file nor either sidecar moved since the last look
+            with self.file_lock:
+                conn = self._connect()
+                try:
+                    done = self._refresh(conn, fts_sidecar, progress, cancel)
+                finally:
+                    conn.close()
+            stats = file_stats(self.db_path)
+            # Only a settled file's stats may vouch (a commit can reach -wal before -shm publishes it).
+            self._synced = (stats, _inode(fts_sidecar), _inode(self.sidecar)) if done and settled(stats) else None
+            return done
+
+    def _refresh(self, conn: sqlite3.Connection, fts_sidecar: Path, progress: ProgressFn | None,
+                 cancel: object) -> bool:
+        meta = self._meta(conn)
+        wanted = self._model_meta()
+        if any(meta.get(k) != v for k, v in wanted.items()):  # another model (or none yet): start over
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("DELETE FROM vecs")
+            self._set_meta(conn, **wanted, source=None, generation=int(meta.get("generation") or 0) + 1)
+            conn.execute("COMMIT")
+            meta = self._meta(conn)
+        conn.execute("ATTACH DATABASE ? AS fts", (f"file:{fts_sidecar}?mode=ro",))
+        try:
+            fts_meta = _decoded(conn.execute("SELECT key, value FROM fts.meta").fetchall())
+            source = [fts_meta.get("stats"), fts_meta.get("identity"), os.stat(fts_sidecar).st_ino]
+            if meta.get("source") == source:
+                self._load(conn)
+                return True
+            gone = [r[0] for r in conn.execute(
+                "SELECT mid FROM vecs WHERE mid NOT IN (SELECT mid FROM fts.docs)")]
+            stale = conn.execute(
+                "SELECT d.fid FROM fts.docs d JOIN fts.fts_content c ON c.id = d.fid "
+                "LEFT JOIN vecs v ON v.mid = d.mid "
+                "WHERE v.mid IS NULL OR v.ver IS NOT d.ver OR v.len IS NOT length(c.c0) ORDER BY d.fid").fetchall()
+            self._load(conn)
+            if gone:
+                self._forget(conn, gone)
+            total = len(stale)
+            self._reserve(len(self.mids) + total)  # one allocation, not a copy per growth step
+            if progress:
+                progress(0, total)
+            for start in range(0, total, BATCH):
+                if _is_cancelled(cancel):
+                    return False
+                fids = [r[0] for r in stale[start:start + BATCH]]
+                rows = conn.execute(
+                    "SELECT d.mid, d.ver, c.c0 FROM fts.docs d JOIN fts.fts_content c ON c.id = d.fid "
+                    "WHERE d.fid IN (SELECT value FROM json_each(?))", (json.dumps(fids),)).fetchall()
+                texts = [_text(r[2]) for r in rows]
+                vectors = self.provider.embed(texts)
+                self._store(conn, [(r[0], r[1], len(t)) for r, t in zip(rows, texts, strict=True)], vectors)
+                if progress:
+                    progress(min(start + BATCH, total), total)
+            if _is_cancelled(cancel):
+                return False
+            conn.execute("BEGIN IMMEDIATE")
+            self._set_meta(conn, source=source)
+            conn.execute("COMMIT")
+            return True
+        finally:
+            conn.execute("DETACH DATABASE fts")
+
+    def _store(self, conn: sqlite3.Connection, items: list[tuple[str, Any, int]], vectors: np.ndarray) -> None:
+        """Write vectors of (mid, ver, len) items, in the file and in memory (one transaction)."""
+        # Rounded as stored, so a search answers the same before and after a reload.
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32).astype(DISK_DTYPE).astype(np.float32)
+        if self.matrix.shape[1] != vectors.shape[1]:
+            self.matrix = np.zeros((0, vectors.shape[1]), dtype=np.float32)
+            self.mids, self.row_of = [], {}
+        free = [i for i, m in enumerate(self.mids) if m is None] if len(self.row_of) < len(self.mids) else []
+        rows: list[int] = []
+        next_row = len(self.mids)
+        for mid, _, _ in items:
+            row = self.row_of.get(mid)
+            if row is None:
+                if free:
+                    row = free.pop()
+                else:
+                    row, next_row = next_row, next_row + 1
+            rows.append(row)
+        self._grow(max(rows, default=-1) + 1)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany(
+                "INSERT OR REPLACE INTO vecs(row, mid, ver, len, v) VALUES (?, ?, ?, ?, ?)",
+                [(row, mid, None if ver is None else str(ver), length, vectors[i].astype(DISK_DTYPE).tobytes())
+                 for i, (row, (mid, ver, length)) in enumerate(zip(rows, items, strict=True))])
+            generation = self._bump(conn)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        for i, (row, (mid, _, _)) in enumerate(zip(rows, items, strict=True)):
+            self.matrix[row] = vectors[i]
+            self.mids[row] = mid
+            self.row_of[mid] = row
+        self._generation = generation
+
+    def _reserve(self, rows: int) -> None:
+        """Room for ``rows`` vectors in the matrix (when the dimensions are known)."""
+        dims = self.matrix.shape[1] or self.provider.dimensions
+        if dims and rows > self.matrix.shape[0]:
+            grown = np.zeros((rows, dims), dtype=np.float32)
+            if self.matrix.shape[1] == dims:
+                grown[:self.matrix.shape[0]] = self.matrix
+            self.matrix = grown
+
+    def _grow(self, rows: int) -> None:
+        if rows > len(self.mids):
+            self.mids.extend([None] * (rows - len(self.mids)))
+        if rows > self.matrix.shape[0]:
+            capacity = max(rows, int(self.matrix.shape[0] * 1.25) + 1024)
+            grown = np.zeros((capacity, self.matrix.shape[1]), dtype=np.float32)
+            grown[:self.matrix.shape[0]] = self.matrix
+            self.matrix = grown
+
+    def _bump(self, conn: sqlite3.Connection) -> int:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        generation = (int(json.loads(row[0])) if row and row[0] is not None else 0) + 1
+        self._set_meta(conn, generation=generation)
+        return generation
+
+    def _load(self, conn: sqlite3.Connection) -> None:
+        """Read the matrix from the file unless memory already holds this generation of it."""
+        generation = self._meta(conn).get("generation")
+        inode = os.stat(self.sidecar).st_ino
+        if generation == self._generation and inode == self._inode and self.mids:
+            return
+        dims = self.provider.dimensions
+        count = conn.execute("SELECT coalesce(max(row) + 1, 0) FROM vecs").fetchone()[0]
+        first = conn.execute("SELECT length(v) FROM vecs LIMIT 1").fetchone()
+        if first:
+            dims = first[0] // np.dtype(DISK_DTYPE).itemsize
+        self.matrix = np.zeros((count, dims), dtype=np.float32)
+        self.mids = [None] * count
+        self.row_of = {}
+        cursor = conn.execute("SELECT row, mid, v FROM vecs ORDER BY row")
+        while batch := cursor.fetchmany(50000):
+            rows = np.fromiter((r[0] for r in batch), dtype=np.int64, count=len(batch))
+            self.matrix[rows] = np.frombuffer(b"".join(r[2] for r in batch), dtype=DISK_DTYPE).reshape(-1, dims)
+            for row, mid, _ in batch:
+                self.mids[row] = mid
+                self.row_of[mid] = row
+        self._generation, self._inode = generation, inode
+
+    # ------------------------------------------------------------------ forgetting
+    def forget(self, ids: Iterable[str]) -> int:
+        """Remove these memories' vectors from the file (overwritten, not just unlinked) and
+        from memory; returns how many were held."""
+        if not self.sidecar.exists():
+            return 0
+        with self.lock, self.file_lock:
+            conn = self._connect()
+            try:
+                return self._forget(conn, list(ids))
+            finally:
+                conn.close()
+
+    def _forget(self, conn: sqlite3.Connection, ids: list[str]) -> int:
+        held = [mid for mid in ids if mid in self.row_of] if self.mids else ids
+        conn.execute("PRAGMA secure_delete = ON")  # freed pages are zeroed, not left readable
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            removed = 0
+            for start in range(0, len(ids), 900):
+                chunk = ids[start:start + 900]
+                removed += conn.execute(f"DELETE FROM vecs WHERE mid IN ({','.join('?' * len(chunk))})",
+                                        chunk).rowcount
+            generation = self._bump(conn)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        for mid in held:
+            row = self.row_of.pop(mid, None)
+            if row is not None:
+                self.mids[row] = None
+                self.matrix[row] = 0.0
+        self._generation = generation
+        return removed
+
+    # ------------------------------------------------------------------ reading
+    def snapshot(self) -> tuple[np.ndarray, list[str | None]]:
+        """(matrix, mids) as loaded: row ``i`` of the matrix is the vector of ``mids[i]``."""
+        with self.lock:
+            return self.matrix[:len(self.mids)], self.mids
+
+    def vector_of(self, mid: str) -> np.ndarray | None:
+        with self.lock:
+            row = self.row_of.get(mid)
+            return None if row is None else self.matrix[row].copy()
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_ino
+    except OSError:
+        return None
+
+
+def _decoded(rows: list[tuple[str, Any]]) -> dict[str, Any]:
+    """Meta rows with their JSON values decoded (plain values, e.g. counters, as they are)."""
+    out: dict[str, Any] = {}
+    for key, value in rows:
+        try:
+            out[key] = json.loads(value)
+        except (TypeError, ValueError):
+            out[key] = value
+    return out
+
+
+_registry: dict[tuple[str, str, str, str], VectorIndex] = {}
+_registry_lock = threading.Lock()
+
+
+def get_vectors(db_path: str | Path, provider: Provider | None = None) -> VectorIndex:
+    """The process-wide :class:`VectorIndex` of a file for a provider (default: the bundled model)."""
+    provider = provider or configured_provider()
+    resolved = str(Path(db_path).expanduser().resolve())
+    key = (resolved, str(paths.cache_dir()), provider.name, provider.model)
+    with _registry_lock:
+        index = _registry.get(key)
+        if index is None:
+            index = _registry[key] = VectorIndex(Path(resolved), provider)
+        return index
+
+
+def forget(db_path: str | Path, ids: Iterable[str]) -> int:
+    """Securely remove the vectors of memory ``ids`` of ``db_path`` from every vector sidecar
+    this process knows, and from the file on disk (``secure_delete``); returns rows removed.
+
+    For purge: call it after the memories are gone from the agent's file. Vectors of other
+    models in other sidecars do not exist (one sidecar per file, re-made on a model change).
+    """
+    ids = [str(i) for i in ids]
+    path = vector_path(db_path)
+    if not path.exists():
+        return 0
+    resolved = str(Path(db_path).expanduser().resolve())
+    with _registry_lock:
+        held = [v for k, v in _registry.items() if k[0] == resolved and v.sidecar == path]
+    if held:
+        return held[0].forget(ids)
+    index = VectorIndex(Path(resolved), default_provider())
+    return index.forget(ids)
+
+
+def drop_vectors(db_path: str | Path) -> bool:
+    """Delete the vector sidecar of ``db_path`` (rebuilt on the next search by meaning)."""
+    path = vector_path(db_path)
+    existed = path.exists()
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(str(path) + suffix).unlink(missing_ok=True)
+    resolved = str(Path(db_path).expanduser().resolve())
+    with _registry_lock:
+        for key in [k for k in _registry if k[0] == resolved]:
+            del _registry[key]
+    return existed
+

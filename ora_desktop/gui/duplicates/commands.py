@@ -1,0 +1,31 @@
+"""The undoable merge of a duplicate group (runs on the Curator's worker thread)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ...core import Store
+from ...core.operations.duplicates import MergeResult, merge_duplicates, undo_merge
+from ..curate.commands import StoreCommand, memories
+
+if TYPE_CHECKING:
+    from ..curate.actions import Curator
+
+
+class MergeGroupCommand(StoreCommand):
+    """Keep one member (optionally with new text), supersede the rest; undo puts all back."""
+
+    def __init__(self, curator: Curator, path: Path, ids: Sequence[str], keep: str, text: str | None) -> None:
+        super().__init__(curator, path, f"merge {memories(len(ids))} into {keep}")
+        self.ids, self.keep, self.merged_text = list(ids), keep, text
+        self.result: MergeResult | None = None
+
+    def run_redo(self, store: Store) -> Any:
+        self.result = merge_duplicates(store, self.ids, keep=self.keep, text=self.merged_text)
+        return self.result.kept
+
+    def run_undo(self, store: Store) -> Any:
+        assert self.result is not None
+        return undo_merge(store, self.result)

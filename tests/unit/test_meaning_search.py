@@ -1,0 +1,182 @@
+"""Search by meaning: semantic and hybrid modes with filters, the vector sidecar kept up to date
+as another process writes, a model change re-embedding, cancel, and forgetting ids."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ora_desktop.core import OraError, open_store
+from ora_desktop.core.embeddings import WordLlamaProvider
+from ora_desktop.core.search import semantic, vectors
+from ora_desktop.core.search.semantic import ensure_vectors, has_vectors, search_by_meaning
+from ora_desktop.core.search.vectors import forget, get_vectors, vector_path
+from tests.unit.search_support import ids, make_file
+
+ROWS = [
+    {"id": "jwt", "content": "User prefers JWT auth stored in httpOnly cookies", "type": "preference",
+     "importance": 8},
+    {"id": "deploy", "content": "Deploys run through `git push production main`", "importance": 6},
+    {"id": "coffee", "content": "The office coffee machine is on the third floor", "importance": 2},
+    {"id": "tests", "content": "Tests are written with pytest and run in CI on every push", "importance": 7},
+    {"id": "old-jwt", "content": "User keeps auth tokens in localStorage", "type": "preference",
+     "superseded_by": "jwt"},
+    {"id": "cookie-recipe", "content": "Grandma's cookie recipe uses brown butter", "type": "fact", "importance": 3},
+]
+
+
+@pytest.fixture
+def db(ora_home: Path) -> Path:
+    return make_file(ora_home / "sites" / "s" / "ora.site.db", ROWS)
+
+
+def test_paraphrases_found_by_meaning_not_by_words(db: Path) -> None:
+    with open_store(db, readonly=True) as store:
+        assert ids(store.search("how should I store the auth token?", mode="lexical")) == []
+        assert ids(store.search("how should I store the auth token?", 3, mode="semantic"))[0] == "jwt"
+        assert ids(store.search("how should I store the auth token?", 3, mode="hybrid"))[0] == "jwt"
+        assert ids(store.search("where do deploys go?", 3, mode="hybrid"))[0] == "deploy"
+    assert vector_path(db).exists() and not Path(f"{db}-wal").exists()  # the agent's file untouched
+
+
+def test_default_mode_is_hybrid_once_vectors_exist(db: Path) -> None:
+    with open_store(db, readonly=True) as store:
+        assert not has_vectors(store)
+        assert ids(store.search("where do deploys go?")) == []  # lexical until vectors exist
+        ensure_vectors(store)
+        assert has_vectors(store)
+        assert ids(store.search("where do deploys go?"))[0] == "deploy"
+
+
+def test_filters_apply_in_every_mode(db: Path) -> None:
+    with open_store(db, readonly=True) as store:
+        for mode in ("lexical", "semantic", "hybrid"):
+            assert "jwt" not in ids(store.search("auth cookies type:fact", mode=mode)), mode
+            found = ids(store.search("auth cookies importance:>=5", mode=mode))
+            assert found and "jwt" in found and all(i in ("jwt", "deploy", "tests") for i in found), mode
+            assert "old-jwt" not in ids(store.search("auth tokens", mode=mode)), mode  # superseded hidden
+            assert "old-jwt" in ids(store.search("auth tokens is:superseded", mode=mode)), mode
+            assert "jwt" not in ids(store.search("auth cookies -httpOnly", mode=mode)), mode
+
+
+def test_exact_lexical_match_stays_first_in_hybrid(db: Path) -> None:
+    with open_store(db, readonly=True) as store:
+        for query in ("coffee machine", "cookie recipe", "pytest"):
+            lexical = ids(store.search(query, mode="lexical"))
+            hybrid = store.search(query, mode="hybrid")
+            assert ids(hybrid)[0] == lexical[0], query
+            assert hybrid.hits[0].source == "keyword"
+
+
+def test_fuse_formula_weights_ranks_by_alpha() -> None:
+    from ora_desktop.core.search import parse_query
+
+    fused = semantic.fuse([], [("a", 0.9), ("b", 0.8)], parse_query("x"), alpha=0.5)
+    assert [i for i, _, _ in fused] == ["a", "b"]
+    assert fused[0][1] == pytest.approx(0.5 / 61) and fused[1][1] == pytest.approx(0.5 / 62)
+
+
+def test_bad_mode_is_refused(db: Path) -> None:
+    with open_store(db, readonly=True) as store, pytest.raises(OraError, match="'fuzzy' is not one of"):
+        store.search("x", mode="fuzzy")
+
+
+def _write_from_another_process(db: Path, script: str) -> None:
+    code = textwrap.dedent(f"""
+        import sqlite3
+        conn = sqlite3.connect({str(db)!r})
+        {script}
+        conn.commit()
+        conn.close()
+    """)
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_incremental_refresh_follows_another_process(db: Path) -> None:
+    with open_store(db, readonly=True) as store:
+        ensure_vectors(store)
+        before = get_vectors(db).vector_of("coffee")
+        _write_from_another_process(db, """
+        conn.execute("INSERT INTO memories (id, content, created_at, updated_at) VALUES "
+                     "('k8s', 'Production runs on a Kubernetes cluster in Frankfurt', "
+                     "datetime('now'), datetime('now'))")
+        conn.execute("UPDATE memories SET content = 'The espresso maker sits in the kitchen', "
+                     "updated_at = datetime('now') WHERE id = 'coffee'")
+        conn.execute("DELETE FROM memories WHERE id = 'cookie-recipe'")
+        """)
+        counted: list[tuple[int, int]] = []
+        ensure_vectors(store, progress=lambda done, total: counted.append((done, total)))
+        assert counted[-1] == (2, 2)  # only the new and the edited memory were embedded
+        index = get_vectors(db)
+        assert index.vector_of("cookie-recipe") is None
+        assert not np.array_equal(index.vector_of("coffee"), before)
+        assert ids(store.search("where is the container cluster hosted?", 2, mode="semantic"))[0] == "k8s"
+        assert ids(store.search("where can I make espresso", 2, mode="hybrid"))[0] == "coffee"
+        counted.clear()
+        ensure_vectors(store, progress=lambda done, total: counted.append((done, total)))
+        assert counted == []  # nothing changed: nothing compared, nothing embedded
+
+
+def test_vectors_survive_a_new_process_and_deleting_them_loses_nothing(db: Path) -> None:
+    with open_store(db, readonly=True) as store:
+        ensure_vectors(store)
+    vectors._registry.clear()  # as a new process would start
+    counted: list[tuple[int, int]] = []
+    ensure_vectors(db, progress=lambda done, total: counted.append((done, total)))
+    assert counted == [] and get_vectors(db).vector_of("jwt") is not None
+    vectors.drop_vectors(db)
+    assert ids(search_by_meaning(db, "how should I store the auth token?", 1, mode="semantic")) == ["jwt"]
+
+
+def test_model_change_reembeds_everything(db: Path) -> None:
+    ensure_vectors(db)
+    small = WordLlamaProvider(dimensions=64)
+    counted: list[tuple[int, int]] = []
+    index = ensure_vectors(db, progress=lambda done, total: counted.append((done, total)), provider=small)
+    assert counted[-1] == (len(ROWS), len(ROWS))
+    assert index.vector_of("jwt").shape == (64,)
+    conn = sqlite3.connect(vector_path(db))
+    assert conn.execute("SELECT DISTINCT length(v) FROM vecs").fetchall() == [(64 * 2,)]
+    assert "@64" in conn.execute("SELECT value FROM meta WHERE key = 'model'").fetchone()[0]
+    conn.close()
+    assert not has_vectors(db)  # the default model's vectors are gone
+    counted.clear()
+    ensure_vectors(db, progress=lambda done, total: counted.append((done, total)))
+    assert counted[-1] == (len(ROWS), len(ROWS))
+
+
+def test_cancel_keeps_what_was_embedded_and_resumes(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vectors, "BATCH", 2)
+    stop = threading.Event()
+
+    def progress(done: int, total: int) -> None:
+        if done >= 2:
+            stop.set()
+
+    with pytest.raises(OraError, match="cancelled"):
+        ensure_vectors(db, progress=progress, cancel=stop)
+    assert sqlite3.connect(vector_path(db)).execute("SELECT count(*) FROM vecs").fetchone()[0] == 2
+    assert not has_vectors(db)
+    counted: list[tuple[int, int]] = []
+    ensure_vectors(db, progress=lambda done, total: counted.append((done, total)))
+    assert counted[-1] == (len(ROWS) - 2, len(ROWS) - 2)
+    assert has_vectors(db)
+
+
+def test_forget_removes_vectors_from_memory_and_disk(db: Path) -> None:
+    index = ensure_vectors(db)
+    secret = index.vector_of("jwt").astype(vectors.DISK_DTYPE).tobytes()
+    assert secret in vector_path(db).read_bytes()
+    assert forget(db, ["jwt", "no-such-id"]) == 1
+    assert index.vector_of("jwt") is None
+    assert secret not in vector_path(db).read_bytes()  # overwritten, not merely unlinked
+    vectors._registry.clear()
+    assert forget(db, ["deploy"]) == 1  # also without a loaded index
+    assert forget(Path(str(db) + ".other"), ["x"]) == 0
