@@ -119,3 +119,20 @@ def test_a_question_in_plain_language_finds_relevant_memories(db: Path) -> None:
         assert section_ids(bundle, "relevant")[0] == "key"
         # Filters of the query language still apply.
         assert section_ids(build_context(store, "which vault key type:preference", hops=0), "relevant") == []
+
+
+def test_what_did_not_fit_the_budget_is_reported_with_its_cost(db: Path) -> None:
+    with open_store(db, readonly=True) as store:
+        roomy = build_context(store, "deploy key", token_budget=5000)
+        tight = build_context(store, "deploy key", token_budget=150)
+    assert roomy.left_out == []
+    left = {item.memory.id: item for item in tight.left_out}
+    placed = {m.id for m in tight.memories}
+    assert left and not (set(left) & placed)
+    # Every memory the roomy context placed is, under the tight budget, either placed or left out.
+    assert {m.id for m in roomy.memories} == placed | set(left)
+    for section in tight.sections:
+        for item in section.left_out:
+            assert item.tokens == estimate_tokens(item.text) and item.text not in tight.text
+            assert item.tokens > 0 and item.reason in ("important", "keyword", "neighbor", "recent")
+    assert {i.memory.id for i in tight.section("recent").left_out} >= {"r0", "r1"}
