@@ -22,6 +22,9 @@ PANELS = [
     ("Backups", "ora_desktop.gui.backups.view", "BackupsView"),
     ("Charts", "ora_desktop.gui.charts.view", "ChartsView"),
     ("Task", "ora_desktop.gui.tasks.view", "TaskView"),
+    ("Review", "ora_desktop.gui.review.view", "ReviewView"),
+    ("Context", "ora_desktop.gui.context_view.view", "ContextView"),
+    ("Graph", "ora_desktop.gui.graph.view", "GraphView"),
 ]
 
 SERVICES = [("ora_desktop.gui.jobs.service", "start")]
