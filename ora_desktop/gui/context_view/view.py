@@ -148,7 +148,7 @@ class ContextView(QWidget):
         for section in bundle.sections:
             title = section.title.lstrip("# ")
             top = QTreeWidgetItem([f"{title} ({len(section.items)})", f"{section.tokens:,} / {section.budget:,}",
-                                   "its share of the budget; unused budget passes on"])
+                                   "used / its share (unused budget passes on)"])
             font = top.font(0)
             font.setBold(True)
             top.setFont(0, font)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from PySide6.QtCore import QLineF, QPointF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QPainterPath, QPen, QPolygonF
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainterPath, QPen, QPolygonF
 from PySide6.QtWidgets import (
     QGraphicsItem,
     QGraphicsPathItem,
@@ -43,10 +43,10 @@ class NodeItem(QGraphicsRectItem):
         self.setAcceptHoverEvents(True)
         memory = node.memory
         if memory is None:
-            label = f"missing\n{node.id[:26]}"
+            label = f"missing\n{node.id}"
             tip = f"{node.id}: no memory with this id in the file (a dangling link)"
         else:
-            label = f"{first_line(memory.content, 26)}\n{memory.type or '?'} · {memory.importance} · {node.id[:14]}"
+            label = f"{first_line(memory.content, 60)}\n{memory.type or '?'} · {memory.importance} · {node.id}"
             tip = f"{node.id}\n{first_line(memory.content, 200)}\n{memory.type}, importance {memory.importance}, " \
                   f"health {memory.health_score}" + ("\nsuperseded" if memory.superseded_by else "")
         self.setToolTip(tip)
@@ -58,6 +58,9 @@ class NodeItem(QGraphicsRectItem):
         if memory is not None and memory.superseded_by:
             font.setItalic(True)
         text.setFont(font)
+        metrics = QFontMetricsF(font)  # each line elided to the box (bold text is wider)
+        text.setText("\n".join(metrics.elidedText(line, Qt.TextElideMode.ElideRight, NODE_W - 14)
+                               for line in label.split("\n")))
         text.setBrush(QBrush(palette_text))
         bounds = text.boundingRect()
         text.setPos(-bounds.width() / 2, -bounds.height() / 2)
@@ -134,14 +137,15 @@ class GraphScene(QGraphicsScene):
             wings = [QPointF(tip.x() - 11 * math.cos(angle + s), tip.y() - 11 * math.sin(angle + s))
                      for s in (0.4, -0.4)]
             path.addPolygon(QPolygonF([tip, wings[0], wings[1], tip]))
-        colour = COLOURS["cycle"] if edge.cycle else COLOURS[edge.kind]
+        dangling = self.nodes[edge.target].node.dangling
+        colour = COLOURS["cycle"] if edge.cycle else COLOURS["missing"] if dangling else COLOURS[edge.kind]
         pen = QPen(QColor(colour), 2.6 if edge.cycle else 1.6)
-        if edge.kind != RELATED:
+        if edge.kind != RELATED or dangling:
             pen.setStyle(Qt.PenStyle.DashLine)
         item = QGraphicsPathItem(path)
         item.setPen(pen)
         item.setBrush(QBrush(QColor(colour)))
-        item.setToolTip(_edge_tip(edge))
+        item.setToolTip(_edge_tip(edge) + (f" — {edge.target} does not exist" if dangling else ""))
         return item
 
 

@@ -111,8 +111,9 @@ class ReviewView(LazyRefresh, QWidget):
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.table)
         split.addWidget(lower)
-        split.setStretchFactor(0, 3)
+        split.setStretchFactor(0, 4)
         split.setStretchFactor(1, 1)
+        split.setSizes([520, 140])
         self.counts = muted(QLabel())
         self.counts.setWordWrap(True)
 
