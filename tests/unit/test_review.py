@@ -211,3 +211,12 @@ def test_a_registered_rule_is_listed_with_its_detail(agent: Path) -> None:
     finally:
         rv.ATTENTION_RULES.remove(rule)
     assert ids(result) == {"m2"} and "near-duplicate of m3" in result.items[0].describe()
+
+
+def test_a_mark_all_in_the_second_an_attention_memory_was_written_keeps_it_on_the_desk(agent: Path) -> None:
+    put(agent, "fading-now", importance=9, health_score=0.1, at="2026-03-01 10:00:00")
+    with open_store(agent) as store:
+        rv.mark_all_reviewed(store, "alice", as_of=datetime(2026, 3, 1, 10, 0, 0, tzinfo=UTC))
+        result = rv.review(store, "alice", now=NOW)
+    assert ids(result) == {"fading-now"}
+    assert result.items[0].reasons == ("important_low_health",)

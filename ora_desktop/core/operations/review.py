@@ -49,6 +49,7 @@ CREATE TABLE IF NOT EXISTS {TABLE} (
     reviewed_at TEXT,
     note TEXT,
     flagged_at TEXT,
+    via_all INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (reviewer, memory_id)
 )"""
 
@@ -182,13 +183,16 @@ class ReviewWrite:
     change: Change
 
 
-def _marks(store: Store, reviewer: str) -> dict[str, tuple[str | None, str | None, str | None]]:
-    """memory id -> (version, reviewed_at, note) for the reviewer (empty when there is no table)."""
+def _marks(store: Store, reviewer: str) -> dict[str, tuple[str | None, str | None, str | None, int]]:
+    """memory id -> (version, reviewed_at, note, via_all) for the reviewer (empty without the table).
+
+    ``via_all`` marks were made by a *mark all* for memories written in its very second: they keep
+    those out of "new", but unlike a person's own mark they do not hide what needs attention."""
     if not store.has_table(TABLE):
         return {}
-    rows = store.fetch_all(f"SELECT memory_id, version, reviewed_at, note FROM {TABLE} WHERE reviewer = ?",
+    rows = store.fetch_all(f"SELECT memory_id, version, reviewed_at, note, via_all FROM {TABLE} WHERE reviewer = ?",
                            (reviewer,))
-    return {str(r[0]): (r[1], r[2], r[3]) for r in rows}
+    return {str(r[0]): (r[1], r[2], r[3], int(r[4] or 0)) for r in rows}
 
 
 def review(store: Store, reviewer: str | None = None, *, limit: int = DEFAULT_LIMIT,
@@ -198,19 +202,23 @@ def review(store: Store, reviewer: str | None = None, *, limit: int = DEFAULT_LI
     limit = max(1, int(limit))
     now_sql = timestamps.to_sql(now or timestamps.now())
     marks = _marks(store, reviewer)
-    since_raw = marks.get(WHOLE_FILE, (None, None, None))[1]
-    reviewed = {m: v for m, (v, _at, _note) in marks.items() if m != WHOLE_FILE and v is not None}
+    since_raw = marks.get(WHOLE_FILE, (None, None, None, 0))[1]
+    reviewed = {m: v for m, (v, _at, _note, via_all) in marks.items()
+                if m != WHOLE_FILE and v is not None and not via_all}
     reasons: dict[str, list[str]] = {}
     details: dict[str, list[str]] = {}
     counts: dict[str, int] = {}
     has_table = bool(marks) or store.has_table(TABLE)
-    # A memory marked reviewed at its current version is left out (in SQL, so limits stay true).
-    not_reviewed = (f"NOT EXISTS (SELECT 1 FROM {TABLE} r WHERE r.reviewer = :who AND r.memory_id = memories.id "
-                    "AND r.version IS memories.updated_at)") if has_table else "1"
+    # A memory marked reviewed at its current version is left out (in SQL, so limits stay true);
+    # the marks a "mark all" made for its own second count for new/changed only.
+    mark = (f"EXISTS (SELECT 1 FROM {TABLE} r WHERE r.reviewer = :who AND r.memory_id = memories.id "
+            "AND r.version IS memories.updated_at{})")
+    not_seen = f"NOT {mark.format('')}" if has_table else "1"
+    not_reviewed = f"NOT {mark.format(' AND r.via_all = 0')}" if has_table else "1"
     params = {"now": now_sql, "who": reviewer, "since": since_raw}
 
     def listed(name: str, where: str, order: str = "rowid DESC") -> None:
-        condition = f"({where}) AND {not_reviewed}"
+        condition = f"({where}) AND {not_seen}"
         rows = store.fetch_all(f"SELECT id FROM memories WHERE {condition} ORDER BY {order} LIMIT {limit}",
                                params)  # type: ignore[arg-type]  (named parameters)
         counts[name] = len(rows) if len(rows) < limit else int(
@@ -218,7 +226,7 @@ def review(store: Store, reviewer: str | None = None, *, limit: int = DEFAULT_LI
         for (memory_id,) in rows:
             reasons.setdefault(str(memory_id), []).append(name)
 
-    flagged = {m: note for m, (_v, _at, note) in marks.items() if note and m != WHOLE_FILE}
+    flagged = {m: note for m, (_v, _at, note, _all) in marks.items() if note and m != WHOLE_FILE}
     if flagged:
         counts["flagged"] = len(flagged)
         for memory_id in list(flagged)[:limit]:
@@ -230,11 +238,21 @@ def review(store: Store, reviewer: str | None = None, *, limit: int = DEFAULT_LI
         listed("new", "julianday(created_at) >= julianday(:since)", newest)
         listed("changed", "julianday(updated_at) >= julianday(:since) AND NOT (julianday(created_at) >= "
                           "julianday(:since))", newest)
-    for rule in _rules(store.columns):
-        if rule.where is not None:
-            listed(rule.name, rule.where)
+    rules = _rules(store.columns)
+    sql_rules = [rule for rule in rules if rule.where is not None]
+    if sql_rules:  # one scan for every SQL rule (a row stops at the first rule it meets), flags per rule
+        flags = ", ".join(f"coalesce(({rule.where}), 0)" for rule in sql_rules)
+        any_rule = " OR ".join(f"({rule.where})" for rule in sql_rules)
+        hits = store.fetch_all(f"SELECT id, {flags} FROM memories WHERE ({any_rule}) AND {not_reviewed} "
+                               "ORDER BY rowid DESC", params)  # type: ignore[arg-type]  (named parameters)
+        for position, rule in enumerate(sql_rules, start=1):
+            matching = [row[0] for row in hits if row[position]]
+            counts[rule.name] = len(matching)
+            for memory_id in matching[:limit]:
+                reasons.setdefault(str(memory_id), []).append(rule.name)
+    for rule in rules:
+        if rule.finder is None:
             continue
-        assert rule.finder is not None
         found = rule.finder(store, limit * 4)
         current = store.get_many(i for i, _d in found)
         found = [(i, d) for i, d in found if i in current and reviewed.get(i) != current[i].version]
@@ -298,8 +316,8 @@ def mark_reviewed(store: Store, ids: Sequence[str], reviewer: str | None = None)
         found = _existing(store, ids)
         _ensure_table(store)
         store.db.cursor().executemany(
-            f"INSERT OR REPLACE INTO {TABLE} (reviewer, memory_id, version, reviewed_at, note, flagged_at) "
-            "VALUES (?, ?, ?, ?, NULL, NULL)",
+            f"INSERT OR REPLACE INTO {TABLE} (reviewer, memory_id, version, reviewed_at, note, flagged_at, via_all) "
+            "VALUES (?, ?, ?, ?, NULL, NULL, 0)",
             [(reviewer, memory_id, found[memory_id].version, stamp) for memory_id in ids])
     return _done(store, reviewer, ids, "reviewed")
 
@@ -319,9 +337,9 @@ def mark_all_reviewed(store: Store, reviewer: str | None = None, as_of: datetime
             "SELECT id, updated_at FROM memories WHERE julianday(coalesce(updated_at, created_at)) >= julianday(?) "
             "AND julianday(coalesce(updated_at, created_at)) < julianday(?, '+1 second')", (stamp, stamp))
         store.db.cursor().executemany(
-            f"INSERT INTO {TABLE} (reviewer, memory_id, version, reviewed_at) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT (reviewer, memory_id) DO UPDATE SET version = excluded.version, "
-            "reviewed_at = excluded.reviewed_at",
+            f"INSERT INTO {TABLE} (reviewer, memory_id, version, reviewed_at, via_all) VALUES (?, ?, ?, ?, 1) "
+            "ON CONFLICT (reviewer, memory_id) DO UPDATE SET via_all = CASE WHEN version IS excluded.version "
+            "THEN via_all ELSE 1 END, version = excluded.version, reviewed_at = excluded.reviewed_at",
             [(reviewer, str(memory_id), version, stamp) for memory_id, version in same_second])
     return _done(store, reviewer, (), "reviewed_all")
 
