@@ -4,7 +4,6 @@ marks and flags kept in the file's own ``ora_desktop_review`` table (created onl
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -12,19 +11,10 @@ import pytest
 
 from ora_desktop.core import InvalidValue, NotFound, ReadOnlyDatabase, open_store
 from ora_desktop.core.operations import review as rv
+from tests.unit.test_cli_helpers import sql as raw
 
 NOW = datetime(2026, 3, 10, 12, 0, 0, tzinfo=UTC)
 OLD = "2026-01-05 09:00:00"
-
-
-def raw(path: Path, sql: str, params: tuple = ()) -> list[tuple]:
-    conn = sqlite3.connect(path)
-    try:
-        rows = conn.execute(sql, params).fetchall()
-        conn.commit()
-        return rows
-    finally:
-        conn.close()
 
 
 def put(path: Path, memory_id: str, content: str = "plain", *, at: str = OLD, updated: str | None = None,
