@@ -66,6 +66,9 @@ def test_r_marks_the_selected_memory_reviewed_and_moves_on(qtbot, make_window, f
     qtbot.waitUntil(lambda: first not in listed(view), timeout=10000)
     assert view.table.rowCount() == 11 and view.table.current_item() is not None
     assert db_rows(path, "SELECT memory_id FROM ora_desktop_review WHERE reviewer = ?", (view.reviewer,)) == [(first,)]
+    window.ctx.undo_stack.undo()  # Ctrl+Z takes the mark back
+    qtbot.waitUntil(lambda: first in listed(view), timeout=10000)
+    assert db_rows(path, "SELECT count(*) FROM ora_desktop_review")[0][0] == 0
 
 
 def test_mark_all_then_an_agent_writes_and_only_that_is_new(qtbot, make_window, filled_db) -> None:

@@ -210,3 +210,19 @@ def test_a_mark_all_in_the_second_an_attention_memory_was_written_keeps_it_on_th
         result = rv.review(store, "alice", now=NOW)
     assert ids(result) == {"fading-now"}
     assert result.items[0].reasons == ("important_low_health",)
+
+
+def test_a_snapshot_puts_marks_and_flags_back_as_they_were(agent: Path) -> None:
+    with open_store(agent) as store:
+        rv.flag(store, "m1", "keep an eye on it", "alice")
+        rv.mark_reviewed(store, ["m2"], "bob")
+        saved = rv.snapshot(store, "alice")
+        rv.mark_all_reviewed(store, "alice", as_of=datetime(2026, 3, 1, tzinfo=UTC))
+        rv.mark_reviewed(store, ["m1", "m3"], "alice")
+        assert ids(rv.review(store, "alice", now=NOW)) == set()
+        undone = rv.restore(store, "alice", saved)
+        result = rv.review(store, "alice", now=NOW)
+        assert undone.ids == ("m1", "m3")
+        assert ids(result, "new") == {f"m{n}" for n in range(5)} and result.since is None
+        assert result.items[0].note == "keep an eye on it"
+        assert "m2" not in ids(rv.review(store, "bob", now=NOW)), "another reviewer's marks are left alone"

@@ -179,7 +179,7 @@ class ReviewWrite:
     path: str
     reviewer: str
     ids: tuple[str, ...]
-    action: str  # reviewed | reviewed_all | flagged | unflagged
+    action: str  # reviewed | reviewed_all | flagged | unflagged | restored
     change: Change
 
 
@@ -384,6 +384,32 @@ def unflag(store: Store, memory_id: str, reviewer: str | None = None) -> ReviewW
     return _done(store, reviewer, [memory_id], "unflagged")
 
 
+_COLUMNS = "reviewer, memory_id, version, reviewed_at, note, flagged_at, via_all"
+
+
+def snapshot(store: Store, reviewer: str | None = None) -> tuple[tuple, ...]:
+    """Every mark and flag of ``reviewer`` in the file, to undo a later mark with :func:`restore`."""
+    reviewer = reviewer or default_reviewer()
+    if not store.has_table(TABLE):
+        return ()
+    return tuple(tuple(r) for r in store.fetch_all(f"SELECT {_COLUMNS} FROM {TABLE} WHERE reviewer = ?",
+                                                   (reviewer,)))
+
+
+def restore(store: Store, reviewer: str | None, rows: tuple[tuple, ...]) -> ReviewWrite:
+    """Put ``reviewer``'s marks and flags back as :func:`snapshot` saw them (one transaction)."""
+    reviewer = reviewer or default_reviewer()
+    store._require_writable()  # noqa: SLF001
+    with store.write():
+        _ensure_table(store)
+        before = {r[0] for r in store.fetch_all(f"SELECT memory_id FROM {TABLE} WHERE reviewer = ?", (reviewer,))}
+        store.execute(f"DELETE FROM {TABLE} WHERE reviewer = ?", (reviewer,))
+        store.db.cursor().executemany(f"INSERT INTO {TABLE} ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                      [r for r in rows if r[0] == reviewer])
+    touched = sorted((before | {r[1] for r in rows}) - {WHOLE_FILE})
+    return _done(store, reviewer, touched, "restored")
+
+
 def as_json(result: ReviewResult) -> dict:
     """A JSON-able form of a review (used by the CLI and any other face)."""
     return {
@@ -398,4 +424,4 @@ def as_json(result: ReviewResult) -> dict:
 
 __all__ = ["ATTENTION", "ATTENTION_RULES", "AttentionRule", "REASONS", "ReviewItem", "ReviewResult", "ReviewWrite",
            "add_attention_rule", "as_json", "check_note", "default_reviewer", "flag", "mark_all_reviewed",
-           "mark_reviewed", "review", "unflag"]
+           "mark_reviewed", "restore", "review", "snapshot", "unflag"]

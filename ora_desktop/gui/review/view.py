@@ -35,6 +35,7 @@ from ..curate.dialogs import MemoryFieldsDialog
 from ..curate.operations import values_of
 from ..jobs.background import Latest
 from ..jobs.widgets import LazyRefresh, muted
+from .commands import ReviewCommand
 from .navigate import curator_of, show_in_table
 from .table import ReviewTable
 
@@ -224,8 +225,9 @@ class ReviewView(LazyRefresh, QWidget):
             self.ctx.status.emit("This file is open read-only: nothing can be marked or changed")
             return None
         if name == "mark":
-            return self._write(rv.mark_reviewed, [i.memory.id for i in chosen], self.reviewer,
-                               done=f"Marked {len(chosen)} reviewed", next_row=True)
+            ids = [i.memory.id for i in chosen]
+            return self._write(f"mark {len(ids)} reviewed",
+                               lambda store: rv.mark_reviewed(store, ids, self.reviewer), next_row=True)
         if name == "flag":
             self._ask_note(chosen[0])
             return None
@@ -245,19 +247,26 @@ class ReviewView(LazyRefresh, QWidget):
     def mark_all(self) -> asyncio.Task | None:
         if self.store is None or self.store.readonly:
             return None
-        return self._write(rv.mark_all_reviewed, self.reviewer, done="Everything up to now is marked reviewed")
+        return self._write("mark everything up to now reviewed",
+                           lambda store: rv.mark_all_reviewed(store, self.reviewer))
 
-    def _write(self, fn, *args, done: str, next_row: bool = False) -> asyncio.Task:  # noqa: ANN001
+    def _write(self, label: str, work, next_row: bool = False) -> asyncio.Task:  # noqa: ANN001
+        """Run a mark or flag: on the window's undo stack when there is one, else directly."""
         store = self.store
         row = self.table.currentRow()
+        curator = curator_of(self.ctx)
 
         async def run() -> None:
-            try:
-                await self.ctx.run(fn, store, *args)
-            except OraError as exc:
-                self.ctx.show_error(exc, "Review")
-                return
-            self.ctx.status.emit(done)
+            if curator is not None:
+                if await curator.execute(ReviewCommand(curator, store.path, self.reviewer, label, work)) is None:
+                    return  # refused: the curator said why
+            else:
+                try:
+                    await self.ctx.run(work, store)
+                except OraError as exc:
+                    self.ctx.show_error(exc, "Review")
+                    return
+                self.ctx.status.emit(label[:1].upper() + label[1:] + " — done")
             await self.refresh()
             if next_row and self.table.rowCount():
                 self.table.selectRow(min(max(row, 0), self.table.rowCount() - 1))
@@ -269,8 +278,8 @@ class ReviewView(LazyRefresh, QWidget):
         dialog.setLabelText(f"Why does “{item.memory.title[:60]}” need a decision? (up to {rv.MAX_NOTE} characters)")
         dialog.setTextValue(item.note or "")
         dialog.setTextEchoMode(QLineEdit.EchoMode.Normal)
-        dialog.textValueSelected.connect(
-            lambda text: self._write(rv.flag, item.memory.id, text, self.reviewer, done=f"Flagged {item.memory.id}"))
+        dialog.textValueSelected.connect(lambda text: self._write(
+            f"flag “{item.memory.title[:40]}”", lambda store: rv.flag(store, item.memory.id, text, self.reviewer)))
         self.dialog = dialog
         dialog.open()
 
