@@ -33,7 +33,7 @@ from ..jobs.background import Latest
 from ..jobs.widgets import muted
 from ..review.navigate import show_in_table
 
-REASONS = {"important": "important (the seed's rule)", "keyword": "matches the question",
+REASONS = {"important": "important", "keyword": "matches the question",
            "neighbor": "related to a match", "recent": "recently added"}
 ID_ROLE = Qt.ItemDataRole.UserRole
 LEFT_OUT_COLOUR = "#7f8c8d"
@@ -81,6 +81,9 @@ class ContextView(QWidget):
         self.tree.setObjectName("ContextSections")
         self.tree.setColumnCount(3)
         self.tree.setHeaderLabels(["Section / memory", "Tokens", "Why"])
+        self.tree.headerItem().setToolTip(2, "important: the seed's extraction rule (importance ≥ 7, or healthy "
+                                             "facts); matches the question: a keyword hit; related to a match: a "
+                                             "related_to neighbour of one; recently added")
         self.tree.setColumnWidth(0, 380)
         self.tree.setColumnWidth(1, 90)
         self.tree.setUniformRowHeights(True)
@@ -148,7 +151,9 @@ class ContextView(QWidget):
         for section in bundle.sections:
             title = section.title.lstrip("# ")
             top = QTreeWidgetItem([f"{title} ({len(section.items)})", f"{section.tokens:,} / {section.budget:,}",
-                                   "used / its share (unused budget passes on)"])
+                                   "used / its share"])
+            top.setToolTip(2, "Tokens used against the section's share of the budget; what a section "
+                              "leaves unused passes on to the next")
             font = top.font(0)
             font.setBold(True)
             top.setFont(0, font)
@@ -163,7 +168,8 @@ class ContextView(QWidget):
             top.setExpanded(True)
         left = bundle.left_out
         out = QTreeWidgetItem([f"Left out for budget ({len(left)})", f"{sum(i.tokens for i in left):,}",
-                               "would not fit, even cut short"])
+                               "would not fit"])
+        out.setToolTip(2, "Candidates that did not fit the budget, even cut short")
         self.tree.addTopLevelItem(out)
         for item in left:
             row = QTreeWidgetItem([first_line(item.memory.content, 160), f"{item.tokens:,}",
