@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..maintenance.check import supersession_cycles
 from ..records import Memory
 from ..store import Store
 
@@ -54,7 +53,7 @@ class Neighbourhood:
     hops: int
     nodes: tuple[GraphNode, ...]
     edges: tuple[GraphEdge, ...]
-    cycles: tuple[tuple[str, ...], ...] = ()  # supersession cycles touching the neighbourhood
+    cycles: tuple[tuple[str, ...], ...] = ()  # supersession cycles within the neighbourhood
     malformed: tuple[str, ...] = ()  # nodes whose related_to is not a JSON array
     truncated: bool = False  # stopped at max_nodes
 
@@ -109,9 +108,11 @@ def neighbourhood(store: Store, memory_id: str, hops: int = 2, max_nodes: int = 
                 source, target = (target, node.id) if reverse else (node.id, target)
                 if source in found and target in found:
                     edges.setdefault((source, target, kind), GraphEdge(source, target, kind))
-    cycles = tuple(tuple(c) for c in supersession_cycles(store) if any(i in found for i in c)) if older_of else ()
-    on_cycle = {(c[i], c[(i + 1) % len(c)]) for c in cycles for i in range(len(c))}
-    loops = _related_loops(e for e in edges.values() if e.kind == RELATED)
+    # A supersession cycle is a loop of superseded_by among the memories found (the walk follows
+    # chains both ways, so a cycle within reach is found whole, without another scan of the file).
+    on_cycle, groups = _loops((e for e in edges.values() if e.kind == SUPERSEDED), min_size=2)
+    loops, _ = _loops((e for e in edges.values() if e.kind == RELATED), min_size=3)
+    cycles = tuple(_around(group, found) for group in groups)
     marked = [GraphEdge(e.source, e.target, e.kind,
                         (e.source, e.target) in (on_cycle if e.kind == SUPERSEDED else loops)) for e in edges.values()]
     nodes = sorted(found.values(), key=lambda n: n.depth)
@@ -128,9 +129,20 @@ def _out(memory: Memory, older_of: dict[str, list[str]]) -> list[tuple[str, str,
     return out
 
 
-def _related_loops(edges: Iterable[GraphEdge]) -> set[tuple[str, str]]:
-    """Edges inside a strongly connected group of three or more memories (a mutual pair A ↔ B is
-    an ordinary two-way link, not a loop). Iterative Tarjan: deep graphs do not hit recursion limits."""
+def _around(group: list[str], found: dict[str, GraphNode]) -> tuple[str, ...]:
+    """The members of a supersession cycle in chain order, from the smallest id."""
+    members, current = [], min(group)
+    while current not in members:
+        members.append(current)
+        memory = found[current].memory
+        current = memory.superseded_by if memory is not None and memory.superseded_by in group else members[0]
+    return tuple(members)
+
+
+def _loops(edges: Iterable[GraphEdge], min_size: int) -> tuple[set[tuple[str, str]], list[list[str]]]:
+    """(edges inside a strongly connected group of ``min_size`` or more memories, those groups).
+    For related_to a mutual pair A ↔ B is an ordinary two-way link, not a loop (``min_size=3``).
+    Iterative Tarjan: deep graphs do not hit recursion limits."""
     graph: dict[str, list[str]] = {}
     for edge in edges:
         graph.setdefault(edge.source, []).append(edge.target)
@@ -178,4 +190,10 @@ def _related_loops(edges: Iterable[GraphEdge]) -> set[tuple[str, str]]:
             if work:
                 parent = work[-1][0]
                 low[parent] = min(low[parent], low[node])
-    return {(s, t) for s, targets in graph.items() for t in targets if group[s] == group[t] and sizes[group[s]] >= 3}
+    inside = {(s, t) for s, targets in graph.items() for t in targets
+              if group[s] == group[t] and sizes[group[s]] >= min_size}
+    members: dict[int, list[str]] = {}
+    for node, number in group.items():
+        if sizes[number] >= min_size:
+            members.setdefault(number, []).append(node)
+    return inside, list(members.values())

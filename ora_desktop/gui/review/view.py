@@ -158,6 +158,8 @@ class ReviewView(LazyRefresh, QWidget):
         if path is None:
             self._message("Select an agent on the left to review what its agents wrote.")
             return None
+        if self.result is None or self.result.path != str(path):
+            self.heading.setText(f"Reading the desk of {path.name}… (a million memories take a few seconds)")
         try:
             store, result = await self.ctx.run(load_review, self.ctx, path, self.reviewer)
         except OraError as exc:
