@@ -13,7 +13,11 @@ Makefile, or any display), selects an agent and saves PNGs of the main views int
     06-restore.png      the restore confirmation
     07-charts.png       charts for the whole home
     08-task.png         a spawned task agent's task, input and output
-    09-duplicates.png   groups of duplicate memories, members side by side, ready to merge
+    09-review.png       the review desk: a flag first, what needs attention, what is new
+    10-context.png      what store.context() hands the agent, and what the budget left out
+    11-graph.png        a memory's links and supersession chain, two hops out
+    (09–11 also as *-1366x768.png: the same view in a laptop-sized window)
+    12-duplicates.png   groups of duplicate memories, members side by side, ready to merge
 
 Options: ``--out DIR`` (default ``screenshots``), ``--memories N`` (default 3000), ``--dark``.
 Views that are not in the window yet are reported and skipped, never faked.
@@ -38,7 +42,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--out", default="screenshots", help="folder for the PNGs (default: screenshots)")
     parser.add_argument("--memories", type=int, default=3000, help="demo memories in total (default 3000)")
     parser.add_argument("--dark", action="store_true", help="force the dark palette")
-    parser.add_argument("--views", default="memories,search,jobs,backups,charts,task,duplicates",
+    parser.add_argument("--views", default="memories,search,jobs,backups,charts,task,review,context,graph,duplicates",
                         help="which views to shoot, comma-separated (default: all)")
     return parser.parse_args(argv)
 
@@ -239,7 +243,70 @@ async def duplicates(s: Session, view) -> None:
     pairs = [i for i, g in enumerate(view.groups) if g.kind == "near" and len(g.ids) == 2 and g.similarity >= 0.85]
     view.group_list.setCurrentRow(pairs[0] if pairs else 0)  # a pair of restatements, side by side
     await settle(1.0)
-    s.shooter.save("09-duplicates")
+    s.shooter.save("12-duplicates")
+
+
+SMALL = (1366, 768)  # a common laptop screen: the desk's views must work there too
+
+
+async def small_too(s: Session, name: str) -> None:
+    """The same view in a 1366×768 window (then back to the usual size)."""
+    s.window.resize(*SMALL)
+    await settle(0.8)
+    s.shooter.save(f"{name}-1366x768")
+    s.window.resize(WIDTH, HEIGHT)
+    await settle(0.4)
+
+
+async def review(s: Session, view) -> None:
+    """The review desk: a flag with its note first, then what needs attention and what is new."""
+    from ora_desktop.core.operations import review as rv
+
+    s.select(s.ora)
+    await until(lambda: view.result is not None and view.table.rowCount() > 0)
+    store = s.ctx.store_for(s.ora.path)
+    fading = next((i for i in view.result.items if i.needs_attention), view.result.items[0])
+    await s.ctx.run(rv.flag, store, fading.memory.id, "Still true after the move to the new host?")
+    await until(lambda: view.table.items and "flagged" in view.table.items[0].reasons)
+    view.table.selectRow(0)
+    await settle(1.0)
+    s.shooter.save("09-review")
+    await small_too(s, "09-review")
+
+
+async def context_tab(s: Session, view) -> None:
+    """What store.context() would hand the agent for a question, and what the budget left out."""
+    s.select(s.ora)
+    view.question.setText("why did the checkout fail?")
+    view.budget.setValue(600)
+    view.bundle = None
+    view.refresh()
+    await until(lambda: view.bundle is not None)
+    await settle(1.0)
+    s.shooter.save("10-context")
+    await small_too(s, "10-context")
+
+
+async def graph(s: Session, view) -> None:
+    """The neighbourhood of the most linked memory, two hops out."""
+    s.select(s.ora)
+    store = s.ctx.store_for(s.ora.path)
+    rows = await s.ctx.run(store.fetch_all, "SELECT id FROM memories WHERE related_to LIKE '[\"%' "
+                                            "ORDER BY superseded_by IS NOT NULL DESC, length(related_to) DESC LIMIT 1")
+    if not rows:
+        s.shooter.skip("11-graph", "the demo has no linked memory")
+        return
+    view.show_id(rows[0][0])
+    await until(lambda: view.graph is not None and view.graph.origin == rows[0][0])
+    await settle(1.0)
+    s.shooter.save("11-graph")
+    s.window.resize(*SMALL)
+    await settle(0.5)
+    view.fit()
+    await settle(0.5)
+    s.shooter.save("11-graph-1366x768")
+    s.window.resize(WIDTH, HEIGHT)
+    await settle(0.4)
 
 
 #: (--views key, first PNG name, widget class to find in the window, section).
@@ -250,7 +317,10 @@ SECTIONS = (
     ("backups", "05-backups", "BackupsView", backups),
     ("charts", "07-charts", "ChartsView", charts),
     ("task", "08-task", "TaskView", task),
-    ("duplicates", "09-duplicates", "DuplicatesView", duplicates),
+    ("review", "09-review", "ReviewView", review),
+    ("context", "10-context", "ContextView", context_tab),
+    ("graph", "11-graph", "GraphView", graph),
+    ("duplicates", "12-duplicates", "DuplicatesView", duplicates),
 )
 
 
@@ -271,6 +341,9 @@ async def shoot(args: argparse.Namespace, home: Path) -> Shooter:
     await settle(1.0)
     session.select(session.ora)
     await settle(1.5)
+    from ora_desktop.gui.panels import PANELS  # added after the first rows: wait for them on a busy machine
+
+    await until(lambda: len(getattr(window, "panels", {})) >= len(PANELS), timeout=60)
     wanted = set(args.views.split(","))
     for key, name, class_name, section in SECTIONS:
         if key not in wanted:

@@ -153,13 +153,15 @@ def cmd_context(args: argparse.Namespace) -> int:
             "query": bundle.query, "token_budget": bundle.token_budget, "tokens": bundle.tokens,
             "notes": list(bundle.notes), "text": bundle.text,
             "sections": [{"name": s.name, "budget": s.budget, "tokens": s.tokens,
-                          "ids": [item.memory.id for item in s.items]} for s in bundle.sections],
+                          "ids": [item.memory.id for item in s.items],
+                          "left_out": [item.memory.id for item in s.left_out]} for s in bundle.sections],
         })
         return 0
     for note in bundle.notes:
         print(f"note: {note}", file=sys.stderr)
     print(bundle.text if bundle.text else "(nothing fits or nothing to say)")
-    print(f"\n({bundle.tokens} of {bundle.token_budget} tokens)", file=sys.stderr)
+    left = f"; {len(bundle.left_out)} left out for budget" if bundle.left_out else ""
+    print(f"\n({bundle.tokens} of {bundle.token_budget} tokens{left})", file=sys.stderr)
     return 0
 
 

@@ -83,6 +83,9 @@ class ContextSection:
     items: tuple[ContextItem, ...]
     budget: int
     tokens: int
+    #: Candidates of this section that did not fit the budget (not placed in any section), each
+    #: with the line and the tokens it would have cost.
+    left_out: tuple[ContextItem, ...] = ()
 
     @property
     def memories(self) -> list[Memory]:
@@ -106,6 +109,11 @@ class ContextBundle:
 
     def section(self, name: str) -> ContextSection | None:
         return next((s for s in self.sections if s.name == name), None)
+
+    @property
+    def left_out(self) -> list[ContextItem]:
+        """Every candidate left out for budget, section by section."""
+        return [item for section in self.sections for item in section.left_out]
 
 
 def build_context(store: Store, query: str, token_budget: int = 2000, *, hops: int = 1,
@@ -134,6 +142,7 @@ def build_context(store: Store, query: str, token_budget: int = 2000, *, hops: i
                    if usable(m)][:recent_limit],
     }
     placed: set[str] = set()
+    skipped: dict[str, tuple[str, ContextItem]] = {}  # left out for budget: id -> (first section, item)
     blocks: list[str] = []
     sections: list[ContextSection] = []
     allowance_left = 0.0
@@ -151,8 +160,10 @@ def build_context(store: Store, query: str, token_budget: int = 2000, *, hops: i
             trial = _join([*blocks, _block(title, [*lines, line])])
             truncated = False
             if count(trial) > cap:
+                full = line
                 line = _fit(memory, reason, title, blocks, lines, cap, count)
                 if line is None:
+                    skipped.setdefault(memory.id, (name, ContextItem(memory, full, count(full), reason, score)))
                     continue
                 truncated = True
             lines.append(line)
@@ -164,6 +175,9 @@ def build_context(store: Store, query: str, token_budget: int = 2000, *, hops: i
         allowance_left = max(0.0, allowance_left - spent)
         sections.append(ContextSection(name, title, tuple(items), int(budget * split[name]), spent))
     text = _join(blocks)
+    sections = [replace(section, left_out=tuple(item for first, item in skipped.values()
+                                                if first == section.name and item.memory.id not in placed))
+                for section in sections]
     if touch and placed:
         store.touch_many(list(placed))
     return ContextBundle(query=query, token_budget=budget, sections=tuple(sections), text=text,

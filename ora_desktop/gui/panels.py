@@ -24,6 +24,9 @@ PANELS = [
     ("Task", "ora_desktop.gui.tasks.view", "TaskView"),
     ("Sync", "ora_desktop.gui.sync.view", "SyncView"),
     ("Duplicates", "ora_desktop.gui.duplicates.view", "DuplicatesView"),
+    ("Review", "ora_desktop.gui.review.view", "ReviewView"),
+    ("Context", "ora_desktop.gui.context_view.view", "ContextView"),
+    ("Graph", "ora_desktop.gui.graph.view", "GraphView"),
 ]
 
 SERVICES = [("ora_desktop.gui.jobs.service", "start")]

@@ -144,3 +144,20 @@ def test_large_files_without_vectors_use_keywords_and_say_so(db: Path, monkeypat
         bundle = store.context("deploy key", token_budget=2000)
     assert any("keyword only" in note for note in bundle.notes)
     assert not vector_path(db).exists()  # nothing was embedded behind the agent's back
+
+
+def test_what_did_not_fit_the_budget_is_reported_with_its_cost(db: Path) -> None:
+    with open_store(db, readonly=True) as store:
+        roomy = build_context(store, "deploy key", token_budget=5000)
+        tight = build_context(store, "deploy key", token_budget=150)
+    assert roomy.left_out == []
+    left = {item.memory.id: item for item in tight.left_out}
+    placed = {m.id for m in tight.memories}
+    assert left and not (set(left) & placed)
+    # Every memory the roomy context placed is, under the tight budget, either placed or left out.
+    assert {m.id for m in roomy.memories} == placed | set(left)
+    for section in tight.sections:
+        for item in section.left_out:
+            assert item.tokens == estimate_tokens(item.text) and item.text not in tight.text
+            assert item.tokens > 0 and item.reason in ("important", "keyword", "neighbor", "recent")
+    assert {i.memory.id for i in tight.section("recent").left_out} >= {"r0", "r1"}

@@ -1,0 +1,1 @@
+"""The Context tab: exactly what ``store.context()`` would hand the agent, section by section."""
