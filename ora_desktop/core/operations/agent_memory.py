@@ -151,16 +151,15 @@ def important(store: Store, limit: int = 50) -> list[Memory]:
 
 
 def search(store: Store, query: str, limit: int = 20) -> SearchResult:
-    """The query language over this file, best first: the same search the CLI's ``search`` runs.
+    """The query language over this file, best first: the same search the CLI's ``search`` runs
+    (by words and meaning once the file's vectors exist, by words until then).
 
     FTS5 syntax is never passed through: the query language reads it as plain words, and
     anything it ignored is listed in ``warnings``.
     """
-    from ..search import search as search_file
-
     if not isinstance(query, str):
         raise InvalidValue("query", f"{query!r} is not text")
-    return search_file(store, query, whole_number(limit, "limit", 1, MAX_LIMIT))
+    return store.search(query, whole_number(limit, "limit", 1, MAX_LIMIT))
 
 
 def context(store: Store, query: str, token_budget: int = 2000, *, hops: int = 1) -> ContextBundle:
