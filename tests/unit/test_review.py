@@ -172,7 +172,7 @@ def test_read_only_file_can_be_reviewed_but_not_marked(agent: Path) -> None:
 
 def test_limit_keeps_true_counts_and_says_what_was_cut(agent: Path) -> None:
     for n in range(12):
-        put(agent, f"x{n:02d}", at=f"2026-02-{n + 1:02d} 00:00:00")
+        put(agent, f"x{n:02d}", f"new memory {n}", at=f"2026-02-{n + 1:02d} 00:00:00")
     with open_store(agent) as store:
         result = rv.review(store, "alice", limit=4, now=NOW)
     assert result.counts["new"] == 17 and result.truncated == ("new",)
@@ -226,3 +226,14 @@ def test_a_snapshot_puts_marks_and_flags_back_as_they_were(agent: Path) -> None:
         assert ids(result, "new") == {f"m{n}" for n in range(5)} and result.since is None
         assert result.items[0].note == "keep an eye on it"
         assert "m2" not in ids(rv.review(store, "bob", now=NOW)), "another reviewer's marks are left alone"
+
+
+def test_exact_duplicates_are_listed_beside_the_memory_to_keep(agent: Path) -> None:
+    put(agent, "keep", "Deploys go out from main", importance=8)
+    put(agent, "copy", "deploys go out  from MAIN", importance=3)  # the same text, case and spaces aside
+    with open_store(agent) as store:
+        rv.mark_all_reviewed(store, "alice", as_of=datetime(2026, 3, 1, tzinfo=UTC))
+        result = rv.review(store, "alice", now=NOW)
+    assert ids(result, "duplicate") == {"copy"}  # the most important member is the one to keep
+    item = next(i for i in result.items if i.memory.id == "copy")
+    assert "exact duplicate of keep" in item.describe()

@@ -7,8 +7,8 @@
 * **attention** — memories that need a decision whatever their age: important but below
   recall's health threshold, expiring within a week, ``related_to`` naming a missing memory or
   not a JSON array, ``superseded_by`` naming a missing memory, supersession cycles. More rules
-  plug in through :data:`ATTENTION_RULES` (near-duplicates, once the embedding index exists,
-  go in as a finder: see :func:`add_attention_rule`);
+  plug in through :data:`ATTENTION_RULES` (see :func:`add_attention_rule`); duplicates are
+  listed as the other members of each group (near ones once the file's vectors exist);
 * **flagged** — memories the reviewer flagged with a note.
 
 A memory the reviewer marked reviewed drops out until it changes again (its ``updated_at``
@@ -64,9 +64,10 @@ REASONS = {
     "malformed_related_to": "related_to is not a JSON array",
     "dangling_superseded_by": "superseded_by names a memory that does not exist",
     "supersession_cycle": "part of a supersession cycle",
+    "duplicate": "says the same as another memory",
 }
 ATTENTION = ("important_low_health", "expiring", "dangling_related_to", "malformed_related_to",
-             "dangling_superseded_by", "supersession_cycle")
+             "dangling_superseded_by", "supersession_cycle", "duplicate")
 
 
 def default_reviewer() -> str:
@@ -97,6 +98,23 @@ def _cycle_members(store: Store, limit: int) -> list[tuple[str, str]]:
     return out[:limit]
 
 
+def _duplicate_members(store: Store, limit: int) -> list[tuple[str, str]]:
+    """The other members of each duplicate group (the group's most important member is the one to
+    keep): exact copies always, near ones when the file's vectors exist (the desk never embeds a
+    whole file on its own; ``ora-desktop embed`` or a search by meaning does)."""
+    from ..search.semantic import has_vectors
+    from .duplicates import find_duplicates
+
+    try:
+        near = has_vectors(store)
+    except Exception:  # noqa: BLE001 (a model that cannot load: exact copies still count)
+        near = False
+    out = []
+    for group in find_duplicates(store, near=near).groups:
+        out += [(other, f"{group.kind} duplicate of {group.ids[0]}") for other in group.ids[1:]]
+    return out[:limit]
+
+
 def _rules(columns: Sequence[str]) -> list[AttentionRule]:
     """The attention rules the file's columns allow (link lint shared with ``run check``)."""
     lint = _problems(tuple(columns))
@@ -115,13 +133,12 @@ def _rules(columns: Sequence[str]) -> list[AttentionRule]:
             rules.append(AttentionRule(name, REASONS[name], lint[name][0]))
     if "superseded_by" in columns:
         rules.append(AttentionRule("supersession_cycle", REASONS["supersession_cycle"], finder=_cycle_members))
+    rules.append(AttentionRule("duplicate", REASONS["duplicate"], finder=_duplicate_members, columns=("content",)))
     rules += [rule for rule in ATTENTION_RULES if all(c in columns for c in rule.columns)]
     return [r for r in rules if all(c in columns for c in r.columns)]
 
 
 #: Extra attention rules (beyond the built-in ones above), in the order they are listed.
-#: Near-duplicates belong here once the embedding sidecar exists (issue 15): a rule named
-#: ``"duplicate"`` whose finder returns ``(memory id, "near-duplicate of <id>")`` pairs.
 ATTENTION_RULES: list[AttentionRule] = []
 
 
