@@ -1,0 +1,119 @@
+"""Rows on their way into a memory file: where each came from, and the checks each must pass.
+
+Every reader (our JSONL/CSV, another ``.site.db``, the neighbouring stores) yields
+:class:`Incoming` rows; :func:`check_row` turns one into the column values of ``memories`` or
+raises :class:`BadRow` naming the line (or source row) and the field. The rules are the engine's
+own validators (``core.validation``), so an import accepts exactly what an edit would.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from .. import timestamps
+from ..errors import InvalidValue, OraError
+from ..schema import MEMORY_COLUMNS
+from ..validation import (
+    check_content,
+    check_count,
+    check_health,
+    check_id,
+    check_importance,
+    check_sync_status,
+    check_type,
+)
+
+TIME_COLUMNS = ("last_accessed_at", "created_at", "updated_at", "expires_at", "synced_at")
+_REQUIRED_TIMES = ("created_at", "updated_at")
+
+
+@dataclass(frozen=True, slots=True)
+class Incoming:
+    """One memory read from a source: column values and where it was found (``line 7``)."""
+
+    values: dict[str, Any]
+    where: str
+    #: Another row of the source may carry the same id on purpose (a duplicate to collapse).
+    may_repeat: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A row left out by ``skip_bad``: where it was, which field, and why."""
+
+    where: str
+    field: str
+    problem: str
+
+    def __str__(self) -> str:
+        return f"{self.where}, field {self.field}: {self.problem}"
+
+
+class BadRow(OraError):
+    """A source row that cannot become a memory (the message names line and field)."""
+
+    def __init__(self, where: str, field: str, problem: str) -> None:
+        self.skipped = Skipped(where, field, problem)
+        super().__init__(str(self.skipped))
+
+
+class BadSource(OraError):
+    """A source that none of the import formats can read."""
+
+
+def derived_id(kind: str, *parts: object) -> str:
+    """A stable memory id for a row of a neighbouring store: ``imp-<kind>-<hash>``.
+
+    The same (kind, file identity, source row) always gives the same id, so importing the
+    same source twice adds nothing the second time.
+    """
+    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8", "surrogatepass")).hexdigest()
+    return f"imp-{kind}-{digest[:24]}"
+
+
+def check_row(row: Incoming) -> tuple[Any, ...]:
+    """The values of ``row`` in ``MEMORY_COLUMNS`` order, validated; raises :class:`BadRow`.
+
+    Values are kept exactly as given (timestamps verbatim, whatever their format) once they
+    pass: ``id`` and ``content`` present, ``type``/``importance``/``health_score``/
+    ``sync_status`` inside the seed's CHECKs (or empty), counts whole, times readable.
+    """
+    values = row.values
+    field = "id"
+    try:
+        out = []
+        for field in MEMORY_COLUMNS:
+            value = values.get(field)
+            if field == "id":
+                value = check_id(value)
+            elif field == "content":
+                value = check_content(value)
+            elif value is None:
+                if field in _REQUIRED_TIMES:
+                    raise InvalidValue(field, "must not be empty")
+            elif field == "type":
+                value = check_type(value)
+            elif field == "importance":
+                check_importance(value)
+                if not isinstance(value, int):
+                    raise InvalidValue(field, f"{value!r} is not a whole number from 1 to 10")
+            elif field == "health_score":
+                check_health(value)
+                if not isinstance(value, (int, float)):
+                    raise InvalidValue(field, f"{value!r} is not a number from 0.0 to 1.0")
+            elif field == "access_count":
+                value = check_count(value)
+            elif field == "sync_status":
+                value = check_sync_status(value)
+            elif field in TIME_COLUMNS:
+                if not isinstance(value, (str, int, float)) or isinstance(value, bool) or (
+                        timestamps.parse(value) is None):
+                    raise InvalidValue(field, f"{value!r} is not a timestamp")
+            elif not isinstance(value, str):  # related_to, superseded_by: text as stored
+                raise InvalidValue(field, f"{value!r} is not text")
+            out.append(value)
+    except InvalidValue as exc:
+        raise BadRow(row.where, exc.field, str(exc).split(": ", 1)[-1]) from None
+    return tuple(out)

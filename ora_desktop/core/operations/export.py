@@ -1,0 +1,130 @@
+"""Export memories to JSONL, CSV or a Markdown review document (one operation for every face).
+
+JSONL and CSV carry every column of every row exactly as stored (superseded and expired rows
+included) plus ``site`` and ``agent``; see :mod:`ora_desktop.core.exchange.ownformat`. Markdown is
+for reading: grouped by type, with importance, health, sync status and links.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from ..errors import InvalidValue, OraError
+from ..exchange import markdown, ownformat
+from ..home import SUFFIX
+from ..schema import MEMORY_COLUMNS
+from ..store import Store, open_store
+
+EXPORT_FORMATS = ("jsonl", "csv", "md")
+Progress = Callable[[int, int], None]
+_PAGE = 5000
+
+
+@dataclass(frozen=True, slots=True)
+class ExportResult:
+    """What an export wrote: where, in which format, how many memories, from which files."""
+
+    path: Path | None
+    format: str
+    count: int
+    files: tuple[Path, ...]
+
+
+def site_and_agent(path: Path) -> tuple[str, str]:
+    """``(site, agent)`` of a memory file: its folder's name and its name without ``.site.db``."""
+    name = path.name
+    agent = name[: -len(SUFFIX)] if name.endswith(SUFFIX) else path.stem
+    return path.parent.name, agent
+
+
+def export_memories(sources: Sequence[Store | str | Path], out: str | Path | IO[str] | None = None,
+                    format: str = "jsonl", *, query: str | None = None, ids: Sequence[str] | None = None,
+                    progress: Progress | None = None, cancel: Callable[[], bool] | None = None) -> ExportResult:
+    """Write the memories of ``sources`` (open stores or paths, read-only) to ``out``.
+
+    * ``out``: a path (written under a temporary name, renamed when complete), an open text
+      stream, or ``None`` for standard output.
+    * ``query``: only memories the search query finds (the search language of ``search``).
+    * ``ids``: only these memories (a selection in the window).
+    * ``progress(done, total)`` after every page; ``cancel()`` returning True stops the export
+      and leaves no file behind (``OraError``).
+    """
+    if format not in EXPORT_FORMATS:
+        raise InvalidValue("format", f"{format!r} is not one of {', '.join(EXPORT_FORMATS)}")
+    with contextlib.ExitStack() as stack:
+        stores = [s if isinstance(s, Store) else stack.enter_context(open_store(s, readonly=True)) for s in sources]
+        chosen = [_chosen_ids(store, query, ids) for store in stores]
+        total = sum(store.count(superseded="show") if pick is None else len(pick)
+                    for store, pick in zip(stores, chosen, strict=True))
+        with _output(out) as stream:
+            rows = _rows(stores, chosen, total, progress, cancel)
+            if format == "jsonl":
+                stream.write(ownformat.header_line())
+                count = ownformat.write_jsonl(rows, stream)
+            elif format == "csv":
+                count = ownformat.write_csv(rows, stream)
+            else:
+                count = markdown.write(rows, stream)
+    path = Path(out) if isinstance(out, (str, Path)) else None
+    return ExportResult(path, format, count, tuple(s.path for s in stores))
+
+
+def _chosen_ids(store: Store, query: str | None, ids: Sequence[str] | None) -> list[str] | None:
+    """The ids to export from ``store``, or ``None`` for every row."""
+    chosen = None if ids is None else list(dict.fromkeys(ids))
+    if query is not None:
+        result = store.search(query, limit=max(1, store.count(superseded="show")))
+        found = [hit.id for hit in result.hits]
+        chosen = found if chosen is None else [i for i in found if i in set(chosen)]
+    return chosen
+
+
+def _rows(stores: list[Store], chosen: list[list[str] | None], total: int, progress: Progress | None,
+          cancel: Callable[[], bool] | None) -> Iterator[tuple[Any, ...]]:
+    """``(site, agent, *MEMORY_COLUMNS)`` rows, exactly as stored, file by file in rowid order."""
+    done = 0
+    for store, pick in zip(stores, chosen, strict=True):
+        site, agent = site_and_agent(store.path)
+        select = ", ".join(c if c in store.columns else f"NULL AS {c}" for c in MEMORY_COLUMNS)
+        if pick is None:
+            cursor = store.execute(f"SELECT ?, ?, {select} FROM memories ORDER BY rowid", (site, agent))
+        else:
+            cursor = store.execute(
+                f"SELECT ?, ?, {select} FROM memories WHERE id IN (SELECT value FROM json_each(?)) ORDER BY rowid",
+                (site, agent, json.dumps(pick)))
+        while batch := cursor.fetchmany(_PAGE):
+            if cancel is not None and cancel():
+                raise OraError("export cancelled; nothing was written")
+            yield from batch
+            done += len(batch)
+            if progress is not None:
+                progress(done, total)
+
+
+@contextlib.contextmanager
+def _output(out: str | Path | IO[str] | None) -> Iterator[IO[str]]:
+    """A text stream for ``out``; a path is written to ``.name.tmp`` and renamed when complete."""
+    if out is None:
+        yield sys.stdout
+        return
+    if not isinstance(out, (str, Path)):
+        yield out
+        return
+    path = Path(out).expanduser()
+    if path.is_dir():
+        raise OraError(f"{path}: is a folder; give a file name to export to")
+    temporary = path.with_name(f".{path.name}.tmp")
+    try:
+        with open(temporary, "w", encoding="utf-8", newline="") as stream:
+            yield stream
+        os.replace(temporary, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            temporary.unlink()
