@@ -127,6 +127,8 @@ def import_memories(store: Store, source: str | Path, format: str = "auto", *, o
             kind = src.kind
     except UnicodeDecodeError as exc:
         raise BadSource(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except BadRow as exc:  # the source's structure (a header, a dump's layout), not one row
+        raise BadSource(f"{path}: {exc}; nothing was imported") from None
     if progress is not None:
         progress(run.read, run.read)
     change = Change(added=frozenset(run.added_ids), changed=frozenset(run.replaced_ids), source="import")
