@@ -33,6 +33,7 @@ from ..core import AgentFile, OraError, Store
 from ..core.search import index_state
 from .context import AppContext, path_of
 from .curate.actions import Curator
+from .exchange.actions import Exchanger
 from .memories.page import MemoryBrowser
 from .panels import load_panels_async, start_services_async
 from .resources import app_icon
@@ -62,6 +63,7 @@ class MainWindow(QMainWindow):
         self.sidebar = Sidebar(ctx)
         self.curator = Curator(ctx, self.browser.selected_memories, self.browser.detail, self,
                                lambda: len(self.browser.table.selected_rows()))
+        self.exchanger = Exchanger(ctx, self.browser, self.curator, self)
         self.welcome = Welcome(str(ctx.home.root))
         self.welcome.open_file.connect(self.open_dialog)
         self.welcome.create_demo.connect(self.create_demo)
@@ -144,6 +146,9 @@ class MainWindow(QMainWindow):
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent)
         file_menu.addAction(self.demo_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.exchanger.import_action)
+        file_menu.addAction(self.exchanger.export_action)
         file_menu.addSeparator()
         file_menu.addAction(self.reload_action)
         file_menu.addSeparator()

@@ -14,7 +14,7 @@ from typing import Any
 
 from .. import timestamps
 from ..errors import InvalidValue, OraError
-from ..schema import MEMORY_COLUMNS
+from ..schema import MEMORY_COLUMNS, MEMORY_TYPES, SYNC_STATUSES
 from ..validation import (
     check_content,
     check_count,
@@ -25,6 +25,10 @@ from ..validation import (
     check_type,
 )
 
+_TYPES = frozenset(MEMORY_TYPES)
+_SYNCS = frozenset(SYNC_STATUSES)
+_NUMBER = (float, int)
+_parse = timestamps.parse
 TIME_COLUMNS = ("last_accessed_at", "created_at", "updated_at", "expires_at", "synced_at")
 _REQUIRED_TIMES = ("created_at", "updated_at")
 
@@ -79,7 +83,29 @@ def check_row(row: Incoming) -> tuple[Any, ...]:
     Values are kept exactly as given (timestamps verbatim, whatever their format) once they
     pass: ``id`` and ``content`` present, ``type``/``importance``/``health_score``/
     ``sync_status`` inside the seed's CHECKs (or empty), counts whole, times readable.
+    A row that passes the inline checks (nearly all) skips the field-by-field walk, which
+    then runs only to name the first bad field.
     """
+    get = row.values.get
+    (id_, content, type_, importance, count, accessed, health, related, superseded, created, updated, expires,
+     synced, sync) = values = tuple(get(c) for c in MEMORY_COLUMNS)
+    if (id_.__class__ is str and 0 < len(id_) <= 512 and "\x00" not in id_ and not id_.isspace()
+            and content.__class__ is str and content and not content.isspace() and "\x00" not in content
+            and (type_ is None or (type_.__class__ is str and type_ in _TYPES))
+            and (importance is None or (importance.__class__ is int and 1 <= importance <= 10))
+            and (count is None or (count.__class__ is int and count >= 0))
+            and (health is None or (health.__class__ in _NUMBER and 0.0 <= health <= 1.0))
+            and (sync is None or (sync.__class__ is str and sync in _SYNCS))
+            and (related is None or related.__class__ is str) and (superseded is None or superseded.__class__ is str)
+            and created is not None and updated is not None
+            and all(t is None or (t.__class__ is str and _parse(t) is not None) for t in
+                    (accessed, created, updated, expires, synced))):
+        return values
+    return _check_fields(row)
+
+
+def _check_fields(row: Incoming) -> tuple[Any, ...]:
+    """:func:`check_row` field by field, raising :class:`BadRow` at the first bad one."""
     values = row.values
     field = "id"
     try:

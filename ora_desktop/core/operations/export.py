@@ -46,13 +46,15 @@ def site_and_agent(path: Path) -> tuple[str, str]:
 
 def export_memories(sources: Sequence[Store | str | Path], out: str | Path | IO[str] | None = None,
                     format: str = "jsonl", *, query: str | None = None, ids: Sequence[str] | None = None,
-                    progress: Progress | None = None, cancel: Callable[[], bool] | None = None) -> ExportResult:
+                    rowids: Sequence[int] | None = None, progress: Progress | None = None,
+                    cancel: Callable[[], bool] | None = None) -> ExportResult:
     """Write the memories of ``sources`` (open stores or paths, read-only) to ``out``.
 
     * ``out``: a path (written under a temporary name, renamed when complete), an open text
       stream, or ``None`` for standard output.
     * ``query``: only memories the search query finds (the search language of ``search``).
-    * ``ids``: only these memories (a selection in the window).
+    * ``ids``: only these memories (a selection in the window); ``rowids``: only these rows (what
+      a view shows, e.g. the current search results; one file).
     * ``progress(done, total)`` after every page; ``cancel()`` returning True stops the export
       and leaves no file behind (``OraError``).
     """
@@ -60,7 +62,7 @@ def export_memories(sources: Sequence[Store | str | Path], out: str | Path | IO[
         raise InvalidValue("format", f"{format!r} is not one of {', '.join(EXPORT_FORMATS)}")
     with contextlib.ExitStack() as stack:
         stores = [s if isinstance(s, Store) else stack.enter_context(open_store(s, readonly=True)) for s in sources]
-        chosen = [_chosen_ids(store, query, ids) for store in stores]
+        chosen = [_chosen_ids(store, query, ids, rowids) for store in stores]
         total = sum(store.count(superseded="show") if pick is None else len(pick)
                     for store, pick in zip(stores, chosen, strict=True))
         with _output(out) as stream:
@@ -76,14 +78,24 @@ def export_memories(sources: Sequence[Store | str | Path], out: str | Path | IO[
     return ExportResult(path, format, count, tuple(s.path for s in stores))
 
 
-def _chosen_ids(store: Store, query: str | None, ids: Sequence[str] | None) -> list[str] | None:
+def _chosen_ids(store: Store, query: str | None, ids: Sequence[str] | None,
+                rowids: Sequence[int] | None) -> list[str] | None:
     """The ids to export from ``store``, or ``None`` for every row."""
     chosen = None if ids is None else list(dict.fromkeys(ids))
+    if rowids is not None:
+        found = [r[0] for r in store.fetch_all(
+            "SELECT id FROM memories WHERE rowid IN (SELECT value FROM json_each(?))", [json.dumps(list(rowids))])]
+        chosen = found if chosen is None else _both(found, chosen)
     if query is not None:
         result = store.search(query, limit=max(1, store.count(superseded="show")))
         found = [hit.id for hit in result.hits]
-        chosen = found if chosen is None else [i for i in found if i in set(chosen)]
+        chosen = found if chosen is None else _both(found, chosen)
     return chosen
+
+
+def _both(found: list[str], chosen: list[str]) -> list[str]:
+    wanted = set(chosen)
+    return [i for i in found if i in wanted]
 
 
 def _rows(stores: list[Store], chosen: list[list[str] | None], total: int, progress: Progress | None,
