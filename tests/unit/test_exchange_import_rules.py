@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ora_desktop.core import InvalidValue, ReadOnlyDatabase, create_database, open_store
+from ora_desktop.core import InvalidValue, OraError, ReadOnlyDatabase, create_database, open_store
 from ora_desktop.core.exchange import BadSource
 from ora_desktop.core.operations.importing import ImportRefused, undo_import
 from tests.unit.exchange_support import all_rows, context_memory_db, raw_memories_db
@@ -146,3 +146,13 @@ def test_foreign_times_become_sqlite_format_and_sync_status_pending(tmp_path: Pa
         rows = store.fetch_all("SELECT created_at, updated_at, sync_status FROM memories WHERE id LIKE 'imp-%'")
     assert all(len(c) == 19 and c[10] == " " and len(u) == 19 for c, u, _ in rows)
     assert {s for _, _, s in rows} == {"pending"}
+
+
+def test_a_file_is_never_imported_into_itself_nor_exported_over_itself(tmp_path: Path, target: Path) -> None:
+    before = content_digest(target)
+    with open_store(target) as store:
+        with pytest.raises(BadSource, match="is the file being imported into"):
+            store.import_from(target, on_conflict="replace")
+        with pytest.raises(OraError, match="is the memory file being exported"):
+            store.export(target)
+    assert content_digest(target) == before

@@ -62,6 +62,7 @@ def export_memories(sources: Sequence[Store | str | Path], out: str | Path | IO[
         raise InvalidValue("format", f"{format!r} is not one of {', '.join(EXPORT_FORMATS)}")
     with contextlib.ExitStack() as stack:
         stores = [s if isinstance(s, Store) else stack.enter_context(open_store(s, readonly=True)) for s in sources]
+        _refuse_overwriting_a_source(out, stores)
         chosen = [_chosen_ids(store, query, ids, rowids) for store in stores]
         total = sum(store.count(superseded="show") if pick is None else len(pick)
                     for store, pick in zip(stores, chosen, strict=True))
@@ -76,6 +77,17 @@ def export_memories(sources: Sequence[Store | str | Path], out: str | Path | IO[
                 count = markdown.write(rows, stream)
     path = Path(out) if isinstance(out, (str, Path)) else None
     return ExportResult(path, format, count, tuple(s.path for s in stores))
+
+
+def _refuse_overwriting_a_source(out: object, stores: list[Store]) -> None:
+    """An export never replaces the memory file it reads (or its -wal/-shm)."""
+    if not isinstance(out, (str, Path)):
+        return
+    target = Path(out).expanduser().resolve()
+    for store in stores:
+        source = store.path.resolve()
+        if target in (source, Path(f"{source}-wal"), Path(f"{source}-shm")):
+            raise OraError(f"{out}: is the memory file being exported; choose another file to export to")
 
 
 def _chosen_ids(store: Store, query: str | None, ids: Sequence[str] | None,

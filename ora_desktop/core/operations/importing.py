@@ -99,6 +99,8 @@ def import_memories(store: Store, source: str | Path, format: str = "auto", *, o
         store._require_writable()
     run = _Run(store, on_conflict, dry_run, skip_bad, sample)
     path = Path(source).expanduser()
+    if path.exists() and path.resolve() == store.path.resolve():
+        raise BadSource(f"{path}: is the file being imported into; import from another file")
     try:
         with open_source(path, format, options) as src:
             force = options.force_sync_status or src.kind not in _OWN_FORMATS
