@@ -156,3 +156,18 @@ def test_a_file_is_never_imported_into_itself_nor_exported_over_itself(tmp_path:
         with pytest.raises(OraError, match="is the memory file being exported"):
             store.export(target)
     assert content_digest(target) == before
+
+
+def test_a_target_lacking_columns_takes_the_columns_it_has(tmp_path: Path) -> None:
+    import sqlite3
+
+    target = tmp_path / "old.site.db"
+    conn = sqlite3.connect(target)
+    conn.execute("CREATE TABLE memories (id TEXT PRIMARY KEY, content TEXT NOT NULL, created_at TEXT NOT NULL, "
+                 "updated_at TEXT NOT NULL)")
+    conn.close()
+    source = _write(tmp_path / "in.jsonl", _line("a", "first"), _line("b", "second"))
+    with open_store(target) as store:
+        assert store.import_from(source).added == 2
+    assert all_rows(target) == [("a", "first", "2025-01-01 00:00:00", "2025-01-01 00:00:00"),
+                                ("b", "second", "2025-01-01 00:00:00", "2025-01-01 00:00:00")]

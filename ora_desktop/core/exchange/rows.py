@@ -88,7 +88,7 @@ def check_row(row: Incoming) -> tuple[Any, ...]:
     """
     get = row.values.get
     (id_, content, type_, importance, count, accessed, health, related, superseded, created, updated, expires,
-     synced, sync) = values = tuple(get(c) for c in MEMORY_COLUMNS)
+     synced, sync) = values = tuple([get(c) for c in MEMORY_COLUMNS])
     if (id_.__class__ is str and 0 < len(id_) <= 512 and "\x00" not in id_ and not id_.isspace()
             and content.__class__ is str and content and not content.isspace() and "\x00" not in content
             and (type_ is None or (type_.__class__ is str and type_ in _TYPES))
@@ -97,9 +97,11 @@ def check_row(row: Incoming) -> tuple[Any, ...]:
             and (health is None or (health.__class__ in _NUMBER and 0.0 <= health <= 1.0))
             and (sync is None or (sync.__class__ is str and sync in _SYNCS))
             and (related is None or related.__class__ is str) and (superseded is None or superseded.__class__ is str)
-            and created is not None and updated is not None
-            and all(t is None or (t.__class__ is str and _parse(t) is not None) for t in
-                    (accessed, created, updated, expires, synced))):
+            and created.__class__ is str and _parse(created) is not None
+            and (updated == created or (updated.__class__ is str and _parse(updated) is not None))
+            and (accessed is None or (accessed.__class__ is str and _parse(accessed) is not None))
+            and (expires is None or (expires.__class__ is str and _parse(expires) is not None))
+            and (synced is None or (synced.__class__ is str and _parse(synced) is not None))):
         return values
     return _check_fields(row)
 

@@ -210,7 +210,9 @@ class _Run:
                                                 return_records=False)
             self.batches.append(self.store.last_trash_batch)
         positions = self.positions
-        self.store.db.cursor().executemany(self.insert_sql, [[v[i] for i in positions] for v in rows])
+        if len(positions) < len(MEMORY_COLUMNS):  # a file lacking some columns: leave them out
+            rows = [[v[i] for i in positions] for v in rows]
+        self.store.db.cursor().executemany(self.insert_sql, rows)
 
 
 _ABSENT = object()
