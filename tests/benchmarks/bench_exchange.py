@@ -78,15 +78,18 @@ def run(memories: int) -> None:
     ours_out, raw_out = scratch / "export-ours.jsonl", scratch / "export-raw.jsonl"
     rows: list[Row] = []
 
-    started = time.perf_counter()
-    with open_store(path, readonly=True) as store:
-        count = store.export(ours_out).count
-    ours = count / (time.perf_counter() - started)
-    started = time.perf_counter()
-    raw_count = _raw_export(path, raw_out)
-    raw = raw_count / (time.perf_counter() - started)
+    # Export: ours and raw alternately, twice each (the best of each), so a busy machine weighs on both.
+    ours_best = raw_best = 0.0
+    for _ in range(2):
+        started = time.perf_counter()
+        with open_store(path, readonly=True) as store:
+            count = store.export(ours_out).count
+        ours_best = max(ours_best, count / (time.perf_counter() - started))
+        started = time.perf_counter()
+        raw_count = _raw_export(path, raw_out)
+        raw_best = max(raw_best, raw_count / (time.perf_counter() - started))
     assert raw_count == count == memories
-    rows.append(Row(f"export JSONL: {count:,} memories", ours, raw, ">= 50,000/s", unit="mem/s"))
+    rows.append(Row(f"export JSONL: {count:,} memories", ours_best, raw_best, ">= 50,000/s", unit="mem/s"))
 
     target = _new_file(scratch / "import-ours.site.db")
     started = time.perf_counter()
