@@ -171,3 +171,25 @@ def test_a_target_lacking_columns_takes_the_columns_it_has(tmp_path: Path) -> No
         assert store.import_from(source).added == 2
     assert all_rows(target) == [("a", "first", "2025-01-01 00:00:00", "2025-01-01 00:00:00"),
                                 ("b", "second", "2025-01-01 00:00:00", "2025-01-01 00:00:00")]
+
+
+def test_a_locked_target_or_a_broken_sqlite_source_changes_nothing(tmp_path: Path, target: Path) -> None:
+    import sqlite3
+
+    from ora_desktop.core import DatabaseLocked, OraError
+
+    source = _write(tmp_path / "in.jsonl", _line("a"))
+    before = content_digest(target)
+    holder = sqlite3.connect(target, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with open_store(target, timeout=0.2) as store, pytest.raises(DatabaseLocked, match="locked"):
+            store.import_from(source)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    broken = tmp_path / "broken.db"
+    broken.write_bytes(b"SQLite format 3\x00" + b"\x13" * 500)
+    with open_store(target) as store, pytest.raises(OraError, match="broken.db"):
+        store.import_from(broken)
+    assert content_digest(target) == before
