@@ -33,16 +33,13 @@ def header_line() -> str:
     return json.dumps({HEADER_KEY: FORMAT_VERSION, "columns": list(EXPORT_COLUMNS)}) + "\n"
 
 
-def write_jsonl(rows: Iterable[tuple[Any, ...]], out: IO[str]) -> int:
-    """Write rows of ``EXPORT_COLUMNS`` values as JSON lines; returns how many."""
-    columns = EXPORT_COLUMNS
-    dumps = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
+def write_json_lines(batches: Iterable[list[tuple[str]]], out: IO[str]) -> int:
+    """Write pages of ready-made JSON objects (``(text,)`` rows), one a line; returns how many."""
     count = 0
-    write = out.write
-    for row in rows:
-        write(dumps(dict(zip(columns, row, strict=True))))
-        write("\n")
-        count += 1
+    for batch in batches:
+        out.write("\n".join([row[0] for row in batch]))
+        out.write("\n")
+        count += len(batch)
     return count
 
 

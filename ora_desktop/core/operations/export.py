@@ -67,14 +67,14 @@ def export_memories(sources: Sequence[Store | str | Path], out: str | Path | IO[
         total = sum(store.count(superseded="show") if pick is None else len(pick)
                     for store, pick in zip(stores, chosen, strict=True))
         with _output(out) as stream:
-            rows = _rows(stores, chosen, total, progress, cancel)
+            batches = _batches(stores, chosen, total, progress, cancel, as_json=format == "jsonl")
             if format == "jsonl":
                 stream.write(ownformat.header_line())
-                count = ownformat.write_jsonl(rows, stream)
+                count = ownformat.write_json_lines(batches, stream)
             elif format == "csv":
-                count = ownformat.write_csv(rows, stream)
+                count = ownformat.write_csv((row for batch in batches for row in batch), stream)
             else:
-                count = markdown.write(rows, stream)
+                count = markdown.write((row for batch in batches for row in batch), stream)
     path = Path(out) if isinstance(out, (str, Path)) else None
     return ExportResult(path, format, count, tuple(s.path for s in stores))
 
@@ -110,23 +110,45 @@ def _both(found: list[str], chosen: list[str]) -> list[str]:
     return [i for i in found if i in wanted]
 
 
-def _rows(stores: list[Store], chosen: list[list[str] | None], total: int, progress: Progress | None,
-          cancel: Callable[[], bool] | None) -> Iterator[tuple[Any, ...]]:
-    """``(site, agent, *MEMORY_COLUMNS)`` rows, exactly as stored, file by file in rowid order."""
+def _json_select(columns: Sequence[str]) -> str:
+    """One JSON object per row, built by SQLite (several times faster than json.dumps per row).
+
+    SQLite 3.40 writes a REAL with 15 significant digits; a value that needs more (0.1 + 0.2)
+    is written with 17, so every number reads back as the same double.
+    """
+    parts = ["'site', ?1", "'agent', ?2"]
+    for c in MEMORY_COLUMNS:
+        if c not in columns:
+            parts.append(f"'{c}', NULL")
+        elif c == "health_score":
+            parts.append(f"'{c}', CASE WHEN typeof({c}) != 'real' OR CAST(CAST({c} AS TEXT) AS REAL) = {c} "
+                         f"THEN {c} ELSE json(printf('%!.17g', {c})) END")
+        else:
+            parts.append(f"'{c}', \"{c}\"")
+    return f"json_object({', '.join(parts)})"
+
+
+def _batches(stores: list[Store], chosen: list[list[str] | None], total: int, progress: Progress | None,
+             cancel: Callable[[], bool] | None, as_json: bool = False) -> Iterator[list[tuple[Any, ...]]]:
+    """Pages of ``(site, agent, *MEMORY_COLUMNS)`` rows exactly as stored (or, ``as_json``, of
+    ``(json_line,)``), file by file in rowid order."""
     done = 0
     for store, pick in zip(stores, chosen, strict=True):
         site, agent = site_and_agent(store.path)
-        select = ", ".join(c if c in store.columns else f"NULL AS {c}" for c in MEMORY_COLUMNS)
+        if as_json:
+            select = _json_select(store.columns)
+        else:
+            select = "?1, ?2, " + ", ".join(c if c in store.columns else f"NULL AS {c}" for c in MEMORY_COLUMNS)
         if pick is None:
-            cursor = store.execute(f"SELECT ?, ?, {select} FROM memories ORDER BY rowid", (site, agent))
+            cursor = store.execute(f"SELECT {select} FROM memories ORDER BY rowid", (site, agent))
         else:
             cursor = store.execute(
-                f"SELECT ?, ?, {select} FROM memories WHERE id IN (SELECT value FROM json_each(?)) ORDER BY rowid",
+                f"SELECT {select} FROM memories WHERE id IN (SELECT value FROM json_each(?3)) ORDER BY rowid",
                 (site, agent, json.dumps(pick)))
         while batch := cursor.fetchmany(_PAGE):
             if cancel is not None and cancel():
                 raise OraError("export cancelled; nothing was written")
-            yield from batch
+            yield batch
             done += len(batch)
             if progress is not None:
                 progress(done, total)
