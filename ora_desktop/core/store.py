@@ -413,6 +413,18 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
 
         return find_duplicates(self, DEFAULT_THRESHOLD if threshold is None else threshold, **kw)
 
+    def export(self, out: Any = None, format: str = "jsonl", **kw: Any) -> Any:
+        """Export this file's memories (see :func:`ora_desktop.core.operations.export.export_memories`)."""
+        from .operations.export import export_memories
+
+        return export_memories([self], out, format, **kw)
+
+    def import_from(self, source: str | Path, format: str = "auto", **kw: Any) -> Any:
+        """Import memories into this file (see :func:`ora_desktop.core.operations.importing.import_memories`)."""
+        from .operations.importing import import_memories
+
+        return import_memories(self, source, format, **kw)
+
     def context(self, query: str, token_budget: int = 2000, **kw: Any) -> Any:
         """Context for an agent's turn within a token budget (see :mod:`ora_desktop.core.context`)."""
         from .context import build_context

@@ -35,6 +35,7 @@ from ..core.search import index_state
 from .context import AppContext, path_of
 from .curate.actions import Curator
 from .elided import ElidedLabel
+from .exchange.actions import Exchanger
 from .keyboard import KeyboardPaths
 from .memories.page import MemoryBrowser
 from .notices import NoticeBar
@@ -66,6 +67,7 @@ class MainWindow(QMainWindow):
         self.sidebar = Sidebar(ctx)
         self.curator = Curator(ctx, self.browser.selected_memories, self.browser.detail, self,
                                lambda: len(self.browser.table.selected_rows()))
+        self.exchanger = Exchanger(ctx, self.browser, self.curator, self)
         self.welcome = Welcome(str(ctx.home.root))
         self.welcome.open_file.connect(self.open_dialog)
         self.welcome.create_demo.connect(self.create_demo)
@@ -167,6 +169,9 @@ class MainWindow(QMainWindow):
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent)
         file_menu.addAction(self.demo_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.exchanger.import_action)
+        file_menu.addAction(self.exchanger.export_action)
         file_menu.addSeparator()
         file_menu.addAction(self.reload_action)
         file_menu.addSeparator()

@@ -47,3 +47,10 @@ def test_empty_and_odd_input() -> None:
     assert extract_tags("(((((") == []
     assert extract_tags("." * 1000) == []
     assert len(extract_tags(" ".join(f"f{i}()" for i in range(500)))) == 64
+
+
+def test_a_tags_line_gives_topics_and_known_kinds() -> None:
+    found = kinds("Added JWT auth.\n\nTags: authentication, jwt, error=ENOENT, colour=blue\nTags:notaline")
+    assert found["topic"] == ["authentication", "jwt", "colour=blue"]  # an unknown kind stays a topic
+    assert found["error"] == ["ENOENT"]
+    assert "topic" not in kinds("The tags: a, b in prose, or Tags: mid-line are not a tags line")

@@ -19,7 +19,7 @@ from ..errors import OraError
 from .tags import extract_tags
 
 ProgressFn = Callable[[int, int], None]
-INDEX_VERSION = 2
+INDEX_VERSION = 3  # 3: topic tags from "Tags:" lines
 BATCH = 20000
 BUCKET_BITS = 10
 SAMPLES = 16

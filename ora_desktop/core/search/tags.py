@@ -3,7 +3,9 @@
 Kinds: ``file`` (paths with an extension), ``command`` (shell commands of common tools, when
 run/executed, back-quoted or after a ``$`` prompt), ``function`` (``name(`` calls),
 ``error`` (``TypeError``, ``ValueException``, ``ENOENT``), ``language`` (code-fence info
-strings) and ``url``. They become facets (counts) and filters (``tag:file=src/app.ts``).
+strings), ``url``, and ``topic``: a line ``Tags: react, jwt, file=src/app.ts`` (how imported
+topics and tags are written into a memory; a bare value is a topic, ``kind=value`` any kind).
+They become facets (counts) and filters (``tag:file=src/app.ts``, ``tag:topic=jwt``).
 
 Extraction runs over every memory when an index is built, so it is written for speed: each
 pattern is anchored on a literal character (``.``, ``(``, ``://``, a back-quote …) that the
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-TAG_KINDS = ("file", "command", "function", "error", "language", "url")
+TAG_KINDS = ("file", "command", "function", "error", "language", "url", "topic")
 MAX_VALUE = 200
 MAX_TAGS = 64
 
@@ -36,6 +38,7 @@ _NAME_REV = re.compile(r"[\w.]*")
 _ERROR = re.compile(r"(?:Error|Exception)\b")
 _LETTERS_REV = re.compile(r"[a-zA-Z]*")
 _ERRNO = re.compile(r"\bE[A-Z]{2,}[0-9]*\b")
+_TAGS_LINE = re.compile(r"^Tags: (.+)$", re.MULTILINE)
 _LANGUAGE = re.compile(r"```[ \t]*([A-Za-z0-9_+#.-]+)")
 _CMD_TICK = re.compile(rf"(?<!`)`\s*((?:{_TOOL})\s+{_ARG})")
 _CMD_RUN = re.compile(
@@ -137,4 +140,12 @@ def extract_tags(content: str) -> list[tuple[str, str]]:
     if "```" in text:
         for match in _LANGUAGE.finditer(text):
             tags.add("language", match.group(1).lower())
+    if "Tags: " in text:
+        for match in _TAGS_LINE.finditer(text):
+            for item in match.group(1).split(","):
+                kind, sep, value = item.strip().partition("=")
+                if sep and kind in TAG_KINDS and value.strip():
+                    tags.add(kind, value.strip())
+                elif item.strip():
+                    tags.add("topic", item.strip())
     return tags.items

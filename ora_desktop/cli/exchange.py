@@ -1,0 +1,101 @@
+"""``export`` and ``import``: memory that moves between files, tools and people.
+
+Parsing and printing only; the rules live in ``core.operations.export`` and
+``core.operations.importing``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ..core import OraError, create_database, open_store
+from ..core.exchange import FORMATS, ImportOptions
+from ..core.operations.export import EXPORT_FORMATS, export_memories
+from ..core.operations.importing import CONFLICT_POLICIES, ImportResult, import_memories
+from . import common
+from .maintenance import target_paths
+
+
+def register(sub: Any) -> None:
+    """Add this feature's subcommands to the ora-desktop parser."""
+    p = common.command(
+        sub, "export", _export, "export memories as JSONL, CSV or a Markdown review document",
+        description="Write memories to a file (or standard output): JSONL and CSV carry every column exactly "
+        "as stored plus site and agent; md is a review document grouped by type. Files are only read.")
+    common.add_target(p, required=True, all_option=True)
+    p.add_argument("--format", choices=EXPORT_FORMATS, default="jsonl", help="jsonl (default), csv or md")
+    p.add_argument("--query", metavar="Q", help="only memories this search query finds (see 'ora-desktop search')")
+    p.add_argument("-o", "--output", metavar="FILE", help="write here (default: standard output)")
+
+    p = common.command(
+        sub, "import", _import, "import memories from an export or a neighbouring memory store",
+        description="Import SOURCE into a memory file in one transaction: Ora JSONL/CSV exports, another "
+        ".site.db, a context-memory context.db, a zoo memory.sqlite, a chat-log database or a semantica JSON "
+        "dump (detected from the content). The source is never changed; importing twice adds nothing.")
+    p.add_argument("source", help="the file to import")
+    common.add_target(p, required=True)
+    p.add_argument("--from", dest="source_format", choices=FORMATS, default="auto",
+                   help="the source's format (default: detect from its content)")
+    p.add_argument("--on-conflict", choices=CONFLICT_POLICIES, default="skip",
+                   help="an id already in the file: skip (default), replace, or replace if the row is newer")
+    p.add_argument("--dry-run", action="store_true", help="show what would be imported; write nothing")
+    p.add_argument("--skip-bad", action="store_true",
+                   help="import the valid rows and list the invalid ones (default: import nothing if one is bad)")
+    p.add_argument("--local-only", action="store_true",
+                   help="mark every imported memory local_only (never synced); default pending for other "
+                   "stores, as exported for Ora files")
+    p.add_argument("--messages", action="store_true",
+                   help="context-memory: also import key messages as conversation memories")
+    p.add_argument("--create", action="store_true", help="create the target agent file if it does not exist")
+
+
+def _export(args: argparse.Namespace) -> int:
+    paths = target_paths(args)
+    result = export_memories(paths, args.output, args.format, query=args.query)
+    if args.output:
+        if args.json:
+            common.emit_json(result)
+        else:
+            print(f"exported {result.count} memories from {len(result.files)} file(s) to {result.path} "
+                  f"({result.format})")
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    path = common.target_path(args)
+    if not path.exists() and args.create and not args.dry_run:
+        create_database(path)
+    elif not path.exists():
+        raise OraError(f"{path}: no such file (add --create to start a new agent file there)")
+    options = ImportOptions(sync_status="local_only" if args.local_only else "pending",
+                            messages=args.messages, force_sync_status=args.local_only)
+    with open_store(path, readonly=args.dry_run) as store:
+        result = import_memories(store, args.source, args.source_format, on_conflict=args.on_conflict,
+                                 dry_run=args.dry_run, skip_bad=args.skip_bad, options=options)
+    if args.json:
+        common.emit_json(summary(result))
+        return 0
+    verb = "would import" if result.dry_run else "imported"
+    print(f"{verb} {result.added + result.replaced} memories from {result.source} ({result.format}) into "
+          f"{result.target}: {result.added} new, {result.replaced} replaced, {result.kept} already there "
+          f"(kept), {result.collapsed} duplicates collapsed, {len(result.skipped)} skipped")
+    if result.by_type:
+        print("by type: " + ", ".join(f"{t} {n}" for t, n in result.by_type.items()))
+    for skipped in result.skipped:
+        print(f"skipped {skipped}")
+    if result.dry_run and result.sample:
+        rows = [(m.id, m.type, m.importance, m.created_at, m.title) for m in result.sample]
+        print(common.table(("id", "type", "imp", "created", "title"), rows))
+    return 0
+
+
+def summary(result: ImportResult) -> dict[str, Any]:
+    """The import result for ``--json`` (counts, skipped rows, the first rows; not every id)."""
+    return {
+        "source": str(result.source), "format": result.format, "target": str(result.target),
+        "dry_run": result.dry_run, "added": result.added, "replaced": result.replaced, "kept": result.kept,
+        "collapsed": result.collapsed, "by_type": result.by_type,
+        "skipped": [{"where": s.where, "field": s.field, "problem": s.problem} for s in result.skipped],
+        "sample": common.to_jsonable(list(result.sample)),
+    }

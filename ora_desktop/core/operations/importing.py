@@ -1,0 +1,239 @@
+"""Import memories from our JSONL/CSV, another ``.site.db`` or a neighbouring store, and undo it.
+
+One operation for every face (library, CLI, window). By default the import is one
+``BEGIN IMMEDIATE`` transaction: nothing is written unless every row is valid; with
+``skip_bad`` the valid rows go in and the result lists the skipped ones (line number and field).
+The source is only ever read. Ids of neighbouring stores derive from the source, so a second
+import of the same source adds nothing. A conflicting id is skipped, replaced, or replaced only
+when the incoming row is newer (``updated_at`` compared as time); replaced rows go to the trash
+first (DESIGN contract 5), which is also how :func:`undo_import` brings them back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import timestamps
+from ..errors import InvalidValue, OraError
+from ..exchange.detect import open_source
+from ..exchange.rows import BadRow, BadSource, Skipped, check_row
+from ..exchange.sources import ImportOptions
+from ..records import Change, Memory, row_to_memory
+from ..schema import MEMORY_COLUMNS
+from ..store import Store
+from ..writes import IDS_JSON
+
+CONFLICT_POLICIES = ("skip", "replace", "newer")
+#: How many bad rows are reported before an all-or-nothing import gives up reading.
+MAX_REPORTED = 20
+_CHUNK = 5000
+_OWN_FORMATS = ("jsonl", "csv", "ora")
+_UPDATED = MEMORY_COLUMNS.index("updated_at")
+_SYNC = MEMORY_COLUMNS.index("sync_status")
+_TYPE = MEMORY_COLUMNS.index("type")
+Progress = Callable[[int, int], None]
+
+
+class ImportRefused(OraError):
+    """Some rows of the source are invalid and ``skip_bad`` was not asked: nothing was written."""
+
+    def __init__(self, source: Path, skipped: list[Skipped]) -> None:
+        self.skipped = tuple(skipped)
+        shown = "; ".join(str(s) for s in skipped[:5])
+        more = f" (and {len(skipped) - 5} more)" if len(skipped) > 5 else ""
+        super().__init__(f"{source}: {shown}{more}; nothing was imported (--skip-bad imports the valid rows)")
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    """What an import did (or, for a dry run, would do)."""
+
+    source: Path
+    format: str
+    target: Path
+    #: New memories (or, on a dry run, that would be new).
+    added: int
+    #: Memories whose id was already in the file and that the import replaced.
+    replaced: int
+    #: Rows whose id was already in the file and that were left as they are.
+    kept: int
+    #: Rows of the source that repeat an earlier one (chat-log content_hash duplicates).
+    collapsed: int
+    #: Rows left out by ``skip_bad``, with line number and field.
+    skipped: tuple[Skipped, ...]
+    by_type: dict[str, int]
+    #: The first memories as they will look in the file.
+    sample: tuple[Memory, ...]
+    dry_run: bool
+    #: Trash batches holding the rows the import replaced (for :func:`undo_import`).
+    replaced_batches: tuple[str, ...] = ()
+    change: Change = field(default_factory=Change)
+
+    @property
+    def conflicts(self) -> int:
+        """Rows whose id was already in the file."""
+        return self.replaced + self.kept
+
+
+def import_memories(store: Store, source: str | Path, format: str = "auto", *, on_conflict: str = "skip",
+                    dry_run: bool = False, skip_bad: bool = False, options: ImportOptions | None = None,
+                    sample: int = 10, progress: Progress | None = None,
+                    cancel: Callable[[], bool] | None = None) -> ImportResult:
+    """Import ``source`` into ``store`` (see the module docstring); ``dry_run`` writes nothing.
+
+    ``options.sync_status`` (pending or local_only) applies to neighbouring stores; our own
+    formats keep each row's sync status unless ``options.force_sync_status``.
+    """
+    options = options or ImportOptions()
+    if on_conflict not in CONFLICT_POLICIES:
+        raise InvalidValue("on_conflict", f"{on_conflict!r} is not one of {', '.join(CONFLICT_POLICIES)}")
+    if options.sync_status not in ("pending", "local_only"):
+        raise InvalidValue("sync_status", f"imported memories are pending or local_only, not {options.sync_status!r}")
+    if not dry_run:
+        store._require_writable()
+    run = _Run(store, on_conflict, dry_run, skip_bad, sample)
+    path = Path(source).expanduser()
+    if path.exists() and path.resolve() == store.path.resolve():
+        raise BadSource(f"{path}: is the file being imported into; import from another file")
+    try:
+        with open_source(path, format, options) as src:
+            force = options.force_sync_status or src.kind not in _OWN_FORMATS
+            with contextlib.nullcontext() if dry_run else store.write():
+                for item in src.rows:
+                    if isinstance(item, BadRow):
+                        run.bad(path, item.skipped)
+                        continue
+                    try:
+                        values = check_row(item)
+                    except BadRow as bad:
+                        run.bad(path, bad.skipped)
+                        continue
+                    if force and values[_SYNC] != options.sync_status:
+                        values = (*values[:_SYNC], options.sync_status, *values[_SYNC + 1:])
+                    run.take(path, values, item.where, item.may_repeat)
+                    if len(run.batch) >= _CHUNK:
+                        run.flush()
+                        if cancel is not None and cancel():
+                            raise OraError(f"{path}: import cancelled; nothing was imported")
+                        if progress is not None:
+                            progress(run.read, max(src.total, run.read))
+                run.flush()
+                if run.skipped and not skip_bad:
+                    raise ImportRefused(path, run.skipped)
+            kind = src.kind
+    except UnicodeDecodeError as exc:
+        raise BadSource(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except BadRow as exc:  # the source's structure (a header, a dump's layout), not one row
+        raise BadSource(f"{path}: {exc}; nothing was imported") from None
+    if progress is not None:
+        progress(run.read, run.read)
+    change = Change(added=frozenset(run.added_ids), changed=frozenset(run.replaced_ids), source="import")
+    if not dry_run:
+        store._emit(change)
+    return ImportResult(
+        source=path, format=kind, target=store.path, added=len(run.added_ids), replaced=len(run.replaced_ids),
+        kept=run.kept, collapsed=run.collapsed, skipped=tuple(run.skipped), by_type=dict(sorted(run.types.items())),
+        sample=tuple(run.samples), dry_run=dry_run, replaced_batches=tuple(run.batches),
+        change=Change() if dry_run else change,
+    )
+
+
+class _Run:
+    """The state of one import: rows waiting to be written, counts, and what was written."""
+
+    def __init__(self, store: Store, on_conflict: str, dry_run: bool, skip_bad: bool, sample: int) -> None:
+        self.store, self.on_conflict, self.dry_run, self.skip_bad = store, on_conflict, dry_run, skip_bad
+        self.sample_size = sample
+        present = [c for c in MEMORY_COLUMNS if c in store.columns]
+        self.positions = [MEMORY_COLUMNS.index(c) for c in present]
+        self.insert_sql = store._insert_sql()
+        self.batch: list[tuple[Any, ...]] = []
+        self.seen: set[str] = set()
+        self.added_ids: list[str] = []
+        self.replaced_ids: list[str] = []
+        self.batches: list[str] = []
+        self.skipped: list[Skipped] = []
+        self.samples: list[Memory] = []
+        self.types: Counter[str] = Counter()
+        self.kept = self.collapsed = self.read = 0
+
+    def bad(self, path: Path, skipped: Skipped) -> None:
+        self.skipped.append(skipped)
+        if not self.skip_bad and len(self.skipped) >= MAX_REPORTED:
+            raise ImportRefused(path, self.skipped)
+
+    def take(self, path: Path, values: tuple[Any, ...], where: str, may_repeat: bool) -> None:
+        self.read += 1
+        memory_id = values[0]
+        if memory_id in self.seen:
+            if may_repeat:
+                self.collapsed += 1
+            else:
+                self.bad(path, Skipped(where, "id", f"{memory_id!r} appears earlier in the source"))
+            return
+        self.seen.add(memory_id)
+        self.batch.append(values)
+
+    def flush(self) -> None:
+        """Write (or, on a dry run, only count) the waiting rows."""
+        batch, self.batch = self.batch, []
+        if not batch:
+            return
+        ids = json.dumps([v[0] for v in batch])
+        existing = dict(self.store.execute(f"SELECT id, updated_at FROM memories WHERE id IN {IDS_JSON}", [ids]))
+        rows, replace = [], []
+        for values in batch:
+            current = existing.get(values[0], _ABSENT)
+            if current is not _ABSENT:
+                keep = self.on_conflict == "skip" or (
+                    self.on_conflict == "newer" and not _newer(values[_UPDATED], current))
+                if keep:
+                    self.kept += 1
+                    continue
+                replace.append(values[0])
+            rows.append(values)
+            self.types[values[_TYPE] or "untyped"] += 1
+            if len(self.samples) < self.sample_size:
+                self.samples.append(row_to_memory((None, *values)))
+        self.replaced_ids += replace
+        self.added_ids += [v[0] for v in rows if v[0] not in existing]
+        if self.dry_run or self.skipped and not self.skip_bad:
+            return  # a refused import reads on only to report every bad row
+        if replace:
+            self.store.remove_where_recoverably(f"id IN {IDS_JSON}", [json.dumps(replace)], "replaced by import",
+                                                return_records=False)
+            self.batches.append(self.store.last_trash_batch)
+        positions = self.positions
+        if len(positions) < len(MEMORY_COLUMNS):  # a file lacking some columns: leave them out
+            rows = [[v[i] for i in positions] for v in rows]
+        self.store.db.cursor().executemany(self.insert_sql, rows)
+
+
+_ABSENT = object()
+
+
+def _newer(incoming: Any, current: Any) -> bool:
+    """Whether the incoming ``updated_at`` is later than the stored one (as time, any format)."""
+    new, old = timestamps.parse(incoming), timestamps.parse(current)
+    return old is None or (new is not None and new > old)
+
+
+def undo_import(store: Store, result: ImportResult) -> Change:
+    """Take an import back in one transaction: its new memories go to the trash (recoverable),
+    the rows it replaced come back from the trash."""
+    if result.dry_run or not result.change:
+        return Change()
+    ids = sorted(result.change.ids)
+    with store.write():
+        store.remove_where_recoverably(f"id IN {IDS_JSON}", [json.dumps(ids)], "import undone", return_records=False)
+        trash_ids = [d.trash_id for batch in result.replaced_batches for d in store.trash(limit=None, batch=batch)]
+        store.restore_deleted(trash_ids)
+    return Change(removed=frozenset(result.change.added), changed=frozenset(result.change.changed),
+                  source="undo import")
+

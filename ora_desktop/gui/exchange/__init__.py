@@ -1,0 +1,1 @@
+"""File > Export… and File > Import…: the window's face of ``core.operations`` export/import."""
