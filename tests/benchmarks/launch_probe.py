@@ -12,9 +12,9 @@ import time
 
 
 def main() -> int:
-    import ora_desktop.gui  # noqa: F401  (PySide6 first, as the real start does through the CLI)
     from PySide6.QtCore import QEvent, QObject, QTimer
 
+    import ora_desktop.gui  # noqa: F401  (PySide6 first, as the real start does through the CLI)
     from ora_desktop.gui import app
 
     real_build = app.build_window
