@@ -106,6 +106,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     if not result.hits:
         print("no memories match")
         return 0
+    if result.partial:
+        print("partial matches (no memory holds every word):")
     rows = [(f"{h.score:.3f}", h.location, h.memory.id, h.memory.type, h.memory.importance,
              ("expired " if h.expired else "") + common.one_line(h.snippet)) for h in result.hits]
     print(table(("score", "where", "id", "type", "imp", "snippet"), rows))
@@ -124,7 +126,8 @@ def _hit_json(hit: Hit) -> dict[str, Any]:
 
 def _result_json(result: SearchResult) -> dict[str, Any]:
     return {
-        "query": result.query, "terms": list(result.terms), "fallback": result.fallback, "note": result.note,
+        "query": result.query, "terms": list(result.terms), "fallback": result.fallback, "partial": result.partial,
+        "note": result.note,
         "warnings": list(result.warnings), "facets": result.facets, "hits": [_hit_json(h) for h in result.hits],
     }
 

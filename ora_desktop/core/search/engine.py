@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,7 @@ from .ranking import DEFAULT_WEIGHTS, Weights, relevance, score
 from .results import Hit, SearchResult, Span
 from .sidecar import fts5_available
 from .tags import TAG_KINDS, extract_tags
+from .words import any_word_query
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -60,7 +62,8 @@ def make_hit(memory: Memory, score: float, spans: list[Span], bm25: float | None
 
 def search(target: Store | str | Path, query: str | ParsedQuery, limit: int = 50, *,
            weights: Weights = DEFAULT_WEIGHTS, wait: bool = True, progress: ProgressFn | None = None,
-           cancel: object = None, fallback: bool | None = None, snippet_chars: int = 160) -> SearchResult:
+           cancel: object = None, fallback: bool | None = None, snippet_chars: int = 160,
+           any_word: bool = True) -> SearchResult:
     """Search one file. Never raises for what the user typed (see :mod:`.query`); a file that
     cannot be opened raises the core ``OraError`` naming it.
 
@@ -70,6 +73,9 @@ def search(target: Store | str | Path, query: str | ParsedQuery, limit: int = 50
       called, ``cancel`` — an Event or a callable — stops it); with ``wait=False`` the LIKE
       fallback answers meanwhile and ``result.note`` says so.
     * ``fallback``: True forces the LIKE scan (also ``ORA_DESKTOP_NO_FTS5=1``).
+    * ``any_word``: when every word must match and no memory holds them all (a question such
+      as "how should I store the auth token?"), answer with the best matches of any content
+      word instead, ``result.partial`` set and ``result.note`` saying so.
 
     Superseded memories are hidden unless the query says ``is:superseded``/``is:any``; expired
     ones are returned with ``hit.expired`` set.
@@ -114,11 +120,26 @@ def search(target: Store | str | Path, query: str | ParsedQuery, limit: int = 50
                 facets = _facets_from_text(hits) if tags_pending else _facets_from_index(index, hits)
     except sqlite3.Error as exc:
         raise translate(path, exc) from exc
-    return SearchResult(
+    result = SearchResult(
         query=parsed.text, hits=hits, terms=parsed.terms, fallback=index is None,
         note=NOTE.format(why=why) if index is None else "", warnings=tuple(warnings), facets=facets,
         total=total, elapsed_ms=(time.perf_counter() - started) * 1000.0,
     )
+    loose = any_word_query(parsed) if any_word and not hits else None
+    if loose is None:
+        return result
+    options = {"weights": weights, "wait": wait, "fallback": fallback, "snippet_chars": snippet_chars}
+    return as_partial(parsed, loose, search(path, loose, limit, any_word=False, **options))  # type: ignore[arg-type]
+
+
+def as_partial(parsed: ParsedQuery, loose: ParsedQuery, result: SearchResult) -> SearchResult:
+    """``result`` (of the any-word ``loose`` form of ``parsed``) marked as partial matches."""
+    if not result.hits:
+        return replace(result, query=parsed.text)
+    words = ", ".join(loose.terms)
+    note = f"no memory holds every word; showing partial matches: memories holding any of {words}"
+    return replace(result, query=parsed.text, partial=True, total=None,
+                   note=" ".join(filter(None, (note, result.note))))
 
 
 def _ready_index(path: Path, wait: bool, progress: ProgressFn | None, cancel: object) -> tuple[SearchIndex | None, str]:

@@ -252,6 +252,8 @@ def _parse(text: str) -> ParsedQuery:
         if (sep and value and _FIELD_NAME.match(name) and not value.startswith("/")
                 and _unknown_field(name, value, warnings)):
             continue
+        raw = raw.rstrip("?!,;")  # "token?" at the end of a question is the word token
+        raw = raw[:-1] if raw.endswith(".") and not raw.endswith("..") else raw
         word = raw.strip("*")
         prefix = raw.endswith("*") and _usable(word)
         # Leading/trailing punctuation (NEAR(, "(", ")") is not part of a word.
