@@ -148,3 +148,41 @@ def check_created_after(value: str) -> list[TimeBound]:
 def check_created_before(value: str) -> list[TimeBound]:
     """``--created-before`` as bounds (raises :class:`InvalidValue` for a bad value)."""
     return before("created", value)
+
+
+#: The window's time facet: (label, youngest age in days, oldest age in days or None).
+AGE_BUCKETS: tuple[tuple[str, float, float | None], ...] = (
+    ("last 24 hours", 0, 1), ("1-7 days ago", 1, 7), ("1-4 weeks ago", 7, 30),
+    ("1-12 months ago", 30, 365), ("over a year ago", 365, None),
+)
+
+
+def age_bucket(when: datetime | None, now: datetime | None = None) -> str | None:
+    """The :data:`AGE_BUCKETS` label of a time (None for no time; the future counts as now)."""
+    if when is None:
+        return None
+    days = max(0.0, ((now or timestamps.now()) - when).total_seconds() / 86400.0)
+    return next(label for label, low, high in AGE_BUCKETS if high is None or low <= days < high)
+
+
+def bucket_bounds(label: str, field: str = "created", now: datetime | None = None) -> list[TimeBound]:
+    """Bounds selecting one of :data:`AGE_BUCKETS` on ``field`` (age in [youngest, oldest))."""
+    for name, low, high in AGE_BUCKETS:
+        if name == label:
+            column, clock = TIME_FIELDS[field], now or timestamps.now()
+            bounds = [(column, "<=", timestamps.to_sql(clock - timedelta(days=low)))]
+            if high is not None:
+                bounds.append((column, ">", timestamps.to_sql(clock - timedelta(days=high))))
+            return bounds
+    raise InvalidValue(field, f"{label!r} is not one of {', '.join(b[0] for b in AGE_BUCKETS)}")
+
+
+def any_of(choices: list[list[TimeBound]]) -> tuple[str, tuple]:
+    """One ``(sql, params)`` condition true when any of ``choices`` (each ANDed bounds) holds."""
+    parts, params = [], []
+    for bounds in choices:
+        conditions = bounds_sql(bounds)
+        parts.append("(" + " AND ".join(sql for sql, _ in conditions) + ")")
+        params.extend(value for _, values in conditions for value in values)
+    return (" OR ".join(parts) or "0"), tuple(params)
+

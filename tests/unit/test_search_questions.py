@@ -104,3 +104,26 @@ def test_a_path_in_a_question_matches_the_path_not_scattered_words(db: Path) -> 
     assert relevant is not None and [m.id for m in relevant.memories] == ["path"]
     tagged = search(db, "tag:file=src/app.ts")
     assert ids(tagged) == ["path"]
+
+
+def test_all_files_search_and_reindex_skip_a_broken_file_naming_it(capsys, db: Path, ora_home: Path) -> None:
+    broken = ora_home / "sites" / "broken-site" / "empty.site.db"
+    broken.parent.mkdir(parents=True)
+    broken.write_bytes(b"")
+    got = cli(capsys, "search", "deploy", "--all", "--json")
+    assert got.code == 0
+    data = json.loads(got.out)
+    assert ids_of(data) == ["deploy"]
+    assert any("empty.site.db" in w and "skipped" in w for w in data["warnings"])
+    warnings = [line for line in got.err.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and "empty.site.db" in warnings[0] and "empty (0 bytes)" in warnings[0]
+    text = cli(capsys, "search", "deploy")  # no target: every file
+    assert text.code == 0 and "deploy" in text.out and "empty.site.db" in text.err
+    again = cli(capsys, "reindex", "--all")
+    assert again.code == 0
+    assert "5 memories indexed" in again.out and "empty.site.db" in again.err and "Traceback" not in again.err
+    assert broken.read_bytes() == b""
+
+
+def ids_of(data: dict) -> list[str]:
+    return [hit["id"] for hit in data["hits"]]
