@@ -13,6 +13,7 @@ import pytest
 
 from ora_desktop.core.search import BuildTask, drop_index, ensure_index, index_state, search, sidecar_path
 from ora_desktop.core.search.index import get_index
+from ora_desktop.core.search.sidecar import INDEX_VERSION
 from tests.unit.search_support import ids, insert, make_file
 
 
@@ -132,7 +133,7 @@ def test_deleted_cache_and_old_version_rebuild(db: Path) -> None:
     state = index_state(db)
     assert not state.built and "version" in state.reason
     assert ids(search(db, "fox")) == ["needle"]
-    assert index_state(db).version == 2
+    assert index_state(db).version == INDEX_VERSION
 
 
 def test_damaged_sidecar_is_rebuilt(db: Path) -> None:

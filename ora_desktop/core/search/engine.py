@@ -14,6 +14,7 @@ from ..home import SUFFIX
 from ..records import Memory, row_to_memory
 from ..schema import MEMORY_COLUMNS, sniff_file
 from .build import ensure_index, finish_tags, index_state
+from .cjk import candidates_sql, substring_spans
 from .fallback import NOTE, fallback_hits
 from .filters import filter_sql
 from .highlight import fts_spans_many, snippet
@@ -191,9 +192,13 @@ def _indexed_hits(index: SearchIndex, parsed: ParsedQuery, limit: int, weights: 
     where, params = filter_sql(parsed, index.columns)
     select = _light(index.columns)
     expr = parsed.fts_expression()
+    substrings = candidates_sql(parsed)
     if expr is None:
         rows, complete = _browse(conn, parsed, where, params, select, limit, index.columns)
         source = "filter"
+    elif substrings is not None:  # CJK terms: matched as substrings, no BM25
+        rows, complete = _substring(conn, substrings, where, params, select, index.columns)
+        source = "keyword"
     else:
         # For the last resort (filtering every match), a rare tag is better listed first.
         drive = filter_sql(parsed, index.columns, tags="drive") if parsed.tags else (where, params)
@@ -211,6 +216,9 @@ def _indexed_hits(index: SearchIndex, parsed: ParsedQuery, limit: int, weights: 
     scored = [item for item in scored if item[2] in full]
     memories = [row_to_memory(full[fid]) for _, _, fid in scored]
     spans = fts_spans_many([m.content for m in memories], parsed) or [[] for _ in memories]
+    if substrings is not None:
+        spans = [sorted({*found, *substring_spans(m.content, parsed)})
+                 for m, found in zip(memories, spans, strict=True)]
     where = location(index.db_path)
     return [
         make_hit(memory, value, found, bm, index.db_path, snippet_chars, source, where)
@@ -257,6 +265,19 @@ def _keyword(conn: sqlite3.Connection, expr: str, where: str, params: list[Any],
         f"WHERE {where} ORDER BY h.bm LIMIT ?", [expr, *params, max(limit * 2, POOL_MIN)],
     ).fetchall()
     return [(r[0], r[1:]) for r in rows], False
+
+
+def _substring(conn: sqlite3.Connection, candidates: tuple[str, list[Any]], where: str, params: list[Any],
+               select: str, columns: tuple[str, ...]) -> tuple[list[tuple[float | None, Row]], bool]:
+    """(None, row) for the memories holding a query's CJK terms as substrings (see :mod:`.cjk`):
+    the ``POOL_MAX`` most important that pass the filters, and whether those are all of them."""
+    sql, args = candidates
+    order = "ORDER BY m.importance DESC" if "importance" in columns else ""
+    rows = conn.execute(
+        f"SELECT d.fid, {select} FROM docs d JOIN src.memories m ON m.id = d.mid "
+        f"WHERE d.fid IN ({sql}) AND {where} {order} LIMIT ?", [*args, *params, POOL_MAX + 1],
+    ).fetchall()
+    return [(None, r) for r in rows[:POOL_MAX]], len(rows) <= POOL_MAX
 
 
 def _browse(conn: sqlite3.Connection, parsed: ParsedQuery, where: str, params: list[Any], select: str,
@@ -364,7 +385,10 @@ def tag_facets(target: Store | str | Path, query: str | ParsedQuery | None = Non
                 where, params = filter_sql(parsed, index.columns)
                 match, args = "", []
                 expr = parsed.fts_expression()
-                if expr:
+                substrings = candidates_sql(parsed)
+                if substrings:
+                    match, args = f" AND d.fid IN ({substrings[0]})", substrings[1]
+                elif expr:
                     match, args = " AND d.fid IN (SELECT rowid FROM fts WHERE fts MATCH ?)", [expr]
                 rows = conn.execute(
                     "SELECT kind, value, n FROM (SELECT t.kind AS kind, t.value AS value, count(*) AS n, "
