@@ -157,15 +157,8 @@ MIN_TRUNCATED_CHARS = 40
 
 def important(store: Store, limit: int) -> list[Memory]:
     """The seed's important memories (importance >= 7, or facts with health >= 0.5), most
-    important first and, among equals, the most recently added — read along the importance
-    index, so it costs the same on a million memories as on a hundred."""
-    high = store.list(ListQuery(importance_min=7, order_by="importance", limit=limit))
-    if len(high) < limit:
-        seen = {m.id for m in high}
-        facts = store.list(ListQuery(types=("fact",), health_min=0.5, importance_max=6, order_by="importance",
-                                     limit=limit - len(high)))
-        high += [m for m in facts if m.id not in seen]
-    return high
+    important first: :meth:`Store.important`."""
+    return store.important(limit)
 
 
 def _shares(shares: dict[str, float] | None) -> dict[str, float]:
