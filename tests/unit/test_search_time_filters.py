@@ -98,8 +98,16 @@ def test_mistyped_filter_names_get_a_did_you_mean_note(db: Path) -> None:
     assert parse_query("crated:>2026-11-01").warnings == (
         "crated:>2026-11-01 ignored: 'crated' is not a filter (did you mean created?)",)
     assert "did you mean tag:file=src/app.ts?" in parse_query("file:src/app.ts").warnings[0]
-    words = parse_query("flavour:vanilla")
-    assert words.terms == ("flavour:vanilla",) and "is not a filter" in words.warnings[0]
+    words = parse_query("tpye:banana")
+    assert words.terms == ("tpye:banana",) and words.warnings == (
+        "tpye:banana: 'tpye' is not a filter, so it was searched as words (did you mean type?)",)
+    assert parse_query("priority:>=5").warnings[0].startswith("priority:>=5 ignored: 'priority' is not a filter")
+    mixed = parse_query("page:2 sycn:pending TODO:fix")
+    assert mixed.terms == ("page:2", "TODO:fix") and mixed.sync == ()  # page:2 is not an agent name
+    assert mixed.warnings == (
+        "page:2: 'page' is not a filter, so it was searched as words (did you mean agent?)",
+        "sycn:pending ignored: 'sycn' is not a filter (did you mean sync?)",
+    )
     # URLs and ordinary text with colons are not filters and get no note
     assert parse_query("see https://anwe.sh/blog").warnings == ()
     assert parse_query("note: deploy").warnings == ()
