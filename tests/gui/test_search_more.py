@@ -70,3 +70,31 @@ def test_search_across_sites_skips_a_broken_file_and_names_it(make_window, fille
     assert {browser.everywhere.topLevelItem(i).text(1) for i in range(4)} == {"anwe-sh/ora"}
     qtbot.waitUntil(lambda: "empty.site.db" in browser.search.note.text(), timeout=10000)
     assert "not searched" in browser.search.note.text() and broken.read_bytes() == b""
+
+
+def test_a_reload_started_after_the_event_loop_is_gone_is_dropped_quietly():
+    """A panel's debounce timer can fire while the window closes (no event loop any more): the
+    reload is dropped, not raised into the Qt event loop as an error. (Checked in a thread that
+    has no event loop, so no global state changes.)"""
+    import threading
+
+    from ora_desktop.gui.jobs.background import Latest
+
+    async def reload() -> int:
+        return 1
+
+    outcome: list[object] = []
+
+    def start() -> None:
+        coro = reload()
+        try:
+            outcome.append(Latest().start(coro))
+        except RuntimeError as exc:
+            coro.close()
+            outcome.append(exc)
+        outcome.append(coro.cr_frame is None)  # closed: no "never awaited" warning either
+
+    worker = threading.Thread(target=start)
+    worker.start()
+    worker.join(10)
+    assert outcome == [None, True]
