@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ..core import InvalidValue, Memory, OraError, OraHome, Store, open_store
+from ..core.timefilter import check_created_after, check_created_before
 from ..core.validation import check_health, check_importance
 
 Handler = Callable[[argparse.Namespace], int | None]
@@ -234,6 +235,9 @@ count_int = _bounded(0, "0 or more")
 #: argparse types checked by the engine's own validators (importance 1-10, health 0-1).
 importance_arg = _checked(check_importance)
 health_arg = _checked(check_health)
+#: argparse types for time filters (a date, or an age such as 7d), checked by the engine's parser.
+created_after_arg = _checked(check_created_after)
+created_before_arg = _checked(check_created_before)
 
 
 def text_arg(value: str) -> str:

@@ -128,6 +128,10 @@ def _add_list_options(p: argparse.ArgumentParser) -> None:
     dirty.add_argument("--dirty", action="store_true", default=None, help="only memories changed since their last sync")
     dirty.add_argument("--clean", dest="dirty", action="store_false", help="only memories in sync")
     f.add_argument("--text", help="content contains this text (plain substring)")
+    f.add_argument("--created-after", type=common.created_after_arg, metavar="WHEN",
+                   help="created on or after a date (2026-11-01, UTC) or within an age (7d, 12h, 2w, 3mo, 1y)")
+    f.add_argument("--created-before", type=common.created_before_arg, metavar="WHEN",
+                   help="created before a date (2026-11-01, UTC) or longer ago than an age (30d)")
     o = p.add_argument_group("order and paging")
     o.add_argument("--sort", default="created_at", choices=sorted(SORTABLE), metavar="COLUMN",
                    help=f"sort column: {', '.join(sorted(SORTABLE))} (default created_at; times sort as time)")
@@ -211,6 +215,7 @@ def _list_query(args: argparse.Namespace) -> ListQuery:
         health_min=args.min_health, health_max=args.max_health, sync_statuses=tuple(args.sync or ()),
         expired=args.expired, expiring_within_days=args.expiring_days, superseded=args.superseded,
         dirty=args.dirty, text=args.text, order_by=args.sort, descending=args.descending, limit=args.limit,
+        times=tuple((args.created_after or []) + (args.created_before or [])),
     )
 
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..core import OraError, open_store
 from ..core.search import ensure_index, search, search_many
-from ..core.search.results import Hit, SearchResult
+from ..core.search.results import Hit, IndexState, SearchResult
 from ..core.search.semantic import MODES, choose_mode, search_by_meaning
 from . import common
 from .common import command, emit_json, home_of, table, target_path
@@ -89,6 +90,22 @@ class _Progress:
             self.last = percent
 
 
+_SKIPPED = "skipped: it cannot be opened"
+
+
+def _indexed(files: list[Path], rebuild: bool = False) -> tuple[list[tuple[Path, IndexState]], list[str]]:
+    """Index each file (progress on stderr); a file that cannot be opened is skipped with a
+    warning naming it, and the others are still done (exit status 0)."""
+    done, skipped = [], []
+    for path in files:
+        try:
+            done.append((path, ensure_index(path, progress=_Progress(path), rebuild=rebuild)))
+        except OraError as exc:
+            reason = str(exc) if str(path) in str(exc) else f"{path}: {exc}"
+            skipped.append(f"{reason}; {_SKIPPED}")
+    return done, skipped
+
+
 def cmd_search(args: argparse.Namespace) -> int:
     if _single(args):
         path = target_path(args)
@@ -107,19 +124,24 @@ def cmd_search(args: argparse.Namespace) -> int:
         files = _files(args)
         if not files:
             raise OraError(f"no agent files found under {home_of(args).sites_dir}")
-        for path in files:
-            ensure_index(path, progress=_Progress(path))
-        result = search_many(files, args.query, limit=args.limit)
+        usable, skipped = _indexed(files)
+        result = search_many([path for path, _ in usable], args.query, limit=args.limit)
+        result = replace(result, warnings=(*skipped, *result.warnings))
     if args.json:
         emit_json(_result_json(result))
+        for warning in result.warnings:
+            if _SKIPPED in warning:
+                print(f"warning: {warning}", file=sys.stderr)
         return 0
     for warning in result.warnings:
-        print(f"note: {warning}", file=sys.stderr)
+        print(f"{'warning' if _SKIPPED in warning else 'note'}: {warning}", file=sys.stderr)
     if result.note:
         print(f"note: {result.note}", file=sys.stderr)
     if not result.hits:
         print("no memories match")
         return 0
+    if result.partial:
+        print("partial matches (no memory holds every word):")
     rows = [(f"{h.score:.3f}", h.location, h.memory.id, h.memory.type, h.memory.importance,
              ("expired " if h.expired else "") + common.one_line(h.snippet)) for h in result.hits]
     print(table(("score", "where", "id", "type", "imp", "snippet"), rows))
@@ -138,7 +160,8 @@ def _hit_json(hit: Hit) -> dict[str, Any]:
 
 def _result_json(result: SearchResult) -> dict[str, Any]:
     return {
-        "query": result.query, "terms": list(result.terms), "fallback": result.fallback, "note": result.note,
+        "query": result.query, "terms": list(result.terms), "fallback": result.fallback, "partial": result.partial,
+        "note": result.note,
         "warnings": list(result.warnings), "facets": result.facets, "hits": [_hit_json(h) for h in result.hits],
     }
 
@@ -169,9 +192,14 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     files = _files(args) if (args.all or not _single(args)) else [target_path(args)]
     if not files:
         raise OraError(f"no agent files found under {home_of(args).sites_dir}")
+    if len(files) == 1 and _single(args):
+        files_done, skipped = [(files[0], ensure_index(files[0], progress=_Progress(files[0]), rebuild=True))], []
+    else:
+        files_done, skipped = _indexed(files, rebuild=True)
+    for warning in skipped:
+        print(f"warning: {warning}", file=sys.stderr)
     states = []
-    for path in files:
-        state = ensure_index(path, progress=_Progress(path), rebuild=True)
+    for path, state in files_done:
         if not state.built:
             raise OraError(f"{path}: not indexed ({state.reason})")
         states.append(state)

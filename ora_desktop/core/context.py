@@ -18,7 +18,6 @@ stats) only when ``touch=True``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -27,9 +26,10 @@ from . import timestamps
 from .errors import InvalidValue, OraError
 from .listing import ListQuery
 from .records import Memory
+from .search.words import STOPWORDS, any_word_query, content_groups, keywords
 
 if TYPE_CHECKING:
-    from .search import ParsedQuery, Term
+    from .search import ParsedQuery
     from .store import Store
 
 Tokenizer = Callable[[str], int]
@@ -39,24 +39,7 @@ DEFAULT_SHARES = {"important": 0.25, "relevant": 0.55, "recent": 0.20}
 BUILD_VECTORS_UP_TO = 20_000
 
 
-_STOP_TEXT = """
-a about above after again against all also am an and any are as at be because been before being
-below between both but by can could did do does doing down during each few for from further had has
-have having he her here hers herself him himself his how i if in into is it its itself just let me
-more most my myself no nor not now of off on once only or other our ours ourselves out over own same
-she should so some such than that the their theirs them themselves then there these they this those
-through to too under until up very was we were what when where which while who whom why will with
-would you your yours yourself yourselves tell told know remember said say says please thanks thank
-"""
-STOPWORDS = frozenset(_STOP_TEXT.split())
-_WORD = re.compile(r"[^\W_][\w'-]*[^\W_]|[^\W_]")
-
-
-def keywords(text: str, limit: int = 12) -> list[str]:
-    """Content words of a message (no stop words, at least 3 characters), first seen first."""
-    words = [w.lower() for w in _WORD.findall(text)]
-    chosen = [w for w in dict.fromkeys(words) if len(w) >= 3 and w not in STOPWORDS]
-    return chosen[:limit]
+__all__ = ["STOPWORDS", "ContextBundle", "ContextItem", "ContextSection", "build_context", "keywords"]
 
 
 def estimate_tokens(text: str) -> int:
@@ -191,15 +174,8 @@ MIN_TRUNCATED_CHARS = 40
 
 def important(store: Store, limit: int) -> list[Memory]:
     """The seed's important memories (importance >= 7, or facts with health >= 0.5), most
-    important first and, among equals, the most recently added — read along the importance
-    index, so it costs the same on a million memories as on a hundred."""
-    high = store.list(ListQuery(importance_min=7, order_by="importance", limit=limit))
-    if len(high) < limit:
-        seen = {m.id for m in high}
-        facts = store.list(ListQuery(types=("fact",), health_min=0.5, importance_max=6, order_by="importance",
-                                     limit=limit - len(high)))
-        high += [m for m in facts if m.id not in seen]
-    return high
+    important first: :meth:`Store.important`."""
+    return store.important(limit)
 
 
 def _shares(shares: dict[str, float] | None) -> dict[str, float]:
@@ -254,23 +230,17 @@ def _fit(memory: Memory, reason: str, title: str, blocks: list[str], lines: list
 
 def recall_queries(query: str) -> tuple[ParsedQuery, ParsedQuery | None]:
     """(strict, loose) forms of ``query`` for recall. Strict: every content word must match
-    (stop words such as "why", "did", "the" dropped); loose: any of them may (BM25 ranks
-    memories sharing more, and rarer, words first). Filters are kept in both. Loose is None
-    when it would be the same search."""
+    (stop words such as "why", "did", "the" dropped; a path such as ``src/app.ts`` is one
+    phrase); loose: any of them may (BM25 ranks memories sharing more, and rarer, words first).
+    Filters are kept in both. Loose is None when it would be the same search."""
     from .search import parse_query
 
     parsed = parse_query(query)
-
-    def content(term: Term) -> bool:
-        return term.kind != "word" or (len(term.text) >= 3 and term.text.lower() not in STOPWORDS)
-
-    groups = tuple(g for g in (tuple(t for t in group if content(t)) for group in parsed.groups) if g)
+    groups = content_groups(parsed)
     if not groups:
         return parsed, None
     strict = replace(parsed, groups=groups)
-    if len(groups) < 2:
-        return strict, None
-    return strict, replace(parsed, groups=(tuple(dict.fromkeys(t for g in groups for t in g)),))
+    return strict, any_word_query(strict)
 
 
 def _relevant(store: Store, query: str, limit: int, hops: int, usable: Callable[[Memory], bool],
@@ -282,7 +252,7 @@ def _relevant(store: Store, query: str, limit: int, hops: int, usable: Callable[
     if not str(query).strip():
         return []
     strict, loose = recall_queries(query)
-    result = search(store, strict, limit=limit)
+    result = search(store, strict, limit=limit, any_word=False)
     hits = list(result.hits)
     if loose is not None and len(hits) < limit:  # too few memories hold every word: any word
         seen = {h.memory.id for h in hits}

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .context import estimate_tokens, keywords
+from .context import estimate_tokens
 from .errors import InvalidValue, OraError
 
 if TYPE_CHECKING:
@@ -161,12 +161,13 @@ class ConversationMemory:
 
     def recall(self, text: str) -> Recall:
         """Archived conversation memories relevant to ``text``, within ``recall_budget``."""
-        from .search import ParsedQuery, Term, search
+        from .search import ParsedQuery, search
+        from .search.words import keyword_terms
 
-        words = keywords(text)
-        if not words:
+        terms = keyword_terms(text)
+        if not terms:
             return Recall()
-        query = ParsedQuery(text=text, groups=(tuple(Term(w) for w in words),), types=("conversation",))
+        query = ParsedQuery(text=text, groups=(terms,), types=("conversation",))
         in_history = {f"{m.get('role')}: {m.get('content')}" for m in self.messages}
         result = search(self.store, query, limit=self.recall_limit * 3)
         header = "Relevant earlier conversation (archived; not part of the history):"

@@ -186,7 +186,8 @@ def _rows(memories: int, seed: int, clock: _Clock) -> Iterator[tuple]:
     """The rows of one agent file, in id order."""
     rng = random.Random(seed)
     rand = rng.random
-    heads = {kind: [_head(kind, rng) for _ in range(400)] for kind in set(TYPE_TABLE)}
+    # Kinds in their first-seen order, never a set of strings: a set's order follows the hash seed.
+    heads = {kind: [_head(kind, rng) for _ in range(400)] for kind in dict.fromkeys(TYPE_TABLE)}
     tails = _tails(rng)
     n_tails = len(tails)
     now, span = clock.now, clock.now - DAY
@@ -199,16 +200,20 @@ def _rows(memories: int, seed: int, clock: _Clock) -> Iterator[tuple]:
         content = pool[int(rand() * 400)] + tails[int(rand() * n_tails)]
         importance = IMPORTANCE_TABLE[int(rand() * 100)]
 
-        # Supersession chains of three (i -> i+1 -> i+2), newer ones created later.
+        # Supersession chains of three (i -> i+1 -> i+2) wherever all three fit, each member
+        # created after the one it supersedes (so the newest of a chain is also the live one).
         phase = i % 40
+        in_chain = phase < 3 and i - phase + 2 < memories
         superseded_by = None
-        if phase in (0, 1) and i + 2 < memories:
+        if in_chain and phase in (0, 1):
             superseded_by = f"{prefix}{i + 1:07d}"
             content = ("Revised: " if phase == 1 else "") + content
-        if phase in (1, 2) and i >= 2:
+        if in_chain and phase in (1, 2):
             created = min(now - 60, last_created + 3600 + int(rand() * 20 * DAY))
             if phase == 2:
                 content = "Latest: " + content
+        elif in_chain:  # a chain's first member: early enough that its successors fit before now
+            created = int((rand() ** 0.8) * (span - 60 * DAY))
         else:
             created = int((rand() ** 0.8) * span)
         if i % 1000 == 500:

@@ -8,10 +8,13 @@ superseded rows grouped in one scan. Any other filter runs one scan grouped on a
 from __future__ import annotations
 
 from collections import Counter
+from datetime import datetime
 from typing import TYPE_CHECKING
 
+from . import timestamps
 from .listing import ListQuery, where_clause
 from .records import Facets
+from .timefilter import AGE_BUCKETS, TIME_FIELDS
 
 if TYPE_CHECKING:
     from .store import Store
@@ -62,3 +65,20 @@ def count_facets(store: Store, query: ListQuery) -> Facets:
         importance=importance,
         health_buckets=buckets,
     )
+
+
+def age_facet(store: Store, query: ListQuery, field: str = "created", now: datetime | None = None) -> dict[str, int]:
+    """How many of the memories ``query`` matches fall in each of the time facet's age buckets
+    (:data:`~ora_desktop.core.timefilter.AGE_BUCKETS`) by ``field`` (``created``, ``updated``,
+    ``accessed``, ``expires``); rows without that time are not counted. One scan of the rows."""
+    column = TIME_FIELDS[field]
+    if column not in store.columns:
+        return {}
+    where, params = where_clause(query.with_(limit=None, after=None), store.columns)
+    cases = " ".join(f"WHEN age < {high} THEN {i}" for i, (_, _, high) in enumerate(AGE_BUCKETS) if high)
+    rows = store.fetch_all(
+        f"SELECT CASE {cases} ELSE {len(AGE_BUCKETS) - 1} END, count(*) FROM (SELECT julianday(?) - "
+        f"julianday({column}) AS age FROM memories WHERE {where}) WHERE age IS NOT NULL GROUP BY 1",
+        [timestamps.to_sql(now or timestamps.now()), *params])
+    found = dict(rows)
+    return {label: found.get(i, 0) for i, (label, _, _) in enumerate(AGE_BUCKETS)}

@@ -15,6 +15,7 @@ from typing import Any
 
 from .errors import InvalidValue
 from .schema import MEMORY_COLUMNS, MEMORY_TYPES, SYNC_STATUSES
+from .timefilter import TimeBound, bounds_sql
 
 TIME_COLUMNS = frozenset({
     "last_accessed_at", "created_at", "updated_at", "expires_at", "synced_at",
@@ -51,6 +52,8 @@ class ListQuery:
     limit: int | None = 100
     after: Cursor | None = None
     extra_where: tuple[tuple[str, tuple], ...] = field(default=())
+    #: Time filters, see :mod:`ora_desktop.core.timefilter` (``created_after`` etc. build these).
+    times: tuple[TimeBound, ...] = ()
 
     def with_(self, **changes: Any) -> ListQuery:
         """A copy with some fields changed."""
@@ -132,6 +135,9 @@ def where_clause(query: ListQuery, available: Sequence[str]) -> tuple[str, list[
         escaped = query.text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         parts.append("content LIKE ? ESCAPE '\\'")
         params.append(f"%{escaped}%")
+    for sql, values in bounds_sql(query.times, has):
+        parts.append(sql)
+        params.extend(values)
     for sql, values in query.extra_where:
         parts.append(f"({sql})")
         params.extend(values)

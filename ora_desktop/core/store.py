@@ -33,6 +33,8 @@ from .writes import WritesMixin
 Listener = Callable[[Change], None]
 # Largest IN (...) list per statement (SQLite's default variable limit is 32766).
 CHUNK = 30000
+#: A type with at least this many memories is recalled along the importance index.
+COMMON_TYPE = 20000
 
 
 def open_store(path: str | Path, readonly: bool = False, *, timeout: float | None = None) -> Store:
@@ -57,6 +59,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         sniff_file(self.path)
         self._stamp = file_stamp(self.path)
         self._retired: list = []
+        self._importance_index: bool | None = None
         shm = Path(f"{self.path}-shm")
         shm_before = shm.exists()
         self.db, self.immutable = make_database(self.path, readonly, self.timeout)
@@ -365,17 +368,39 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         """The seed's recall: that type, health above 0.3, most important then newest."""
         if type not in ("fact", "preference", "context", "task", "conversation"):
             raise InvalidValue("type", f"{type!r} is not a memory type")
-        return self._rows(
-            "type = ? AND health_score > ?", (type, RECALL_THRESHOLD),
-            # rowid breaks ties (same importance, same second) so the order is the same every time.
-            f"ORDER BY importance DESC, julianday(created_at) DESC, rowid DESC LIMIT {int(limit)}",
-        )
+        # rowid breaks ties (same importance, same second) so the order is the same every time.
+        order = f"ORDER BY importance DESC, julianday(created_at) DESC, rowid DESC LIMIT {int(limit)}"
+        where, params = "type = ? AND health_score > ?", (type, RECALL_THRESHOLD)
+        if self._walk_importance(type):
+            # Read the importance index from the top and sort only within the first levels that
+            # fill the limit, instead of sorting every memory of the type by time.
+            sql = f"SELECT rowid, {self._select} FROM memories INDEXED BY idx_memories_importance WHERE {where} {order}"
+            return self._read(sql, params, lambda cursor: [row_to_memory(r) for r in cursor])
+        return self._rows(where, params, order)
+
+    def _walk_importance(self, type: str) -> bool:
+        """True when recall of ``type`` is best read along the importance index: the index is
+        there and the type is common (a rare type is quicker found through the type index)."""
+        if self._importance_index is None:
+            self._importance_index = self._one(
+                "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'idx_memories_importance' "
+                "AND tbl_name = 'memories'") is not None
+        if not self._importance_index:
+            return False
+        seen = self._one("SELECT count(*) FROM (SELECT 1 FROM memories WHERE type = ? LIMIT ?)",
+                         (type, COMMON_TYPE))
+        return bool(seen and seen[0] >= COMMON_TYPE)
 
     def important(self, limit: int = 50) -> list[Memory]:
-        """The seed's extraction query: importance >= 7, or facts with health >= 0.5."""
+        """The seed's extraction query: importance >= 7, or facts with health >= 0.5; most
+        important first and, among equals, the most recently added (highest rowid) first.
+
+        That order is the seed's importance index read backwards, so, like the seed's query,
+        it stops after ``limit`` rows instead of sorting every important memory by time.
+        """
         return self._rows(
             "importance >= 7 OR (type = 'fact' AND health_score >= 0.5)", (),
-            f"ORDER BY importance DESC, julianday(created_at) DESC, rowid LIMIT {int(limit)}",
+            f"ORDER BY importance DESC, rowid DESC LIMIT {int(limit)}",
         )
 
     def tasks(self) -> list[TaskContext]:

@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import timestamps
 from .errors import Conflict, Duplicate, InvalidValue, NotFound
-from .records import Change, Memory
+from .records import Change, Memory, row_to_memory
 from .sametext import identical_live
 from .schema import MEMORY_COLUMNS
 from .validation import check_content, check_id, check_importance, check_type, clean_fields
+
+#: SQLite 3.35+ returns the updated row with ``UPDATE … RETURNING``.
+_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
 
 if TYPE_CHECKING:
     from .store import Store
@@ -175,17 +179,19 @@ class WritesMixin:
     def touch(self: Store, memory_id: str) -> Memory:
         """The seed's access update: count +1, last access now, health +0.1 (capped at 1)."""
         self._require_writable()
+        update = ("UPDATE memories SET access_count = coalesce(access_count, 0) + 1, "
+                  "last_accessed_at = datetime('now'), "
+                  "health_score = MIN(1.0, coalesce(health_score, 0) + 0.1) WHERE id = ?")
         with self.write():
-            cursor = self.execute(
-                "UPDATE memories SET access_count = coalesce(access_count, 0) + 1, "
-                "last_accessed_at = datetime('now'), "
-                "health_score = MIN(1.0, coalesce(health_score, 0) + 0.1) WHERE id = ?",
-                (memory_id,),
-            )
-            if cursor.rowcount == 0:
+            if _RETURNING:  # the updated row comes back with the UPDATE: no second read
+                rows = self.execute(f"{update} RETURNING rowid, {self._select}", (memory_id,)).fetchall()
+                if not rows:
+                    raise NotFound(f"{self.path}: no memory with id {memory_id!r}")
+                memory = row_to_memory(rows[0])
+            elif self.execute(update, (memory_id,)).rowcount == 0:
                 raise NotFound(f"{self.path}: no memory with id {memory_id!r}")
         self._emit(Change(changed=frozenset({memory_id}), source="touch"))
-        return self.get(memory_id)
+        return memory if _RETURNING else self.get(memory_id)
 
     def touch_many(self: Store, ids: Iterable[str]) -> Change:
         """Access update for several memories in one statement."""

@@ -28,7 +28,7 @@ def db(ora_home: Path) -> Path:
 
 def test_search_modes(capsys, db: Path) -> None:
     lexical = cli(capsys, "search", "--db", db, "where do deploys go?")
-    assert lexical.code == 0 and "no memories match" in lexical.out and "lexical search" in lexical.err
+    assert lexical.code == 0 and "partial matches" in lexical.out and "lexical search" in lexical.err
     hybrid = cli(capsys, "search", "--db", db, "--mode", "hybrid", "where do deploys go?", "--json")
     assert hybrid.code == 0 and json.loads(hybrid.out)["hits"][0]["id"] == "deploy"
     assert "embedding ora.site.db" in hybrid.err  # progress on standard error

@@ -66,12 +66,30 @@ def test_a_ten_day_gap_decays_ten_days_at_once_then_carries_on_daily(db: Path) -
 
 
 def test_catch_up_only_counts_the_days_after_a_memory_left_its_grace(ora_home: Path) -> None:
+    stamp = ago(10)  # one instant for both (two calls could straddle a second)
     db = make_db(ora_home / "sites" / "s" / "a.site.db", [
-        {"id": "left-grace-3-days-ago", "last_accessed_at": ago(10), "health_score": 1.0},
+        {"id": "left-grace-3-days-ago", "last_accessed_at": stamp, "health_score": 1.0},
     ])
-    set_state(db, decay.STATE_KEY, ago(10))
+    set_state(db, decay.STATE_KEY, stamp)
     run_job("decay", db)
     assert health(db)["left-grace-3-days-ago"] == pytest.approx(0.97)  # what 10 daily runs would have done
+
+
+def test_catch_up_counts_the_missed_daily_runs_not_the_hours_since(ora_home: Path) -> None:
+    """Run half a day after the tenth missed run: still the 3 runs that found it past its grace
+    (it used to count from 'now' and take 4, whenever the clock had moved on since the mark)."""
+    mark = datetime(2026, 3, 1, 6, 0, tzinfo=UTC)
+    db = make_db(ora_home / "sites" / "s" / "b.site.db", [
+        {"id": "left-grace-3-days-ago", "last_accessed_at": ago(0, now=mark), "health_score": 1.0},
+        {"id": "left-grace-today", "last_accessed_at": ago(0, now=mark + timedelta(days=3, hours=1)),
+         "health_score": 1.0},
+    ])
+    set_state(db, decay.STATE_KEY, ago(0, now=mark))
+    report = run_job("decay", db, now=mark + timedelta(days=10, hours=12))
+    assert report.counts["days"] == 10
+    assert health(db) == {"left-grace-3-days-ago": pytest.approx(0.97), "left-grace-today": 1.0}
+    assert run_job("decay", db, now=mark + timedelta(days=11, hours=1)).counts["days"] == 1
+    assert health(db) == {"left-grace-3-days-ago": pytest.approx(0.96), "left-grace-today": pytest.approx(0.99)}
 
 
 def test_floor_at_zero_after_a_long_gap(ora_home: Path) -> None:

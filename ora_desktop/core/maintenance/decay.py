@@ -49,6 +49,11 @@ def last_decay(store: Store) -> datetime | None:
     return timestamps.parse(read_state(store, STATE_KEY))
 
 
+def _mark(last: datetime | None, days: int, now: datetime) -> datetime:
+    """When the last of the ``days`` daily runs being made up was due (``now`` for a first decay)."""
+    return now if last is None else last + timedelta(days=days)
+
+
 def days_due(last: datetime | None, now: datetime) -> int:
     """Whole days to apply: 1 for a first decay, 0 if decayed less than a day ago."""
     if last is None:
@@ -71,10 +76,12 @@ def run(ctx: JobContext) -> Outcome:
             if days == 0:
                 return Outcome({"days": 0, "decayed": 0},
                                f"already decayed within the last day (at {timestamps.to_sql(last)})")
+            # Move the mark on by whole days so a partial day is carried to the next run; the
+            # missed daily runs are the ones at the mark and the days before it, so what is due
+            # and for how many days is judged at the mark, not at "now" part-way into a day.
+            mark = _mark(last, days, now)
             decayed = store.execute(f"UPDATE memories SET health_score = {_new_health(days)} WHERE {_DUE}",
-                                    _params(days, now)).rowcount
-            # Move the mark on by whole days so a partial day is carried to the next run.
-            mark = now if last is None else last + timedelta(days=days)
+                                    _params(days, mark)).rowcount
             write_state(store, STATE_KEY, timestamps.to_sql(mark))
     ctx.step(1, 1)
     first = " (first decay of this file: one day)" if last is None else ""
@@ -90,10 +97,11 @@ def _health(value: float) -> str:
 
 
 def _preview(ctx: JobContext, store: Store, now: datetime) -> Outcome:
-    days = days_due(last_decay(store), now)
+    last = last_decay(store)
+    days = days_due(last, now)
     if days == 0:
         return Outcome({"days": 0, "decayed": 0}, "already decayed within the last day: nothing would change")
-    params = _params(days, now)
+    params = _params(days, _mark(last, days, now))
     total = store.execute(f"SELECT count(*) FROM memories WHERE {_DUE}", params).fetchone()[0]
     rows = store.execute(f"SELECT id, content, health_score, {_new_health(days)} FROM memories WHERE {_DUE} "
                          f"LIMIT {PREVIEW_LIMIT}", params).fetchall()

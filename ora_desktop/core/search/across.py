@@ -9,23 +9,25 @@ from pathlib import Path
 
 from ..errors import OraError
 from ..home import AgentFile, OraHome
-from .engine import location, search
+from .engine import as_partial, location, search
 from .query import ParsedQuery, parse_query
 from .ranking import fused_order
 from .results import Hit, SearchResult
 from .tags import extract_tags
+from .words import any_word_query
 
 
 def search_many(targets: OraHome | Iterable[str | Path | AgentFile] | None, query: str | ParsedQuery,
                 site: str | None = None, agent: str | None = None, limit: int = 50,
-                **options: object) -> SearchResult:
+                any_word: bool = True, **options: object) -> SearchResult:
     """Search many files and merge their rankings with reciprocal rank fusion (k=60).
 
     ``targets`` is an ``OraHome`` (``None`` means the default one), or paths/``AgentFile``s.
     ``site``/``agent`` (and ``site:``/``agent:`` in the query) narrow the files searched.
     Every hit carries ``site``, ``agent`` and ``path``; ``hit.score`` is the fused score and
     ``hit.file_score`` the file's own blended score. A file that cannot be searched adds a
-    warning and the others are still searched. ``options`` go to :func:`search`.
+    warning and the others are still searched. ``options`` go to :func:`search`. When no file
+    holds every word, the best any-word matches answer, marked partial (see :func:`search`).
     """
     started = time.perf_counter()
     parsed = query if isinstance(query, ParsedQuery) else parse_query(query)
@@ -38,7 +40,7 @@ def search_many(targets: OraHome | Iterable[str | Path | AgentFile] | None, quer
     fell_back, notes = False, []
     for path in files:
         try:
-            result = search(path, parsed, limit, **per_file)  # type: ignore[arg-type]
+            result = search(path, parsed, limit, any_word=False, **per_file)  # type: ignore[arg-type]
         except OraError as exc:
             warnings.append(f"{path}: not searched ({exc})")
             continue
@@ -61,10 +63,14 @@ def search_many(targets: OraHome | Iterable[str | Path | AgentFile] | None, quer
     for hit in merged:
         for kind, value in extract_tags(hit.memory.content):
             facets.setdefault(kind, {})[value] = facets.get(kind, {}).get(value, 0) + 1
-    return SearchResult(
+    result = SearchResult(
         query=parsed.text, hits=merged, terms=parsed.terms, fallback=fell_back, note=" ".join(notes),
         warnings=tuple(warnings), facets=facets, elapsed_ms=(time.perf_counter() - started) * 1000.0,
     )
+    loose = any_word_query(parsed) if any_word and not merged else None
+    if loose is None:
+        return result
+    return as_partial(parsed, loose, search_many(files, loose, limit=limit, any_word=False, **options))
 
 
 def _files(targets: OraHome | Iterable[str | Path | AgentFile] | None, site: str | None, agent: str | None,

@@ -19,6 +19,7 @@ from .. import timestamps
 from ..errors import OraError
 from ..schema import sniff_file
 from . import walscan
+from .cjk import CJK_GLOB
 from .index import PROGRESS, SearchIndex, get_index
 from .results import IndexState
 from .sidecar import (
@@ -169,6 +170,9 @@ def _build_into(tmp: Path, source: Path, progress: ProgressFn | None, cancel: ob
             high = conn.execute("SELECT max(fid) FROM docs").fetchone()[0]
             conn.execute("INSERT INTO fts(rowid, content) SELECT rowid, content FROM src.memories "
                          "WHERE rowid > ? AND rowid <= ? AND id IS NOT NULL", (last_row, high))
+            conn.execute("INSERT INTO cjk(rowid, content) SELECT rowid, content FROM src.memories "
+                         "WHERE rowid > ? AND rowid <= ? AND id IS NOT NULL AND content GLOB ?",
+                         (last_row, high, CJK_GLOB))
             conn.execute("COMMIT")
             last_row = high
             done += added

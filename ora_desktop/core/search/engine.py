@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +14,7 @@ from ..home import SUFFIX
 from ..records import Memory, row_to_memory
 from ..schema import MEMORY_COLUMNS, sniff_file
 from .build import ensure_index, finish_tags, index_state
+from .cjk import candidates_sql, substring_spans
 from .fallback import NOTE, fallback_hits
 from .filters import filter_sql
 from .highlight import fts_spans_many, snippet
@@ -22,6 +24,7 @@ from .ranking import DEFAULT_WEIGHTS, Weights, relevance, score
 from .results import Hit, SearchResult, Span
 from .sidecar import fts5_available
 from .tags import TAG_KINDS, extract_tags
+from .words import any_word_query
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -60,7 +63,8 @@ def make_hit(memory: Memory, score: float, spans: list[Span], bm25: float | None
 
 def search(target: Store | str | Path, query: str | ParsedQuery, limit: int = 50, *,
            weights: Weights = DEFAULT_WEIGHTS, wait: bool = True, progress: ProgressFn | None = None,
-           cancel: object = None, fallback: bool | None = None, snippet_chars: int = 160) -> SearchResult:
+           cancel: object = None, fallback: bool | None = None, snippet_chars: int = 160,
+           any_word: bool = True) -> SearchResult:
     """Search one file. Never raises for what the user typed (see :mod:`.query`); a file that
     cannot be opened raises the core ``OraError`` naming it.
 
@@ -70,6 +74,9 @@ def search(target: Store | str | Path, query: str | ParsedQuery, limit: int = 50
       called, ``cancel`` — an Event or a callable — stops it); with ``wait=False`` the LIKE
       fallback answers meanwhile and ``result.note`` says so.
     * ``fallback``: True forces the LIKE scan (also ``ORA_DESKTOP_NO_FTS5=1``).
+    * ``any_word``: when every word must match and no memory holds them all (a question such
+      as "how should I store the auth token?"), answer with the best matches of any content
+      word instead, ``result.partial`` set and ``result.note`` saying so.
 
     Superseded memories are hidden unless the query says ``is:superseded``/``is:any``; expired
     ones are returned with ``hit.expired`` set.
@@ -114,11 +121,26 @@ def search(target: Store | str | Path, query: str | ParsedQuery, limit: int = 50
                 facets = _facets_from_text(hits) if tags_pending else _facets_from_index(index, hits)
     except sqlite3.Error as exc:
         raise translate(path, exc) from exc
-    return SearchResult(
+    result = SearchResult(
         query=parsed.text, hits=hits, terms=parsed.terms, fallback=index is None,
         note=NOTE.format(why=why) if index is None else "", warnings=tuple(warnings), facets=facets,
         total=total, elapsed_ms=(time.perf_counter() - started) * 1000.0,
     )
+    loose = any_word_query(parsed) if any_word and not hits else None
+    if loose is None:
+        return result
+    options = {"weights": weights, "wait": wait, "fallback": fallback, "snippet_chars": snippet_chars}
+    return as_partial(parsed, loose, search(path, loose, limit, any_word=False, **options))  # type: ignore[arg-type]
+
+
+def as_partial(parsed: ParsedQuery, loose: ParsedQuery, result: SearchResult) -> SearchResult:
+    """``result`` (of the any-word ``loose`` form of ``parsed``) marked as partial matches."""
+    if not result.hits:
+        return replace(result, query=parsed.text)
+    words = ", ".join(loose.terms)
+    note = f"no memory holds every word; showing partial matches: memories holding any of {words}"
+    return replace(result, query=parsed.text, partial=True, total=None,
+                   note=" ".join(filter(None, (note, result.note))))
 
 
 def _ready_index(path: Path, wait: bool, progress: ProgressFn | None, cancel: object) -> tuple[SearchIndex | None, str]:
@@ -170,9 +192,13 @@ def _indexed_hits(index: SearchIndex, parsed: ParsedQuery, limit: int, weights: 
     where, params = filter_sql(parsed, index.columns)
     select = _light(index.columns)
     expr = parsed.fts_expression()
+    substrings = candidates_sql(parsed)
     if expr is None:
         rows, complete = _browse(conn, parsed, where, params, select, limit, index.columns)
         source = "filter"
+    elif substrings is not None:  # CJK terms: matched as substrings, no BM25
+        rows, complete = _substring(conn, substrings, where, params, select, index.columns)
+        source = "keyword"
     else:
         # For the last resort (filtering every match), a rare tag is better listed first.
         drive = filter_sql(parsed, index.columns, tags="drive") if parsed.tags else (where, params)
@@ -190,6 +216,9 @@ def _indexed_hits(index: SearchIndex, parsed: ParsedQuery, limit: int, weights: 
     scored = [item for item in scored if item[2] in full]
     memories = [row_to_memory(full[fid]) for _, _, fid in scored]
     spans = fts_spans_many([m.content for m in memories], parsed) or [[] for _ in memories]
+    if substrings is not None:
+        spans = [sorted({*found, *substring_spans(m.content, parsed)})
+                 for m, found in zip(memories, spans, strict=True)]
     where = location(index.db_path)
     return [
         make_hit(memory, value, found, bm, index.db_path, snippet_chars, source, where)
@@ -236,6 +265,19 @@ def _keyword(conn: sqlite3.Connection, expr: str, where: str, params: list[Any],
         f"WHERE {where} ORDER BY h.bm LIMIT ?", [expr, *params, max(limit * 2, POOL_MIN)],
     ).fetchall()
     return [(r[0], r[1:]) for r in rows], False
+
+
+def _substring(conn: sqlite3.Connection, candidates: tuple[str, list[Any]], where: str, params: list[Any],
+               select: str, columns: tuple[str, ...]) -> tuple[list[tuple[float | None, Row]], bool]:
+    """(None, row) for the memories holding a query's CJK terms as substrings (see :mod:`.cjk`):
+    the ``POOL_MAX`` most important that pass the filters, and whether those are all of them."""
+    sql, args = candidates
+    order = "ORDER BY m.importance DESC" if "importance" in columns else ""
+    rows = conn.execute(
+        f"SELECT d.fid, {select} FROM docs d JOIN src.memories m ON m.id = d.mid "
+        f"WHERE d.fid IN ({sql}) AND {where} {order} LIMIT ?", [*args, *params, POOL_MAX + 1],
+    ).fetchall()
+    return [(None, r) for r in rows[:POOL_MAX]], len(rows) <= POOL_MAX
 
 
 def _browse(conn: sqlite3.Connection, parsed: ParsedQuery, where: str, params: list[Any], select: str,
@@ -343,7 +385,10 @@ def tag_facets(target: Store | str | Path, query: str | ParsedQuery | None = Non
                 where, params = filter_sql(parsed, index.columns)
                 match, args = "", []
                 expr = parsed.fts_expression()
-                if expr:
+                substrings = candidates_sql(parsed)
+                if substrings:
+                    match, args = f" AND d.fid IN ({substrings[0]})", substrings[1]
+                elif expr:
                     match, args = " AND d.fid IN (SELECT rowid FROM fts WHERE fts MATCH ?)", [expr]
                 rows = conn.execute(
                     "SELECT kind, value, n FROM (SELECT t.kind AS kind, t.value AS value, count(*) AS n, "

@@ -62,7 +62,7 @@ def filter_sql(parsed: ParsedQuery, columns: Sequence[str], tags: str = "index")
             extra.append((f"NOT ({sql})" if negate else sql, tuple(params)))
     query = ListQuery(
         types=parsed.types, sync_statuses=parsed.sync, expired=parsed.expired,
-        superseded=parsed.superseded, dirty=parsed.dirty, limit=None, extra_where=tuple(extra),
+        superseded=parsed.superseded, dirty=parsed.dirty, limit=None, extra_where=tuple(extra), times=parsed.times,
     )
     return where_clause(query, columns)
 

@@ -10,7 +10,14 @@ Grammar (whitespace separated; :func:`parse_query` never raises, whatever the in
   ``=``, ``5..8``), ``health:<0.3``, ``sync:pending`` (``synced``, ``local_only``, ``dirty``),
   ``tag:error=TypeError`` / ``tag:file=src/app.ts`` / ``tag:TypeError`` (any kind),
   ``site:anwe-sh``, ``agent:ora``, ``is:expired``, ``is:superseded``, ``is:dirty``;
-  ``-type:…``, ``-sync:…``, ``-tag:…`` and ``-is:expired`` negate.
+  ``-type:…``, ``-sync:…``, ``-tag:…`` and ``-is:expired`` negate;
+* time filters: ``created:``, ``updated:``, ``accessed:``, ``expires:`` with a date
+  (``created:>=2026-11-01``, ``created:2026-11-01..2026-11-30``) or an age
+  (``created:<7d``, ``accessed:>=30d``, ``expires:<2w``); see :mod:`ora_desktop.core.timefilter`.
+
+A ``name:value`` whose name is not a field gets a note naming it and the nearest field
+(``improtance:>=7`` — "did you mean importance?"); when it looks like a mistyped filter it is
+ignored, else it is searched as words.
 
 Anything else — ``NEAR(``, stray ``*``, SQL, control characters — is read as plain words.
 Problems (an unknown type, a number that is not one) become ``warnings`` and the filter is
@@ -22,11 +29,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..errors import InvalidValue
 from ..schema import MEMORY_TYPES, SYNC_STATUSES
+from ..timefilter import EXAMPLE, TIME_FIELDS, TimeBound, time_bounds
 
 MAX_TERMS = 32
 MAX_TERM_CHARS = 200
-FIELDS = ("type", "importance", "health", "sync", "tag", "site", "agent", "is")
+FIELDS = ("type", "importance", "health", "sync", "tag", "site", "agent", "is", *TIME_FIELDS)
+_FIELD_NAME = re.compile(r"^[A-Za-z_]{2,20}$")
+_FILTER_VALUE = re.compile(r"^(?:[<>=]|-?\d|\d{4}-\d{2})")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _HAS_TOKEN = re.compile(r"[^\W_]")
 _COMPARE = re.compile(r"^(>=|<=|=>|=<|>|<|=|==)?\s*(-?\d+(?:\.\d*)?|-?\.\d+)$")
@@ -68,6 +79,8 @@ class ParsedQuery:
     expired: bool | None = None
     superseded: str = "hide"  # hide | show | only
     dirty: bool | None = None
+    #: Time filters: (column, operator, UTC time), see :mod:`ora_desktop.core.timefilter`.
+    times: tuple[TimeBound, ...] = ()
     warnings: tuple[str, ...] = field(default=())
 
     @property
@@ -84,7 +97,7 @@ class ParsedQuery:
         return bool(
             self.types or self.not_types or self.importance or self.health or self.sync
             or self.not_sync or self.tags or self.not_tags or self.expired is not None
-            or self.superseded != "hide" or self.dirty is not None
+            or self.superseded != "hide" or self.dirty is not None or self.times
         )
 
     @property
@@ -191,7 +204,7 @@ def _parse(text: str) -> ParsedQuery:
     excluded: list[Term] = []
     filters: dict[str, list] = {k: [] for k in (
         "types", "not_types", "importance", "health", "sync", "not_sync", "tags", "not_tags",
-        "sites", "agents")}
+        "sites", "agents", "times")}
     flags: dict[str, object] = {"expired": None, "superseded": "hide", "dirty": None}
     pending_or = False
     negate_next = False
@@ -236,6 +249,11 @@ def _parse(text: str) -> ParsedQuery:
         if sep and name.lower() in FIELDS and value:
             _field(name.lower(), value.strip('"'), negated, filters, flags, warnings)
             continue
+        if (sep and value and _FIELD_NAME.match(name) and not value.startswith("/")
+                and _unknown_field(name, value, warnings)):
+            continue
+        raw = raw.rstrip("?!,;")  # "token?" at the end of a question is the word token
+        raw = raw[:-1] if raw.endswith(".") and not raw.endswith("..") else raw
         word = raw.strip("*")
         prefix = raw.endswith("*") and _usable(word)
         # Leading/trailing punctuation (NEAR(, "(", ")") is not part of a word.
@@ -260,15 +278,69 @@ def _parse(text: str) -> ParsedQuery:
         expired=flags["expired"],  # type: ignore[arg-type]
         superseded=str(flags["superseded"]),
         dirty=flags["dirty"],  # type: ignore[arg-type]
+        times=tuple(filters["times"]),
         warnings=tuple(warnings),
     )
+
+
+def _unknown_field(name: str, value: str, warnings: list[str]) -> bool:
+    """Note an unknown ``name:value``; True when it looks like a mistyped filter (then ignored),
+    False when it is to be searched as words."""
+    import difflib
+
+    from .tags import TAG_KINDS
+
+    lower = name.lower()
+    if lower in TAG_KINDS:
+        warnings.append(f"{name}:{value}: '{name}' is not a filter; searched as words "
+                        f"(did you mean tag:{lower}={value}?)")
+        return False
+    candidates = difflib.get_close_matches(lower, FIELDS, n=3, cutoff=0.6)
+    fitting = [c for c in candidates if _fits(c, value)]
+    if fitting:
+        warnings.append(f"{name}:{value} ignored: '{name}' is not a filter (did you mean {fitting[0]}?)")
+        return True
+    if candidates:
+        warnings.append(f"{name}:{value}: '{name}' is not a filter, so it was searched as words "
+                        f"(did you mean {candidates[0]}?)")
+        return False
+    if _FILTER_VALUE.match(value):  # priority:>=5 — a filter we do not have
+        warnings.append(f"{name}:{value} ignored: '{name}' is not a filter (filters are {', '.join(FIELDS)})")
+        return True
+    return False  # TODO:fix, note:deploy — ordinary text
+
+
+def _fits(name: str, value: str) -> bool:
+    """True when ``value`` is the kind of value field ``name`` takes (a mistyped filter then)."""
+    items = [v.strip().lower() for v in value.split(",")]
+    if name in ("importance", "health"):
+        return bool(_COMPARE.match(value) or _RANGE.match(value))
+    if name in TIME_FIELDS:
+        return bool(_FILTER_VALUE.match(value))
+    if name == "type":
+        return all(v in MEMORY_TYPES for v in items)
+    if name == "sync":
+        return all(v in (*SYNC_STATUSES, "dirty", "local", "local-only") for v in items)
+    if name == "is":
+        return value.lower() in ("expired", "superseded", "dirty", "any", "all")
+    if name in ("site", "agent"):
+        return bool(re.search(r"[A-Za-z]", value))
+    return True  # tag: any value
 
 
 def _field(name: str, value: str, negated: bool, filters: dict[str, list], flags: dict[str, object],
            warnings: list[str]) -> None:
     from .tags import TAG_KINDS
 
-    if name == "type":
+    if name in TIME_FIELDS:
+        if negated:
+            warnings.append(f"-{name}: ignored: write the opposite comparison instead")
+            return
+        try:
+            filters["times"].extend(time_bounds(name, value))
+        except InvalidValue:
+            warnings.append(f"{name}:{value} ignored: expected {EXAMPLE.format(name=name)}")
+    elif name == "type":
         for item in filter(None, (v.strip().lower() for v in value.split(","))):
             if item in MEMORY_TYPES:
                 filters["not_types" if negated else "types"].append(item)

@@ -81,6 +81,9 @@ class SearchResult:
     #: How many memories matched before the limit was applied, when known cheaply.
     total: int | None = None
     elapsed_ms: float = 0.0
+    #: True when no memory held every word, so these are the best any-word matches
+    #: (``note`` says so, naming the words).
+    partial: bool = False
 
     def __len__(self) -> int:
         return len(self.hits)

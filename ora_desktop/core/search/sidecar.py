@@ -16,10 +16,12 @@ from urllib.parse import quote
 from .. import paths
 from ..connection import BUSY_TIMEOUT_MS, readonly_needs_immutable
 from ..errors import OraError
+from .cjk import SCHEMA as CJK_SCHEMA
+from .cjk import has_cjk
 from .tags import extract_tags
 
 ProgressFn = Callable[[int, int], None]
-INDEX_VERSION = 3  # 3: topic tags from "Tags:" lines
+INDEX_VERSION = 4  # 3: the cjk trigram table; 4: topic tags from "Tags:" lines
 BATCH = 20000
 BUCKET_BITS = 10
 SAMPLES = 16
@@ -36,7 +38,7 @@ CREATE TABLE IF NOT EXISTS docs (fid INTEGER PRIMARY KEY, mid TEXT NOT NULL, ver
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(content, tokenize='porter unicode61');
 CREATE TABLE IF NOT EXISTS tags (fid INTEGER NOT NULL, kind TEXT NOT NULL, value TEXT NOT NULL,
                                  PRIMARY KEY (fid, kind, value)) WITHOUT ROWID;
-"""
+""" + CJK_SCHEMA + ";\n"
 # Made when the tags are all extracted (inserting into it meanwhile would slow the extraction).
 TAGS_INDEX = "CREATE INDEX IF NOT EXISTS tags_kind_value ON tags(kind, value COLLATE NOCASE)"
 INDEXES = (
@@ -64,6 +66,7 @@ def fts5_available() -> bool:
         conn = sqlite3.connect(":memory:")
         try:
             conn.execute("CREATE VIRTUAL TABLE t USING fts5(c, tokenize='porter unicode61')")
+            conn.execute("CREATE VIRTUAL TABLE t3 USING fts5(c, tokenize='trigram')")  # SQLite 3.34+
             _fts5 = True
         except sqlite3.Error:
             _fts5 = False
@@ -162,7 +165,9 @@ def _insert_docs(conn: sqlite3.Connection, rows: list[tuple[int, int, str, Any, 
     """Index rows ``(fid, srow, mid, content, ver)``: docs, fts and tags."""
     conn.executemany("INSERT INTO docs(fid, mid, ver, srow) VALUES (?, ?, ?, ?)",
                      [(fid, mid, None if ver is None else str(ver), srow) for fid, srow, mid, _, ver in rows])
-    conn.executemany("INSERT INTO fts(rowid, content) VALUES (?, ?)", [(r[0], _text(r[3])) for r in rows])
+    texts = [(r[0], _text(r[3])) for r in rows]
+    conn.executemany("INSERT INTO fts(rowid, content) VALUES (?, ?)", texts)
+    conn.executemany("INSERT INTO cjk(rowid, content) VALUES (?, ?)", [t for t in texts if has_cjk(t[1])])
     tag_rows = [(fid, kind, value) for fid, _, _, content, _ in rows for kind, value in extract_tags(_text(content))]
     if tag_rows:
         conn.executemany("INSERT OR IGNORE INTO tags(fid, kind, value) VALUES (?, ?, ?)", tag_rows)
@@ -173,6 +178,7 @@ def _delete_fids(conn: sqlite3.Connection, fids: Iterable[int]) -> int:
     for chunk in _chunks(fids):
         marks = ",".join("?" * len(chunk))
         conn.execute(f"DELETE FROM fts WHERE rowid IN ({marks})", chunk)
+        conn.execute(f"DELETE FROM cjk WHERE rowid IN ({marks})", chunk)
         conn.execute(f"DELETE FROM tags WHERE fid IN ({marks})", chunk)
         conn.execute(f"DELETE FROM docs WHERE fid IN ({marks})", chunk)
     return len(fids)

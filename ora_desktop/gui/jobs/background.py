@@ -27,15 +27,16 @@ class Latest:
         self._task: asyncio.Task | None = None
 
     def start(self, coro: Awaitable[Any]) -> asyncio.Task | None:
-        """Run ``coro`` as the view's one reload; ``None`` when the loop is gone (window closing)."""
+        """Run ``coro`` as the view's reload; ``None`` (and ``coro`` closed) when the event loop
+        is already gone — a debounce timer that fires while the window closes."""
         if self._task is not None and not self._task.done():
             self._task.cancel()
         try:
             self._task = asyncio.ensure_future(coro)
-        except RuntimeError:  # a debounce timer fired after the event loop was closed
-            if asyncio.iscoroutine(coro):
-                coro.close()
+        except RuntimeError:
+            getattr(coro, "close", lambda: None)()
             log.debug("reload dropped: no event loop (the window is closing)")
+            self._task = None
             return None
         self._task.add_done_callback(_log_failure)
         return self._task

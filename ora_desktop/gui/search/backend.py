@@ -14,8 +14,10 @@ from pathlib import Path
 
 from ...core import ListQuery, Memory, OraError, OraHome, Store
 from ...core import search as engine
+from ...core.facets import age_facet
 from ...core.search.semantic import search_by_meaning
 from ...core.store import HEALTH_BUCKETS
+from ...core.timefilter import AGE_BUCKETS, age_bucket
 
 log = logging.getLogger("ora_desktop.gui")
 
@@ -86,7 +88,7 @@ class FacetCounts:
 
 def facet_counts(store: Store, query: ListQuery, hits: Iterable[Memory] | None = None,
                  tags: dict[str, dict[str, int]] | None = None, text: str = "") -> FacetCounts:
-    """Type, sync, importance, health-bucket and tag counts for what the table shows."""
+    """Type, sync, importance, health-bucket, created-age and tag counts for what the table shows."""
     if hits is None:
         facets = store.facets(query.with_(order_by="created_at"))
         groups = {
@@ -96,6 +98,7 @@ def facet_counts(store: Store, query: ListQuery, hits: Iterable[Memory] | None =
             "health": {k: v for k, v in reversed(list(facets.health_buckets.items()))},
         }
         total = facets.total
+        groups["created"] = {k: v for k, v in age_facet(store, query.with_(order_by="created_at")).items() if v}
     else:
         hits = list(hits)
         groups = {"type": {}, "sync": {}, "importance": {}, "health": {b: 0 for b in reversed(HEALTH_BUCKETS)}}
@@ -108,6 +111,12 @@ def facet_counts(store: Store, query: ListQuery, hits: Iterable[Memory] | None =
         groups["type"] = dict(sorted(groups["type"].items(), key=lambda kv: -kv[1]))
         groups["importance"] = dict(sorted(groups["importance"].items(),
                                            key=lambda kv: -int(kv[0]) if kv[0].lstrip("-").isdigit() else 0))
+        groups["created"] = {}
+        for m in hits:
+            if (bucket := age_bucket(m.created_at)) is not None:
+                _bump(groups["created"], bucket)
+        groups["created"] = {label: groups["created"][label] for label, _, _ in AGE_BUCKETS
+                             if label in groups["created"]}
         total = len(hits)
     if tags is None and total <= TAG_FACETS_UP_TO:
         tags = tag_counts(store, text)

@@ -147,6 +147,8 @@ class SearchController(QObject):
         searching = self._was_searching()
         result = getattr(self.model.loader, "result", None) if searching else None
         self.last = result
+        # Across sites, that search owns the note line (files skipped, partial matches).
+        owns_note = not (self.scope == "all" and self.text.strip())
         if result is not None:
             if result.terms:
                 self.terms = tuple(result.terms)
@@ -155,8 +157,9 @@ class SearchController(QObject):
             parts = [result.note, *result.warnings]
             if result.total is not None and result.total > count:
                 parts.insert(0, f"Showing the best {count:,} of {result.total:,} matches")
-            self.note.emit("; ".join(p for p in parts if p))
-        else:
+            if owns_note:
+                self.note.emit("; ".join(p for p in parts if p))
+        elif owns_note:
             self.note.emit("")
         if store is not None:
             self._compute_facets(store, searching, result)
@@ -198,6 +201,7 @@ class SearchController(QObject):
             hits, note = await self.ctx.run(search_everywhere, self.ctx.home, text)
             if text == self.text:
                 self.everywhere_ready.emit(hits, note)
+                self.note.emit(note)
 
         self._everywhere_task = asyncio.ensure_future(run(), loop=self.ctx.loop)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...core import ListQuery
+from ...core.timefilter import any_of, bucket_bounds
 
 #: name -> (label, tooltip, ListQuery changes)
 QUICK_FILTERS: dict[str, tuple[str, str, dict]] = {
@@ -72,6 +73,8 @@ class FilterState:
                                    else "(health_score >= ? AND health_score <= ?)")
                     params.extend((low, high))
                 extra.append((" OR ".join(clauses), tuple(params)))
+            elif group == "created":
+                extra.append(any_of([bucket_bounds(label) for label in chosen]))
         return query.with_(extra_where=tuple(extra))
 
 

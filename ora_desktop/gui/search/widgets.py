@@ -28,7 +28,8 @@ from .controller import SearchController
 from .filters import QUICK_FILTERS
 
 PLACEHOLDER = "Search memories  (Ctrl+F)   e.g.  deploy  type:fact  importance:>=7  -draft  \"exact phrase\""
-GROUP_TITLES = {"type": "Type", "sync": "Sync status", "importance": "Importance", "health": "Health"}
+GROUP_TITLES = {"type": "Type", "sync": "Sync status", "importance": "Importance", "health": "Health",
+                "created": "Created"}
 VALUE_ROLE = Qt.ItemDataRole.UserRole + 20
 MODES = (("Words", "lexical"), ("Meaning", "semantic"), ("Words + meaning", "hybrid"))
 
