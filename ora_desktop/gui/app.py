@@ -25,8 +25,9 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
 from .. import __version__
-from ..core import OraHome
+from ..core import OraError, OraHome
 from ..core.paths import log_dir
+from ..core.private import PrivateLogHandler, private_dir
 from .context import AppContext
 from .errors import install_excepthook
 from .resources import app_icon
@@ -54,11 +55,10 @@ def setup_logging(level: int = logging.INFO) -> Path | None:
     target = None
     try:
         folder = log_dir()
-        folder.mkdir(parents=True, exist_ok=True)
+        private_dir(folder)
         target = folder / "ora-desktop.log"
-        handler: logging.Handler = logging.handlers.RotatingFileHandler(
-            target, maxBytes=1_000_000, backupCount=3, encoding="utf-8")
-    except OSError:
+        handler: logging.Handler = PrivateLogHandler(target, maxBytes=1_000_000, backupCount=3, encoding="utf-8")
+    except (OSError, OraError):
         handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler._ora = True  # type: ignore[attr-defined]

@@ -16,6 +16,7 @@ from urllib.parse import quote
 from .. import paths
 from ..connection import BUSY_TIMEOUT_MS, readonly_needs_immutable
 from ..errors import OraError
+from ..private import touch_private
 from .tags import extract_tags
 
 ProgressFn = Callable[[int, int], None]
@@ -136,7 +137,12 @@ def _text(value: Any) -> str:
 
 
 def connect_sidecar(path: Path) -> sqlite3.Connection:
-    """A connection to a sidecar file (autocommit; we run explicit transactions)."""
+    """A connection to a sidecar file (autocommit; we run explicit transactions).
+
+    The file is created 0600 first (it holds the text of every memory; SQLite gives its
+    ``-wal``/``-shm`` the same mode) and a link in its place is refused.
+    """
+    touch_private(path)
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                            check_same_thread=False, uri=True)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
