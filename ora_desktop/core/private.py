@@ -23,8 +23,11 @@ NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
-class UnsafePath(OraError):
-    """One of the app's own paths is a symbolic link (or not the kind of file expected)."""
+class UnsafePath(OraError, OSError):
+    """One of the app's own paths is a symbolic link (or not the kind of file expected).
+
+    Also an ``OSError``: code that copes with a folder it cannot write copes with this the same way.
+    """
 
 
 def refuse_link(path: str | Path, what: str = "file") -> Path:
@@ -32,7 +35,7 @@ def refuse_link(path: str | Path, what: str = "file") -> Path:
     path = Path(path)
     try:
         st = os.lstat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return path
     if stat.S_ISLNK(st.st_mode):
         raise UnsafePath(f"{path}: refused, this {what} is a symbolic link (to {os.readlink(path)}); "

@@ -15,6 +15,7 @@ from urllib.parse import quote
 
 from .. import paths
 from ..connection import BUSY_TIMEOUT_MS, readonly_needs_immutable
+from ..decoding import tolerant
 from ..errors import OraError
 from ..private import touch_private
 from .tags import extract_tags
@@ -147,6 +148,7 @@ def connect_sidecar(path: Path) -> sqlite3.Connection:
                            check_same_thread=False, uri=True)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA trusted_schema = OFF")
+    conn.text_factory = tolerant  # memories read from the attached file may hold bytes that are not UTF-8
     # A cache: losing the last commits to a power cut is fine (they are redone), waiting for
     # the disk on every refresh is not.
     conn.execute("PRAGMA synchronous = NORMAL")
