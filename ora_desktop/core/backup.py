@@ -38,7 +38,7 @@ from .connection import BUSY_TIMEOUT_MS, readonly_needs_immutable, translate
 from .errors import FileMissing, OraError
 from .private import UnsafePath, open_private, private_dir, refuse_link
 from .restore import RestoreReport as RestoreReport  # re-exported: callers import it from here
-from .schema import inspect, sniff_file
+from .schema import check_shape, inspect, sniff_file
 
 if TYPE_CHECKING:
     from .maintenance.context import JobContext, Outcome
@@ -192,7 +192,7 @@ def create_backup(path: str | Path, dest_dir: str | Path | None = None, *, confi
     source = Path(path).expanduser()
     if not source.exists():
         raise FileMissing(source, "no such file to back up")
-    _check_source(source)
+    check_shape(source)  # refuse a file that is not Ora, naming it (not our temporary copy)
     config = config or Config.load()
     folder = backup_folder(source, dest_dir, config)
     try:
@@ -224,19 +224,6 @@ def create_backup(path: str | Path, dest_dir: str | Path | None = None, *, confi
     if rotate:
         rotate_backups(source, dest_dir, config=config)
     return info
-
-
-def _check_source(source: Path) -> None:
-    """Refuse (naming ``source``) a file that is not an Ora memory database, reading only."""
-    sniff_file(source)
-    try:
-        conn = sqlite3.connect(ro_uri(source), uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
-    except sqlite3.Error as exc:
-        raise translate(source, exc) from exc
-    try:
-        inspect(conn, source)
-    finally:
-        conn.close()
 
 
 def _info(path: Path) -> BackupInfo:
