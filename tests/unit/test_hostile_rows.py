@@ -46,6 +46,11 @@ def test_cli_commands_survive_and_rm_removes_it_keeping_the_bytes(capsys, db: Pa
         result = cli(capsys, *argv, "--db", str(db))
         assert result.code == 0, (argv, result)
         assert "Traceback" not in result.err and "unexpected error" not in result.err
+    shown = cli(capsys, "show", "--db", str(db), "bad")
+    assert "not valid UTF-8" in shown.out and "\ufffd" in shown.out
+    listed = cli(capsys, "list", "--db", str(db))
+    flags = {line.split()[0]: line.split()[8] for line in listed.out.splitlines()[1:]}
+    assert "U" in flags["bad"] and "U" not in flags["ok1"]
     assert cli(capsys, "rm", "--db", str(db), "bad").code == 0
     with open_store(db) as store:
         assert store.find("bad") is None
