@@ -25,6 +25,7 @@ import re
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 from .config import Config
 from .connection import BUSY_TIMEOUT_MS, translate
@@ -97,7 +98,9 @@ def _locked_swap(backup_path: Path, target: Path, config: Config) -> RestoreRepo
     except OraError as exc:
         _classify(target, exc)
         raise
-    conn = sqlite3.connect(str(target), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    # A URI connection, so the backup can be attached read-only and immutable by URI.
+    conn = sqlite3.connect(f"file:{quote(str(target.resolve()))}", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
+                           isolation_level=None)
     kept: Path | None = None
     try:
         try:
@@ -144,8 +147,8 @@ def _quote(name: str) -> str:
 def _replace_tables(conn: sqlite3.Connection) -> None:
     """Make ``main`` hold exactly the tables, rows and schema objects of ``restore_src`` (same transaction)."""
     live, wanted = _objects(conn, "main"), _objects(conn, "restore_src")
-    for name, (kind, _table, _sql) in live.items():  # views and triggers first: they may name tables
-        if kind in ("view", "trigger") and wanted.get(name) != live[name]:
+    for name, (kind, _table, _sql) in live.items():  # every view and trigger first: no trigger may
+        if kind in ("view", "trigger"):                # fire on the rows copied in (re-created below)
             conn.execute(f"DROP {kind.upper()} IF EXISTS main.{_quote(name)}")
     tables = {n: o for n, o in live.items() if o[0] == "table"}
     for name, (_kind, _table, sql) in tables.items():

@@ -190,3 +190,29 @@ def test_a_linked_state_database_and_log_are_refused(ora_home: Path, tmp_path: P
     with pytest.raises(UnsafePath, match="symbolic link"):
         PrivateLogHandler(paths.log_dir() / "daemon.log")
     assert log.read_text() == "theirs\n"
+
+
+def test_restore_makes_the_live_file_hold_exactly_the_backup(db: Path) -> None:
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE agent_log (memory_id TEXT)")
+    conn.execute("CREATE TRIGGER log_insert AFTER INSERT ON memories BEGIN "
+                 "INSERT INTO agent_log VALUES (new.id); END")
+    conn.execute("INSERT INTO memories (id, content, created_at, updated_at) VALUES ('logged', 'x', 'now', 'now')")
+    conn.commit()
+    rowids = dict(conn.execute("SELECT id, rowid FROM memories"))
+    conn.close()
+    backup = create_backup(db)
+    conn = sqlite3.connect(db)
+    conn.execute("DELETE FROM memories WHERE id LIKE 'm1%'")
+    conn.execute("CREATE TABLE newer (x)")
+    conn.execute("CREATE INDEX idx_newer ON memories (content)")
+    conn.commit()
+    conn.close()
+    restore_backup(backup.path, db)
+    conn = sqlite3.connect(db)
+    assert dict(conn.execute("SELECT id, rowid FROM memories")) == rowids  # rows and rowids as backed up
+    assert conn.execute("SELECT count(*) FROM agent_log").fetchone()[0] == 1  # the trigger did not fire again
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    assert "log_insert" in names and "newer" not in names and "idx_newer" not in names
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    conn.close()
