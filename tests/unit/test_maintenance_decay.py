@@ -66,11 +66,12 @@ def test_a_ten_day_gap_decays_ten_days_at_once_then_carries_on_daily(db: Path) -
 
 
 def test_catch_up_only_counts_the_days_after_a_memory_left_its_grace(ora_home: Path) -> None:
+    now = datetime.now(UTC).replace(microsecond=0)  # one pinned clock (see test_floor_at_zero_after_a_long_gap)
     db = make_db(ora_home / "sites" / "s" / "a.site.db", [
-        {"id": "left-grace-3-days-ago", "last_accessed_at": ago(10), "health_score": 1.0},
+        {"id": "left-grace-3-days-ago", "last_accessed_at": ago(10, now=now), "health_score": 1.0},
     ])
-    set_state(db, decay.STATE_KEY, ago(10))
-    run_job("decay", db)
+    set_state(db, decay.STATE_KEY, ago(10, now=now))
+    run_job("decay", db, now=now)
     assert health(db)["left-grace-3-days-ago"] == pytest.approx(0.97)  # what 10 daily runs would have done
 
 
