@@ -18,6 +18,7 @@ from .core import paths
 from .core.config import Config
 from .core.home import OraHome
 from .core.maintenance.jobs import JobReport
+from .core.private import PrivateLogHandler, private_dir
 from .core.scheduler import Scheduler, daemon_lock
 
 log = logging.getLogger("ora_desktop.daemon")
@@ -28,10 +29,10 @@ def setup_logging(verbose: bool = False) -> logging.Handler:
     """Log to stderr and to ``<user log dir>/daemon.log`` (rotated at 5 MB, 5 kept)."""
     root = logging.getLogger("ora_desktop")
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
-    paths.log_dir().mkdir(parents=True, exist_ok=True)
+    private_dir(paths.log_dir())
     handlers: list[logging.Handler] = [
         logging.StreamHandler(sys.stderr),
-        logging.handlers.RotatingFileHandler(paths.log_dir() / "daemon.log", maxBytes=5_000_000, backupCount=5),
+        PrivateLogHandler(paths.log_dir() / "daemon.log", maxBytes=5_000_000, backupCount=5),
     ]
     for handler in handlers:
         handler.setFormatter(logging.Formatter(LOG_FORMAT))
@@ -46,6 +47,8 @@ def run_daemon(home: OraHome | None = None, config: Config | None = None, once: 
     setup_logging(verbose)
     home = home or OraHome()
     config = config or Config.load()
+    if config.exposure_warning:
+        log.warning("%s", config.exposure_warning)
     with daemon_lock() as info:
         log.info("daemon started (pid %s) on %s; config %s%s", info["pid"], home.root, config.path,
                  "" if config.exists else " (not present: defaults)")

@@ -102,6 +102,10 @@ def run(args: argparse.Namespace) -> int:
 
     Set ``ORA_DEBUG=1`` to get the traceback of an unexpected error instead.
     """
+    bad = _not_utf8(args)
+    if bad:
+        fail(args, bad)
+        return 2
     try:
         code = args._handler(args)
         return int(code or 0)
@@ -122,6 +126,19 @@ def run(args: argparse.Namespace) -> int:
             raise
         fail(args, f"unexpected error ({type(exc).__name__}: {exc}); set ORA_DEBUG=1 for details")
         return 1
+
+
+def _not_utf8(args: argparse.Namespace) -> str | None:
+    """What to say when an argument holds bytes that are not UTF-8 (Python keeps them as surrogates)."""
+    for name, value in vars(args).items():
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str):
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError:
+                    shown = item.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")
+                    return f"{name.lstrip('_').replace('_', '-')} {shown!r} holds bytes that are not valid UTF-8"
+    return None
 
 
 def fail(args: argparse.Namespace, message: str) -> None:
@@ -204,6 +221,9 @@ def start_window(argv: list[str]) -> int:
 
 
 # ----------------------------------------------------------------------------- argument types
+SQLITE_MAX_INT = 2**63 - 1  # the largest integer SQLite stores (a LIMIT beyond it is "datatype mismatch")
+
+
 def _bounded(low: int, what: str) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
@@ -212,6 +232,8 @@ def _bounded(low: int, what: str) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
         if value < low:
             raise argparse.ArgumentTypeError(f"{value} must be {what}")
+        if value > SQLITE_MAX_INT:
+            raise argparse.ArgumentTypeError(f"{value} is too large (at most {SQLITE_MAX_INT})")
         return value
 
     return parse

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 from ..core import OraError, OraHome
 from ..core import backup as backups_core
 from ..core.config import Config
+from ..core.errors import FileMissing
 from ..core.history import history
 from ..core.maintenance import JOBS, JobReport, run_job
 from ..core.scheduler import daemon_status, next_runs
@@ -36,7 +38,7 @@ def register(sub: Any) -> None:
     p.add_argument("--verbose", action="store_true", help="debug logging")
 
     p = common.command(sub, "jobs", _jobs, "show the maintenance run history (and --next: upcoming runs)")
-    p.add_argument("--limit", type=int, default=50, help="how many runs to show (default 50)")
+    p.add_argument("--limit", type=common.count_int, default=50, help="how many runs to show (default 50; 0 = all)")
     p.add_argument("--db", metavar="PATH", help="only runs on this file")
     p.add_argument("--job", choices=list(JOBS), help="only runs of this job")
     p.add_argument("--next", action="store_true", help="show when each job runs next instead")
@@ -57,6 +59,7 @@ def register(sub: Any) -> None:
     rp.set_defaults(_handler=_backups_restore)
     rp.add_argument("backup", help="the backup file (see 'ora-desktop backups list')")
     common.add_target(rp, required=False)
+    rp.epilog = "The target is required: --db PATH or --site SLUG --agent NAME."
 
     p = common.command(sub, "config", _config, "show the effective maintenance settings and where each comes from")
     p.add_argument("--home", dest="target_home", metavar="DIR", help="Ora home (default $ORA_HOME or ~/.ora)")
@@ -171,15 +174,20 @@ def _backups_list(args: argparse.Namespace) -> int:
 def _backups_restore(args: argparse.Namespace) -> int:
     backup = Path(args.backup).expanduser()
     targets = target_paths(args, required=False)
-    if targets:
-        target = targets[0]
-    else:  # <backup dir>/<slug>/<agent>/<stamp>.site.db belongs to <home>/sites/<slug>/<agent>.site.db
-        target = common.home_of(args).path_for(backup.resolve().parent.parent.name, backup.resolve().parent.name)
+    if not targets and not backup.is_file():
+        raise FileMissing(backup, "no such backup file")
+    if not targets:  # never guess the live file from where the backup happens to lie
+        folder = backup.resolve().parent
+        raise OraError(f"{backup}: name the memory file to restore into with --db PATH or --site SLUG --agent NAME "
+                       f"(this backup's folder suggests --site {folder.parent.name} --agent {folder.name}); "
+                       "nothing was changed")
+    target = targets[0]
     report = backups_core.restore_backup(backup, target, config=Config.load())
     if args.json:
         common.emit_json(report)
     else:
         print(report.message)
+        print(f"strategy: {report.strategy}")
     return 0
 
 
@@ -189,8 +197,11 @@ def _config(args: argparse.Namespace) -> int:
     sites = [s.slug for s in OraHome(getattr(args, "target_home", None)).sites()]
     settings = config.effective(sites)
     if args.json:
-        common.emit_json({"file": config.path, "exists": config.exists, "settings": settings})
+        common.emit_json({"file": config.path, "exists": config.exists, "settings": settings,
+                          "warning": config.exposure_warning})
         return 0
+    if config.exposure_warning:
+        print(config.exposure_warning, file=sys.stderr)
     print(f"config file: {config.path}" + ("" if config.exists else " (not present: built-in defaults)"))
     width = max(len(s.key) for s in settings)
     for s in settings:

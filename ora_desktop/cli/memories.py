@@ -158,10 +158,10 @@ def _add_field_options(p: argparse.ArgumentParser, adding: bool) -> None:
 
 # ----------------------------------------------------------------------------- helpers
 def _flags(memory: Memory) -> str:
-    """D dirty, E expired, S superseded, R related, M malformed related_to."""
+    """D dirty, E expired, S superseded, R related, M malformed related_to, U not valid UTF-8."""
     return "".join(flag for flag, on in (
         ("D", memory.is_dirty), ("E", memory.is_expired()), ("S", memory.is_superseded),
-        ("R", bool(memory.related_to)), ("M", memory.related_malformed),
+        ("R", bool(memory.related_to)), ("M", memory.related_malformed), ("U", bool(memory.undecodable)),
     ) if on) or "-"
 
 
@@ -301,6 +301,9 @@ def cmd_show(args: argparse.Namespace) -> int:
             print("  the chain has a cycle")
     if memory.related_malformed:
         print("related_to: malformed JSON in the file (shown as empty)")
+    if memory.undecodable:
+        print(f"{', '.join(memory.undecodable)}: bytes that are not valid UTF-8 in the file (shown as \ufffd; "
+              "'ora-desktop run check --repair' fixes them, keeping the original bytes)")
     for other in related:
         print(f"related: {common.describe(other)}")
     for missing in neighbors.dangling:

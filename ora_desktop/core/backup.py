@@ -11,10 +11,14 @@ Rotation keeps the newest ``keep_last`` backups plus the newest of each of the l
 ``keep_daily`` days and of each of the last ``keep_weekly`` ISO weeks. Files a restore set aside
 (``…-before-restore.site.db``) are never rotated away.
 
-``restore_backup`` refuses a backup that fails its check, copies the current file aside first
-(into the same backup folder, so it can be restored in turn), then writes the backup into the
-live file through SQLite's backup API — the live file's ``-wal``/``-shm`` stay consistent and
-other connections see the restored content.
+``restore_backup`` refuses a backup that fails its check, then (holding the live file's write lock
+for the whole swap) copies the current file aside into the same backup folder, so it can be
+restored in turn, and writes the backup's tables into the live file through SQLite — its
+``-wal``/``-shm`` stay consistent and other connections see the restored content. A damaged live
+file is kept aside byte for byte and replaced (:mod:`ora_desktop.core.restore`).
+
+Backup folders are 0700 and every backup 0600; a symbolic link where a backup folder should be
+is refused (``UnsafePath``), and ``list_backups`` counts only regular files named like backups.
 """
 
 from __future__ import annotations
@@ -23,15 +27,18 @@ import contextlib
 import os
 import re
 import sqlite3
+import stat
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .config import Config
-from .connection import BUSY_TIMEOUT_MS, translate
+from .connection import BUSY_TIMEOUT_MS, readonly_needs_immutable, translate
 from .errors import FileMissing, OraError
-from .schema import inspect, sniff_file
+from .private import UnsafePath, open_private, private_dir, refuse_link
+from .restore import RestoreReport as RestoreReport  # re-exported: callers import it from here
+from .schema import check_shape, inspect, sniff_file
 
 if TYPE_CHECKING:
     from .maintenance.context import JobContext, Outcome
@@ -60,17 +67,6 @@ class BackupInfo:
     before_restore: bool = False  # set aside by a restore, never rotated away
 
 
-@dataclass(frozen=True)
-class RestoreReport:
-    """What a restore did: which backup went where, and where the replaced file was kept."""
-
-    backup: Path
-    target: Path
-    kept_aside: Path | None  # None when there was no current file to keep
-    memories: int  # memories in the restored file
-    message: str
-
-
 def default_dir(config: Config | None = None) -> Path:
     """The backup root from the config (default ``<user data dir>/backups``)."""
     return (config or Config.load()).backup_dir
@@ -84,10 +80,14 @@ def backup_folder(path: str | Path, dest_dir: str | Path | None = None, config: 
     return root / path.resolve().parent.name / agent
 
 
-def _ro_uri(path: Path) -> str:
+def ro_uri(path: Path, immutable: bool = False) -> str:
+    """A read-only URI that creates nothing beside the file: ``immutable`` when asked, or when a
+    plain ``mode=ro`` open would have to create ``-wal``/``-shm`` (no writer has the file open) —
+    which fails on a read-only file, folder or mount."""
     from urllib.parse import quote
 
-    return f"file:{quote(str(path.resolve()))}?mode=ro"
+    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+    return f"{uri}&immutable=1" if immutable or readonly_needs_immutable(path) else uri
 
 
 def check_file(path: Path) -> list[str]:
@@ -96,7 +96,7 @@ def check_file(path: Path) -> list[str]:
     Also refuses files that are not SQLite or have no ``memories`` table.
     """
     sniff_file(path)
-    conn = sqlite3.connect(f"{_ro_uri(path)}&immutable=1", uri=True)
+    conn = sqlite3.connect(ro_uri(path, immutable=True), uri=True)
     try:
         conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")  # read the copy through the page cache directly
         inspect(conn, path)
@@ -112,7 +112,7 @@ def _copy_live(source: Path, target: Path, progress=None, cancel=None) -> None:
     """Online-backup ``source`` into a new file ``target`` (mode 0600), one consistent snapshot."""
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     os.close(fd)
-    src = sqlite3.connect(_ro_uri(source), uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    src = sqlite3.connect(ro_uri(source), uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     dst = sqlite3.connect(target, isolation_level=None)
     try:
         # Hold one read transaction across every step: writers carry on (WAL), the backup never
@@ -138,7 +138,7 @@ def _copy_live(source: Path, target: Path, progress=None, cancel=None) -> None:
         src.close()
 
 
-def _fsync(path: Path) -> None:
+def fsync_path(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -146,7 +146,7 @@ def _fsync(path: Path) -> None:
         os.close(fd)
 
 
-def _new_name(folder: Path, when: datetime, aside: bool = False) -> Path:
+def new_name(folder: Path, when: datetime, aside: bool = False) -> Path:
     stamp = when.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
     tail = ASIDE if aside else ""
     candidate, n = folder / f"{stamp}{tail}{SUFFIX}", 1
@@ -186,22 +186,22 @@ def create_backup(path: str | Path, dest_dir: str | Path | None = None, *, confi
     """Back up one database file; returns the new backup (see the module docstring).
 
     Raises ``BackupError`` (or a ``FileProblem``) naming the file when the source cannot be read
-    or the copy fails its check; nothing that looks like a backup is left behind.
+    or the copy fails its check; nothing that looks like a backup is left behind. The source is
+    only read: a read-only file, folder or mount backs up like any other.
     """
     source = Path(path).expanduser()
     if not source.exists():
         raise FileMissing(source, "no such file to back up")
-    sniff_file(source)
+    check_shape(source)  # refuse a file that is not Ora, naming it (not our temporary copy)
     config = config or Config.load()
     folder = backup_folder(source, dest_dir, config)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise BackupError(f"{source}: cannot create the backup folder {folder} ({exc.strerror or exc})") from exc
-    with contextlib.suppress(OSError):
-        os.chmod(folder, 0o700)
+        private_dir(folder.parent.parent, folder.parent.name, folder.name)
+    except (OSError, UnsafePath) as exc:
+        raise BackupError(f"{source}: cannot use the backup folder {folder} "
+                          f"({getattr(exc, 'strerror', None) or exc})") from exc
     _remove_partials(folder)
-    final = _new_name(folder, datetime.now(UTC))
+    final = new_name(folder, datetime.now(UTC))
     temp = folder / f".{final.name}{PARTIAL}-{os.getpid()}"
     try:
         _copy_live(source, temp, progress, cancel)
@@ -210,9 +210,9 @@ def create_backup(path: str | Path, dest_dir: str | Path | None = None, *, confi
             raise BackupError(f"{source}: the copy failed its integrity check ({'; '.join(problems[:3])}); "
                               "no backup was kept — the live file may be damaged, run 'ora-desktop run check'")
         os.chmod(temp, 0o600)
-        _fsync(temp)
+        fsync_path(temp)
         os.replace(temp, final)
-        _fsync(folder)
+        fsync_path(folder)
     except OSError as exc:
         raise BackupError(f"{source}: could not write the backup in {folder} ({exc.strerror or exc}); "
                           "no backup was kept") from exc
@@ -237,11 +237,14 @@ def _info(path: Path) -> BackupInfo:
 
 def list_backups(path: str | Path, dest_dir: str | Path | None = None, *,
                  config: Config | None = None) -> list[BackupInfo]:
-    """Backups of the database ``path``, newest first (the file itself need not exist any more)."""
+    """Backups of the database ``path``, newest first (the file itself need not exist any more).
+
+    Only regular files named like a backup count: links and anything else in the folder do not.
+    """
     folder = backup_folder(path, dest_dir, config)
-    if not folder.is_dir():
+    if folder.is_symlink() or not folder.is_dir():
         return []
-    found = [_info(p) for p in folder.iterdir() if _NAME.match(p.name) and p.is_file()]
+    found = [_info(p) for p in folder.iterdir() if _NAME.match(p.name) and stat.S_ISREG(os.lstat(p).st_mode)]
     return sorted(found, key=_order, reverse=True)
 
 
@@ -253,10 +256,13 @@ def _order(backup: BackupInfo) -> tuple[datetime, int]:
 
 def backups_to_keep(backups: list[BackupInfo], keep_last: int, keep_daily: int, keep_weekly: int,
                     now: datetime | None = None) -> set[Path]:
-    """The rotation rule: the newest ``keep_last``, plus the newest of each recent day and week."""
+    """The rotation rule: the newest ``keep_last``, plus the newest of each recent day and week.
+
+    The newest backup is always kept, whatever the settings (a rotation never leaves none).
+    """
     now = now or datetime.now(UTC)
     regular = sorted((b for b in backups if not b.before_restore), key=_order, reverse=True)
-    keep = {b.path for b in regular[:keep_last]} | {b.path for b in backups if b.before_restore}
+    keep = {b.path for b in regular[:max(1, keep_last)]} | {b.path for b in backups if b.before_restore}
     days: set = set()
     weeks: set = set()
     for b in regular:
@@ -292,10 +298,13 @@ def restore_backup(backup_path: str | Path, target_path: str | Path, *,
     """Replace ``target_path``'s content with a backup, after checking it and keeping the current file.
 
     Refuses (``BackupError``, nothing changed) a backup that is not an Ora database or fails
-    ``integrity_check``. The current file, if any, is first copied aside into the backup folder
-    as ``<timestamp>-before-restore.site.db`` — via the backup API, or byte for byte (with its
-    ``-wal``) if it is too damaged to read.
+    ``integrity_check``. Agents are held off for the whole swap, and the current file — every
+    row committed before the swap — is first copied aside into the backup folder as
+    ``<timestamp>-before-restore.site.db``; a damaged live file is kept aside byte for byte and
+    replaced (see :mod:`ora_desktop.core.restore`). ``RestoreReport.strategy`` says which.
     """
+    from .restore import restore
+
     backup_path = Path(backup_path).expanduser()
     target = Path(target_path).expanduser()
     if not backup_path.is_file():
@@ -307,47 +316,58 @@ def restore_backup(backup_path: str | Path, target_path: str | Path, *,
     if problems:
         raise BackupError(f"{backup_path}: refused, the backup fails its integrity check "
                           f"({'; '.join(problems[:3])}); nothing was changed")
-    config = config or Config.load()
-    kept = _set_aside(target, config) if target.exists() else None
-    target.parent.mkdir(parents=True, exist_ok=True)
-    src = sqlite3.connect(f"{_ro_uri(backup_path)}&immutable=1", uri=True)
-    dst = sqlite3.connect(target, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-    try:
-        dst.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        src.backup(dst)  # through the live file's pager: its WAL and other readers stay consistent
-        memories = dst.execute("SELECT count(*) FROM memories").fetchone()[0]
-    except sqlite3.Error as exc:
-        where = f"; the previous file is kept at {kept}" if kept else ""
-        raise BackupError(f"{target}: restore failed ({exc}){where}") from exc
-    finally:
-        dst.close()
-        src.close()
-    aside = f"; the previous file is kept at {kept}" if kept else ""
-    return RestoreReport(backup_path, target, kept, memories,
-                         f"restored {target} from {backup_path.name} ({memories} memories){aside}")
+    return restore(backup_path, target, config or Config.load())
 
 
-def _set_aside(target: Path, config: Config) -> Path:
+def _aside_folder(target: Path, config: Config) -> Path:
     folder = backup_folder(target, None, config)
-    folder.mkdir(parents=True, exist_ok=True)
-    aside = _new_name(folder, datetime.now(UTC), aside=True)
+    try:
+        return private_dir(folder.parent.parent, folder.parent.name, folder.name)
+    except (OSError, UnsafePath) as exc:
+        raise BackupError(f"{target}: cannot use the backup folder {folder} ({getattr(exc, 'strerror', None) or exc}); "
+                          "nothing was restored") from exc
+
+
+def set_aside_live(target: Path, config: Config) -> Path:
+    """Copy the readable live file aside through SQLite (a checked, 0600 ``…-before-restore`` backup)."""
+    folder = _aside_folder(target, config)
+    aside = new_name(folder, datetime.now(UTC), aside=True)
     temp = folder / f".{aside.name}{PARTIAL}-{os.getpid()}"
     try:
-        try:
-            _copy_live(target, temp)
-        except (OraError, sqlite3.Error):
-            # Too damaged for SQLite to read: keep its bytes (and its WAL, beside it) as they are.
-            with contextlib.suppress(FileNotFoundError):
-                temp.unlink()
-            _raw_copy(target, temp)
-            wal = Path(f"{target}-wal")
-            if wal.exists():
-                _raw_copy(wal, Path(f"{aside}-wal"))
+        _copy_live(target, temp)
+        problems = check_file(temp)
+        if problems:
+            raise BackupError(f"{target}: the copy kept aside failed its check ({'; '.join(problems[:3])}); "
+                              "nothing was restored")
         os.chmod(temp, 0o600)
-        _fsync(temp)
+        fsync_path(temp)
         os.replace(temp, aside)
-    except OSError as exc:
+        fsync_path(folder)
+    except (OSError, OraError) as exc:
         raise BackupError(f"{target}: could not keep the current file aside in {folder} ({exc}); "
+                          "nothing was restored") from exc
+    finally:
+        for leftover in (temp, *(Path(f"{temp}{s}") for s in ("-journal", "-wal", "-shm"))):
+            with contextlib.suppress(FileNotFoundError):
+                leftover.unlink()
+    return aside
+
+
+def set_aside_raw(target: Path, config: Config) -> Path:
+    """Keep a damaged live file's bytes (and its ``-wal`` beside them) as they are, 0600."""
+    folder = _aside_folder(target, config)
+    aside = new_name(folder, datetime.now(UTC), aside=True)
+    temp = folder / f".{aside.name}{PARTIAL}-{os.getpid()}"
+    try:
+        _raw_copy(target, temp)
+        wal = Path(f"{target}-wal")
+        if wal.exists():
+            _raw_copy(wal, Path(f"{aside}-wal"))
+        fsync_path(temp)
+        os.replace(temp, aside)
+        fsync_path(folder)
+    except OSError as exc:
+        raise BackupError(f"{target}: could not keep the damaged file aside in {folder} ({exc}); "
                           "nothing was restored") from exc
     finally:
         with contextlib.suppress(FileNotFoundError):
@@ -356,9 +376,11 @@ def _set_aside(target: Path, config: Config) -> Path:
 
 
 def _raw_copy(source: Path, target: Path) -> None:
+    """Byte copy into a new private file; never through a link at the target."""
     import shutil
 
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    refuse_link(target)
+    fd = open_private(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     with os.fdopen(fd, "wb") as out, source.open("rb") as src:
         shutil.copyfileobj(src, out, 1 << 20)
 

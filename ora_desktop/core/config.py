@@ -256,10 +256,27 @@ class Config:
                         raise ConfigError(f"{self._source('sites', site, 'schedule')}: unknown job {job!r}")
         for key in ("dir", *DEFAULT_BACKUP):
             self.backup_setting(key)
+        if not any(self.backup_setting(key).value for key in DEFAULT_BACKUP):
+            raise ConfigError(f"{self._source('backup')}: keep_last, keep_daily and keep_weekly are all 0, which "
+                              "would keep no backup at all; set keep_last to 1 or more")
         self.rescan_seconds()
         from .sync import settings as sync_settings
 
         sync_settings.validate(self)
+
+    @property
+    def exposure_warning(self) -> str | None:
+        """A warning when other users can read or write the config file (it may hold a sync URL)."""
+        if not self.exists:
+            return None
+        try:
+            mode = self.path.stat().st_mode & 0o777
+        except OSError:
+            return None
+        if mode & 0o066:
+            return (f"warning: {self.path} can be read or written by other users (mode {mode:o}); "
+                    f"it may hold secrets — run: chmod 600 {self.path}")
+        return None
 
     def effective(self, sites: list[str] | None = None) -> list[Setting]:
         """Every effective setting (globally, then per site) with where it comes from."""

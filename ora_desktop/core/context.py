@@ -215,13 +215,30 @@ def _join(blocks: list[str]) -> str:
 
 def _fit(memory: Memory, reason: str, title: str, blocks: list[str], lines: list[str], cap: int,
          count: Tokenizer) -> str | None:
-    """The longest truncation of ``memory`` that keeps the text within ``cap`` (or None)."""
+    """The longest truncation of ``memory`` that keeps the text within ``cap`` (or None).
+
+    Gallops up from the shortest truncation before bisecting, so a 10 MB memory costs what the
+    budget can hold, not a bisection over megabytes (each step renders and counts the text).
+    """
     content = " ".join(memory.content.split())
     low, high, best = MIN_TRUNCATED_CHARS, len(content) - 1, None
+
+    def fits(chars: int) -> str | None:
+        line = render(memory, reason, content[:chars].rstrip() + "…")
+        return line if count(_join([*blocks, _block(title, [*lines, line])])) <= cap else None
+
+    probe = low
+    while probe < high:
+        line = fits(probe)
+        if line is None:
+            high = probe - 1
+            break
+        best, low = line, probe + 1
+        probe *= 2
     while low <= high:
         mid = (low + high) // 2
-        line = render(memory, reason, content[:mid].rstrip() + "…")
-        if count(_join([*blocks, _block(title, [*lines, line])])) <= cap:
+        line = fits(mid)
+        if line is not None:
             best, low = line, mid + 1
         else:
             high = mid - 1

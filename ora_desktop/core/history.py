@@ -19,6 +19,7 @@ import peewee as pw
 
 from . import paths
 from .connection import translated
+from .private import private_dir, refuse_link, touch_private
 
 if TYPE_CHECKING:
     from .maintenance.jobs import JobReport
@@ -77,7 +78,10 @@ def _model() -> type[JobRunRow]:
     key = str(path)
     with _lock:
         if key not in _databases:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(path.parent)
+            for suffix in ("-wal", "-shm", "-journal"):
+                refuse_link(f"{path}{suffix}", "file of the jobs history")
+            touch_private(path)  # 0600 before SQLite opens it (its -wal/-shm get the same mode)
             db = pw.SqliteDatabase(
                 key, pragmas={"journal_mode": "wal", "busy_timeout": 10000, "synchronous": "normal"},
                 lock_type="IMMEDIATE", timeout=10, check_same_thread=False,

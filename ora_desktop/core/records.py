@@ -10,7 +10,8 @@ from datetime import datetime
 from typing import Any
 
 from . import timestamps
-from .schema import RECALL_THRESHOLD
+from .decoding import Replaced
+from .schema import MEMORY_COLUMNS, RECALL_THRESHOLD
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +38,8 @@ class Memory:
     version: str | None = None
     #: Raw text of timestamp columns that could not be parsed (column -> text).
     unparsed: tuple[tuple[str, str], ...] = ()
+    #: Columns (id, content) whose stored bytes were not valid UTF-8: shown with U+FFFD; see ``check``.
+    undecodable: tuple[str, ...] = ()
     #: Rowid at read time; an ordering key for views, not an identity (VACUUM renumbers it).
     rowid: int | None = field(default=None, compare=False)
 
@@ -156,7 +159,7 @@ _TIME_FIELDS = ("last_accessed_at", "created_at", "updated_at", "expires_at", "s
 (_set_id, _set_content, _set_type, _set_importance, _set_access_count, _set_last_accessed_at,
  _set_health_score, _set_related_to, _set_superseded_by, _set_created_at, _set_updated_at, _set_expires_at,
  _set_synced_at, _set_sync_status, _set_related_malformed, _set_version, _set_unparsed,
- _set_rowid) = (Memory.__dict__[f.name].__set__ for f in fields(Memory))
+ _set_undecodable, _set_rowid) = (Memory.__dict__[f.name].__set__ for f in fields(Memory))
 _new = object.__new__
 
 
@@ -201,8 +204,14 @@ def row_to_memory(row: Sequence[Any]) -> Memory:
     _set_related_malformed(memory, malformed)
     _set_version(memory, updated_at)
     _set_unparsed(memory, unparsed)
+    _set_undecodable(memory, () if content.__class__ is str and id_.__class__ is str else _replaced(row))
     _set_rowid(memory, rowid)
     return memory
+
+
+def _replaced(row: Sequence[Any]) -> tuple[str, ...]:
+    """Names of the columns read with replacement characters (rare: the slow path only)."""
+    return tuple(name for name, value in zip(MEMORY_COLUMNS, row[1:], strict=True) if value.__class__ is Replaced)
 
 
 # json's own (C) scanner, called directly: a third of json.loads' cost for short arrays.

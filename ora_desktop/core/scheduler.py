@@ -39,6 +39,7 @@ from .config import Config, ConfigError
 from .errors import OraError
 from .home import OraHome
 from .maintenance.jobs import JOBS, JobReport, run_job
+from .private import open_private, private_dir, refuse_link
 from .store import open_store
 from .sync import settings as sync_settings
 
@@ -340,7 +341,7 @@ def daemon_status() -> dict | None:
         return None
     except (OSError, ValueError):
         info = {"pid": None, "started": None, "host": None}
-    lock = filelock.FileLock(str(daemon_lock_path()), thread_local=False)
+    lock = filelock.FileLock(str(refuse_link(daemon_lock_path())), thread_local=False, mode=0o600)
     try:
         lock.acquire(timeout=0)
     except filelock.Timeout:
@@ -354,8 +355,8 @@ def daemon_lock():
     """Hold the one-daemon lock for the ``with`` body; raises ``DaemonRunning`` if it is taken."""
     from .errors import OraError
 
-    daemon_lock_path().parent.mkdir(parents=True, exist_ok=True)
-    lock = filelock.FileLock(str(daemon_lock_path()), thread_local=False)
+    private_dir(daemon_lock_path().parent)
+    lock = filelock.FileLock(str(refuse_link(daemon_lock_path())), thread_local=False, mode=0o600)
     try:
         lock.acquire(timeout=1)  # a window probing the lock holds it for an instant
     except filelock.Timeout:
@@ -366,7 +367,8 @@ def daemon_lock():
         ) from None
     info = {"pid": os.getpid(), "started": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S"),
             "host": os.uname().nodename}
-    daemon_info_path().write_text(json.dumps(info))
+    with os.fdopen(open_private(daemon_info_path(), os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "w") as handle:
+        handle.write(json.dumps(info))
     try:
         yield info
     finally:

@@ -203,3 +203,27 @@ def create_database(path: Path) -> None:
         conn.commit()
     finally:
         conn.close()
+
+
+def check_shape(path: Path) -> SchemaReport:
+    """Open ``path`` read-only (creating nothing beside it) and run :func:`inspect`.
+
+    Raises the ``FileProblem`` naming the file when it is not an Ora memory database.
+    """
+    from urllib.parse import quote
+
+    from .connection import readonly_needs_immutable, translate
+
+    sniff_file(path)
+    uri = f"file:{quote(str(Path(path).resolve()))}?mode=ro"
+    if readonly_needs_immutable(path):
+        uri += "&immutable=1"
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=5)
+    except sqlite3.Error as exc:
+        raise translate(path, exc) from exc
+    try:
+        return inspect(conn, path)
+    finally:
+        conn.close()
+

@@ -19,6 +19,7 @@ from typing import Any
 
 from . import timestamps
 from .connection import BUSY_TIMEOUT_MS, ChangeWatch, file_stamp, make_database, translated
+from .decoding import is_undecodable_error, tolerant_text
 from .errors import InvalidValue, NotFound, OraError, ReadOnlyDatabase
 from .facets import HEALTH_BUCKETS as HEALTH_BUCKETS  # re-exported: views label buckets with it
 from .facets import count_facets
@@ -181,7 +182,17 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
     def _read(self, sql: str, params: Sequence[Any], build: Callable[[sqlite3.Cursor], Any]) -> Any:
         """Run a read and ``build`` its result from the cursor. An immutable connection cannot
         see another writer: if the file moved while the read ran, its result may mix old and
-        new pages, so the read runs again on a fresh connection (at most three times)."""
+        new pages, so the read runs again on a fresh connection (at most three times). A read that
+        met text whose bytes are not UTF-8 runs again decoding it tolerantly (:mod:`.decoding`)."""
+        try:
+            return self._read_once(sql, params, build)
+        except OraError as exc:
+            if not is_undecodable_error(exc):
+                raise
+        with tolerant_text(self.db.connection()):
+            return self._read_once(sql, params, build)
+
+    def _read_once(self, sql: str, params: Sequence[Any], build: Callable[[sqlite3.Cursor], Any]) -> Any:
         for attempt in range(3):
             cursor = self.execute(sql, params)
             try:

@@ -137,6 +137,9 @@ class WritesMixin:
             if current is None:
                 raise NotFound(f"{self.path}: no memory with id {memory_id!r}")
             if expected_version is not None and current[0] != expected_version:
+                if timestamps.parse(expected_version) is None:  # a typo, not someone else's edit
+                    raise InvalidValue("expected_version", f"{expected_version!r} is not a version: give the "
+                                       "memory's updated_at as shown by 'show' (e.g. '2026-03-01 12:00:00')")
                 raise Conflict(
                     memory_id,
                     f"{self.path}: memory {memory_id!r} was changed by another program "

@@ -25,8 +25,9 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
 from .. import __version__
-from ..core import OraHome
+from ..core import OraError, OraHome
 from ..core.paths import log_dir
+from ..core.private import PrivateLogHandler, private_dir, touch_private
 from .context import AppContext
 from .errors import install_excepthook
 from .resources import app_icon
@@ -54,11 +55,10 @@ def setup_logging(level: int = logging.INFO) -> Path | None:
     target = None
     try:
         folder = log_dir()
-        folder.mkdir(parents=True, exist_ok=True)
+        private_dir(folder)
         target = folder / "ora-desktop.log"
-        handler: logging.Handler = logging.handlers.RotatingFileHandler(
-            target, maxBytes=1_000_000, backupCount=3, encoding="utf-8")
-    except OSError:
+        handler: logging.Handler = PrivateLogHandler(target, maxBytes=1_000_000, backupCount=3, encoding="utf-8")
+    except (OSError, OraError):
         handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler._ora = True  # type: ignore[attr-defined]
@@ -83,12 +83,23 @@ def build_window(args: argparse.Namespace, settings: QSettings | None = None):  
     from .main_window import MainWindow
 
     home = OraHome(args.home) if args.home else OraHome()
-    ctx = AppContext(home, settings or QSettings(), read_only=args.read_only)
+    ctx = AppContext(home, settings or private_settings(), read_only=args.read_only)
     window = MainWindow(ctx)  # its start() adds the extra panels and starts the jobs service
     for name in args.files:
         window.open_file(Path(name))
     tune_gc()
     return ctx, window
+
+
+def private_settings() -> QSettings:
+    """The window's ``QSettings``, its file created 0600 in a 0700 folder first (recent files name
+    memory files; Qt's atomic save keeps an existing file's mode)."""
+    settings = QSettings()
+    path = Path(settings.fileName())
+    with contextlib.suppress(OSError):
+        private_dir(path.parent)
+        touch_private(path)
+    return settings
 
 
 def tune_gc() -> None:

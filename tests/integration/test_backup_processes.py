@@ -164,12 +164,12 @@ def test_cli_lists_and_restores_and_refuses_a_corrupt_backup(ora_home: Path) -> 
     bad = backup.path.with_name("20200101T000000Z.site.db")
     data = backup.path.read_bytes()
     bad.write_bytes(data[: len(data) // 3])
-    refused = cli("backups", "restore", str(bad))
+    refused = cli("backups", "restore", str(bad), "--site", "shop", "--agent", "ora")
     assert refused.returncode == 2 and "refused" in refused.stderr and str(bad) in refused.stderr
     assert "Traceback" not in refused.stderr
     assert ids(db) == {"seed-1"}  # nothing changed
 
-    restored = cli("backups", "restore", str(backup.path))
+    restored = cli("backups", "restore", str(backup.path), "--site", "shop", "--agent", "ora")
     assert restored.returncode == 0, restored.stderr
     assert "kept at" in restored.stdout
     assert len(ids(db)) == 100

@@ -85,6 +85,17 @@ def test_backups_list_and_restore(capsys, db: Path) -> None:
     assert_one_line_error(cli(capsys, "backups", "restore", str(db.parent / "nope.site.db")), "no such backup")
 
 
+def test_restore_needs_an_explicit_target_and_creates_nothing_without_one(capsys, db: Path) -> None:
+    assert cli(capsys, "run", "backup", "--db", str(db)).code == 0
+    (backup,) = cli(capsys, "backups", "list", "--db", str(db), "--json").json()
+    db.unlink()  # a restore without a target used to create a new agent file from the backup's path
+    before = sorted(p.name for p in db.parent.iterdir())
+    result = cli(capsys, "backups", "restore", backup["path"])
+    assert_one_line_error(result, "name the memory file")
+    assert "--site shop --agent ora" in result.err
+    assert sorted(p.name for p in db.parent.iterdir()) == before
+
+
 def test_jobs_next_names_a_running_daemon_and_ignores_a_dead_ones_leftovers(capsys, db: Path) -> None:
     from ora_desktop.core.scheduler import daemon_info_path, daemon_lock, daemon_status
 

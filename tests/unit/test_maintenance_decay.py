@@ -66,12 +66,12 @@ def test_a_ten_day_gap_decays_ten_days_at_once_then_carries_on_daily(db: Path) -
 
 
 def test_catch_up_only_counts_the_days_after_a_memory_left_its_grace(ora_home: Path) -> None:
-    stamp = ago(10)  # one instant for both (two calls could straddle a second)
+    now = datetime.now(UTC).replace(microsecond=0)  # one pinned clock (see test_floor_at_zero_after_a_long_gap)
     db = make_db(ora_home / "sites" / "s" / "a.site.db", [
-        {"id": "left-grace-3-days-ago", "last_accessed_at": stamp, "health_score": 1.0},
+        {"id": "left-grace-3-days-ago", "last_accessed_at": ago(10, now=now), "health_score": 1.0},
     ])
-    set_state(db, decay.STATE_KEY, stamp)
-    run_job("decay", db)
+    set_state(db, decay.STATE_KEY, ago(10, now=now))
+    run_job("decay", db, now=now)
     assert health(db)["left-grace-3-days-ago"] == pytest.approx(0.97)  # what 10 daily runs would have done
 
 
@@ -93,13 +93,16 @@ def test_catch_up_counts_the_missed_daily_runs_not_the_hours_since(ora_home: Pat
 
 
 def test_floor_at_zero_after_a_long_gap(ora_home: Path) -> None:
+    # One pinned clock: on a loaded machine the real one moves on between writing the rows and
+    # the run, and "23 days past its grace" would become 23 days and a fraction (24 started days).
+    now = datetime.now(UTC).replace(microsecond=0)
     db = make_db(ora_home / "sites" / "s" / "c.site.db", [
-        {"id": "ancient", "last_accessed_at": ago(400), "health_score": 0.8},
-        {"id": "ancient-never", "created_at": ago(400, iso=True), "health_score": 0.5},
-        {"id": "month", "last_accessed_at": ago(30), "health_score": 0.8},
+        {"id": "ancient", "last_accessed_at": ago(400, now=now), "health_score": 0.8},
+        {"id": "ancient-never", "created_at": ago(400, iso=True, now=now), "health_score": 0.5},
+        {"id": "month", "last_accessed_at": ago(30, now=now), "health_score": 0.8},
     ])
-    set_state(db, decay.STATE_KEY, ago(365))
-    assert run_job("decay", db).counts["days"] == 365
+    set_state(db, decay.STATE_KEY, ago(365, now=now))
+    assert run_job("decay", db, now=now).counts["days"] == 365
     h = health(db)
     assert h["ancient"] == 0.0 and h["ancient-never"] == 0.0  # floored, never negative
     assert h["month"] == pytest.approx(0.57)  # 23 days past its grace

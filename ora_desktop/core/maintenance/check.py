@@ -20,7 +20,9 @@ import sqlite3
 from ..errors import OraError
 from ..schema import MEMORY_TYPES, SYNC_STATUSES
 from ..store import Store, open_store
+from . import values
 from .context import Cancelled, JobContext, Outcome
+from .values import is_number, odd_value_rules
 
 SAMPLE = 200
 TIME_FIELDS = ("last_accessed_at", "created_at", "updated_at", "expires_at", "synced_at")
@@ -51,7 +53,7 @@ def _problems(columns: tuple[str, ...]) -> dict[str, tuple[str, str]]:
         "bad_type": ("type", f"type IS NOT NULL AND type NOT IN ({types})", "type outside the seed's list"),
         "bad_importance": ("importance", "importance IS NOT NULL AND (importance < 1 OR importance > 10)",
                            "importance outside 1..10"),
-        "bad_health": ("health_score", "health_score IS NOT NULL AND (health_score < 0 OR health_score > 1)",
+        "bad_health": ("health_score", f"{is_number('health_score')} AND (health_score < 0 OR health_score > 1)",
                        "health outside 0..1"),
         "bad_sync_status": ("sync_status", f"sync_status IS NOT NULL AND sync_status NOT IN ({syncs})",
                             "sync status outside the seed's list"),
@@ -68,6 +70,7 @@ def _problems(columns: tuple[str, ...]) -> dict[str, tuple[str, str]]:
         if col in columns:
             out[f"unparseable_{col}"] = (f"{col} IS NOT NULL AND {col} != '' AND julianday({col}) IS NULL",
                                          f"{col} is not a timestamp SQLite can read")
+    out.update(odd_value_rules(columns))
     return out
 
 
@@ -82,6 +85,7 @@ LABELS = {
     "dangling_superseded_by": "dangling superseded_by",
     "linked_to_expired": "live memories linked to expired ones",
     "supersession_cycles": "supersession cycles",
+    "invalid_utf8": "text values that are not valid UTF-8",
 }
 
 
@@ -139,6 +143,7 @@ def run(ctx: JobContext) -> Outcome:
         ctx.step(1, 3)
         if not damage:  # linting a damaged file would only stumble over the same damage
             counts.update(_lint(store, ctx, findings))
+            counts.update(values.lint_text(store, findings))
             cycles = supersession_cycles(store)
             counts["supersession_cycles"] = len(cycles)
             findings += [(c[0], "supersession cycle: " + " → ".join([*c, c[0]])) for c in cycles[:SAMPLE]]
@@ -150,6 +155,8 @@ def run(ctx: JobContext) -> Outcome:
             message += "; the file is damaged: restore it from a backup (not repaired)"
         elif ctx.repair:
             done = _repair(store, counts, dry_run=ctx.dry_run)
+            if counts.get("invalid_utf8"):
+                done["invalid_utf8"] = values.repair_text(store, dry_run=ctx.dry_run)
             counts.update({f"repaired_{k}": v for k, v in done.items()})
             verb = "would repair" if ctx.dry_run else "repaired"
             message += f"; {verb}: " + (", ".join(f"{v} {label(k)}" for k, v in done.items() if v)
@@ -206,7 +213,7 @@ def _repair(store: Store, counts: dict[str, int], dry_run: bool) -> dict[str, in
             f"related_to = (SELECT json_group_array(j.value) FROM {_LINKS} j "
             "WHERE j.value IN (SELECT id FROM memories))", _DANGLING_RELATED),
         "bad_health": ("health_score = MIN(1.0, MAX(0.0, health_score))",
-                       "health_score IS NOT NULL AND (health_score < 0 OR health_score > 1)"),
+                       f"{is_number('health_score')} AND (health_score < 0 OR health_score > 1)"),
     }
     fixes = {k: v for k, v in fixes.items() if counts.get(k)}
     if dry_run or not fixes:

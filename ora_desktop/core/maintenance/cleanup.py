@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from ..store import open_store
 from .context import JobContext, Outcome, summary
+from .values import looks_like_time
 
 PREVIEW_LIMIT = 1000
-EXPIRED = "expires_at IS NOT NULL AND expires_at != '' AND julianday(expires_at) < julianday(?)"
+# Only text shaped like a timestamp expires: a number (read by julianday() as a day in 4713 BC) or
+# other odd value is left alone and reported by `check`.
+EXPIRED = f"{looks_like_time('expires_at')} AND julianday(expires_at) < julianday(?)"
 
 
 def run(ctx: JobContext) -> Outcome:

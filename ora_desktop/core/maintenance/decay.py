@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from .. import timestamps
 from ..store import Store, open_store
 from .context import JobContext, Outcome, read_state, summary, write_state
+from .values import is_number, looks_like_time
 
 STATE_KEY = "decay.last"
 GRACE_DAYS = 7
@@ -26,8 +27,11 @@ PREVIEW_LIMIT = 1000
 # When each memory's grace began: its last access, or its creation if never accessed (as a Julian
 # day; NULL for a time SQLite cannot read, which is then left alone and reported by `check`).
 _SINCE = "julianday(coalesce(nullif(last_accessed_at, ''), created_at))"
-# Due: health left, and the grace over (:cutoff = the Julian day of now minus 7 days).
-_DUE = f"health_score > 0 AND {_SINCE} < :cutoff"
+# Due: health left, and the grace over (:cutoff = the Julian day of now minus 7 days). Odd values
+# (text health such as 'NaN', a number where the time belongs) are left alone; `check` names them.
+_GRACE_FROM = "coalesce(nullif(last_accessed_at, ''), created_at)"
+_DUE = (f"{is_number('health_score')} AND health_score > 0 AND {_SINCE} < :cutoff "
+        f"AND {looks_like_time(_GRACE_FROM)}")
 
 
 def _new_health(days: int) -> str:
@@ -69,8 +73,8 @@ def run(ctx: JobContext) -> Outcome:
         with open_store(ctx.path, readonly=True) as store:
             return _preview(ctx, store, now)
     with open_store(ctx.path) as store:
-        store.ensure_engine_tables()
         with ctx.interruptible(store), store.write():
+            store.ensure_engine_tables()  # in the same transaction: a failed decay leaves the file as it was
             last = last_decay(store)
             days = days_due(last, now)
             if days == 0:

@@ -28,6 +28,7 @@ from ..config import Config
 from ..connection import translate
 from ..errors import InvalidValue, OraError
 from ..home import OraHome
+from ..private import private_dir, refuse_link
 from ..sync import job as sync_job
 from . import check, cleanup, consolidate, decay, promote, retention
 from .context import Cancelled, JobContext, Outcome, Progress
@@ -108,8 +109,8 @@ def lock_path(name: str, db_path: str | Path) -> Path:
 def job_lock(name: str, db_path: str | Path) -> filelock.FileLock:
     """The (job, database) lock; acquire with ``timeout=0`` to fail at once when it is held."""
     path = lock_path(name, db_path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return filelock.FileLock(str(path), thread_local=False)
+    private_dir(paths.data_dir(), path.parent.name)
+    return filelock.FileLock(str(refuse_link(path)), thread_local=False, mode=0o600)
 
 
 def run_job(name: str, db_path: str | Path, *, dry_run: bool = False, progress: Progress | None = None,

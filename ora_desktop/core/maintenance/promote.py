@@ -60,8 +60,8 @@ def run(ctx: JobContext) -> Outcome:
             return Outcome({"promoted": len(fresh), "important": len(chosen)},
                            f"would copy {len(fresh)} memories into {parent.label}{note}",
                            [summary(PREFIX + m.id, m.content, f"importance {m.importance}") for m in fresh])
-        target.ensure_engine_tables()
         with target.write():
+            target.ensure_engine_tables()  # rolled back with the rest if the run fails
             done = read_state(target, key)
             if done:
                 return Outcome({"promoted": 0, "important": len(chosen)},

@@ -44,10 +44,10 @@ def run(ctx: JobContext) -> Outcome:
     with open_store(ctx.path, readonly=ctx.dry_run) as store:
         if ctx.dry_run:
             return _preview(store, ctx)
-        store.ensure_engine_tables()
         counts: dict[str, int] = {}
         # Counting and deleting in one transaction: agents may be inserting meanwhile.
         with ctx.interruptible(store), store.write():
+            store.ensure_engine_tables()  # rolled back with the rest if the run fails
             for name, where, params in _clauses(store, ctx):
                 store.remove_where_recoverably(where, params, reason=f"retention:{name}", return_records=False)
                 counts[name] = store.last_removed_count

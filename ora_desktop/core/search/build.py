@@ -15,8 +15,9 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from .. import timestamps
+from .. import paths, timestamps
 from ..errors import OraError
+from ..private import private_dir
 from ..schema import sniff_file
 from . import walscan
 from .cjk import CJK_GLOB
@@ -60,7 +61,7 @@ def build(db_path: str | Path, progress: ProgressFn | None = None, cancel: objec
     index = get_index(db_path)
     source = index.db_path
     sniff_file(source)
-    index.sidecar.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(paths.cache_dir(), index.sidecar.parent.name)
     key = str(index.sidecar)
     with index.file_lock:
         if not rebuild and index.usable()[0]:

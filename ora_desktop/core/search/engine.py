@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..connection import translate
 from ..home import SUFFIX
 from ..records import Memory, row_to_memory
-from ..schema import MEMORY_COLUMNS, sniff_file
+from ..schema import MEMORY_COLUMNS, check_shape, sniff_file
 from .build import ensure_index, finish_tags, index_state
 from .cjk import candidates_sql, substring_spans
 from .fallback import NOTE, fallback_hits
@@ -102,6 +102,8 @@ def search(target: Store | str | Path, query: str | ParsedQuery, limit: int = 50
         why = "forced" if fallback else "this SQLite has no FTS5"
     else:
         index, why = _ready_index(path, wait, progress, cancel)
+    if index is None:
+        check_shape(path)  # a file of the wrong shape is refused, naming it, rather than matching nothing
     try:
         if index is None:
             hits, extra = fallback_hits(path, parsed, limit, weights, snippet_chars)
@@ -156,6 +158,7 @@ def _ready_index(path: Path, wait: bool, progress: ProgressFn | None, cancel: ob
             if "locked" in str(exc).lower() or "busy" in str(exc).lower():
                 return index, ""  # a writer holds the file: answer from the index as it is
             index.close()  # a damaged sidecar: build it again below
+    check_shape(path)  # before building: a file of the wrong shape is refused, naming it
     if not wait:
         return None, "the index is being built" if index.state().building else f"the index is {reason}"
     try:

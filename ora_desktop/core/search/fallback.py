@@ -16,6 +16,7 @@ from pathlib import Path
 
 from .. import timestamps
 from ..connection import BUSY_TIMEOUT_MS, translated
+from ..decoding import tolerant
 from ..records import row_to_memory
 from ..schema import MEMORY_COLUMNS
 from .filters import filter_sql, like_escape
@@ -40,6 +41,7 @@ def connect_source(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(source_uri(path), uri=True, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA trusted_schema = OFF")
+    conn.text_factory = tolerant  # an agent's row may hold bytes that are not UTF-8
     return conn
 
 

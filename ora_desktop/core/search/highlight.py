@@ -3,10 +3,18 @@
 With FTS5 the spans come from FTS5's own ``highlight()`` (so they match exactly what the
 index matched: porter stems, prefixes, phrases). Without FTS5 they come from
 :func:`python_spans`, which matches words by a light suffix-stripping stem.
+
+Only what is shown is highlighted, and the work is capped: a text longer than
+:data:`WINDOW_CHARS` is highlighted in a window of that size around its first match (FTS5's
+``highlight()`` grows its output by copying it for every match — quadratic in the matches — and
+a 10 MB memory with a million matches took minutes), and at most :data:`MAX_SPANS` spans are
+kept. A NUL or one of our marker characters written by the agent is handed to FTS5 as a space
+(same length), so highlights never shift.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 import sqlite3
 import threading
@@ -15,6 +23,9 @@ from .query import ParsedQuery, Term, parse_query
 from .results import MARK_CLOSE, MARK_OPEN, Span
 
 OPEN, CLOSE = "\x02", "\x03"
+WINDOW_CHARS = 20_000  # longer texts are highlighted in a window of this size around the first match
+MAX_SPANS = 1_000  # spans kept per text (a snippet shows a handful; the detail pane, the window)
+_UNSAFE = str.maketrans({"\x00": " ", OPEN: " ", CLOSE: " "})  # same length: offsets stay true
 _SUFFIXES = ("ingly", "edly", "ings", "ing", "ied", "ies", "ed", "es", "ly", "s")
 _local = threading.local()
 
@@ -71,13 +82,35 @@ def _term_pattern(term: Term) -> str:
     return r"\b" + re.escape(stem) + r"\w*"
 
 
-def python_spans(text: str, parsed: ParsedQuery) -> list[Span]:
-    """Spans of the positive terms in ``text`` by light-stem matching (no FTS5 needed)."""
+def _pattern(parsed: ParsedQuery) -> re.Pattern[str] | None:
     patterns = [p for g in parsed.groups for t in g if (p := _term_pattern(t))]
-    if not patterns or not text:
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE) if patterns else None
+
+
+def python_spans(text: str, parsed: ParsedQuery, limit: int = MAX_SPANS) -> list[Span]:
+    """Spans of the positive terms in ``text`` by light-stem matching (no FTS5 needed); at most ``limit``."""
+    regex = _pattern(parsed)
+    if regex is None or not text:
         return []
-    regex = re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
-    return [(m.start(), m.end()) for m in regex.finditer(text) if m.end() > m.start()]
+    found = (m.span() for m in regex.finditer(text) if m.end() > m.start())
+    return list(itertools.islice(found, limit))
+
+
+def _window(text: str, parsed: ParsedQuery) -> tuple[int, str]:
+    """(offset, part of ``text`` to highlight): all of a short text; a long one around its first match."""
+    if len(text) <= WINDOW_CHARS:
+        return 0, text
+    regex = _pattern(parsed)
+    first = regex.search(text) if regex is not None else None
+    start = max(0, (first.start() if first else 0) - WINDOW_CHARS // 4)
+    if start:  # begin and end on whitespace, so no word is cut in two
+        space = text.find(" ", start, start + 200)
+        start = space + 1 if space >= 0 else start
+    end = min(len(text), start + WINDOW_CHARS)
+    if end < len(text):
+        space = text.rfind(" ", end - 200, end)
+        end = space if space > start else end
+    return start, text[start:end]
 
 
 def _memory_fts() -> sqlite3.Connection | None:
@@ -93,22 +126,9 @@ def _memory_fts() -> sqlite3.Connection | None:
 
 
 def fts_spans(text: str, parsed: ParsedQuery) -> list[Span] | None:
-    """Spans as FTS5 would highlight them (None when FTS5 is not available)."""
-    expr = parsed.positive_expression()
-    if not expr or not text:
-        return []
-    conn = _memory_fts()
-    if conn is None:
-        return None
-    try:
-        conn.execute("DELETE FROM h")
-        conn.execute("INSERT INTO h(rowid, c) VALUES (1, ?)", (text,))
-        row = conn.execute("SELECT highlight(h, 0, ?, ?) FROM h WHERE h MATCH ?", (OPEN, CLOSE, expr)).fetchone()
-    except sqlite3.Error:
-        return None
-    if row is None:
-        return []
-    return spans_from_marked(row[0])[1]
+    """Spans as FTS5 would highlight them (None when FTS5 is not available); windowed and capped."""
+    found = fts_spans_many([text], parsed)
+    return None if found is None else found[0]
 
 
 def fts_spans_many(texts: list[str], parsed: ParsedQuery) -> list[list[Span]] | None:
@@ -119,13 +139,24 @@ def fts_spans_many(texts: list[str], parsed: ParsedQuery) -> list[list[Span]] | 
     conn = _memory_fts()
     if conn is None:
         return None
+    windows = [_window(text, parsed) if isinstance(text, str) else (0, "") for text in texts]
     try:
         conn.execute("DELETE FROM h")
-        conn.executemany("INSERT INTO h(rowid, c) VALUES (?, ?)", enumerate(texts))
+        conn.executemany("INSERT INTO h(rowid, c) VALUES (?, ?)",
+                         ((i, part.translate(_UNSAFE)) for i, (_, part) in enumerate(windows)))
         found = dict(conn.execute("SELECT rowid, highlight(h, 0, ?, ?) FROM h WHERE h MATCH ?", (OPEN, CLOSE, expr)))
     except sqlite3.Error:
         return None
-    return [spans_from_marked(found[i])[1] if i in found else [] for i in range(len(texts))]
+    out = []
+    for i, (offset, part) in enumerate(windows):
+        if i in found:
+            spans = spans_from_marked(found[i])[1][:MAX_SPANS]
+        elif offset or len(part) < len(texts[i]):  # a window that holds only some of the terms
+            spans = python_spans(part, parsed)
+        else:
+            spans = []
+        out.append([(s + offset, e + offset) for s, e in spans] if offset else spans)
+    return out
 
 
 def match_spans(text: str, query: str | ParsedQuery) -> list[Span]:

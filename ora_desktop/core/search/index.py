@@ -44,6 +44,7 @@ import filelock
 from .. import paths, timestamps
 from ..connection import BUSY_TIMEOUT_MS
 from ..errors import FileMissing, OraError
+from ..private import refuse_link
 from . import walscan
 from .refresh import RefreshMixin
 from .results import IndexState
@@ -100,7 +101,7 @@ class SearchIndex(RefreshMixin):
         self.db_path = Path(db_path).expanduser().resolve()
         self.sidecar = sidecar_path(self.db_path)
         self.lock = threading.RLock()
-        self.file_lock = filelock.FileLock(str(self.sidecar) + ".lock")
+        self.file_lock = filelock.FileLock(str(refuse_link(str(self.sidecar) + ".lock")), mode=0o600)
         self._conn: sqlite3.Connection | None = None
         self._sidecar_ino: int | None = None
         self._seen: list | None = None

@@ -15,7 +15,9 @@ from urllib.parse import quote
 
 from .. import paths
 from ..connection import BUSY_TIMEOUT_MS, readonly_needs_immutable
+from ..decoding import tolerant
 from ..errors import OraError
+from ..private import touch_private
 from .cjk import SCHEMA as CJK_SCHEMA
 from .cjk import has_cjk
 from .tags import extract_tags
@@ -139,11 +141,17 @@ def _text(value: Any) -> str:
 
 
 def connect_sidecar(path: Path) -> sqlite3.Connection:
-    """A connection to a sidecar file (autocommit; we run explicit transactions)."""
+    """A connection to a sidecar file (autocommit; we run explicit transactions).
+
+    The file is created 0600 first (it holds the text of every memory; SQLite gives its
+    ``-wal``/``-shm`` the same mode) and a link in its place is refused.
+    """
+    touch_private(path)
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                            check_same_thread=False, uri=True)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA trusted_schema = OFF")
+    conn.text_factory = tolerant  # memories read from the attached file may hold bytes that are not UTF-8
     # A cache: losing the last commits to a power cut is fine (they are redone), waiting for
     # the disk on every refresh is not.
     conn.execute("PRAGMA synchronous = NORMAL")

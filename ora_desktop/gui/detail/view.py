@@ -223,6 +223,9 @@ class DetailPane(QScrollArea):
         where = self.store.path.name if self.store else ""
         flags = [x for x in ("superseded" if m.is_superseded else "", "expired" if m.is_expired() else "",
                              "dirty (not synced)" if m.is_dirty else "") if x]
+        if m.undecodable:  # the agent wrote bytes that are not UTF-8: shown as U+FFFD
+            flags.append(f"{' and '.join(m.undecodable)} not valid UTF-8 (shown as \ufffd; "
+                         "Maintenance > check --repair fixes it, keeping the bytes)")
         self.meta.setText(f"{m.id} · {where}" + (f" · {', '.join(flags)}" if flags else ""))
         rows = [
             ("Accessed", f"{m.access_count} time{'s' if m.access_count != 1 else ''}"),

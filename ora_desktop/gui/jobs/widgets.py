@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from PySide6.QtCore import QTimer
-from PySide6.QtGui import QColor, QPalette, QShowEvent
+from PySide6.QtGui import QColor, QHideEvent, QPalette, QShowEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableWidget, QTableWidgetItem
 
 from ..formatting import relative
@@ -72,6 +72,13 @@ class LazyRefresh:
     def _refresh_now(self) -> None:
         self._stale = False
         self.refresh()
+
+    def hideEvent(self, event: QHideEvent) -> None:  # noqa: N802
+        """A refresh due while the panel hides (or closes) waits until it is shown again."""
+        if self._debounce.isActive():
+            self._debounce.stop()
+            self._stale = True
+        super().hideEvent(event)
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
         super().showEvent(event)
