@@ -224,7 +224,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         if self._engine_tables_ready:
             return
         with self.write(), translated(self.path):
-            self.db.create_tables([self.models.trash, self.models.state], safe=True)
+            self.db.create_tables([self.models.trash, self.models.state, self.models.trash_links], safe=True)
         self._engine_tables_ready = not self.db.in_transaction()
 
     def has_table(self, name: str) -> bool:
