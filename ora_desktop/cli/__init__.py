@@ -11,9 +11,9 @@ import sys
 from collections.abc import Sequence
 
 from .. import __version__
-from . import common, maintenance, memories, search
+from . import common, maintenance, memories, purge, search
 
-FEATURES = (memories, search, maintenance)
+FEATURES = (memories, search, maintenance, purge)
 
 
 def build_parser() -> argparse.ArgumentParser:

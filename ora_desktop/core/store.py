@@ -401,6 +401,12 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
 
         return search(self, query, limit, **kw)
 
+    def purge(self, ids: str | Iterable[str], rewrite_backups: bool = False) -> Any:
+        """Forget memories for good, everywhere (see :mod:`ora_desktop.core.operations.purge`)."""
+        from .operations.purge import purge
+
+        return purge(self, ids if isinstance(ids, str) else list(ids), rewrite_backups=rewrite_backups)
+
     def context(self, query: str, token_budget: int = 2000, **kw: Any) -> Any:
         """Context for an agent's turn within a token budget (see :mod:`ora_desktop.core.context`)."""
         from .context import build_context

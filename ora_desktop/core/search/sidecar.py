@@ -141,6 +141,7 @@ def connect_sidecar(path: Path) -> sqlite3.Connection:
                            check_same_thread=False, uri=True)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA trusted_schema = OFF")
+    conn.execute("PRAGMA secure_delete = ON")  # removed text is zeroed, not left in free space (purge)
     # A cache: losing the last commits to a power cut is fine (they are redone), waiting for
     # the disk on every refresh is not.
     conn.execute("PRAGMA synchronous = NORMAL")
