@@ -137,10 +137,10 @@ def recover(source: str | Path, out: str | Path) -> RecoverReport:
     source, out = Path(source).expanduser(), Path(out).expanduser()
     if not source.is_file():
         raise FileMissing(source, "no such file to recover")
-    if out.exists() or Path(f"{out}-wal").exists():
-        raise RecoverError(out, "already exists; recover writes a new file and never overwrites one")
     if out.resolve() == source.resolve():
         raise RecoverError(out, "is the damaged file itself; name a new file")
+    if out.exists() or Path(f"{out}-wal").exists():
+        raise RecoverError(out, "already exists; recover writes a new file and never overwrites one")
     if not out.parent.is_dir():
         raise RecoverError(out, f"its folder {out.parent} does not exist")
     temp = out.parent / f".{out.name}.recovering-{os.getpid()}"
