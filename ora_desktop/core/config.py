@@ -16,6 +16,9 @@ for one site. :meth:`Config.effective` says where each value comes from::
     keep_daily = 7         # and of each of the last keep_weekly weeks
     keep_weekly = 4
 
+    [trash]
+    keep_days = 30         # the purge-trash job forgets deleted memories after this; 0 = never
+
     [sites.anwe-sh.retention]
     max_age_days = 90      # delete memories older than this (never importance 10), recoverably
     max_memories = 50000   # keep at most this many
@@ -33,13 +36,14 @@ from typing import Any
 from . import paths
 from .errors import OraError
 
-JOB_NAMES = ("decay", "cleanup", "retention", "promote", "backup", "check")
+JOB_NAMES = ("decay", "cleanup", "retention", "promote", "backup", "check", "purge-trash")
 NAMED_INTERVALS = {"hourly": 3600, "daily": 86400, "weekly": 7 * 86400}
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 DEFAULT_SCHEDULE = {
     "decay": "daily", "cleanup": "hourly", "retention": "daily", "promote": "hourly",
-    "backup": "daily", "check": "weekly",
+    "backup": "daily", "check": "weekly", "purge-trash": "daily",
 }
+DEFAULT_TRASH = {"keep_days": 30}
 DEFAULT_BACKUP = {"keep_last": 7, "keep_daily": 7, "keep_weekly": 4}
 DEFAULT_DAEMON = {"rescan": "1m"}
 RETENTION_KEYS = ("max_age_days", "max_memories")  # RetentionPolicy field order
@@ -195,6 +199,18 @@ class Config:
             return Setting(key, value, self._source("backup"))
         return Setting(key, DEFAULT_BACKUP[key], DEFAULT)
 
+    def trash_keep_days(self) -> Setting:
+        """How many days the trash keeps deleted memories before ``purge-trash`` forgets them
+        (``None`` = forever, from ``keep_days = 0``)."""
+        table = self._table("trash")
+        if "keep_days" in table:
+            value = table["keep_days"]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise ConfigError(f"{self._source('trash')} keep_days: {value!r} must be a number of days >= 0 "
+                                  "(0 = never purge automatically)")
+            return Setting("keep_days", float(value) or None, self._source("trash"))
+        return Setting("keep_days", float(DEFAULT_TRASH["keep_days"]), DEFAULT)
+
     @property
     def backup_dir(self) -> Path:
         return self.backup_setting("dir").value
@@ -213,7 +229,7 @@ class Config:
     # ------------------------------------------------------------------ reporting
     def validate(self) -> None:
         """Parse every value once so a bad one is reported at load time, naming file and key."""
-        known = {"schedule", "backup", "retention", "daemon", "sites"}
+        known = {"schedule", "backup", "retention", "daemon", "sites", "trash"}
         unknown = sorted(set(self.data) - known)
         if unknown:
             raise ConfigError(f"{self.path}: unknown table(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
@@ -221,7 +237,7 @@ class Config:
             if job not in DEFAULT_SCHEDULE:
                 raise ConfigError(f"{self._source('schedule')}: unknown job {job!r} (jobs: {', '.join(JOB_NAMES)})")
         tables = {("backup",): {"dir", *DEFAULT_BACKUP}, ("retention",): set(RETENTION_KEYS),
-                  ("daemon",): set(DEFAULT_DAEMON)}
+                  ("daemon",): set(DEFAULT_DAEMON), ("trash",): set(DEFAULT_TRASH)}
         for site in self.site_slugs():
             extra = set(self._table("sites", site)) - {"schedule", "retention"}
             if extra:
@@ -244,6 +260,7 @@ class Config:
         for key in ("dir", *DEFAULT_BACKUP):
             self.backup_setting(key)
         self.rescan_seconds()
+        self.trash_keep_days()
 
     def effective(self, sites: list[str] | None = None) -> list[Setting]:
         """Every effective setting (globally, then per site) with where it comes from."""
@@ -258,6 +275,8 @@ class Config:
             out.append(Setting(f"retention.{s.key}", s.value, s.source))
         s = self.rescan_seconds()
         out.append(Setting("daemon.rescan", describe_interval(s.value), s.source))
+        s = self.trash_keep_days()
+        out.append(Setting("trash.keep_days", s.value, s.source))
         for site in sorted(set(sites or []) | set(self.site_slugs())):
             for job in JOB_NAMES:
                 s = self.schedule(job, site)

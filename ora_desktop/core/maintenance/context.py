@@ -104,6 +104,8 @@ class Outcome:
     counts: dict[str, int] = field(default_factory=dict)
     message: str = ""
     would_change: list[tuple[str, str]] = field(default_factory=list)
+    #: ``"ok"``, or ``"problems"`` when the job finished but found the file damaged (check).
+    outcome: str = "ok"
 
 
 

@@ -162,29 +162,30 @@ def purge(store: Store, ids: list[str] | tuple[str, ...] | str, *, rewrite_backu
     return _finish(store, tuple(ids), live, rows, change, wanted, verified, rewrite_backups, config)
 
 
-def plan_empty_trash(store: Store, older_than_days: float | None = None) -> tuple[str, ...]:
-    """Ids of the memories an :func:`empty_trash` would forget (all, or deleted more than N days ago)."""
+def plan_empty_trash(store: Store, older_than_days: float | None = None, now: str = "now") -> tuple[str, ...]:
+    """Ids of the memories an :func:`empty_trash` would forget (all, or deleted more than N days
+    before ``now``, an SQLite time)."""
     if not store.has_table("ora_desktop_trash"):
         return ()
-    where, params = _older(older_than_days)
+    where, params = _older(older_than_days, now)
     return tuple(r[0] for r in store.fetch_all(
         f"SELECT DISTINCT memory_id FROM ora_desktop_trash WHERE {where} ORDER BY memory_id", params))
 
 
-def _older(days: float | None) -> tuple[str, list]:
+def _older(days: float | None, now: str = "now") -> tuple[str, list]:
     if days is None:
         return "1", []
     if days < 0:
         raise InvalidValue("older_than_days", f"{days} must be 0 or more")
-    return "julianday(deleted_at) < julianday('now') - ?", [float(days)]
+    return "julianday(deleted_at) < julianday(?) - ?", [now, float(days)]
 
 
 def empty_trash(store: Store, older_than_days: float | None = None, *, rewrite_backups: bool = False,
-                config: Config | None = None) -> PurgeResult:
-    """Forget the trash (or the part deleted more than N days ago) for good; live memories that
-    share an id with a trashed copy stay."""
+                config: Config | None = None, now: str = "now") -> PurgeResult:
+    """Forget the trash (or the part deleted more than N days before ``now``) for good; live
+    memories that share an id with a trashed copy stay."""
     store._require_writable()
-    where, params = _older(older_than_days)
+    where, params = _older(older_than_days, now)
     if not store.has_table("ora_desktop_trash"):
         return _finish(store, (), 0, 0, Change(), [], True, False, config)
     texts = [r[0] for r in store.fetch_all(
