@@ -32,12 +32,14 @@ def test_delete_permanently_from_the_table_names_count_and_backups(make_window, 
     window = make_window()
     wait_idle(qtbot, window)
     table = window.browser.table
+    table.setFocus()
     table.selectRow(0)
     table.selectionModel().select(window.browser.model.index(1, 0),
                                   table.selectionModel().SelectionFlag.Select
                                   | table.selectionModel().SelectionFlag.Rows)
     doomed = {window.browser.model.memory_at(r).id for r in (0, 1)}
-    qtbot.waitUntil(window.forgetter.purge_action.isEnabled, timeout=5000)
+    qtbot.waitUntil(lambda: window.forgetter.purge_action.isEnabled() and len(table.selected_rows()) == 2,
+                    timeout=5000)
     window.forgetter.purge_action.trigger()
     _confirm(qtbot, window, "2 memories", "cannot be undone", backup.path.name)
     qtbot.waitUntil(lambda: db_rows(path, "SELECT count(*) FROM memories") == [(8,)], timeout=10000)

@@ -102,8 +102,10 @@ class Forgetter(QObject):
             self.ctx.show_error(exc, "Delete permanently")
             return
         items = [f"{i}  —  {'live' if i in plan.live else 'in the trash'}" for i in plan.ids]
+        note = ("Those backups are left as they are: 'ora-desktop purge --rewrite-backups' rewrites them too."
+                if plan.backups else "No backup holds them.")
         self._ask("Delete permanently", f"{plan.describe()[0].upper()}{plan.describe()[1:]}.", items,
-                  "Delete &permanently", self._backup_note(plan.backups),
+                  "Delete &permanently", note,
                   lambda: self._run(lambda s: purge(s, ids), path))
 
     def empty_trash(self, path: Path | None = None) -> asyncio.Task | None:
