@@ -20,7 +20,7 @@ Scrubber = Callable[[Path, frozenset[str], list[bytes]], "Path | None"]
 _registered: list[Scrubber] = []
 NEEDLE_MAX = 64  # bytes of a text to look for
 NEEDLE_MIN = 8  # shorter texts are too common to prove anything by a byte scan
-SCAN_LIMIT = 64  # texts a purge checks byte by byte (each costs one pass over each file)
+SCAN_LIMIT = 16  # texts a purge checks byte by byte (each costs one pass over each file)
 
 
 def register(scrubber: Scrubber) -> Scrubber:
@@ -75,14 +75,16 @@ def needle(text: str | None) -> bytes | None:
     return data if len(data) >= NEEDLE_MIN else None
 
 
-def needles(texts: Iterable[str | None]) -> list[bytes]:
-    """Distinct needles of ``texts`` (with their lower-case form, as a full-text index keeps words)."""
+def needles(texts: Iterable[str | None], lower: bool = True) -> list[bytes]:
+    """Distinct needles of ``texts`` (with their lower-case form, as a full-text index keeps
+    words, unless ``lower`` is false)."""
     out: dict[bytes, None] = {}
     for text in texts:
         found = needle(text)
         if found is not None:
             out[found] = None
-            out[found.lower()] = None
+            if lower:
+                out[found.lower()] = None
     return list(out)
 
 

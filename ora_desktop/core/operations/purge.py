@@ -150,7 +150,7 @@ def purge(store: Store, ids: list[str] | tuple[str, ...] | str, *, rewrite_backu
     store._require_writable()
     plan = plan_purge(store, ids, config=config)  # refuses unknown ids before anything changes
     texts = _texts(store, ids)
-    wanted, verified = scrub.needles(texts[: scrub.SCAN_LIMIT]), len(texts) <= scrub.SCAN_LIMIT
+    verified = len(texts) <= scrub.SCAN_LIMIT
     with store.write():
         store.ensure_engine_tables()
         relinked = unlink_removed(store, plan.live)
@@ -159,7 +159,8 @@ def purge(store: Store, ids: list[str] | tuple[str, ...] | str, *, rewrite_backu
                              [json.dumps(ids)]).rowcount
         forget_batches(store)
     change = store._emit(Change(changed=relinked, removed=frozenset(plan.live), source="purge"))
-    return _finish(store, tuple(ids), live, rows, change, wanted, verified, rewrite_backups, config)
+    return _finish(store, tuple(ids), live, rows, change, texts[: scrub.SCAN_LIMIT], verified, rewrite_backups,
+                   config)
 
 
 def plan_empty_trash(store: Store, older_than_days: float | None = None, now: str = "now") -> tuple[str, ...]:
@@ -191,18 +192,18 @@ def empty_trash(store: Store, older_than_days: float | None = None, *, rewrite_b
     texts = [r[0] for r in store.fetch_all(
         f"SELECT json_extract(row_json, '$.content') FROM ora_desktop_trash WHERE {where} "
         "AND memory_id NOT IN (SELECT id FROM memories)", params)]
-    wanted = scrub.needles([t for t in texts if isinstance(t, str)][: scrub.SCAN_LIMIT])
+    texts = [t for t in texts if isinstance(t, str)]
     with store.write():
         ids = tuple(r[0] for r in store.execute(
             f"SELECT DISTINCT memory_id FROM ora_desktop_trash WHERE {where} ORDER BY memory_id", params))
         rows = store.execute(f"DELETE FROM ora_desktop_trash WHERE {where}", params).rowcount
         forget_batches(store)
     gone = tuple(i for i in ids if i not in store._existing(ids))  # a live memory keeps its index rows
-    return _finish(store, gone, 0, rows, Change(), wanted, len(texts) <= scrub.SCAN_LIMIT, rewrite_backups,
-                   config, ids)
+    return _finish(store, gone, 0, rows, Change(), texts[: scrub.SCAN_LIMIT], len(texts) <= scrub.SCAN_LIMIT,
+                   rewrite_backups, config, ids)
 
 
-def _finish(store: Store, ids: tuple[str, ...], live: int, rows: int, change: Change, wanted: list[bytes],
+def _finish(store: Store, ids: tuple[str, ...], live: int, rows: int, change: Change, texts: list[str],
             verified: bool, rewrite_backups: bool, config: Config | None,
             backup_ids: tuple[str, ...] | None = None) -> PurgeResult:
     """After the commit: truncate the ``-wal``, scrub sidecars, check bytes, handle backups."""
@@ -211,7 +212,9 @@ def _finish(store: Store, ids: tuple[str, ...], live: int, rows: int, change: Ch
         return PurgeResult(store.path, (), 0, 0, (), (), (), True, False, True, change, "nothing to purge")
     truncated = checkpoint(store)
     vacuumed = False
-    found = [n for n in wanted if scrub.find_residue([store.path], [n])]
+    wanted = scrub.needles(texts)
+    # The agent's file holds text as written (the lower-case forms are for index sidecars).
+    found = [n for n in scrub.needles(texts, lower=False) if scrub.find_residue([store.path], [n])]
     if found:
         # A purged text is still in the file: the same words in a memory that stays, or text
         # another writer left in free space (before secure_delete was on). Only the latter is

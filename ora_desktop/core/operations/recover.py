@@ -6,8 +6,9 @@ folder and only the copy is opened. Salvage goes table first, then page by page:
 1. through SQLite, ``memories`` (and ``task_context``) is read in rowid order until the first
    error, then in reverse order until the first error — on a file whose table pages are intact
    (damaged indexes, say) this reads every row, where ``sqlite3``'s ``.recover`` may give up;
-2. every table leaf page is then read directly (:mod:`ora_desktop.core.pages`), which finds the
-   rows on intact pages behind a damaged interior page; rows of ids already saved are skipped.
+2. unless both tables read from end to end, every table leaf page is then read directly
+   (:mod:`ora_desktop.core.pages`), which finds the rows on intact pages behind a damaged
+   interior page; rows of ids already saved are skipped.
 
 The rows go into a new file made with the seed's init SQL, written under a temporary name and
 linked into place only when complete; an existing ``out`` is refused. The report says how many
@@ -107,24 +108,26 @@ def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
 
 
 def _read_table(conn: sqlite3.Connection, table: str, wanted: tuple[str, ...], columns: list[str],
-                add: Callable[[str, tuple], bool]) -> tuple[int, int | None]:
+                add: Callable[[str, tuple], bool]) -> tuple[int, int | None, bool]:
     """Rows through SQLite, forwards then backwards, each until its first error.
 
-    Returns (rows saved, how many rows SQLite counts in the table or None if it cannot)."""
+    Returns (rows saved, how many rows SQLite counts in the table or None if it cannot, whether
+    the whole table read without an error)."""
     select = ", ".join(c if c in columns else "NULL" for c in wanted)
-    saved = 0
+    saved, complete = 0, False
     for order in ("ASC", "DESC"):
         try:
             for row in conn.execute(f"SELECT {select} FROM {table} ORDER BY rowid {order}"):
                 saved += add(table, tuple(row))
         except sqlite3.Error:
             continue
+        complete = order == "ASC"
         break  # the whole table read forwards: nothing to gain backwards
     try:
         total = conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
     except sqlite3.Error:
         total = None
-    return saved, total
+    return saved, total, complete
 
 
 def _looks_like(row: tuple) -> bool:
@@ -180,6 +183,7 @@ def _salvage(copy: Path, writer: _Writer) -> tuple[int, int, int, int, int]:
     counted: dict[str, int | None] = {"memories": None, "task_context": None}
     layout = {"memories": list(MEMORY_COLUMNS), "task_context": list(TASK_COLUMNS)}
     from_table = 0
+    complete = True  # every table read from end to end through SQLite
     try:
         conn = sqlite3.connect(copy, isolation_level=None)
         try:
@@ -187,13 +191,21 @@ def _salvage(copy: Path, writer: _Writer) -> tuple[int, int, int, int, int]:
                 columns = _columns(conn, table)
                 if columns:
                     layout[table] = columns  # page records hold the file's own columns, in its order
-                    saved, counted[table] = _read_table(conn, table, wanted, columns, writer.add)
+                    saved, counted[table], whole = _read_table(conn, table, wanted, columns, writer.add)
+                    complete = complete and whole
                     if table == "memories":
                         from_table = saved
+                elif table == "memories":
+                    complete = False
         finally:
             conn.close()
     except sqlite3.Error:
-        pass  # not even the schema reads: the pages are all there is
+        complete = False  # not even the schema reads: the pages are all there is
+    if complete:  # the b-trees read from end to end: no leaf page is cut off from them
+        writer.flush("memories")
+        writer.flush("task_context")
+        lost = sum(max(0, (counted[t] or 0) - writer.saved[t]) for t in counted)
+        return writer.saved["memories"], writer.saved["task_context"], from_table, lost, 0
 
     picks = {t: [cols.index(c) if c in cols else None for c in (MEMORY_COLUMNS if t == "memories" else TASK_COLUMNS)]
              for t, cols in layout.items()}
