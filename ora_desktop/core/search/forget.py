@@ -14,9 +14,14 @@ import json
 import sqlite3
 from pathlib import Path
 
-from ..connection import BUSY_TIMEOUT_MS, translated
+import filelock
+
+from ..connection import translated
+from ..errors import OraError
 from .index import get_index
 from .sidecar import _delete_fids, connect_sidecar
+
+BUILD_WAIT = 600.0  # seconds to wait for a build of the index to finish before scrubbing it
 
 
 def scrub_fts(db_path: Path, ids: frozenset[str], texts: list[bytes]) -> Path | None:
@@ -27,10 +32,18 @@ def scrub_fts(db_path: Path, ids: frozenset[str], texts: list[bytes]) -> Path | 
     index = get_index(db_path)
     if not index.sidecar.exists():
         return None
-    with index.lock, translated(index.sidecar):
-        index.file_lock.acquire(timeout=BUSY_TIMEOUT_MS / 1000)
-        conn = None
-        try:
+    # The file lock first, as a build takes it (a build then takes index.lock to swap files in).
+    try:  # a build in progress holds the lock: wait for it, then scrub what it wrote
+        index.file_lock.acquire(timeout=BUILD_WAIT)
+    except filelock.Timeout:
+        raise OraError(f"{index.sidecar}: the search index of {db_path} was being built for more than "
+                       f"{BUILD_WAIT:.0f} s, so it may still hold the purged memories; rebuild it with "
+                       f"'ora-desktop reindex --db {db_path}'") from None
+    conn = None
+    try:
+        with index.lock, translated(index.sidecar):
+            if not index.sidecar.exists():
+                return None
             index.close()  # our own connection must hold no snapshot while the file is rewritten
             conn = connect_sidecar(index.sidecar)
             conn.execute("PRAGMA secure_delete = ON")
@@ -49,8 +62,8 @@ def scrub_fts(db_path: Path, ids: frozenset[str], texts: list[bytes]) -> Path | 
             if texts and find_residue([index.sidecar], texts):
                 conn.execute("VACUUM")
                 conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        finally:
-            if conn is not None:
-                conn.close()
-            index.file_lock.release()
+    finally:
+        if conn is not None:
+            conn.close()
+        index.file_lock.release()
     return index.sidecar
