@@ -95,3 +95,24 @@ def test_purge_asks_first_and_changes_nothing_without_yes(scene) -> None:
     assert result.returncode == 2 and "--yes" in result.stderr and len(result.stderr.splitlines()) == 1
     assert "1 memory" in result.stderr and "backup" in result.stderr
     assert holding(roots) == before
+
+
+def test_the_daemon_records_a_damaged_file_and_run_check_exits_non_zero(isolated_dirs: Path) -> None:
+    from ora_desktop.core.history import history
+
+    home = isolated_dirs / "ora"
+    ora("demo", "--home", home, "--memories", "300")
+    hurt = home / "sites" / "anwe-sh" / "ora.site.db"
+    conn = sqlite3.connect(hurt)
+    conn.execute("PRAGMA journal_mode = DELETE")
+    conn.close()
+    with hurt.open("r+b") as handle:  # scribble over a page of the table
+        handle.seek(4096 * 5)
+        handle.write(b"\xff" * 64)
+    daemon = ora("daemon", "--once", "--home", home, check=False)  # jobs that write fail on this file
+    assert "daemon stopped" in daemon.stderr
+    checks = [r for r in history(job="check") if Path(r.path) == hurt.resolve()]
+    assert checks and checks[0].outcome == "problems", checks
+    assert "problems" in (Path(os.environ["XDG_STATE_HOME"]) / "ora-desktop" / "log" / "daemon.log").read_text()
+    result = ora("run", "check", "--db", hurt, check=False)
+    assert result.returncode == 1 and ": problems" in result.stdout
