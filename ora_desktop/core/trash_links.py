@@ -23,6 +23,7 @@ IDS_JSON = "(SELECT value FROM json_each(?))"
 # json_each over a malformed value raises even behind an AND: feed it an empty array instead.
 _LINKS = "json_each(CASE WHEN json_valid(m.related_to) THEN m.related_to ELSE '[]' END)"
 MAX_CHAIN = 10000
+INSTR_IDS = 32  # up to this many removed ids, candidates are found with instr()
 
 
 def _dump(ids: list[Any]) -> str | None:
@@ -66,18 +67,27 @@ def unlink_removed(store: Store, removed: Iterable[str], batch: str | None = Non
     if not removed or not (has_related or has_superseded):
         return frozenset()
     gone = json.dumps(sorted(removed))
-    clauses = []
+    clauses, params = [], []
     if has_related:
-        clauses.append(f"(m.related_to IS NOT NULL AND m.related_to != '' AND EXISTS "
-                       f"(SELECT 1 FROM {_LINKS} j WHERE j.value IN {IDS_JSON}))")
+        # No index can serve this (the seed has none on related_to): one scan of the table. For a
+        # few ids, instr() finds candidates about three times faster than parsing every array;
+        # candidates are then checked exactly below (an id inside another id is left alone).
+        if len(removed) <= INSTR_IDS:
+            found = " OR ".join(["instr(m.related_to, ?)"] * len(removed))
+            clauses.append(f"(m.related_to IS NOT NULL AND ({found}))")
+            params += sorted(removed)
+        else:
+            clauses.append(f"(m.related_to IS NOT NULL AND m.related_to != '' AND EXISTS "
+                           f"(SELECT 1 FROM {_LINKS} j WHERE j.value IN {IDS_JSON}))")
+            params.append(gone)
     if has_superseded:
         clauses.append(f"m.superseded_by IN {IDS_JSON}")
+        params.append(gone)
     related = "m.related_to" if has_related else "NULL"
     superseded = "m.superseded_by" if has_superseded else "NULL"
     rows = store.execute(
         f"SELECT m.id, {related}, {superseded} FROM memories m "
-        f"WHERE m.id NOT IN {IDS_JSON} AND ({' OR '.join(clauses)})",
-        [gone, *([gone] * len(clauses))],
+        f"WHERE m.id NOT IN {IDS_JSON} AND ({' OR '.join(clauses)})", [gone, *params],
     ).fetchall()
     if not rows:
         return frozenset()

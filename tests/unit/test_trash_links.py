@@ -142,3 +142,16 @@ def test_cleanup_on_a_raw_sql_file_leaves_no_dangling_links(tmp_path: Path) -> N
     check = run_job("check", path)
     assert check.counts.get("dangling_related_to", 0) == 0
     assert check.counts.get("dangling_superseded_by", 0) == 0
+
+
+def test_an_id_inside_another_id_is_left_alone(tmp_path: Path) -> None:
+    path = raw_seed_db(tmp_path / "x.site.db", [(i, f"memory {i}", "fact", 5) for i in ("a", "ab", "m")])
+    conn = sqlite3.connect(path)
+    conn.execute("""UPDATE memories SET related_to = '["ab"]', superseded_by = 'ab' WHERE id = 'm'""")
+    conn.commit()
+    conn.close()
+    with open_store(path) as store:
+        change = store.delete(["a"]) and store.get("m")
+    assert change.related_to == ("ab",) and _links(path)["m"] == ('["ab"]', "ab")
+    with open_store(path) as store:
+        assert store.execute("SELECT count(*) FROM ora_desktop_trash_links").fetchone()[0] == 0
