@@ -93,7 +93,7 @@ def _recover(source: Path, memories: int, rows: list[Row]) -> None:
         baseline = ".recover" if raw_salvage(source, ".recover") else ".dump"
     for label, path in (("intact", big), ("2 index roots overwritten", _damaged(big))):
         saved: list[int] = []
-        variants = {"ours": lambda _p, path=path: saved.append(recover(path, out).memories)}
+        variants = {"ours": lambda _p, path=path, saved=saved: saved.append(recover(path, out).memories)}
         if baseline is not None:
             variants["raw"] = lambda _p, path=path: raw_salvage(path, baseline)
         t = interleaved(clear, variants, repeat=1)  # minutes per run on a 1 GB file: once per bench run
