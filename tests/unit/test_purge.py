@@ -197,9 +197,9 @@ def test_cli_bad_input_is_one_line_and_changes_nothing(capsys, db: Path, argv: l
 
 def test_cli_purge_and_empty_trash(capsys, db: Path) -> None:
     assert main(["purge", "s", "--db", str(db), "--yes"]) == 0
-    assert "purged 1 memories" in capsys.readouterr().out
+    assert "purged 1 memory" in capsys.readouterr().out
     assert main(["rm", "a", "--db", str(db)]) == 0
     assert main(["purge", "--trash", "--db", str(db), "--yes"]) == 0
-    assert "purged 1 memories" in capsys.readouterr().out
+    assert "purged 1 memory" in capsys.readouterr().out
     assert main(["purge", "--trash", "--db", str(db), "--yes"]) == 0
     assert "nothing to purge" in capsys.readouterr().out

@@ -233,13 +233,16 @@ def _finish(store: Store, ids: tuple[str, ...], live: int, rows: int, change: Ch
             backup.rewrite_backup(path, lambda work: _purge_copy(work, list(backup_ids)))
             rewritten.append(path)
     left = tuple(p for p in holding if p not in rewritten)
-    message = f"purged {len(backup_ids)} memories from {store.path} ({live} live, {rows} trash rows)"
+    count = len(backup_ids)
+    message = f"purged {count} memor{'y' if count == 1 else 'ies'} from {store.path} ({live} live, {rows} trash rows)"
     if rewritten:
         message += f"; rewrote {len(rewritten)} backup(s) without them"
     if left:
         message += f"; {len(left)} backup(s) still hold them (use --rewrite-backups): " + ", ".join(map(str, left))
     if not truncated:
         message += "; another program kept the -wal open, so its old pages go at its next checkpoint"
+    if not verified:
+        message += f"; the byte check covered the first {scrub.SCAN_LIMIT} texts"
     log.info("purge %s: %d memories, %d trash rows, %d backups rewritten", store.path, len(backup_ids), rows,
              len(rewritten))
     return PurgeResult(store.path, backup_ids, live, rows, holding, tuple(rewritten), sidecars, truncated,
