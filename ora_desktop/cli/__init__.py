@@ -11,10 +11,10 @@ import sys
 from collections.abc import Sequence
 
 from .. import __version__
-from . import common, exchange, maintenance, meaning, memories, review, search, sync
+from . import common, exchange, maintenance, meaning, memories, purge, review, search, sync
 from . import mcp as mcp_server
 
-FEATURES = (memories, search, maintenance, exchange, meaning, review, sync, mcp_server)
+FEATURES = (memories, search, maintenance, purge, exchange, meaning, review, sync, mcp_server)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -96,7 +96,7 @@ def _run(args: argparse.Namespace) -> int:
     else:
         for report in reports:
             _print_report(report, args.show)
-    if any(r.outcome == "failed" for r in reports):
+    if any(r.outcome in ("failed", "problems") for r in reports):
         return 1
     return 3 if any(r.outcome == "skipped-locked" for r in reports) else 0
 

@@ -28,6 +28,7 @@ import os
 import re
 import sqlite3
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -224,6 +225,47 @@ def create_backup(path: str | Path, dest_dir: str | Path | None = None, *, confi
     if rotate:
         rotate_backups(source, dest_dir, config=config)
     return info
+
+
+def rewrite_backup(backup_path: str | Path, edit: Callable[[Path], None]) -> BackupInfo:
+    """Rewrite one backup in place, written as backups are: ``edit(work_file)`` changes a private
+    copy, which is then compacted (``VACUUM INTO``: no free pages, no leftover text), checked with
+    ``integrity_check``, made mode 0600, flushed and renamed over the backup. On any failure the
+    backup is left as it was and ``BackupError`` says why."""
+    backup_path = Path(backup_path).expanduser()
+    if not backup_path.is_file():
+        raise FileMissing(backup_path, "no such backup file")
+    folder = backup_path.parent
+    work = folder / f".{backup_path.name}.work{PARTIAL}-{os.getpid()}"
+    temp = folder / f".{backup_path.name}{PARTIAL}-{os.getpid()}"
+    try:
+        _vacuum_into(ro_uri(backup_path, immutable=True), work)
+        edit(work)
+        _vacuum_into(str(work), temp)
+        problems = check_file(temp)
+        if problems:
+            raise BackupError(f"{backup_path}: the rewritten copy failed its integrity check "
+                              f"({'; '.join(problems[:3])}); the backup was left as it was")
+        os.chmod(temp, 0o600)
+        fsync_path(temp)
+        os.replace(temp, backup_path)
+        fsync_path(folder)
+    except (OSError, sqlite3.Error) as exc:
+        raise BackupError(f"{backup_path}: could not rewrite the backup ({exc}); it was left as it was") from exc
+    finally:
+        for leftover in (work, temp):
+            for suffix in ("", "-journal", "-wal", "-shm"):
+                with contextlib.suppress(FileNotFoundError):
+                    Path(f"{leftover}{suffix}").unlink()
+    return _info(backup_path)
+
+
+def _vacuum_into(source: str, target: Path) -> None:
+    conn = sqlite3.connect(source, uri=True, isolation_level=None)
+    try:
+        conn.execute("VACUUM INTO ?", (str(target),))
+    finally:
+        conn.close()
 
 
 def _info(path: Path) -> BackupInfo:

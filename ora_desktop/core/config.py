@@ -16,6 +16,9 @@ for one site. :meth:`Config.effective` says where each value comes from::
     keep_daily = 7         # and of each of the last keep_weekly weeks
     keep_weekly = 4
 
+    [trash]
+    keep_days = 30         # the purge-trash job forgets deleted memories after this; 0 = never
+
     [sites.anwe-sh.retention]
     max_age_days = 90      # delete memories older than this (never importance 10), recoverably
     max_memories = 50000   # keep at most this many
@@ -33,15 +36,16 @@ from typing import Any
 from . import paths
 from .errors import OraError
 
-JOB_NAMES = ("decay", "cleanup", "retention", "promote", "backup", "check", "sync", "consolidate")
+JOB_NAMES = ("decay", "cleanup", "retention", "promote", "backup", "check", "purge-trash", "sync", "consolidate")
 NAMED_INTERVALS = {"hourly": 3600, "daily": 86400, "weekly": 7 * 86400}
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 DEFAULT_SCHEDULE = {
     "decay": "daily", "cleanup": "hourly", "retention": "daily", "promote": "hourly",
-    "backup": "daily", "check": "weekly",
+    "backup": "daily", "check": "weekly", "purge-trash": "daily",
     "sync": "15m",  # only where a [sync] url is set (see core/sync/settings.py)
     "consolidate": "off",  # rewrites memories into summaries: only when the user schedules it
 }
+DEFAULT_TRASH = {"keep_days": 30}
 # [embeddings]: which model gives memories their vectors (see core.embeddings).
 EMBEDDING_PROVIDERS = ("wordllama", "http", "fastembed")
 EMBEDDING_KEYS = ("provider", "model", "url", "api_key", "key_env", "dimensions")
@@ -204,6 +208,18 @@ class Config:
             return Setting(key, value, self._source("backup"))
         return Setting(key, DEFAULT_BACKUP[key], DEFAULT)
 
+    def trash_keep_days(self) -> Setting:
+        """How many days the trash keeps deleted memories before ``purge-trash`` forgets them
+        (``None`` = forever, from ``keep_days = 0``)."""
+        table = self._table("trash")
+        if "keep_days" in table:
+            value = table["keep_days"]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise ConfigError(f"{self._source('trash')} keep_days: {value!r} must be a number of days >= 0 "
+                                  "(0 = never purge automatically)")
+            return Setting("keep_days", float(value) or None, self._source("trash"))
+        return Setting("keep_days", float(DEFAULT_TRASH["keep_days"]), DEFAULT)
+
     @property
     def backup_dir(self) -> Path:
         return self.backup_setting("dir").value
@@ -222,7 +238,7 @@ class Config:
     # ------------------------------------------------------------------ reporting
     def validate(self) -> None:
         """Parse every value once so a bad one is reported at load time, naming file and key."""
-        known = {"schedule", "backup", "retention", "daemon", "sites", "sync", "embeddings"}
+        known = {"schedule", "backup", "retention", "daemon", "sites", "trash", "sync", "embeddings"}
         unknown = sorted(set(self.data) - known)
         if unknown:
             raise ConfigError(f"{self.path}: unknown table(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
@@ -230,7 +246,8 @@ class Config:
             if job not in DEFAULT_SCHEDULE:
                 raise ConfigError(f"{self._source('schedule')}: unknown job {job!r} (jobs: {', '.join(JOB_NAMES)})")
         tables = {("backup",): {"dir", *DEFAULT_BACKUP}, ("retention",): set(RETENTION_KEYS),
-                  ("daemon",): set(DEFAULT_DAEMON), ("embeddings",): set(EMBEDDING_KEYS)}
+                  ("daemon",): set(DEFAULT_DAEMON), ("trash",): set(DEFAULT_TRASH),
+                  ("embeddings",): set(EMBEDDING_KEYS)}
         provider = self._table("embeddings").get("provider", "wordllama")
         if provider not in EMBEDDING_PROVIDERS:
             raise ConfigError(f"{self._source('embeddings')}: provider {provider!r} is not one of "
@@ -260,6 +277,7 @@ class Config:
             raise ConfigError(f"{self._source('backup')}: keep_last, keep_daily and keep_weekly are all 0, which "
                               "would keep no backup at all; set keep_last to 1 or more")
         self.rescan_seconds()
+        self.trash_keep_days()
         from .sync import settings as sync_settings
 
         sync_settings.validate(self)
@@ -291,6 +309,8 @@ class Config:
             out.append(Setting(f"retention.{s.key}", s.value, s.source))
         s = self.rescan_seconds()
         out.append(Setting("daemon.rescan", describe_interval(s.value), s.source))
+        s = self.trash_keep_days()
+        out.append(Setting("trash.keep_days", s.value, s.source))
         for site in sorted(set(sites or []) | set(self.site_slugs())):
             for job in JOB_NAMES:
                 s = self.schedule(job, site)

@@ -114,6 +114,8 @@ def make_database(path: Path, readonly: bool = False,
         db = Database(_uri(path, **params), pragmas=pragmas, uri=True, timeout=timeout,
                       check_same_thread=False)
     else:
+        # Deleted and overwritten text is zeroed on the page, not left in free space (purge).
+        pragmas["secure_delete"] = 1
         db = Database(str(path), pragmas=pragmas, lock_type="IMMEDIATE", timeout=timeout,
                       check_same_thread=False)
     return db, immutable

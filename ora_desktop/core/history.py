@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .maintenance.jobs import JobReport
 
 STAMP = "%Y-%m-%d %H:%M:%S.%f"
+COMPLETED = ("ok", "problems")  # outcomes of a run that finished ("problems": it found the file damaged)
 
 
 class JobRunRow(pw.Model):
@@ -133,7 +134,7 @@ def last_runs(dry_run: bool = False) -> dict[tuple[str, str], datetime]:
     model = _model()
     query = (
         model.select(model.job, model.path, pw.fn.MAX(model.started).alias("latest"))
-        .where((model.outcome == "ok") & (model.dry_run == dry_run))
+        .where((model.outcome << COMPLETED) & (model.dry_run == dry_run))
         .group_by(model.job, model.path)
     )
     with model._meta.database.connection_context():
@@ -152,7 +153,7 @@ def last_run(job: str, path: str | Path) -> datetime | None:
     """The start of the latest ``ok`` (not dry) run of ``job`` on ``path``, or ``None``."""
     model = _model()
     query = (model.select(pw.fn.MAX(model.started)).where(
-        (model.job == job) & (model.path == str(Path(path).expanduser().resolve())) & (model.outcome == "ok")
+        (model.job == job) & (model.path == str(Path(path).expanduser().resolve())) & (model.outcome << COMPLETED)
         & (model.dry_run == False)))  # noqa: E712 (peewee expression)
     with model._meta.database.connection_context():
         latest = query.scalar()

@@ -71,7 +71,22 @@ class StateRow(pw.Model):
         table_name = "ora_desktop_state"
 
 
-ENGINE_MODELS = (TrashRow, StateRow)
+class TrashLinkRow(pw.Model):
+    """Links a delete edited in other memories (``related_to``, ``superseded_by``), before and
+    after, kept with the delete's trash batch so an undelete puts them back exactly."""
+
+    batch = pw.TextField(index=True)
+    memory_id = pw.TextField()
+    related_before = pw.TextField(null=True)
+    related_after = pw.TextField(null=True)
+    superseded_before = pw.TextField(null=True)
+    superseded_after = pw.TextField(null=True)
+
+    class Meta:
+        table_name = "ora_desktop_trash_links"
+
+
+ENGINE_MODELS = (TrashRow, StateRow, TrashLinkRow)
 
 
 @dataclass(frozen=True)
@@ -81,6 +96,7 @@ class BoundModels:
     task: type[TaskContextRow]
     trash: type[TrashRow]
     state: type[StateRow]
+    trash_links: type[TrashLinkRow]
 
 
 def bind(db: pw.Database) -> BoundModels:
@@ -90,4 +106,4 @@ def bind(db: pw.Database) -> BoundModels:
         meta = type("Meta", (), {"database": db, "table_name": model._meta.table_name})
         return type(model.__name__, (model,), {"Meta": meta, "__module__": __name__})
 
-    return BoundModels(sub(MemoryRow), sub(TaskContextRow), sub(TrashRow), sub(StateRow))
+    return BoundModels(sub(MemoryRow), sub(TaskContextRow), sub(TrashRow), sub(StateRow), sub(TrashLinkRow))

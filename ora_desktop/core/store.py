@@ -238,7 +238,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         if self._engine_tables_ready:
             return
         with self.write(), translated(self.path):
-            self.db.create_tables([self.models.trash, self.models.state], safe=True)
+            self.db.create_tables([self.models.trash, self.models.state, self.models.trash_links], safe=True)
         self._engine_tables_ready = not self.db.in_transaction()
 
     def has_table(self, name: str) -> bool:
@@ -460,6 +460,12 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         from .operations.importing import import_memories
 
         return import_memories(self, source, format, **kw)
+
+    def purge(self, ids: str | Iterable[str], rewrite_backups: bool = False) -> Any:
+        """Forget memories for good, everywhere (see :mod:`ora_desktop.core.operations.purge`)."""
+        from .operations.purge import purge
+
+        return purge(self, ids if isinstance(ids, str) else list(ids), rewrite_backups=rewrite_backups)
 
     def context(self, query: str, token_budget: int = 2000, **kw: Any) -> Any:
         """Context for an agent's turn within a token budget (see :mod:`ora_desktop.core.context`)."""

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import timestamps
 from .records import Change, DeletedMemory, Memory
+from .trash_links import forget_batches, restore_links, unlink_removed
 
 if TYPE_CHECKING:
     from .store import Store
@@ -38,10 +39,12 @@ class TrashMixin:
                 f"SELECT id, ?, ?, ?, json_object({pairs}) FROM memories WHERE {where}",
                 [stamp, reason, batch, *params],
             )
+            # Links kept whole: the other memories' links to these go too, recorded in the batch.
+            relinked = unlink_removed(self, ids, batch) if ids else frozenset()
             count = self.execute(f"DELETE FROM memories WHERE {where}", params).rowcount
         self.last_removed_count = count
         self.last_trash_batch = batch
-        self._emit(Change(removed=ids, source=reason))
+        self._emit(Change(changed=relinked - ids, removed=ids, source=reason))
         return removed
 
     def trash(self: Store, limit: int | None = 1000, batch: str | None = None) -> list[DeletedMemory]:
@@ -91,15 +94,20 @@ class TrashMixin:
                 f"SELECT id, memory_id FROM ora_desktop_trash WHERE id IN {wanted}", [json.dumps(trash_ids)]
             )}
             skipped = tuple(dict.fromkeys(mid for tid, mid in present.items() if tid not in chosen))
+            relinked: frozenset[str] = frozenset()
             if chosen:
+                batches = [b for (b,) in self.execute(
+                    f"SELECT DISTINCT batch FROM ora_desktop_trash WHERE id IN {wanted}", [json.dumps(list(chosen))])]
                 chosen_json = json.dumps(list(chosen))
                 self.execute(
                     f"INSERT INTO memories ({cols}) SELECT {extracts} FROM ora_desktop_trash "
                     f"WHERE id IN {wanted}", [chosen_json],
                 )
                 self.execute(f"DELETE FROM ora_desktop_trash WHERE id IN {wanted}", [chosen_json])
+                relinked = restore_links(self, batches, chosen.values())
+                forget_batches(self)
         restored = tuple(chosen.values())
-        change = Change(added=frozenset(restored), source="restore")
+        change = Change(added=frozenset(restored), changed=relinked - frozenset(restored), source="restore")
         self._emit(change)
         return change, skipped
 
@@ -109,10 +117,12 @@ class TrashMixin:
         if not self.has_table("ora_desktop_trash"):
             return 0
         with self.write():
-            return self.execute(
+            count = self.execute(
                 "DELETE FROM ora_desktop_trash WHERE julianday(deleted_at) < julianday('now') - ?",
                 (float(older_than_days),),
             ).rowcount
+            forget_batches(self)
+            return count
 
 
 from .schema import MEMORY_COLUMNS as _COLUMNS  # noqa: E402

@@ -40,6 +40,7 @@ from .keyboard import KeyboardPaths
 from .memories.page import MemoryBrowser
 from .notices import NoticeBar
 from .panels import load_panels_async, start_services_async
+from .purge.actions import Forgetter
 from .resources import app_icon
 from .sidebar.view import Sidebar
 from .welcome import Welcome
@@ -68,6 +69,12 @@ class MainWindow(QMainWindow):
         self.curator = Curator(ctx, self.browser.selected_memories, self.browser.detail, self,
                                lambda: len(self.browser.table.selected_rows()))
         self.exchanger = Exchanger(ctx, self.browser, self.curator, self)
+        self.forgetter = Forgetter(ctx, self.browser.selected_memories, self,
+                                   lambda: len(self.browser.table.selected_rows()))
+        self.curator.deleted_view_made.connect(self._deleted_view_made)
+        self.sidebar.recover_requested.connect(self.forgetter.recover)
+        self.forgetter.recovered.connect(self.open_file)
+        self._offered_recover: set[Path] = set()
         self.welcome = Welcome(str(ctx.home.root))
         self.welcome.open_file.connect(self.open_dialog)
         self.welcome.create_demo.connect(self.create_demo)
@@ -105,6 +112,7 @@ class MainWindow(QMainWindow):
         self.browser.counts_changed.connect(self._counts)
         self.browser.model.loaded.connect(lambda _n: self._poll_index())
         self.browser.table.selection_size.connect(lambda _n: self.curator.update_actions())
+        self.browser.table.selection_size.connect(lambda _n: self.forgetter.update_actions())
         self.sidebar.scanned.connect(self._scanned)
         self._index_timer = QTimer(self, interval=2000)
         self._index_timer.timeout.connect(self._poll_index)
@@ -179,6 +187,9 @@ class MainWindow(QMainWindow):
         edit = bar.addMenu("&Edit")
         for act in self.curator.edit_actions():
             edit.addSeparator() if act is None else edit.addAction(act)
+        edit.addSeparator()
+        for act in self.forgetter.actions():
+            edit.addAction(act)
         edit.addSeparator()
         edit.addAction(self.find_action)
         edit.addAction(self.clear_search_action)
@@ -382,11 +393,26 @@ class MainWindow(QMainWindow):
         self.file_label.setText(label)
         self.file_label.setToolTip(str(path) if path else "")
         self.curator.update_actions()
+        self.forgetter.update_actions()
+        self._offer_recover(path)
 
     def _store_shown(self, store: Store | None) -> None:
         self.readonly_label.setVisible(bool(store and store.readonly))
         self.curator.update_actions()
+        self.forgetter.update_actions()
         self.index_label.setText("")
+
+    def _deleted_view_made(self, view: QWidget) -> None:
+        view.purge_requested.connect(self.forgetter.purge_ids)
+        view.empty_requested.connect(self.forgetter.empty_trash)
+
+    def _offer_recover(self, path: Path | None) -> None:
+        """A file that failed to open as damaged: offer to salvage it (once per file and session)."""
+        item = self.sidebar.item_for(path) if path is not None else None
+        info = self.sidebar.info_for(item) if item is not None else None
+        if info is not None and info.damaged and not info.ok and path not in self._offered_recover:
+            self._offered_recover.add(path)
+            self.forgetter.recover(path)
 
     def _counts(self, rows: int, selected: int) -> None:
         text = f"{rows:,} memor{'y' if rows == 1 else 'ies'}"

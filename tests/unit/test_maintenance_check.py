@@ -99,11 +99,40 @@ def test_a_damaged_file_is_reported_not_repaired(ora_home: Path) -> None:
         handle.write(b"\xff" * 64)
     before = db.read_bytes()
     report = run_job("check", db, repair=True)
-    assert report.outcome == "ok", report.message
+    assert report.outcome == "problems" and report.damaged, report.message
     assert report.counts["integrity_errors"] >= 1
-    assert "damaged" in report.message and "not repaired" in report.message
+    assert "damaged" in report.message and "not repaired" in report.message and "recover" in report.message
     assert any(i == "(file)" and "malformed" in p for i, p in report.would_change)
     assert db.read_bytes() == before
+    # Recorded as such (the daemon and the window read it from the history).
+    from ora_desktop.core.history import history, last_run
+
+    assert history(path=db, job="check")[0].outcome == "problems"
+    assert last_run("check", db) is not None  # a finished run: the scheduler does not rerun it at once
+
+
+def test_run_check_on_a_damaged_file_exits_non_zero(capsys, ora_home: Path) -> None:
+    from ora_desktop.cli import main
+
+    db = make_db(ora_home / "sites" / "s" / "hurt.site.db", [{"id": f"m{i}", "content": "x" * 500} for i in range(300)])
+    with db.open("r+b") as handle:
+        handle.seek(4096 * 5)
+        handle.write(b"\xff" * 64)
+    assert main(["run", "check", "--db", str(db)]) == 1
+    assert ": problems in" in capsys.readouterr().out
+    assert main(["run", "check", "--db", str(db), "--json"]) == 1
+    assert '"outcome": "problems"' in capsys.readouterr().out
+
+
+def test_a_file_too_damaged_to_open_is_a_problem_not_a_failure(ora_home: Path) -> None:
+    db = make_db(ora_home / "sites" / "s" / "cut.site.db", [{"id": f"m{i}", "content": "x" * 500} for i in range(300)])
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    data = db.read_bytes()
+    db.write_bytes(data[: len(data) // 3])  # truncated: the header promises more pages
+    report = run_job("check", db)
+    assert report.outcome == "problems" and "recover" in report.message, report.message
 
 
 

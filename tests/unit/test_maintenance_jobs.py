@@ -21,7 +21,8 @@ def db(ora_home: Path) -> Path:
 
 
 def test_registry_describes_every_job() -> None:
-    assert set(JOBS) == {"decay", "cleanup", "retention", "promote", "backup", "check", "sync", "consolidate"}
+    assert set(JOBS) == {"decay", "cleanup", "retention", "promote", "backup", "check", "purge-trash", "sync",
+                         "consolidate"}
     assert all(spec.description for spec in JOBS.values())
     assert not JOBS["backup"].supports_dry_run and JOBS["cleanup"].supports_dry_run
 

@@ -19,7 +19,8 @@ def config(schedule: dict, **tables) -> Config:
     return Config(Path("test.toml"), {"schedule": schedule, **tables}, True)
 
 
-ONLY_CHECK = {"decay": "off", "cleanup": "off", "retention": "off", "promote": "off", "backup": "off", "check": "1s"}
+ONLY_CHECK = {"decay": "off", "cleanup": "off", "retention": "off", "promote": "off", "backup": "off", "check": "1s",
+              "purge-trash": "off"}
 
 
 def home_with(ora_home: Path, *agents: str) -> OraHome:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from ..errors import OraError
+from ..errors import CorruptFile, OraError
 from ..schema import MEMORY_TYPES, SYNC_STATUSES
 from ..store import Store, open_store
 from . import values
@@ -135,7 +135,13 @@ def supersession_cycles(store: Store) -> list[list[str]]:
 def run(ctx: JobContext) -> Outcome:
     """Check one file; with ``ctx.repair`` (and not a dry run) also apply the safe repairs."""
     repair = ctx.repair and not ctx.dry_run
-    with open_store(ctx.path, readonly=not repair) as store, ctx.interruptible(store):
+    try:
+        store = open_store(ctx.path, readonly=not repair)
+    except CorruptFile as exc:  # too damaged to open: that is what a check is for, not a failure
+        return Outcome({"problems": 1, "integrity_errors": 1}, f"the file is damaged: {exc.problem}; "
+                       "salvage it with 'ora-desktop recover' or restore it from a backup",
+                       [("(file)", f"integrity: {exc.problem}")], outcome="problems")
+    with store, ctx.interruptible(store):
         ctx.step(0, 3)
         damage = integrity(store)
         findings: list[tuple[str, str]] = [("(file)", f"integrity: {m}") for m in damage[:SAMPLE]]
@@ -152,7 +158,8 @@ def run(ctx: JobContext) -> Outcome:
         message = "no problems found" if not problems else "found " + ", ".join(
             f"{v} {label(k)}" for k, v in counts.items() if v)
         if damage:
-            message += "; the file is damaged: restore it from a backup (not repaired)"
+            message += ("; the file is damaged: salvage it with 'ora-desktop recover' or restore it from a "
+                        "backup (not repaired)")
         elif ctx.repair:
             done = _repair(store, counts, dry_run=ctx.dry_run)
             if counts.get("invalid_utf8"):
@@ -163,7 +170,7 @@ def run(ctx: JobContext) -> Outcome:
                                         or "nothing (no safe repair applies)")
         ctx.step(3, 3)
     counts = {"problems": problems, **{k: v for k, v in counts.items() if v}}
-    return Outcome(counts, message, findings)
+    return Outcome(counts, message, findings, outcome="problems" if damage else "ok")
 
 
 # One pass over every link: dangling ids, and links from a live memory to an expired one.

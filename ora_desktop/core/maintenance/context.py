@@ -106,6 +106,8 @@ class Outcome:
     would_change: list[tuple[str, str]] = field(default_factory=list)
     #: The job's own result record, for callers that want more than counts (e.g. a SyncResult).
     detail: object | None = None
+    #: ``"ok"``, or ``"problems"`` when the job finished but found the file damaged (check).
+    outcome: str = "ok"
 
 
 

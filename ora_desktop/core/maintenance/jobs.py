@@ -30,12 +30,14 @@ from ..errors import InvalidValue, OraError
 from ..home import OraHome
 from ..private import private_dir, refuse_link
 from ..sync import job as sync_job
-from . import check, cleanup, consolidate, decay, promote, retention
+from . import check, cleanup, consolidate, decay, promote, purge_trash, retention
 from .context import Cancelled, JobContext, Outcome, Progress
 
 log = logging.getLogger(__name__)
 
-OUTCOMES = ("ok", "failed", "skipped-locked", "cancelled")
+OUTCOMES = ("ok", "problems", "failed", "skipped-locked", "cancelled")
+#: Outcomes of a run that finished (the scheduler counts it as done; "problems" = a damaged file).
+COMPLETED = ("ok", "problems")
 
 
 @dataclass
@@ -61,6 +63,11 @@ class JobReport:
     @property
     def ok(self) -> bool:
         return self.outcome == "ok"
+
+    @property
+    def damaged(self) -> bool:
+        """The run finished and found the file damaged (``check``'s outcome ``problems``)."""
+        return self.outcome == "problems"
 
     @property
     def seconds(self) -> float:
@@ -97,6 +104,8 @@ JOBS: dict[str, JobSpec] = {
                     True, sync_job.run),
     "consolidate": JobSpec("consolidate", "summarise clusters of old, low-health memories on one topic "
                            "(the summary supersedes them; nothing is deleted)", True, consolidate.run),
+    "purge-trash": JobSpec("purge-trash", "forget deleted memories older than [trash] keep_days (default 30)",
+                           True, purge_trash.run),
 }
 
 
@@ -142,7 +151,7 @@ def run_job(name: str, db_path: str | Path, *, dry_run: bool = False, progress: 
     started = _now()  # once the lock is held: recorded runs of one (job, file) never overlap
     try:
         outcome = spec.function(ctx)
-        report = JobReport(name, path, started, _now(), "ok", outcome.counts, outcome.message,
+        report = JobReport(name, path, started, _now(), outcome.outcome, outcome.counts, outcome.message,
                            outcome.would_change, dry_run, outcome.detail)
     except Cancelled:
         report = JobReport(name, path, started, _now(), "cancelled", message=f"{name} on {path}: cancelled; "
@@ -167,7 +176,7 @@ def _finish(report: JobReport, record: bool) -> JobReport:
             history.record(report)
         except Exception as exc:  # the history db must never make a job fail
             log.warning("could not record the %s run in %s: %s", report.job, history.state_path(), exc)
-    log.log(logging.WARNING if report.outcome == "failed" else logging.INFO,
+    log.log(logging.WARNING if report.outcome in ("failed", "problems") else logging.INFO,
             "%s %s: %s %s", report.job, report.path, report.outcome, report.message)
     return report
 

@@ -152,6 +152,7 @@ def connect_sidecar(path: Path) -> sqlite3.Connection:
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA trusted_schema = OFF")
     conn.text_factory = tolerant  # memories read from the attached file may hold bytes that are not UTF-8
+    conn.execute("PRAGMA secure_delete = ON")  # removed text is zeroed, not left in free space (purge)
     # A cache: losing the last commits to a power cut is fine (they are redone), waiting for
     # the disk on every refresh is not.
     conn.execute("PRAGMA synchronous = NORMAL")

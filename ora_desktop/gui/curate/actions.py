@@ -55,6 +55,7 @@ class Curator(QObject):
 
     done = Signal(object, object)  # command, result of its first run
     conflict_shown = Signal(object)  # the ConflictDialog (for tests and screenshots)
+    deleted_view_made = Signal(object)  # the DeletedView, once (other features add to it)
 
     def __init__(self, ctx: AppContext, selection: Selection, detail: DetailPane, window: QWidget,
                  selection_count: Callable[[], int]) -> None:
@@ -315,6 +316,7 @@ class Curator(QObject):
         if self._deleted_view is None:
             self._deleted_view = DeletedView(self.ctx, self.window)
             self._deleted_view.restore_requested.connect(self.restore)
+            self.deleted_view_made.emit(self._deleted_view)
         return self._deleted_view
 
     def show_deleted(self) -> None:

@@ -29,6 +29,8 @@ class DeletedView(QDialog):
     """Lists the trash of the current file; "Restore" brings the selected memories back (undoable)."""
 
     restore_requested = Signal(object, object)  # path, list of trash ids
+    purge_requested = Signal(object, object)  # path, list of memory ids (Delete permanently…)
+    empty_requested = Signal(object)  # path (Empty trash…)
 
     def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -55,6 +57,13 @@ class DeletedView(QDialog):
         self.restore_button.setEnabled(False)
         self.restore_button.clicked.connect(self._restore)
         buttons.addButton(self.restore_button, QDialogButtonBox.ButtonRole.ActionRole)
+        self.purge_button = QPushButton("Delete &permanently…")
+        self.purge_button.setEnabled(False)
+        self.purge_button.clicked.connect(self._purge)
+        buttons.addButton(self.purge_button, QDialogButtonBox.ButtonRole.ActionRole)
+        self.empty_button = QPushButton("&Empty trash…")
+        self.empty_button.clicked.connect(self._empty)
+        buttons.addButton(self.empty_button, QDialogButtonBox.ButtonRole.ActionRole)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
         ctx.store_changed.connect(self._store_changed)
@@ -103,6 +112,18 @@ class DeletedView(QDialog):
     def _selection(self) -> None:
         writable = self.store is not None and not self.store.readonly
         self.restore_button.setEnabled(writable and bool(self.list.selectedItems()))
+        self.purge_button.setEnabled(writable and bool(self.list.selectedItems()))
+        self.empty_button.setEnabled(writable and bool(self.entries))
+
+    def _purge(self) -> None:
+        chosen = {item.data(0, TRASH_ROLE) for item in self.list.selectedItems()}
+        ids = list(dict.fromkeys(e.memory.id for e in self.entries if e.trash_id in chosen))
+        if ids and self.store is not None:
+            self.purge_requested.emit(self.store.path, ids)
+
+    def _empty(self) -> None:
+        if self.store is not None:
+            self.empty_requested.emit(self.store.path)
 
     def _restore(self) -> None:
         ids = [item.data(0, TRASH_ROLE) for item in self.list.selectedItems()]

@@ -39,8 +39,10 @@ from .widgets import cell, local_time, muted, readonly_table
 
 log = logging.getLogger(__name__)
 
-OUTCOME_COLOURS = {"ok": "#2e9d5b", "failed": "#d0443e", "cancelled": "#d99a1e", "skipped-locked": "#808080"}
-OUTCOME_WORDS = {"ok": "ok", "failed": "failed", "cancelled": "cancelled", "skipped-locked": "skipped (busy)"}
+OUTCOME_COLOURS = {"ok": "#2e9d5b", "failed": "#d0443e", "cancelled": "#d99a1e", "skipped-locked": "#808080",
+                   "problems": "#d0443e"}
+OUTCOME_WORDS = {"ok": "ok", "failed": "failed", "cancelled": "cancelled", "skipped-locked": "skipped (busy)",
+                 "problems": "problems (file damaged)"}
 
 
 class JobsView(QWidget):

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...core import AgentFile, OraError, OraHome, Store
+from ...core import AgentFile, CorruptFile, OraError, OraHome, Store
+from ...core.history import history
 from ...core.schema import RECALL_THRESHOLD
 
 
@@ -21,6 +22,8 @@ class FileInfo:
     low_health: int = 0
     error: str | None = None
     warnings: tuple[str, ...] = ()
+    #: Why the file is damaged (it failed to open as damaged, or its last check found damage).
+    damaged: str | None = None
 
     @property
     def is_task_agent(self) -> bool:
@@ -31,8 +34,9 @@ class FileInfo:
         return self.error is None
 
     def tooltip(self) -> str:
+        salvage = "\nRight-click › Recover… salvages its memories into a new file"
         if self.error:
-            return f"Cannot be opened: {self.error}"
+            return f"Cannot be opened: {self.error}" + (salvage if self.damaged else "")
         lines = [str(self.path), f"{self.count:,} memories (superseded ones included)"]
         if self.average_health is not None:
             lines.append(f"Average health {self.average_health:.2f}; {self.low_health:,} at or below "
@@ -40,6 +44,8 @@ class FileInfo:
         if self.is_task_agent:
             lines.append("A spawned task agent")
         lines.extend(f"Note: {w}" for w in self.warnings)
+        if self.damaged:
+            lines.insert(0, f"Damaged: {self.damaged}{salvage}")
         return "\n".join(lines)
 
 
@@ -58,12 +64,24 @@ def file_info(store_for, path: Path, label: str, agent: AgentFile | None = None)
         row = store.execute(
             "SELECT count(*), avg(health_score), sum(health_score <= ?) FROM memories", (RECALL_THRESHOLD,)
         ).fetchone()
+    except CorruptFile as exc:
+        return FileInfo(path, label, agent, error=exc.problem, damaged=exc.problem)
     except OraError as exc:
         return FileInfo(path, label, agent, error=getattr(exc, "problem", None) or str(exc))
     except Exception as exc:  # a file we cannot read at all must not break the sidebar
         return FileInfo(path, label, agent, error=f"{type(exc).__name__}: {exc}")
     return FileInfo(path, label, agent, count=row[0], average_health=row[1], low_health=row[2] or 0,
-                    warnings=tuple(store.warnings))
+                    warnings=tuple(store.warnings), damaged=last_check_damage(path))
+
+
+def last_check_damage(path: Path) -> str | None:
+    """The message of the latest check of ``path`` if it found the file damaged (outcome
+    "problems", recorded by the daemon, the window or ``ora-desktop run check``), else ``None``."""
+    try:
+        runs = history(limit=1, path=path, job="check")
+    except Exception:  # the history database must never break the sidebar
+        return None
+    return runs[0].message if runs and runs[0].outcome == "problems" else None
 
 
 def scan(home: OraHome, store_for, extra: list[Path]) -> tuple[list[SiteInfo], list[FileInfo]]:  # noqa: ANN001

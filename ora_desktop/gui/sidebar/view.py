@@ -12,7 +12,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QFileSystemWatcher, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QIcon, QPainter, QPalette, QPixmap
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeWidget, QTreeWidgetItem, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTreeWidget, QTreeWidgetItem, QWidget
 
 from ...core import AgentFile
 from ..context import AppContext, path_of
@@ -22,6 +22,7 @@ from .model import FileInfo, SiteInfo, scan
 
 log = logging.getLogger("ora_desktop.gui")
 ITEM_ROLE = Qt.ItemDataRole.UserRole + 10
+DAMAGED_COLOUR = "#d0443e"
 
 
 def health_dot(value: float | None) -> QIcon:
@@ -40,6 +41,7 @@ class Sidebar(QTreeWidget):
     """The file tree (see the module docstring)."""
 
     scanned = Signal(int)  # number of files listed
+    recover_requested = Signal(object)  # the path of a file to salvage
 
     def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -57,6 +59,8 @@ class Sidebar(QTreeWidget):
         self.setRootIsDecorated(True)
         self.currentItemChanged.connect(self._on_current)
         ctx.current_changed.connect(self._follow_current)
+        self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.customContextMenuRequested.connect(self._menu)
         self.watcher = QFileSystemWatcher(self)
         self.watcher.directoryChanged.connect(lambda _p: self.rescan_soon())
         self._debounce = QTimer(self, singleShot=True, interval=300)
@@ -147,7 +151,13 @@ class Sidebar(QTreeWidget):
         item.setToolTip(0, info.tooltip())
         item.setToolTip(1, info.tooltip())
         self.infos[info.path.resolve()] = info
-        if info.ok:
+        if info.damaged:  # marked, not just greyed out: it needs a person (Recover…)
+            item.setIcon(0, icon("broken-file"))
+            item.setText(0, f"{name}  (damaged)")
+            item.setForeground(0, QBrush(QColor(DAMAGED_COLOUR)))
+            if not info.ok:
+                item.setText(1, "—")
+        elif info.ok:
             item.setIcon(0, icon("task-agent" if info.is_task_agent else "agent"))
             item.setIcon(1, health_dot(info.average_health))
             item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -161,8 +171,20 @@ class Sidebar(QTreeWidget):
             font = item.font(0)
             font.setItalic(True)
             item.setFont(0, font)
-            item.setForeground(0, QBrush(QColor("#7a5cc9")) if info.ok else item.foreground(0))
+            item.setForeground(0, QBrush(QColor("#7a5cc9")) if info.ok and not info.damaged else item.foreground(0))
         return item
+
+    def _menu(self, pos: object) -> None:
+        item = self.itemAt(pos)
+        info = self.info_for(item) if item is not None else None
+        if info is None:
+            return
+        menu = QMenu(self)
+        act = menu.addAction("Recover into a new file…")
+        act.setStatusTip("Salvage the memories SQLite can still read into a new file (this file is not changed)")
+        act.triggered.connect(lambda _checked=False, path=info.path: self.recover_requested.emit(path))
+        self._open_menu = menu  # kept referenced while it is shown
+        menu.popup(self.viewport().mapToGlobal(pos))
 
     def file_items(self) -> list[QTreeWidgetItem]:
         out = []

@@ -1,0 +1,1 @@
+"""Forgetting for good (Delete permanently…, Empty trash…) and salvaging damaged files (Recover…)."""
