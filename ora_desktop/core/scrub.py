@@ -6,7 +6,8 @@ purged ids and byte needles of their texts. ``forget`` runs each *scrubber* — 
 none of their text is left in any byte of its files (rows, free pages, ``-wal``; ``needles``, from
 :func:`needles`, let it check with :func:`find_residue`), and returns the sidecar file it scrubbed
 (``None`` when the file has none). The full-text index and the vector index are built in;
-another sidecar adds its own with :func:`register`. :func:`find_residue` is the byte scan purges use to check the result.
+another sidecar adds its own with :func:`register`. :func:`find_residue` is the byte scan purges
+use to check the result.
 """
 
 from __future__ import annotations
