@@ -7,14 +7,22 @@ With no subcommand the desktop window starts.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 
 from .. import __version__
-from . import common, exchange, maintenance, meaning, memories, purge, review, search, sync
-from . import mcp as mcp_server
+from . import common
 
-FEATURES = (memories, search, maintenance, purge, exchange, meaning, review, sync, mcp_server)
+#: The feature modules, each registering its subcommands; imported only to parse a command, so
+#: starting the window does not pay for them (the scheduler, the exchange formats, ...).
+FEATURE_MODULES = ("memories", "search", "maintenance", "purge", "exchange", "meaning", "review", "sync", "mcp")
+
+
+def features() -> tuple[ModuleType, ...]:
+    """The feature modules, imported."""
+    return tuple(importlib.import_module(f"{__name__}.{name}") for name in FEATURE_MODULES)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -30,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     # Window arguments (``.site.db`` paths) are recognised by ``_wants_window`` before parsing;
     # a positional here would swallow the subcommand name ("show ID" would read as files).
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for feature in FEATURES:
+    for feature in features():
         feature.register(sub)
     return parser
 

@@ -1,5 +1,17 @@
 """The headless engine: no Qt, no qasync (an import-linter contract enforces it)."""
 
+import sys as _sys
+
+# peewee probes for PostgreSQL drivers when it is first imported, and psycopg (the sync driver,
+# which talks to PostgreSQL itself, never through peewee) takes 0.1-0.2 s to import: hide it for
+# that one import so every command and the window start without it. Sync imports it when used.
+if "peewee" not in _sys.modules and "psycopg" not in _sys.modules:
+    _sys.modules["psycopg"] = None  # type: ignore[assignment]
+    try:
+        import peewee  # noqa: F401
+    finally:
+        del _sys.modules["psycopg"]
+
 from .context import ContextBundle, ContextItem, ContextSection, build_context
 from .conversation import ConversationMemory, PruneResult, Recall
 from .errors import (
