@@ -114,7 +114,8 @@ class JobService(QObject):
         if not self.enabled():
             self._halt()
             self._set_state("scheduled maintenance is off in this window: nothing changes your files unless you "
-                            "run a job. Turn it on below, or run the daemon (ora-desktop daemon)")
+                            "run a job. Tick “Run scheduled maintenance…” to turn it on, or run the daemon "
+                            "(ora-desktop daemon)")
             return
         daemon = running_daemon()
         if daemon is not None:
