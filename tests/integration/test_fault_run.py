@@ -20,34 +20,13 @@ from pathlib import Path
 import pytest
 
 from ora_desktop.core.backup import check_file, list_backups
+from tests.integration import agent_writer
 from tests.unit.maintenance_support import ago, ids, make_db
 
 pytestmark = pytest.mark.slow
 
 KILLS = 20
 WRITERS = 3
-
-WRITER = r"""
-import os, sqlite3, sys, time
-path, name, log, stop = sys.argv[1:5]
-conn = sqlite3.connect(path, timeout=30, isolation_level=None)
-out = open(log, "a", buffering=1)
-n = 0
-while not os.path.exists(stop):
-    memory_id = f"{name}-{n}"
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute("INSERT INTO memories (id, content, type, importance, created_at, updated_at) "
-                     "VALUES (?, 'an agent wrote this', 'fact', 5, datetime('now'), datetime('now'))", (memory_id,))
-        conn.execute("COMMIT")
-    except sqlite3.OperationalError:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        continue
-    out.write(memory_id + "\n")
-    n += 1
-    time.sleep(0.003)
-"""
 
 # The jobs, looping until killed: every write job plus a bulk edit through the library.
 JOBS = r"""
@@ -72,7 +51,7 @@ def test_writers_and_jobs_under_sigkill_lose_nothing(ora_home: Path, tmp_path: P
     conn.close()
     stop = tmp_path / "stop"
     logs = [tmp_path / f"writer-{w}.log" for w in range(WRITERS)]
-    writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(db), f"w{w}", str(log), str(stop)])
+    writers = [agent_writer.start(db, f"w{w}", log, stop)
                for w, log in enumerate(logs)]
     rng = random.Random(9)  # the kill times: seeded, the same on every run
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]),

@@ -3,42 +3,13 @@
 from __future__ import annotations
 
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 from ora_desktop.core.backup import create_backup, restore_backup
 from ora_desktop.core.restore import LOCKED_SWAP
+from tests.integration import agent_writer
 from tests.unit.maintenance_support import ids, make_db
-
-# An agent: the seed's INSERT in its own transactions, ~250 commits a second, each committed id
-# written to a log only after its COMMIT returned. A lock it cannot get within its busy timeout is
-# retried (what an agent's write path does); nothing is logged for a write that did not commit.
-WRITER = r"""
-import sqlite3, sys, time
-path, log, stop = sys.argv[1], sys.argv[2], sys.argv[3]
-conn = sqlite3.connect(path, timeout=30, isolation_level=None)
-conn.execute("PRAGMA journal_mode = WAL")
-out = open(log, "a", buffering=1)
-n = 0
-import os
-while not os.path.exists(stop):
-    memory_id = f"w-{n}"
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute("INSERT INTO memories (id, content, type, importance, created_at, updated_at) "
-                     "VALUES (?, 'written during restores', 'fact', 5, datetime('now'), datetime('now'))",
-                     (memory_id,))
-        conn.execute("COMMIT")
-    except sqlite3.OperationalError:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        continue
-    out.write(memory_id + "\n")
-    n += 1
-    time.sleep(0.004)
-"""
 
 
 def test_restores_during_agent_writes_lose_no_committed_row(ora_home: Path, tmp_path: Path) -> None:
@@ -48,7 +19,7 @@ def test_restores_during_agent_writes_lose_no_committed_row(ora_home: Path, tmp_
     conn.close()
     backup = create_backup(db)
     log, stop = tmp_path / "committed.log", tmp_path / "stop"
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(db), str(log), str(stop)])
+    writer = agent_writer.start(db, "w", log, stop)
     reports = []
     try:
         deadline = time.monotonic() + 30
