@@ -31,6 +31,11 @@ def test_prose_is_not_tagged() -> None:
     assert found == {}
 
 
+def test_libraries_named_like_files_are_not_files() -> None:
+    found = kinds("Technologies: Node.js, Vue.js and Express; the entry point is src/node.js, the view App.js")
+    assert found["file"] == ["src/node.js", "App.js"]
+
+
 def test_urls_are_not_files_and_duplicates_are_dropped() -> None:
     found = kinds("see https://a.example/x.html and https://a.example/x.html; TypeError, typeerror TypeError")
     assert found == {"url": ["https://a.example/x.html"], "error": ["TypeError"]}

@@ -58,6 +58,11 @@ lua pl r sql db sqlite sh bash zsh fish ps1 bat tf tfvars hcl proto graphql gql 
 webp ico pdf zip gz tgz tar wasm log dockerfile mk gradle sln csproj properties plist
 """
 FILE_EXTENSIONS = frozenset(_EXTENSIONS.split())
+# Libraries named like a file ("Node.js", "Vue.js"): a bare one is the product, not a file; "src/node.js" stays a file.
+_PRODUCTS = frozenset("""
+node vue next nuxt three d3 express ember backbone chart moment angular react deno p5 alpine solid knockout
+meteor nest socket anime lodash underscore jquery preact mithril polymer handlebars mustache pixi babylon
+""".split())
 _TRAIL = ".,;:!?)]}'\""
 
 
@@ -103,6 +108,8 @@ def extract_tags(content: str) -> list[tuple[str, str]]:
             if not left or ("/" not in left and ext.lower() not in FILE_EXTENSIONS):
                 continue
             head = left.rsplit("/", 1)[-1]
+            if "/" not in left and ext.lower() == "js" and head.lower() in _PRODUCTS:
+                continue
             if not any(c.isalpha() for c in head) or head.endswith(".") or ".." in left:
                 continue
             begin = start - len(left)
