@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import sys
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -13,7 +16,7 @@ from ..core import backup as backups_core
 from ..core.config import Config
 from ..core.errors import FileMissing
 from ..core.history import history
-from ..core.maintenance import JOBS, JobReport, run_job
+from ..core.maintenance import JOBS, JobReport, jobs, run_job
 from ..core.scheduler import daemon_status, next_runs
 from . import common
 
@@ -89,8 +92,10 @@ def _run(args: argparse.Namespace) -> int:
         raise OraError(f"--repair applies to the check job only, not to {args.job}")
     config = Config.load()
     home = common.home_of(args)
-    reports = [run_job(args.job, path, dry_run=args.dry_run, repair=args.repair, home=home, config=config)
-               for path in target_paths(args)]
+    paths = target_paths(args)
+    with _reports_not_logged():  # each report is printed below; the log's copy would print it twice
+        reports = [run_job(args.job, path, dry_run=args.dry_run, repair=args.repair, home=home, config=config)
+                   for path in paths]
     if args.json:
         common.emit_json([_report_json(r) for r in reports])
     else:
@@ -99,6 +104,20 @@ def _run(args: argparse.Namespace) -> int:
     if any(r.outcome in ("failed", "problems") for r in reports):
         return 1
     return 3 if any(r.outcome == "skipped-locked" for r in reports) else 0
+
+
+@contextlib.contextmanager
+def _reports_not_logged() -> Iterator[None]:
+    logger = logging.getLogger(jobs.__name__)
+
+    def keep(record: logging.LogRecord) -> bool:
+        return not getattr(record, jobs.REPORT_RECORD, False)
+
+    logger.addFilter(keep)
+    try:
+        yield
+    finally:
+        logger.removeFilter(keep)
 
 
 def _report_json(report: JobReport) -> dict:

@@ -113,3 +113,12 @@ def test_long_listings_are_cut_in_text_but_not_in_json(capsys, ora_home: Path) -
     text = cli(capsys, "run", "cleanup", "--db", str(db), "--dry-run", "--show", "5")
     assert sum(line.startswith("  e") for line in text.out.splitlines()) == 5 and "… and 25 more" in text.out
     assert len(cli(capsys, "run", "cleanup", "--db", str(db), "--dry-run", "--json").json()[0]["would_change"]) == 30
+
+
+def test_run_all_reports_a_broken_file_once_and_still_runs_the_others(capsys, db: Path, ora_home: Path) -> None:
+    broken = ora_home / "sites" / "shop" / "broken.site.db"
+    broken.write_text("not a database")
+    result = cli(capsys, "run", "decay", "--all")
+    assert result.code == 1
+    assert (result.out + result.err).count(str(broken)) == 2  # one report line: "decay PATH: failed … PATH: not an SQLite"
+    assert result.out.count(": ok in ") == 2

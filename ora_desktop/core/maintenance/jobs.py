@@ -35,6 +35,8 @@ from .context import Cancelled, JobContext, Outcome, Progress
 
 log = logging.getLogger(__name__)
 
+# Set on the log record that repeats a finished job's report, so a face that shows the report can drop it.
+REPORT_RECORD = "ora_job_report"
 OUTCOMES = ("ok", "problems", "failed", "skipped-locked", "cancelled")
 #: Outcomes of a run that finished (the scheduler counts it as done; "problems" = a damaged file).
 COMPLETED = ("ok", "problems")
@@ -177,7 +179,7 @@ def _finish(report: JobReport, record: bool) -> JobReport:
         except Exception as exc:  # the history db must never make a job fail
             log.warning("could not record the %s run in %s: %s", report.job, history.state_path(), exc)
     log.log(logging.WARNING if report.outcome in ("failed", "problems") else logging.INFO,
-            "%s %s: %s %s", report.job, report.path, report.outcome, report.message)
+            "%s %s: %s %s", report.job, report.path, report.outcome, report.message, extra={REPORT_RECORD: True})
     return report
 
 
