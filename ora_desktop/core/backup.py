@@ -196,11 +196,25 @@ def create_backup(path: str | Path, dest_dir: str | Path | None = None, *, confi
     check_shape(source)  # refuse a file that is not Ora, naming it (not our temporary copy)
     config = config or Config.load()
     folder = backup_folder(source, dest_dir, config)
+    created = [d for d in (folder, folder.parent) if not d.exists()]  # removed again if no backup lands
     try:
         private_dir(folder.parent.parent, folder.parent.name, folder.name)
     except (OSError, UnsafePath) as exc:
         raise BackupError(f"{source}: cannot use the backup folder {folder} "
                           f"({getattr(exc, 'strerror', None) or exc})") from exc
+    try:
+        info = _write_backup(source, folder, progress, cancel)
+    except BaseException:
+        for directory in created:  # a failed first backup leaves no empty folders behind
+            with contextlib.suppress(OSError):
+                directory.rmdir()
+        raise
+    if rotate:
+        rotate_backups(source, dest_dir, config=config)
+    return info
+
+
+def _write_backup(source: Path, folder: Path, progress, cancel) -> BackupInfo:
     _remove_partials(folder)
     final = new_name(folder, datetime.now(UTC))
     temp = folder / f".{final.name}{PARTIAL}-{os.getpid()}"
@@ -221,10 +235,7 @@ def create_backup(path: str | Path, dest_dir: str | Path | None = None, *, confi
         for leftover in (temp, *(Path(f"{temp}{s}") for s in ("-journal", "-wal", "-shm"))):
             with contextlib.suppress(FileNotFoundError):
                 leftover.unlink()
-    info = _info(final)
-    if rotate:
-        rotate_backups(source, dest_dir, config=config)
-    return info
+    return _info(final)
 
 
 def rewrite_backup(backup_path: str | Path, edit: Callable[[Path], None]) -> BackupInfo:

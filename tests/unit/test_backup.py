@@ -84,7 +84,7 @@ def test_cancelled_backup_leaves_nothing(db: Path) -> None:
     report = run_job("backup", db, cancel=cancel)
     assert report.outcome == "cancelled"
     folder = paths.data_dir() / "backups" / "anwe-sh" / "ora"
-    assert list(folder.iterdir()) == []
+    assert not folder.exists()  # no partial copy and no empty folder left behind
 
 
 def test_restore_keeps_the_current_file_aside_and_other_connections_see_the_result(db: Path) -> None:
@@ -152,3 +152,18 @@ def test_an_unusable_backup_folder_fails_clearly(db: Path, tmp_path: Path) -> No
     report = run_job("backup", db, config=config)
     assert report.outcome == "failed"
     assert str(db) in report.message and "backup folder" in report.message
+
+
+def test_a_first_backup_that_fails_leaves_no_empty_folders(db: Path, tmp_path: Path) -> None:
+    from ora_desktop.core.maintenance.context import Cancelled
+
+    config = Config(Path("c.toml"), {"backup": {"dir": str(tmp_path / "backups")}}, True)
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(Cancelled):
+        create_backup(db, config=config, cancel=stop)
+    assert not (tmp_path / "backups" / "anwe-sh").exists()  # neither the site nor the agent folder stays
+    kept = create_backup(db, config=config)
+    with pytest.raises(Cancelled):
+        create_backup(db, config=config, cancel=stop)
+    assert list_backups(db, config=config) == [kept]  # an existing folder with its backups is left alone

@@ -58,11 +58,12 @@ lua pl r sql db sqlite sh bash zsh fish ps1 bat tf tfvars hcl proto graphql gql 
 webp ico pdf zip gz tgz tar wasm log dockerfile mk gradle sln csproj properties plist
 """
 FILE_EXTENSIONS = frozenset(_EXTENSIONS.split())
-# Libraries named like a file ("Node.js", "Vue.js"): a bare one is the product, not a file; "src/node.js" stays a file.
-_PRODUCTS = frozenset("""
+# Libraries named like a file ("Node.js", "Vue.js"): a bare one is the library; "src/node.js" stays a file.
+_PRODUCT_NAMES = """
 node vue next nuxt three d3 express ember backbone chart moment angular react deno p5 alpine solid knockout
 meteor nest socket anime lodash underscore jquery preact mithril polymer handlebars mustache pixi babylon
-""".split())
+"""
+_PRODUCTS = frozenset(_PRODUCT_NAMES.split())
 _TRAIL = ".,;:!?)]}'\""
 
 
