@@ -180,6 +180,7 @@ class ChangeWatch:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._last: dict[int, tuple] = {}
+        self._stamp: tuple | None = None  # the file's stamp at the last reset, for a thread's first call
 
     def fingerprint(self, db: peewee.SqliteDatabase, immutable: bool) -> tuple:
         """What identifies the file's current state for this kind of connection."""
@@ -192,8 +193,11 @@ class ChangeWatch:
         current = self.fingerprint(db, immutable)
         key = threading.get_ident()
         previous, self._last[key] = self._last.get(key), current
-        return previous is not None and previous != current
+        if previous is None:  # this thread's first look: data_version has no past here, the file's stamp has
+            return self._stamp is not None and file_stamp(self.path) != self._stamp
+        return previous != current
 
     def reset(self, db: peewee.SqliteDatabase, immutable: bool) -> None:
-        """Take the current state as seen."""
+        """Take the current state as seen (on this thread, and as the baseline for other threads' first look)."""
         self._last[threading.get_ident()] = self.fingerprint(db, immutable)
+        self._stamp = file_stamp(self.path)

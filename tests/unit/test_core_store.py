@@ -532,3 +532,26 @@ def test_bulk_removal_without_records_still_tells_subscribers(store):
     assert store.remove_where_recoverably("type = ?", ["fact"], "cleanup", return_records=False) == ()
     assert seen[-1].removed == {"m-fact-hi", "m-fact-lo"} and store.last_removed_count == 2
     assert {t.memory.id for t in store.trash()} == {"m-fact-hi", "m-fact-lo"}
+
+
+def test_a_write_between_open_and_the_watchers_first_look_is_seen(store, db):
+    """The window opens a file on one thread and polls it from another a second later: a write by
+    someone else in between must not be missed (the watcher thread has no data_version past)."""
+    import threading
+
+    raw(db, "UPDATE memories SET content = 'theirs' WHERE id = 'm-task'")
+    seen: list[bool] = []
+    watcher = threading.Thread(target=lambda: seen.extend([store.changed_externally(), store.changed_externally()]))
+    watcher.start()
+    watcher.join()
+    assert seen == [True, False]
+
+
+def test_a_watchers_first_look_at_an_unchanged_file_reports_nothing(store, db):
+    import threading
+
+    seen: list[bool] = []
+    watcher = threading.Thread(target=lambda: seen.append(store.changed_externally()))
+    watcher.start()
+    watcher.join()
+    assert seen == [False]
