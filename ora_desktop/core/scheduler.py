@@ -34,14 +34,13 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.schedulers.base import BaseScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
-from . import history, paths
+from . import history, paths, sync_settings
 from .config import Config, ConfigError
 from .errors import OraError
 from .home import OraHome
 from .maintenance.jobs import JOBS, JobReport, run_job
 from .private import open_private, private_dir, refuse_link
 from .store import open_store
-from .sync import settings as sync_settings
 
 log = logging.getLogger(__name__)
 
