@@ -1,7 +1,7 @@
 """The Charts panel: health, types, growth, sync status and importance vs health.
 
 Scope is the selected agent, its site, or every agent in ``ORA_HOME``. Aggregates are computed in
-a worker thread (``charts.data``); only the finished numbers reach the GUI thread.
+a worker thread (:mod:`ora_desktop.core.operations.stats`); only the finished numbers reach the GUI thread.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from PySide6.QtWidgets import (
 )
 
 from ora_desktop.core import OraError, OraHome, open_store
+from ora_desktop.core.operations.stats import ChartData, chart_data
 
 from ..jobs.background import Latest
 from ..jobs.widgets import LazyRefresh
 from . import builders
-from .data import ChartData, collect
 
 SCOPES = (("agent", "This agent"), ("site", "This site"), ("all", "Everything"))
 CHARTS = (
@@ -80,7 +80,7 @@ def load(home: OraHome, current: object, scope: str) -> ChartData:
         return store
 
     try:
-        return collect(label, files, opener)
+        return chart_data(label, files, opener)
     finally:
         for store in opened:
             store.close()
