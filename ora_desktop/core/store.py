@@ -407,15 +407,19 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
                          (type, COMMON_TYPE))
         return bool(seen and seen[0] >= COMMON_TYPE)
 
-    def important(self, limit: int = 50) -> list[Memory]:
+    def important(self, limit: int = 50, superseded: str = "show") -> list[Memory]:
         """The seed's extraction query: importance >= 7, or facts with health >= 0.5; most
         important first and, among equals, the most recently added (highest rowid) first.
 
         That order is the seed's importance index read backwards, so, like the seed's query,
         it stops after ``limit`` rows instead of sorting every important memory by time.
+        ``superseded`` is ``"show"`` (the seed's query as written), ``"hide"`` (only the live
+        memory of each chain, taken before the limit: what an agent's context wants) or ``"only"``.
+        This is the one home of the rule: the context, the CLI, MCP and promote all call it.
         """
+        live, params = where_clause(ListQuery(superseded=superseded), self.columns)
         return self._rows(
-            "importance >= 7 OR (type = 'fact' AND health_score >= 0.5)", (),
+            f"(importance >= 7 OR (type = 'fact' AND health_score >= 0.5)) AND {live}", params,
             f"ORDER BY importance DESC, rowid DESC LIMIT {int(limit)}",
         )
 
