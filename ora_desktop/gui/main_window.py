@@ -300,7 +300,7 @@ class MainWindow(QMainWindow):
         path = path.resolve()
         self._remember_recent(path)
         self.sidebar.add_file(path)
-        agent = next((a for a in self.ctx.home.agents() if a.path.resolve() == path), None)
+        agent = self.ctx.home.agent_for(path)
         self.memories.setCurrentWidget(self.browser)
         self.tabs.setCurrentIndex(0)
         self.ctx.set_current(agent or path)
