@@ -1,4 +1,4 @@
-"""Recoverable removal (DESIGN contract 5): rows go to ``ora_desktop_trash`` before they go.
+"""Recoverable removal (ARCHITECTURE.md, contract 5): rows go to ``ora_desktop_trash`` before they go.
 
 The copy and the delete happen in one ``BEGIN IMMEDIATE`` transaction, as single statements,
 so a crash leaves either both or neither. ``restore_deleted`` puts rows back.

@@ -1,6 +1,6 @@
 """The in-app scheduler: ``core.scheduler.Scheduler`` on the window's qasync loop.
 
-``start(ctx)`` is called once at startup (``gui.panels.start_services``). The window runs the
+``start(ctx)`` is called once at startup (:func:`ora_desktop.gui.panels.start_services`). The window runs the
 maintenance schedule only when the person turned that on (``RUN_IN_WINDOW`` in the window's
 settings, the check box on the Jobs tab): opening a file to look at it never changes it. When on,
 the schedule runs here while the window is open, unless a headless daemon is running: then the
@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 #: How often the service checks whether a daemon started or stopped.
 DAEMON_CHECK_MS = 60_000
 #: Seconds the window waits after opening before its first scheduled run (an overdue one
-#: included): opening the window to look around changes nothing on disk (DESIGN contract 2).
+#: included): opening the window to look around changes nothing on disk (ARCHITECTURE.md, contract 2).
 FIRST_RUN_DELAY = 600
 #: The window setting that lets the window run the maintenance schedule (off until turned on).
 RUN_IN_WINDOW = "jobs/run_in_window"
@@ -187,8 +187,6 @@ def start(ctx) -> JobService:
     app = QCoreApplication.instance()
     if app is not None:
         app.aboutToQuit.connect(service.stop)
-    window = getattr(ctx, "window", None)
-    closed = getattr(window, "closed", None)
-    if closed is not None:
-        closed.connect(service.stop)
+    if ctx.window is not None:
+        ctx.window.closed.connect(service.stop)
     return service
