@@ -16,10 +16,11 @@ import sys
 
 from .core import paths
 from .core.config import Config
+from .core.daemon_lock import daemon_lock
 from .core.home import OraHome
 from .core.maintenance.jobs import JobReport
 from .core.private import PrivateLogHandler, private_dir
-from .core.scheduler import Scheduler, daemon_lock
+from .core.scheduler import Scheduler
 
 log = logging.getLogger("ora_desktop.daemon")
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -50,7 +51,7 @@ def run_daemon(home: OraHome | None = None, config: Config | None = None, once: 
     if config.exposure_warning:
         log.warning("%s", config.exposure_warning)
     with daemon_lock() as info:
-        log.info("daemon started (pid %s) on %s; config %s%s", info["pid"], home.root, config.path,
+        log.info("daemon started (pid %s) on %s; config %s%s", info.pid, home.root, config.path,
                  "" if config.exists else " (not present: defaults)")
         code = asyncio.run(_main(home, config, once))
         log.info("daemon stopped")

@@ -341,9 +341,9 @@ async def shoot(args: argparse.Namespace, home: Path) -> Shooter:
     await settle(1.0)
     session.select(session.ora)
     await settle(1.5)
-    from ora_desktop.gui.panels import PANELS  # added after the first rows: wait for them on a busy machine
+    from ora_desktop.gui.panels import panel_classes  # added after the first rows: wait for them on a busy machine
 
-    await until(lambda: len(getattr(window, "panels", {})) >= len(PANELS), timeout=60)
+    await until(lambda: len(window.panels) >= len(panel_classes()), timeout=60)
     wanted = set(args.views.split(","))
     for key, name, class_name, section in SECTIONS:
         if key not in wanted:

@@ -14,10 +14,11 @@ from typing import Any
 from ..core import OraError, OraHome
 from ..core import backup as backups_core
 from ..core.config import Config
+from ..core.daemon_lock import running_daemon
 from ..core.errors import FileMissing
 from ..core.history import history
 from ..core.maintenance import JOBS, JobReport, jobs, run_job
-from ..core.scheduler import daemon_status, next_runs
+from ..core.scheduler import next_runs
 from . import common
 
 
@@ -152,8 +153,8 @@ def _jobs(args: argparse.Namespace) -> int:
         if args.json:
             common.emit_json([{"job": j, "path": p, "next": t, "overdue": t <= now} for j, p, t in runs])
             return 0
-        running = daemon_status()
-        print("daemon: " + (f"running (pid {running.get('pid')}, since {running.get('started')})" if running
+        running = running_daemon()
+        print("daemon: " + (f"running (pid {running.pid}, since {running.started})" if running
                             else "not running"))
         for job, path, when in runs:
             due = "due now" if when <= now else when.strftime("%Y-%m-%d %H:%M:%S UTC")

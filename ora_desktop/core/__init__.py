@@ -30,6 +30,7 @@ from .errors import (
     WrongSchema,
 )
 from .home import AgentFile, OraHome, Site, check_name
+from .library import Store, open_store
 from .listing import Cursor, ListQuery
 from .records import Chain, Change, DeletedMemory, Facets, Memory, Neighbors, TaskContext
 from .schema import INIT_SQL, MEMORY_TYPES, SYNC_STATUSES, SchemaReport, create_database
@@ -44,7 +45,6 @@ from .search import (
     search_many,
     tag_facets,
 )
-from .store import Store, open_store
 
 __all__ = [
     "AgentFile", "Chain", "Change", "Conflict", "CorruptFile", "Cursor", "DatabaseLocked",

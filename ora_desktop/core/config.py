@@ -169,7 +169,7 @@ class Config:
                 where = self._source(*keys)
                 return Setting(job, parse_interval(table[job], f"{where} {job}"), where)
         if job == "sync":  # [sync] interval
-            from .sync import settings as sync_settings
+            from . import sync_settings
 
             return sync_settings.interval(self, site)
         return Setting(job, parse_interval(DEFAULT_SCHEDULE[job]), DEFAULT)
@@ -278,7 +278,7 @@ class Config:
                               "would keep no backup at all; set keep_last to 1 or more")
         self.rescan_seconds()
         self.trash_keep_days()
-        from .sync import settings as sync_settings
+        from . import sync_settings
 
         sync_settings.validate(self)
 

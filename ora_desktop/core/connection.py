@@ -1,4 +1,4 @@
-"""Connections that follow DESIGN's concurrency rules.
+"""Connections that follow the concurrency rules of ARCHITECTURE.md.
 
 Every connection sets ``busy_timeout``, ``foreign_keys=ON`` and ``trusted_schema=OFF``; every
 write transaction is ``BEGIN IMMEDIATE``. A read-only open never writes to the file or its

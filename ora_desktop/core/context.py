@@ -119,7 +119,9 @@ def build_context(store: Store, query: str, token_budget: int = 2000, *, hops: i
         return not memory.is_superseded and (include_expired or not memory.is_expired(now))
 
     candidates = {
-        "important": [(m, "important", 0.0) for m in important(store, important_limit) if usable(m)],
+        # Superseded memories are left out before the limit (the store's one rule), expired ones after.
+        "important": [(m, "important", 0.0) for m in store.important(important_limit, superseded="hide")
+                      if usable(m)],
         "relevant": _relevant(store, query, relevant_limit, hops, usable, notes),
         "recent": [(m, "recent", 0.0) for m in store.list(ListQuery(order_by="rowid", limit=recent_limit * 2))
                    if usable(m)][:recent_limit],
@@ -172,10 +174,6 @@ TITLES = {"important": "## Important memories", "relevant": "## Relevant to: {qu
 MIN_TRUNCATED_CHARS = 40
 
 
-def important(store: Store, limit: int) -> list[Memory]:
-    """The seed's important memories (importance >= 7, or facts with health >= 0.5), most
-    important first: :meth:`Store.important`."""
-    return store.important(limit)
 
 
 def _shares(shares: dict[str, float] | None) -> dict[str, float]:

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from . import timestamps
+from .health_buckets import HEALTH_BUCKETS, bucket_sql
 from .listing import ListQuery, where_clause
 from .records import Facets
 from .timefilter import AGE_BUCKETS, TIME_FIELDS
@@ -19,8 +20,6 @@ from .timefilter import AGE_BUCKETS, TIME_FIELDS
 if TYPE_CHECKING:
     from .store import Store
 
-HEALTH_BUCKETS = ("0.0-0.1", "0.1-0.2", "0.2-0.3", "0.3-0.4", "0.4-0.5",
-                  "0.5-0.6", "0.6-0.7", "0.7-0.8", "0.8-0.9", "0.9-1.0")
 _PLAIN = ListQuery(limit=None)
 
 
@@ -30,8 +29,7 @@ def count_facets(store: Store, query: ListQuery) -> Facets:
     columns = store.columns
     col = {name: (name if name in columns else "NULL") for name in ("type", "sync_status", "importance",
                                                                       "health_score")}
-    bucket = (f"CASE WHEN {col['health_score']} IS NULL THEN -1 "
-              f"ELSE min(9, max(0, CAST({col['health_score']} * 10 AS INTEGER))) END")
+    bucket = bucket_sql(col["health_score"])
     counters: tuple[Counter, Counter, Counter, Counter] = (Counter(), Counter(), Counter(), Counter())
 
     def grouped(where: str, params: list, sign: int = 1) -> None:

@@ -87,6 +87,12 @@ class OraHome:
         """Every agent file of every site."""
         return [agent for site in self.sites() for agent in site.agents]
 
+    def agent_for(self, path: str | Path) -> AgentFile | None:
+        """The agent whose file is ``path`` (compared resolved), or ``None`` for a file outside
+        this home. The one answer the window's open, search hits, sidebar and promote use."""
+        target = Path(path).expanduser().resolve()
+        return next((agent for agent in self.agents() if agent.path.resolve() == target), None)
+
     def path_for(self, site: str, agent: str) -> Path:
         """The file of ``agent`` in ``site`` (names checked; the file need not exist)."""
         return self.sites_dir / check_name(site, "site") / f"{check_name(agent, 'agent')}{SUFFIX}"

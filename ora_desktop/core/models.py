@@ -1,7 +1,8 @@
-"""peewee models for the seed tables and the engine's own ``ora_desktop_*`` tables.
+"""peewee models for the engine's own ``ora_desktop_*`` tables.
 
 Models are bound per store (a subclass per database), so several files can be open at once
-from several threads. The seed tables are never created or altered through these models.
+from several threads. The seed tables have no models: they are created by the seed's own SQL
+and read and written with plain statements, never created or altered through peewee.
 """
 
 from __future__ import annotations
@@ -9,43 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import peewee as pw
-
-
-class MemoryRow(pw.Model):
-    """The seed's ``memories`` table, column for column."""
-
-    id = pw.TextField(primary_key=True)
-    content = pw.TextField()
-    type = pw.TextField(null=True)
-    importance = pw.IntegerField(null=True)
-    access_count = pw.IntegerField(null=True)
-    last_accessed_at = pw.TextField(null=True)
-    health_score = pw.FloatField(null=True)
-    related_to = pw.TextField(null=True)
-    superseded_by = pw.TextField(null=True)
-    created_at = pw.TextField()
-    updated_at = pw.TextField()
-    expires_at = pw.TextField(null=True)
-    synced_at = pw.TextField(null=True)
-    sync_status = pw.TextField(null=True)
-
-    class Meta:
-        table_name = "memories"
-
-
-class TaskContextRow(pw.Model):
-    """The seed's ``task_context`` table."""
-
-    id = pw.TextField(primary_key=True)
-    task_description = pw.TextField()
-    input_data = pw.TextField(null=True)
-    output_data = pw.TextField(null=True)
-    status = pw.TextField(null=True)
-    created_at = pw.TextField()
-    completed_at = pw.TextField(null=True)
-
-    class Meta:
-        table_name = "task_context"
 
 
 class TrashRow(pw.Model):
@@ -86,14 +50,9 @@ class TrashLinkRow(pw.Model):
         table_name = "ora_desktop_trash_links"
 
 
-ENGINE_MODELS = (TrashRow, StateRow, TrashLinkRow)
-
-
 @dataclass(frozen=True)
 class BoundModels:
     """The models of one store, bound to its database."""
-    memory: type[MemoryRow]
-    task: type[TaskContextRow]
     trash: type[TrashRow]
     state: type[StateRow]
     trash_links: type[TrashLinkRow]
@@ -106,4 +65,4 @@ def bind(db: pw.Database) -> BoundModels:
         meta = type("Meta", (), {"database": db, "table_name": model._meta.table_name})
         return type(model.__name__, (model,), {"Meta": meta, "__module__": __name__})
 
-    return BoundModels(sub(MemoryRow), sub(TaskContextRow), sub(TrashRow), sub(StateRow), sub(TrashLinkRow))
+    return BoundModels(sub(TrashRow), sub(StateRow), sub(TrashLinkRow))

@@ -18,10 +18,7 @@ new sites and agents get their jobs, vanished ones lose them, and an edited conf
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import logging
-import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -29,19 +26,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import filelock
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.schedulers.base import BaseScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
-from . import history, paths
+from . import history, sync_settings
 from .config import Config, ConfigError
 from .errors import OraError
 from .home import OraHome
 from .maintenance.jobs import JOBS, JobReport, run_job
-from .private import open_private, private_dir, refuse_link
 from .store import open_store
-from .sync import settings as sync_settings
 
 log = logging.getLogger(__name__)
 
@@ -318,60 +312,3 @@ def _stamp(path: Path) -> float | None:
         return path.stat().st_mtime
     except OSError:
         return None
-
-
-# ---------------------------------------------------------------------- the daemon's lock
-def daemon_lock_path() -> Path:
-    return paths.data_dir() / "daemon.lock"
-
-
-def daemon_info_path() -> Path:
-    return paths.data_dir() / "daemon.json"
-
-
-def daemon_status() -> dict | None:
-    """Who holds the daemon lock (``{"pid", "started", "host"}``), or ``None`` if no daemon runs.
-
-    Probes the lock only when a daemon left its info file (so polling never gets in the way of a
-    daemon starting); an info file whose lock is free is a leftover of a killed daemon.
-    """
-    try:
-        info = json.loads(daemon_info_path().read_text())
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError):
-        info = {"pid": None, "started": None, "host": None}
-    lock = filelock.FileLock(str(refuse_link(daemon_lock_path())), thread_local=False, mode=0o600)
-    try:
-        lock.acquire(timeout=0)
-    except filelock.Timeout:
-        return info
-    lock.release()
-    return None
-
-
-@contextlib.contextmanager
-def daemon_lock():
-    """Hold the one-daemon lock for the ``with`` body; raises ``DaemonRunning`` if it is taken."""
-    from .errors import OraError
-
-    private_dir(daemon_lock_path().parent)
-    lock = filelock.FileLock(str(refuse_link(daemon_lock_path())), thread_local=False, mode=0o600)
-    try:
-        lock.acquire(timeout=1)  # a window probing the lock holds it for an instant
-    except filelock.Timeout:
-        info = daemon_status() or {}
-        raise OraError(
-            f"another ora-desktop daemon is already running (pid {info.get('pid')}, started "
-            f"{info.get('started')}, lock {daemon_lock_path()}); stop it first"
-        ) from None
-    info = {"pid": os.getpid(), "started": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S"),
-            "host": os.uname().nodename}
-    with os.fdopen(open_private(daemon_info_path(), os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "w") as handle:
-        handle.write(json.dumps(info))
-    try:
-        yield info
-    finally:
-        with contextlib.suppress(OSError):
-            daemon_info_path().unlink()
-        lock.release()

@@ -1,8 +1,13 @@
-"""The store: one open ``.site.db`` file and every operation on its memories.
+"""The engine's store: one open ``.site.db`` file, its reads, writes, trash and links.
 
 ``open_store(path)`` runs the compatibility check and returns a :class:`Store`. Reads return
-plain records; writes are ``BEGIN IMMEDIATE`` transactions that validate before SQL, follow
-DESIGN's sync rule, and report a :class:`~ora_desktop.core.records.Change` to subscribers.
+plain records; writes are ``BEGIN IMMEDIATE`` transactions that validate before SQL, follow the
+sync rule, and report a :class:`~ora_desktop.core.records.Change` to subscribers.
+
+This module sits below search, context and the operations (ARCHITECTURE.md, "Layers"): it
+imports none of them. The ``Store`` agents get from ``ora_desktop.open_store`` is the subclass
+in :mod:`ora_desktop.core.library`, which adds ``search``, ``context``, ``export`` and the other
+operations as methods.
 """
 
 from __future__ import annotations
@@ -21,9 +26,9 @@ from . import timestamps
 from .connection import BUSY_TIMEOUT_MS, ChangeWatch, file_stamp, make_database, translated
 from .decoding import is_undecodable_error, tolerant_text
 from .errors import InvalidValue, NotFound, OraError, ReadOnlyDatabase
-from .facets import HEALTH_BUCKETS as HEALTH_BUCKETS  # re-exported: views label buckets with it
 from .facets import count_facets
 from .graph import GraphMixin
+from .health_buckets import HEALTH_BUCKETS as HEALTH_BUCKETS  # re-exported: views label buckets with it
 from .listing import TIME_COLUMNS, Cursor, ListQuery, keyset_parts, order_clause, sort_expression, where_clause
 from .models import bind
 from .records import Change, Facets, Memory, TaskContext, parse_json, row_to_memory
@@ -402,15 +407,19 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
                          (type, COMMON_TYPE))
         return bool(seen and seen[0] >= COMMON_TYPE)
 
-    def important(self, limit: int = 50) -> list[Memory]:
+    def important(self, limit: int = 50, superseded: str = "show") -> list[Memory]:
         """The seed's extraction query: importance >= 7, or facts with health >= 0.5; most
         important first and, among equals, the most recently added (highest rowid) first.
 
         That order is the seed's importance index read backwards, so, like the seed's query,
         it stops after ``limit`` rows instead of sorting every important memory by time.
+        ``superseded`` is ``"show"`` (the seed's query as written), ``"hide"`` (only the live
+        memory of each chain, taken before the limit: what an agent's context wants) or ``"only"``.
+        This is the one home of the rule: the context, the CLI, MCP and promote all call it.
         """
+        live, params = where_clause(ListQuery(superseded=superseded), self.columns)
         return self._rows(
-            "importance >= 7 OR (type = 'fact' AND health_score >= 0.5)", (),
+            f"(importance >= 7 OR (type = 'fact' AND health_score >= 0.5)) AND {live}", params,
             f"ORDER BY importance DESC, rowid DESC LIMIT {int(limit)}",
         )
 
@@ -430,48 +439,6 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
             )
             for r in rows
         ]
-
-    def search(self, query: Any, limit: int = 50, *, mode: str | None = None, **kw: Any) -> Any:
-        """Search this file: ``mode`` ``"lexical"`` (:func:`ora_desktop.core.search.search`),
-        ``"semantic"`` or ``"hybrid"`` (:mod:`ora_desktop.core.search.semantic`); by default
-        hybrid once vectors exist, else lexical."""
-        from .search.semantic import choose_mode, search_by_meaning
-
-        if choose_mode(self, mode) == "lexical":
-            from .search import search
-
-            return search(self, query, limit, **kw)
-        return search_by_meaning(self, query, limit, mode=choose_mode(self, mode), **kw)
-
-    def duplicates(self, threshold: float | None = None, **kw: Any) -> Any:
-        """Exact and near duplicate groups (see :mod:`ora_desktop.core.operations.duplicates`)."""
-        from .operations.duplicates import DEFAULT_THRESHOLD, find_duplicates
-
-        return find_duplicates(self, DEFAULT_THRESHOLD if threshold is None else threshold, **kw)
-
-    def export(self, out: Any = None, format: str = "jsonl", **kw: Any) -> Any:
-        """Export this file's memories (see :func:`ora_desktop.core.operations.export.export_memories`)."""
-        from .operations.export import export_memories
-
-        return export_memories([self], out, format, **kw)
-
-    def import_from(self, source: str | Path, format: str = "auto", **kw: Any) -> Any:
-        """Import memories into this file (see :func:`ora_desktop.core.operations.importing.import_memories`)."""
-        from .operations.importing import import_memories
-
-        return import_memories(self, source, format, **kw)
-
-    def purge(self, ids: str | Iterable[str], rewrite_backups: bool = False) -> Any:
-        """Forget memories for good, everywhere (see :mod:`ora_desktop.core.operations.purge`)."""
-        from .operations.purge import purge
-
-        return purge(self, ids if isinstance(ids, str) else list(ids), rewrite_backups=rewrite_backups)
-
-    def context(self, query: str, token_budget: int = 2000, **kw: Any) -> Any:
-        """Context for an agent's turn within a token budget (see :mod:`ora_desktop.core.context`)."""
-        from .context import build_context
-
-        return build_context(self, query, token_budget, **kw)
 
 
 def _query(query: ListQuery | None, filters: Mapping[str, Any]) -> ListQuery:

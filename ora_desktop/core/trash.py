@@ -1,4 +1,4 @@
-"""Recoverable removal (DESIGN contract 5): rows go to ``ora_desktop_trash`` before they go.
+"""Recoverable removal (ARCHITECTURE.md, contract 5): rows go to ``ora_desktop_trash`` before they go.
 
 The copy and the delete happen in one ``BEGIN IMMEDIATE`` transaction, as single statements,
 so a crash leaves either both or neither. ``restore_deleted`` puts rows back.
@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import timestamps
-from .records import Change, DeletedMemory, Memory
+from .records import Change, DeletedMemory, Memory, row_to_memory
 from .trash_links import forget_batches, restore_links, unlink_removed
 
 if TYPE_CHECKING:
@@ -49,8 +49,6 @@ class TrashMixin:
 
     def trash(self: Store, limit: int | None = 1000, batch: str | None = None) -> list[DeletedMemory]:
         """Rows in the trash, most recently deleted first (empty if nothing was ever deleted)."""
-        from .store import row_to_memory
-
         if not self.has_table("ora_desktop_trash"):
             return []
         where, params = ("batch = ?", [batch]) if batch else ("1", [])

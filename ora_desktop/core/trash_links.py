@@ -32,7 +32,7 @@ def _dump(ids: list[Any]) -> str | None:
 
 
 def _sync_sets(store: Store) -> str:
-    """The SET parts of DESIGN's sync rule for this file's columns."""
+    """The SET parts of the sync rule (ARCHITECTURE.md, "Rules from the seed") for this file's columns."""
     sets = []
     if "updated_at" in store.columns:
         sets.append("updated_at = ?")

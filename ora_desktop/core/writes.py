@@ -1,5 +1,6 @@
 """Writes to memories: add, edit, touch, delete. Each is one ``BEGIN IMMEDIATE`` transaction
-that validates every value before SQL, follows DESIGN's sync rule and emits a ``Change``."""
+that validates every value before SQL, follows the sync rule (ARCHITECTURE.md, "Rules from the
+seed") and emits a ``Change``."""
 
 from __future__ import annotations
 
@@ -168,7 +169,8 @@ class WritesMixin:
         return frozenset(r[0] for r in found)
 
     def _update_where(self: Store, where: str, params: Sequence[Any], values: Mapping[str, Any]) -> int:
-        """One UPDATE applying DESIGN's sync rule; call inside a write transaction."""
+        """One UPDATE applying the sync rule (ARCHITECTURE.md, "Rules from the seed"); call inside a
+        write transaction."""
         sets = [f"{name} = ?" for name in values if name in self.columns]
         args: list[Any] = [values[name] for name in values if name in self.columns]
         if "updated_at" in self.columns:
@@ -223,7 +225,3 @@ class WritesMixin:
             return ()
         # One statement however many ids (no SQLite variable limit): the ids travel as JSON.
         return self.remove_where_recoverably(f"id IN {IDS_JSON}", [json.dumps(ids)], reason)
-
-    def new_memory_id(self: Store) -> str:
-        """A fresh id, as :meth:`add` would make."""
-        return new_id()

@@ -46,10 +46,13 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     return parser.parse_args(list(argv))
 
 
+LOG_HANDLER = "ora-desktop"  # the name of the handler setup_logging adds (added once)
+
+
 def setup_logging(level: int = logging.INFO) -> Path | None:
     """Log to ``<user log dir>/ora-desktop.log`` (rotated) and to stderr for warnings."""
     root = logging.getLogger("ora_desktop")
-    if any(getattr(h, "_ora", False) for h in root.handlers):
+    if any(h.get_name() == LOG_HANDLER for h in root.handlers):
         return None
     root.setLevel(level)
     target = None
@@ -61,7 +64,7 @@ def setup_logging(level: int = logging.INFO) -> Path | None:
     except (OSError, OraError):
         handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    handler._ora = True  # type: ignore[attr-defined]
+    handler.set_name(LOG_HANDLER)
     root.addHandler(handler)
     return target
 

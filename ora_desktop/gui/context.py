@@ -39,13 +39,15 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from PySide6.QtCore import QObject, QSettings, QTimer, Signal
 from PySide6.QtGui import QUndoStack
-from PySide6.QtWidgets import QWidget
 
 from ..core import AgentFile, Change, OraError, OraHome, Store, open_store
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
 
 log = logging.getLogger("ora_desktop.gui")
 T = TypeVar("T")
@@ -82,7 +84,8 @@ class AppContext(QObject):
         self.read_only = read_only
         self.undo_stack = QUndoStack(self)
         self.current: object | None = None
-        self.window: QWidget | None = None
+        #: The main window once it is built (panels reach its table and curator through it).
+        self.window: MainWindow | None = None
         self._stores: dict[Path, Store] = {}
         self._stores_lock = threading.Lock()
         self._unsubscribe: dict[Path, Callable[[], None]] = {}
@@ -141,9 +144,6 @@ class AppContext(QObject):
         if unsubscribe:
             unsubscribe()
         self.store_forgotten.emit(key)
-
-    def open_stores(self) -> dict[Path, Store]:
-        return dict(self._stores)
 
     # ----------------------------------------------------------------- work off the GUI thread
     @property

@@ -86,6 +86,7 @@ class MainWindow(QMainWindow):
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.memories, "Memories")
         self.panels: dict[str, QWidget] = {}  # added by start() once the window is up
+        self._discard_confirmed = False  # the person chose to discard unsaved edits and quit
         self.notices = NoticeBar()
         ctx.notice.connect(self.notices.add)
         central = QWidget()
@@ -300,7 +301,7 @@ class MainWindow(QMainWindow):
         path = path.resolve()
         self._remember_recent(path)
         self.sidebar.add_file(path)
-        agent = next((a for a in self.ctx.home.agents() if a.path.resolve() == path), None)
+        agent = self.ctx.home.agent_for(path)
         self.memories.setCurrentWidget(self.browser)
         self.tabs.setCurrentIndex(0)
         self.ctx.set_current(agent or path)
@@ -351,11 +352,8 @@ class MainWindow(QMainWindow):
         return self.demo_task
 
     async def _create_demo(self) -> None:
-        try:
-            from ..core.demo import write_demo_home
-        except ImportError:
-            self.ctx.show_error("The demo data generator is not available in this installation", "Demo")
-            return
+        from ..core.demo import write_demo_home  # here, not at start-up: only the welcome page needs it
+
         self.welcome.status.setText("Creating the demo site…")
         self.welcome.demo_button.setEnabled(False)
         self.sidebar.watcher.blockSignals(True)  # show the files once they are complete
@@ -482,7 +480,7 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         editor = self.browser.detail.editor
-        if editor.is_modified() and not getattr(self, "_discard_confirmed", False):
+        if editor.is_modified() and not self._discard_confirmed:
             event.ignore()
             box = QMessageBox(QMessageBox.Icon.Warning, "Unsaved changes",
                               f"Your changes to “{editor.base.title[:60] if editor.base else ''}” are not saved.",

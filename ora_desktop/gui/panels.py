@@ -1,95 +1,63 @@
-"""Extra panels, loaded lazily so the window works before (or without) each of them.
+"""The extra panels (tabs after Memories) and the in-app services, added once the window is up.
 
-Each entry is ``(title, module, class name)``; the class is constructed as
-``cls(ctx: AppContext, parent)``. A panel whose module cannot be imported is skipped and logged.
-The window adds them just after it first paints (``load_panels_async``), so they never delay
-the first rows; ``jobs.service.start(ctx)`` runs then too.
+:func:`panel_classes` imports the panels with plain import statements, so import-linter sees
+them and a broken import fails loudly (in tests and in the window) instead of silently dropping a
+tab. The window calls :func:`load_panels_async` just after it first paints: the imports (the slow
+part) run on a worker thread, each widget is built on the GUI thread as ``cls(ctx, parent)``, so
+the panels never delay the first rows. ``jobs.service.start(ctx)`` runs then too
+(:func:`start_services`).
 """
 
 from __future__ import annotations
 
-import importlib
-import logging
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from PySide6.QtWidgets import QWidget
 
-log = logging.getLogger("ora_desktop.gui")
 
-PANELS = [
-    ("Jobs", "ora_desktop.gui.jobs.view", "JobsView"),
-    ("Backups", "ora_desktop.gui.backups.view", "BackupsView"),
-    ("Charts", "ora_desktop.gui.charts.view", "ChartsView"),
-    ("Task", "ora_desktop.gui.tasks.view", "TaskView"),
-    ("Sync", "ora_desktop.gui.sync.view", "SyncView"),
-    ("Duplicates", "ora_desktop.gui.duplicates.view", "DuplicatesView"),
-    ("Review", "ora_desktop.gui.review.view", "ReviewView"),
-    ("Context", "ora_desktop.gui.context_view.view", "ContextView"),
-    ("Graph", "ora_desktop.gui.graph.view", "GraphView"),
-]
+def panel_classes() -> list[tuple[str, type[QWidget]]]:
+    """``(title, widget class)`` of every extra panel, in tab order (imports them)."""
+    from .backups.view import BackupsView
+    from .charts.view import ChartsView
+    from .context_view.view import ContextView
+    from .duplicates.view import DuplicatesView
+    from .graph.view import GraphView
+    from .jobs.view import JobsView
+    from .review.view import ReviewView
+    from .sync.view import SyncView
+    from .tasks.view import TaskView
 
-SERVICES = [("ora_desktop.gui.jobs.service", "start")]
+    return [("Jobs", JobsView), ("Backups", BackupsView), ("Charts", ChartsView), ("Task", TaskView),
+            ("Sync", SyncView), ("Duplicates", DuplicatesView), ("Review", ReviewView),
+            ("Context", ContextView), ("Graph", GraphView)]
 
 
 def load_panels(ctx: Any, parent: QWidget | None = None) -> Iterator[tuple[str, QWidget]]:
-    """Yield ``(title, widget)`` for every panel that imports and constructs."""
-    for title, module_name, class_name in PANELS:
-        panel = _build(ctx, parent, title, class_name, lambda name=module_name: importlib.import_module(name))
-        if panel is not None:
-            yield title, panel
+    """Yield ``(title, widget)`` for every panel, built on this (the GUI) thread."""
+    for title, cls in panel_classes():
+        yield title, cls(ctx, parent)
 
 
 async def load_panels_async(ctx: Any, parent: QWidget | None = None) -> AsyncIterator[tuple[str, QWidget]]:
-    """Like :func:`load_panels`, importing each module on a worker thread first (imports are the
-    slow part; building the widget stays on the GUI thread), so the window paints meanwhile."""
-    for title, module_name, class_name in PANELS:
-        try:
-            module = await ctx.run(importlib.import_module, module_name)
-        except ImportError as exc:
-            log.info("panel %s not available: %s", title, exc)
-            continue
-        panel = _build(ctx, parent, title, class_name, lambda module=module: module)
-        if panel is not None:
-            yield title, panel
+    """Like :func:`load_panels`, importing the panels on a worker thread first (imports are the
+    slow part; building the widgets stays on the GUI thread), so the window paints meanwhile."""
+    for title, cls in await ctx.run(panel_classes):
+        yield title, cls(ctx, parent)
 
 
-def _build(ctx: Any, parent: QWidget | None, title: str, class_name: str, module: Any) -> QWidget | None:
-    """``cls(ctx, parent)`` of a panel, or ``None`` (logged) when it is missing or fails."""
-    try:
-        cls = getattr(module(), class_name)
-    except (ImportError, AttributeError) as exc:
-        log.info("panel %s not available: %s", title, exc)
-        return None
-    try:
-        return cls(ctx, parent)
-    except Exception:
-        log.exception("panel %s failed to start", title)
-        return None
+def start_services(ctx: Any) -> None:
+    """Start the in-app services of this window: the maintenance scheduler (``jobs.service``)."""
+    from .jobs import service
+
+    service.start(ctx)
 
 
-async def start_services_async(ctx: Any) -> list[str]:
+async def start_services_async(ctx: Any) -> None:
     """Like :func:`start_services`, importing on a worker thread first."""
-    for module_name, _function in SERVICES:
-        try:
-            await ctx.run(importlib.import_module, module_name)
-        except ImportError:
-            pass
-    return start_services(ctx)
+    await ctx.run(_import_services)
+    start_services(ctx)
 
 
-def start_services(ctx: Any) -> list[str]:
-    """Call ``start(ctx)`` of each optional in-app service that exists; returns those started."""
-    started = []
-    for module_name, function in SERVICES:
-        try:
-            start = getattr(importlib.import_module(module_name), function)
-        except (ImportError, AttributeError) as exc:
-            log.info("service %s not available: %s", module_name, exc)
-            continue
-        try:
-            start(ctx)
-            started.append(module_name)
-        except Exception:
-            log.exception("service %s failed to start", module_name)
-    return started
+def _import_services() -> None:
+    from .jobs import service  # noqa: F401  (imported here, off the GUI thread)

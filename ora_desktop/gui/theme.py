@@ -52,9 +52,9 @@ def apply_theme(app: QApplication) -> None:
     app.setStyle("Fusion")
     hints = QGuiApplication.styleHints()
     apply_scheme(app, hints.colorScheme())
-    if not getattr(app, "_ora_theme_hooked", False):
+    if not app.property("oraThemeHooked"):  # a Qt dynamic property: connect once per application
         hints.colorSchemeChanged.connect(lambda scheme: apply_scheme(app, scheme))
-        app._ora_theme_hooked = True  # type: ignore[attr-defined]
+        app.setProperty("oraThemeHooked", True)
 
 
 def apply_scheme(app: QApplication, scheme: Qt.ColorScheme) -> None:

@@ -102,7 +102,8 @@ def _jobs(path: Path, rows: list[Row]) -> None:
                            "same": lambda p: raw_write(p, SAME_RULE_DECAY)}, repeat=3)
     rows.append(Row("cleanup expired (recoverable) vs the seed's DELETE", t["cleanup"], t["delete"], TARGET, "s"))
     rows.append(Row("decay health (one day) vs the seed's UPDATE", t["decay"], t["update"], TARGET, "s"))
-    # The seed's literal UPDATE skips never-accessed memories (DESIGN: a bug); ours decays them too.
+    # The seed's literal UPDATE skips never-accessed memories (a bug: ARCHITECTURE.md, "Rules from the
+    # seed"); ours decays them too.
     rows.append(Row("  (decay vs the same rule as one raw UPDATE)", t["decay"], t["same"], "(info)", "s"))
 
 

@@ -2,7 +2,7 @@
 
 The loop is created with ``already_running=True``: coroutines and ``@asyncSlot`` tasks run while
 pytest-qt spins Qt's event loop (``qtbot.waitUntil``), and test bodies stay plain functions —
-no test awaits inside a nested Qt loop (DESIGN pitfalls).
+no test awaits inside a nested Qt loop (ARCHITECTURE.md, "Pitfalls of the stack").
 """
 
 from __future__ import annotations

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-from PySide6.QtWidgets import QApplication
+import pytest
+from PySide6.QtWidgets import QApplication, QWidget
 
 from ora_desktop.core import Change, NotFound
 from ora_desktop.gui import errors, panels
@@ -54,13 +54,19 @@ def test_another_process_write_is_noticed(ctx, qtbot, filled_db):
     assert blocker.args[0].source == "external"
 
 
-def test_missing_panels_are_skipped(ctx, monkeypatch):
-    monkeypatch.setattr(panels, "PANELS", [("Nope", "ora_desktop.gui.no_such_panel", "View"),
-                                           ("Label", "PySide6.QtWidgets", "QLabel")])
-    monkeypatch.setattr(panels, "SERVICES", [("ora_desktop.gui.no_such_service", "start")])
-    # QLabel(ctx, parent) is not a valid call: a panel that fails to construct is skipped too.
-    assert list(panels.load_panels(ctx)) == []
-    assert panels.start_services(ctx) == []
+def test_every_panel_imports_and_builds_in_tab_order(ctx, qtbot):
+    built = list(panels.load_panels(ctx))
+    for _title, widget in built:
+        qtbot.addWidget(widget)
+    assert [title for title, _ in built] == ["Jobs", "Backups", "Charts", "Task", "Sync", "Duplicates", "Review",
+                                            "Context", "Graph"]
+    assert all(isinstance(widget, QWidget) for _, widget in built)
+
+
+def test_a_panel_that_cannot_be_imported_fails_loudly(ctx, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ora_desktop.gui.graph.view", None)  # as a broken import would
+    with pytest.raises(ImportError):
+        list(panels.load_panels(ctx))
 
 
 def test_unexpected_exception_shows_copyable_details_and_app_keeps_running(aloop, qtbot):
@@ -90,7 +96,11 @@ def test_expected_errors_are_words_not_tracebacks(aloop, qtbot):
 
 
 def test_command_line_options():
-    args = parse_args(["--read-only", "--home", "/tmp/h", "a.site.db"])
-    assert args.read_only and args.home == "/tmp/h" and args.files == ["a.site.db"]
+    args = parse_args(["--read-only", "--home", "/tmp/h", "a.site.db", "b.site.db"])
+    assert args.read_only and args.home == "/tmp/h" and args.files == ["a.site.db", "b.site.db"]
+    plain = parse_args([])
+    assert not plain.read_only and plain.home is None and plain.files == []
+
+
+def test_errors_are_described_in_words():
     assert errors.describe(PermissionError(13, "denied", "/x.db")) == "Permission denied: /x.db"
-    assert Path(__file__).exists()

@@ -10,7 +10,7 @@ from PySide6.QtCharts import QAbstractBarSeries, QLineSeries, QPieSeries, QScatt
 
 from ora_desktop.core import AgentFile, open_store
 from ora_desktop.core.demo import write_agent
-from ora_desktop.gui.charts.data import collect, cumulative
+from ora_desktop.core.operations.stats import chart_data, cumulative
 from ora_desktop.gui.charts.view import ChartsView
 
 from .panels_support import ctx_fixture, loop_fixture, until  # noqa: F401  (fixtures)
@@ -120,12 +120,12 @@ def test_nothing_selected_explains_itself_and_refreshes_after_a_write(ctx, loop,
     assert view.data.types["fact"] >= 1
 
 
-def test_collect_is_bounded_and_cumulative_thins() -> None:
+def test_chart_data_is_bounded_and_cumulative_thins() -> None:
     days = [(date(2024, 1, 1) + timedelta(days=i), 1) for i in range(1000)]
     points = cumulative(days, max_points=100)
     assert len(points) <= 101 and points[-1][1] == 1000
     assert [b for _, b in points] == sorted(b for _, b in points)
-    empty = collect("nothing", [], lambda p: open_store(p))
+    empty = chart_data("nothing", [], lambda p: open_store(p))
     assert empty.empty and empty.files == 0
 
 
@@ -148,13 +148,13 @@ def test_a_hidden_charts_panel_waits_until_it_is_shown(ctx, loop, ora_home: Path
 
 
 def test_big_files_scatter_from_a_sample_scaled_to_the_total(ora_home: Path, monkeypatch) -> None:
-    from ora_desktop.gui.charts import data
+    from ora_desktop.core.operations import stats as data
 
     path = ora_home / "sites" / "anwe-sh" / "ora.site.db"
     write_agent(path, 1000, seed=6)
     monkeypatch.setattr(data, "SAMPLE", 100)  # as a 40,000+ row file would be
     with open_store(path, readonly=True) as store:
-        result = data.collect("one", [path], lambda _p: store)
+        result = data.chart_data("one", [path], lambda _p: store)
     assert 90 <= result.scatter_sampled <= 100, "about SAMPLE rows read, not the whole file"
     estimated = sum(n for _, _, n in result.scatter)
     assert abs(estimated - 1000) <= len(result.scatter), "counts scaled to the file's total"

@@ -108,7 +108,7 @@ def test_dark_mode_follows_the_system(aloop):
     from ora_desktop.gui import theme
 
     app = QApplication.instance()
-    assert app._ora_theme_hooked
+    assert app.property("oraThemeHooked"), "the window follows the system scheme"
     try:
         theme.apply_scheme(app, Qt.ColorScheme.Dark)
         assert app.palette().color(QPalette.ColorRole.Window).lightness() < 100

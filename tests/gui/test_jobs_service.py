@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import subprocess
-import sys
+import signal
 import time
 from pathlib import Path
 
@@ -14,10 +11,11 @@ import pytest
 
 from ora_desktop.core import AgentFile, history
 from ora_desktop.core.config import config_path
+from ora_desktop.core.daemon_lock import daemon_info_path, running_daemon
 from ora_desktop.core.demo import write_agent
-from ora_desktop.core.scheduler import daemon_info_path
 from ora_desktop.gui.jobs import service
 from ora_desktop.gui.jobs.view import JobsView
+from tests.integration.test_daemon import start_daemon, wait_for
 
 from .panels_support import ctx_fixture, loop_fixture, until  # noqa: F401  (fixtures)
 
@@ -78,27 +76,28 @@ def test_scheduled_runs_happen_while_the_window_is_open_and_views_follow(ctx, lo
 def test_idles_while_a_daemon_runs_and_takes_over_when_it_stops(ctx, loop, ora_home: Path) -> None:
     every_second_decay()
     write_agent(ora_home / "sites" / "anwe-sh" / "ora.site.db", 5, seed=12)
-    daemon = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    daemon = start_daemon()  # the real `ora-desktop daemon` process
     try:
-        daemon_info_path().parent.mkdir(parents=True, exist_ok=True)
-        daemon_info_path().write_text(json.dumps({"pid": daemon.pid, "started": "now", "host": os.uname().nodename}))
+        wait_for(lambda: running_daemon() is not None)
         svc = service.JobService(ctx, loop)
         svc.start()
         assert svc.scheduler is None
         assert f"pid {daemon.pid}" in svc.state and "idle" in svc.state
     finally:
-        daemon.kill()
-        daemon.wait()
+        daemon.send_signal(signal.SIGKILL)  # killed: it leaves its info file behind
+        daemon.wait(timeout=30)
+    assert daemon_info_path().exists()
+    before = len(history.history())  # the daemon's own runs
 
     async def scenario() -> None:
         svc.check()  # the daemon died without removing its info file
         assert svc.scheduler is not None and svc.scheduler.running
-        await until(lambda: any(r.job == "decay" for r in history.history()), what="the window taking over")
+        await until(lambda: len(history.history()) > before, what="the window taking over")
         svc.stop()
         await until(lambda: svc.scheduler is None)
 
     loop.run_until_complete(scenario())
-    assert service.running_daemon() is None
+    assert running_daemon() is None
 
 
 def test_a_read_only_window_runs_no_scheduled_job(ctx, loop, ora_home: Path) -> None:

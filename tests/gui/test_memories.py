@@ -61,21 +61,48 @@ def test_display_values(ctx, qtbot, filled_db):
     assert not model.data(model.index(0, column_index("sync")), Qt.ItemDataRole.DecorationRole).isNull()
 
 
+def _none_first(value):
+    return (value is not None, value)
+
+
+#: What each column sorts by, read from the memory itself (NULLs first, as SQLite sorts them).
+SORT_VALUE = {
+    "content": lambda m: m.content.lower(), "type": lambda m: m.type, "importance": lambda m: m.importance,
+    "health": lambda m: m.health_score, "access_count": lambda m: m.access_count,
+    "last_accessed": lambda m: m.last_accessed_at, "created": lambda m: m.created_at,
+    "expires": lambda m: m.expires_at, "sync": lambda m: m.sync_status, "dirty": lambda m: m.is_dirty,
+    "updated": lambda m: m.version, "id": lambda m: m.id,
+}
+
+
 def test_sort_by_any_column_requeries_the_keys(ctx, qtbot, filled_db):
     path = filled_db(60)
+    with sqlite3.connect(path) as conn:  # some rows expire, some were accessed, some are synced
+        conn.execute("UPDATE memories SET expires_at = '2030-01-' || printf('%02d', 1 + rowid % 27) || ' 00:00:00', "
+                     "last_accessed_at = '2026-02-' || printf('%02d', 1 + rowid % 13) || ' 08:00:00', "
+                     "access_count = rowid % 4 WHERE rowid % 3 = 0")
+        conn.execute("UPDATE memories SET synced_at = updated_at, sync_status = 'synced' WHERE rowid % 4 = 0")
     model = loaded_model(ctx, qtbot, path)
-    for key in ("health", "importance", "content", "dirty", "sync", "created"):
+    assert {c.key for c in COLUMNS} == set(SORT_VALUE), "every column of the table is checked"
+    for key, value in SORT_VALUE.items():
         for order in (Qt.SortOrder.AscendingOrder, Qt.SortOrder.DescendingOrder):
             model.sort(column_index(key), order)
             qtbot.waitUntil(lambda: not model.is_loading(), timeout=5000)
             assert model.rowCount() == 60
-    model.sort(column_index("health"), Qt.SortOrder.DescendingOrder)
-    qtbot.waitUntil(lambda: not model.is_loading(), timeout=5000)
-    fetch_all_visible(model, qtbot, range(60))
-    health = [model.memory_at(r).health_score for r in range(60)]
-    assert health == sorted(health, reverse=True)
+            fetch_all_visible(model, qtbot, range(60))
+            rows = [model.memory_at(r) for r in range(60)]
+            descending = order == Qt.SortOrder.DescendingOrder
+            if key == "dirty":  # dirty ones together (first when descending), each group newest update first
+                flags = [m.is_dirty for m in rows]
+                assert flags == sorted(flags, reverse=descending) and len(set(flags)) == 2
+                for flag in (True, False):
+                    group = [(m.version, m.rowid) for m in rows if m.is_dirty is flag]
+                    assert group == sorted(group, reverse=True), f"sorted by dirty, {order.name}"
+                continue
+            shown = [(_none_first(value(m)), m.rowid) for m in rows]
+            assert shown == sorted(shown, reverse=descending), f"sorted by {key}, {order.name}"
     expected = [r[0] for r in sqlite3.connect(path).execute(
-        "SELECT rowid FROM memories ORDER BY health_score DESC, rowid DESC")]
+        "SELECT rowid FROM memories ORDER BY id DESC, rowid DESC")]
     assert list(model.keys) == expected
 
 

@@ -161,3 +161,17 @@ def test_what_did_not_fit_the_budget_is_reported_with_its_cost(db: Path) -> None
             assert item.tokens == estimate_tokens(item.text) and item.text not in tight.text
             assert item.tokens > 0 and item.reason in ("important", "keyword", "neighbor", "recent")
     assert {i.memory.id for i in tight.section("recent").left_out} >= {"r0", "r1"}
+
+
+def test_superseded_important_memories_do_not_use_up_the_important_limit(ora_home: Path) -> None:
+    rows = [
+        *[{"id": f"stale{i}", "content": f"Old rule {i}", "importance": 10, "superseded_by": f"live{i}"}
+          for i in range(3)],
+        *[{"id": f"live{i}", "content": f"Current rule {i}", "importance": 8} for i in range(3)],
+    ]
+    db = make_file(ora_home / "sites" / "s" / "ora.site.db", rows)
+    with open_store(db, readonly=True) as store:
+        bundle = build_context(store, "", important_limit=3)
+        assert [m.id for m in store.important(3, superseded="hide")] == ["live2", "live1", "live0"]
+        assert [m.id for m in store.important(3)] == ["stale2", "stale1", "stale0"], "the seed's query as written"
+    assert section_ids(bundle, "important") == ["live2", "live1", "live0"]

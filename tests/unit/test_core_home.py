@@ -38,6 +38,19 @@ def test_sites_and_agents(seed_db, ora_home):
     assert home.path_for("anwe-sh", "writer") == ora_home / "sites" / "anwe-sh" / "writer.site.db"
 
 
+def test_the_agent_for_a_path_whatever_way_the_path_is_written(seed_db, ora_home, tmp_path, monkeypatch):
+    seed_db(site="anwe-sh", agent="writer")
+    home = OraHome()
+    assert home.agent_for(ora_home / "sites" / "anwe-sh" / "writer.site.db").label == "anwe-sh/writer"
+    monkeypatch.chdir(ora_home / "sites")
+    assert home.agent_for(Path("blog/../anwe-sh/writer.site.db")).label == "anwe-sh/writer"
+    (tmp_path / "link.site.db").symlink_to(ora_home / "sites" / "anwe-sh" / "writer.site.db")
+    assert home.agent_for(tmp_path / "link.site.db").label == "anwe-sh/writer", "a link to an agent's file"
+    elsewhere = tmp_path / "loose.site.db"
+    elsewhere.write_bytes(b"")
+    assert home.agent_for(elsewhere) is None, "a file outside ORA_HOME belongs to no agent"
+
+
 def test_empty_home_has_no_sites(ora_home):
     assert OraHome().sites() == [] and OraHome().agents() == []
 

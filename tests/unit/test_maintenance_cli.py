@@ -97,13 +97,13 @@ def test_restore_needs_an_explicit_target_and_creates_nothing_without_one(capsys
 
 
 def test_jobs_next_names_a_running_daemon_and_ignores_a_dead_ones_leftovers(capsys, db: Path) -> None:
-    from ora_desktop.core.scheduler import daemon_info_path, daemon_lock, daemon_status
+    from ora_desktop.core.daemon_lock import daemon_info_path, daemon_lock, running_daemon
 
     with daemon_lock() as info:
-        assert daemon_status()["pid"] == info["pid"]
-        assert f"running (pid {info['pid']}" in cli(capsys, "jobs", "--next").out
+        assert running_daemon() == info
+        assert f"running (pid {info.pid}" in cli(capsys, "jobs", "--next").out
     daemon_info_path().write_text('{"pid": 99999999, "started": "long ago", "host": "x"}')  # a SIGKILLed daemon's
-    assert daemon_status() is None
+    assert running_daemon() is None
     assert "daemon: not running" in cli(capsys, "jobs", "--next").out
 
 

@@ -1,4 +1,4 @@
-"""Decay: DESIGN's rule — elapsed whole days, idempotent, catches up, never-accessed, floor 0."""
+"""Decay: the rule in ARCHITECTURE.md — elapsed whole days, idempotent, catches up, never-accessed, floor 0."""
 
 from __future__ import annotations
 

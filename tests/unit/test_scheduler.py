@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -135,13 +136,18 @@ def test_synchronous_shutdown_stops_the_timer_and_joins_the_worker(ora_home: Pat
         scheduler = Scheduler(asyncio.get_running_loop(), OraHome(ora_home), config(ONLY_CHECK))
         scheduler.start()
         await asyncio.sleep(1.2)
-        scheduler.shutdown()
+        running_job = asyncio.ensure_future(scheduler.run("check", ora_home / "sites" / "shop" / "ora.site.db"))
+        await asyncio.sleep(0)
+        scheduler.shutdown()  # what the window calls as it closes: no coroutine, no private parts
+        workers = [t for t in threading.enumerate() if t.name.startswith("ora-maintenance")]
         runs = len(history(job="check"))
         await asyncio.sleep(1.5)  # nothing more runs once shut down
-        return scheduler.running, len(history(job="check")) - runs
+        await asyncio.gather(running_job, return_exceptions=True)
+        return scheduler.running, len(history(job="check")) - runs, workers
 
-    running, more = asyncio.run(main())
+    running, more, workers = asyncio.run(main())
     assert not running and more == 0
+    assert workers == [], "the worker thread has ended when shutdown returns"
 
 
 def test_a_slot_right_after_a_manual_run_is_shown_as_the_next_one(ora_home: Path) -> None:

@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 
 import ora_desktop
+from ora_desktop.core import sync_settings as settings
 from ora_desktop.core.config import Config, ConfigError
 from ora_desktop.core.home import OraHome
 from ora_desktop.core.scheduler import planned_jobs
-from ora_desktop.core.sync import local, redact, settings
+from ora_desktop.core.sync import local, redact
 from ora_desktop.core.sync.engine import identity
 from ora_desktop.core.sync.redact import describe
 

@@ -1,4 +1,5 @@
-"""Health decay: DESIGN's rule for the seed's daily job, made idempotent and catch-up safe.
+"""Health decay: the seed's daily job made idempotent and catch-up safe (ARCHITECTURE.md,
+"Rules from the seed").
 
 A memory whose last access (or creation, if never accessed) is more than 7 days old loses 0.01
 health per whole day elapsed since the previous decay of this file, floored at 0. The time of

@@ -29,8 +29,7 @@ from ..connection import translate
 from ..errors import InvalidValue, OraError
 from ..home import OraHome
 from ..private import private_dir, refuse_link
-from ..sync import job as sync_job
-from . import check, cleanup, consolidate, decay, promote, purge_trash, retention
+from . import check, cleanup, consolidate, decay, promote, purge_trash, retention, sync_job
 from .context import Cancelled, JobContext, Outcome, Progress
 
 log = logging.getLogger(__name__)

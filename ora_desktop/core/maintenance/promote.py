@@ -24,10 +24,9 @@ COPIED_FIELDS = ("type", "importance", "health_score", "access_count", "last_acc
 
 def agent_file(home: OraHome, path: Path) -> AgentFile:
     """The :class:`AgentFile` for ``path`` (built from its folder and name when outside ``home``)."""
-    resolved = path.resolve()
-    for agent in home.agents():
-        if agent.path.resolve() == resolved:
-            return agent
+    found = home.agent_for(path)
+    if found is not None:
+        return found
     name = path.name[: -len(".site.db")] if path.name.endswith(".site.db") else path.stem
     return AgentFile(path.parent.name, name, path)
 

@@ -14,10 +14,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..context import ContextBundle
+from ..context import ContextBundle, build_context
 from ..errors import InvalidValue, NotFound
 from ..records import Change, Memory
 from ..validation import check_id
+from .searching import search_file
 
 if TYPE_CHECKING:
     from ..search.results import SearchResult
@@ -159,7 +160,7 @@ def search(store: Store, query: str, limit: int = 20) -> SearchResult:
     """
     if not isinstance(query, str):
         raise InvalidValue("query", f"{query!r} is not text")
-    return store.search(query, whole_number(limit, "limit", 1, MAX_LIMIT))
+    return search_file(store, query, whole_number(limit, "limit", 1, MAX_LIMIT))
 
 
 def context(store: Store, query: str, token_budget: int = 2000, *, hops: int = 1) -> ContextBundle:
@@ -167,7 +168,7 @@ def context(store: Store, query: str, token_budget: int = 2000, *, hops: int = 1
     if not isinstance(query, str):
         raise InvalidValue("query", f"{query!r} is not text")
     budget = whole_number(token_budget, "token_budget", 1, MAX_BUDGET)
-    return store.context(query, budget, hops=whole_number(hops, "hops", 0, MAX_HOPS))
+    return build_context(store, query, budget, hops=whole_number(hops, "hops", 0, MAX_HOPS))
 
 
 def memory(store: Store, memory_id: str) -> Memory:

@@ -21,6 +21,7 @@ from ..exchange import markdown, ownformat
 from ..home import SUFFIX
 from ..schema import MEMORY_COLUMNS
 from ..store import Store, open_store
+from .searching import search_file
 
 EXPORT_FORMATS = ("jsonl", "csv", "md")
 Progress = Callable[[int, int], None]
@@ -99,7 +100,7 @@ def _chosen_ids(store: Store, query: str | None, ids: Sequence[str] | None,
             "SELECT id FROM memories WHERE rowid IN (SELECT value FROM json_each(?))", [json.dumps(list(rowids))])]
         chosen = found if chosen is None else _both(found, chosen)
     if query is not None:
-        result = store.search(query, limit=max(1, store.count(superseded="show")))
+        result = search_file(store, query, limit=max(1, store.count(superseded="show")))
         found = [hit.id for hit in result.hits]
         chosen = found if chosen is None else _both(found, chosen)
     return chosen

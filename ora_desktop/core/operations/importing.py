@@ -6,7 +6,7 @@ One operation for every face (library, CLI, window). By default the import is on
 The source is only ever read. Ids of neighbouring stores derive from the source, so a second
 import of the same source adds nothing. A conflicting id is skipped, replaced, or replaced only
 when the incoming row is newer (``updated_at`` compared as time); replaced rows go to the trash
-first (DESIGN contract 5), which is also how :func:`undo_import` brings them back.
+first (ARCHITECTURE.md, contract 5), which is also how :func:`undo_import` brings them back.
 """
 
 from __future__ import annotations

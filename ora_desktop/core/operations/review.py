@@ -16,7 +16,7 @@ moves past the marked version); a flag stays until it is cleared or the memory i
 reviewed.
 
 Marks live in a plain ``ora_desktop_review`` table in the agent's own file, so they travel
-with it (DESIGN contract 2): created by the first mark or flag, never by reading.
+with it (ARCHITECTURE.md, contract 2): created by the first mark or flag, never by reading.
 """
 
 from __future__ import annotations

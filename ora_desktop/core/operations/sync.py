@@ -11,13 +11,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import sync_settings as settings
 from ..config import Config
 from ..errors import OraError
 from ..home import OraHome
 from ..maintenance.jobs import JobReport, run_job
 from ..records import Change, DeletedMemory
 from ..store import open_store
-from ..sync import local, settings
+from ..sync import local
 from ..sync.engine import SyncResult
 from ..sync.local import SyncState
 from ..sync.redact import SyncError

@@ -1,7 +1,7 @@
 """Full-text search over memory files: a sidecar FTS5 index, tags, a query language,
 hybrid ranking, cross-file search, and the LIKE fallback.
 
-The index lives in a rebuildable sidecar under the user cache directory (DESIGN contract 3);
+The index lives in a rebuildable sidecar under the user cache directory (ARCHITECTURE.md, contract 3);
 the agent's file is only ever read. Entry points:
 
 * :func:`search` — one file (path or open :class:`~ora_desktop.core.Store`);

@@ -18,6 +18,7 @@ import filelock
 
 from ..connection import translated
 from ..errors import OraError
+from ..residue import find_residue
 from .index import get_index
 from .sidecar import _delete_fids, connect_sidecar
 
@@ -26,9 +27,7 @@ BUILD_WAIT = 600.0  # seconds to wait for a build of the index to finish before 
 
 def scrub_fts(db_path: Path, ids: frozenset[str], texts: list[bytes]) -> Path | None:
     """Remove ``ids`` from ``db_path``'s full-text sidecar; returns the sidecar, or ``None`` if
-    there is none. ``texts`` (needles, see :func:`..scrub.needles`) are checked for afterwards."""
-    from ..scrub import find_residue
-
+    there is none. ``texts`` (needles, see :func:`..residue.needles`) are checked for afterwards."""
     index = get_index(db_path)
     if not index.sidecar.exists():
         return None

@@ -1,4 +1,4 @@
-"""The sidecar full-text index of one memory file (DESIGN contract 3).
+"""The sidecar full-text index of one memory file (ARCHITECTURE.md, contract 3).
 
 The sidecar ``<cache>/search/<file_key>.fts.db`` holds:
 

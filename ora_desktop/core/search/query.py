@@ -169,13 +169,6 @@ def _scan(text: str) -> list[tuple[str, str, bool]]:
     return tokens
 
 
-def _number(value: str) -> float | None:
-    try:
-        return float(value)
-    except ValueError:
-        return None
-
-
 def _comparisons(name: str, value: str, warnings: list[str]) -> list[tuple[str, float]]:
     value = value.strip()
     match = _RANGE.match(value)

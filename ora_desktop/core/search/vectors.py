@@ -1,6 +1,6 @@
 """The vector sidecar of one memory file: an embedding per memory, kept beside the FTS index.
 
-``<cache>/search/<file_key>.vec.db`` (DESIGN contract 3: never in the agent's file; deleting
+``<cache>/search/<file_key>.vec.db`` (ARCHITECTURE.md, contract 3: never in the agent's file; deleting
 it loses nothing) holds:
 
 * ``vecs(row, mid, ver, len, v)`` — one unit vector per memory, keyed by memory ``id``

@@ -1,6 +1,6 @@
 """The file's side of sync: its state table, what to push, applying a pull, conflicts.
 
-The state lives in a plain ``ora_desktop_sync`` table (DESIGN contract 2), one row per server
+The state lives in a plain ``ora_desktop_sync`` table (ARCHITECTURE.md, contract 2), one row per server
 (keyed by the server's id, so pointing a file at another server starts afresh). Memories purged
 for good can queue an id-only tombstone in ``ora_desktop_sync_tombstones`` (see
 :func:`queue_tombstones`); ordinary deletes are found in the trash.

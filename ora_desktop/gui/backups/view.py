@@ -189,7 +189,7 @@ class BackupsView(LazyRefresh, QWidget):
         return self._work is not None and not self._work.done()
 
     def _update_buttons(self) -> None:
-        read_only = getattr(self.ctx, "read_only", False)
+        read_only = self.ctx.read_only
         self.backup_button.setEnabled(self.path is not None and not self.busy)
         self.restore_button.setEnabled(self.selected() is not None and not self.busy and not read_only)
         self.open_folder.setEnabled(self.listing is not None and self.listing.folder.is_dir())
@@ -254,7 +254,7 @@ class BackupsView(LazyRefresh, QWidget):
     def ask_restore(self) -> asyncio.Task | None:
         """Count both sides, then ask for confirmation (the restore runs only on "Restore")."""
         backup, path = self.selected(), self.path
-        if backup is None or path is None or self.busy or getattr(self.ctx, "read_only", False):
+        if backup is None or path is None or self.busy or self.ctx.read_only:
             return None
         self._work = asyncio.ensure_future(self._ask_restore(backup, path))
         self._update_buttons()

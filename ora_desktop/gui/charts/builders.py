@@ -1,4 +1,4 @@
-"""Turn :class:`~ora_desktop.gui.charts.data.ChartData` into QtCharts charts (GUI thread only)."""
+"""Turn :class:`~ora_desktop.core.operations.stats.ChartData` into QtCharts charts (GUI thread only)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from PySide6.QtCharts import (
 from PySide6.QtCore import QDateTime, QMargins, Qt
 from PySide6.QtGui import QColor
 
-from .data import ChartData, cumulative
+from ora_desktop.core.operations.stats import ChartData, cumulative
 
 #: Colours by meaning, so "pending" is the same colour in every chart.
 SYNC_COLOURS = {"synced": "#2e9d5b", "pending": "#d99a1e", "conflict": "#d0443e", "local_only": "#6b7fb3"}

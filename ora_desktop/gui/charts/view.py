@@ -1,7 +1,7 @@
 """The Charts panel: health, types, growth, sync status and importance vs health.
 
 Scope is the selected agent, its site, or every agent in ``ORA_HOME``. Aggregates are computed in
-a worker thread (``charts.data``); only the finished numbers reach the GUI thread.
+a worker thread (:mod:`ora_desktop.core.operations.stats`); only the finished numbers reach the GUI thread.
 """
 
 from __future__ import annotations
@@ -24,12 +24,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ora_desktop.core import OraError, OraHome, open_store
+from ora_desktop.core import AgentFile, OraError, OraHome, open_store
+from ora_desktop.core.operations.stats import ChartData, chart_data
 
+from ..context import path_of
 from ..jobs.background import Latest
 from ..jobs.widgets import LazyRefresh
 from . import builders
-from .data import ChartData, collect
 
 SCOPES = (("agent", "This agent"), ("site", "This site"), ("all", "Everything"))
 CHARTS = (
@@ -43,7 +44,7 @@ CHARTS = (
 
 def scope_files(home: OraHome, current: object, scope: str) -> tuple[str, list[Path]]:
     """(label, files) for a scope; runs in a worker thread (it lists ``ORA_HOME``)."""
-    path = _path_of(current)
+    path = path_of(current)
     if scope == "all":
         files = [agent.path for agent in home.agents()]
         if path is not None and path not in files:
@@ -51,22 +52,14 @@ def scope_files(home: OraHome, current: object, scope: str) -> tuple[str, list[P
         return f"every agent ({len(files)} files)", files
     if path is None:
         return "", []
-    site = getattr(current, "site", None)
+    agent = current if isinstance(current, AgentFile) else None
+    site = agent.site if agent is not None else None
     if scope == "site" and site is not None:
         found = next((s for s in home.sites() if s.slug == site), None)
         files = [a.path for a in found.agents] if found else [path]
         return f"site {site} ({len(files)} files)", files
-    label = getattr(current, "label", None) or path.name
+    label = agent.label if agent is not None else path.name
     return (label if scope == "agent" else f"{label} (not in a site)"), [path]
-
-
-def _path_of(current: object) -> Path | None:
-    if current is None:
-        return None
-    if isinstance(current, Path):
-        return current
-    path = getattr(current, "path", None)
-    return Path(path) if path is not None else None
 
 
 def load(home: OraHome, current: object, scope: str) -> ChartData:
@@ -80,7 +73,7 @@ def load(home: OraHome, current: object, scope: str) -> ChartData:
         return store
 
     try:
-        return collect(label, files, opener)
+        return chart_data(label, files, opener)
     finally:
         for store in opened:
             store.close()
@@ -92,7 +85,7 @@ class ChartsView(LazyRefresh, QWidget):
     def __init__(self, ctx, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
-        self.current = getattr(ctx, "current", None)
+        self.current = ctx.current
         self.data: ChartData | None = None
         self.charts: dict[str, QChart] = {}
         self._latest = Latest()

@@ -113,7 +113,7 @@ class ContextView(QWidget):
         self.question.returnPressed.connect(self.refresh)
         self.tree.itemDoubleClicked.connect(self._open)
         ctx.current_changed.connect(self._file_changed)
-        self._file_changed(getattr(ctx, "current", None))
+        self._file_changed(ctx.current)
 
     def _file_changed(self, _current: object) -> None:
         self.bundle = None

@@ -26,7 +26,6 @@ from ...core import InvalidValue, Memory, timestamps
 from ...core.schema import MEMORY_TYPES, SYNC_STATUSES
 from ...core.validation import clean_fields
 from ..formatting import sync_label
-from ..memories.delegates import match_spans
 from ..theme import is_dark, styled
 
 #: A memory longer than this opens as a read-only excerpt (laying out megabytes of text blocks the
@@ -80,12 +79,12 @@ def _size(chars: int) -> str:
     return f"{chars / 1_000_000:.1f} MB" if chars >= 1_000_000 else f"{max(1, round(chars / 1000))} KB"
 
 
-def _time_text(memory: Memory, name: str) -> str:
-    value = getattr(memory, name)
-    raw = dict(memory.unparsed).get(name)
+def _expiry_text(memory: Memory) -> str:
+    """The expiry as the file holds it when it could not be parsed, else in SQLite's format."""
+    raw = dict(memory.unparsed).get("expires_at")
     if raw is not None:
         return raw
-    return "" if value is None else timestamps.to_sql(value)
+    return "" if memory.expires_at is None else timestamps.to_sql(memory.expires_at)
 
 
 class MemoryEditor(QWidget):
@@ -173,7 +172,7 @@ class MemoryEditor(QWidget):
             self.importance.setText("" if memory.importance is None else str(memory.importance))
             self.health.setText("" if memory.health_score is None else f"{memory.health_score:g}")
             self.sync.setCurrentIndex(max(0, self.sync.findData(memory.sync_status or "pending")))
-            self.expires.setText(_time_text(memory, "expires_at"))
+            self.expires.setText(_expiry_text(memory))
         finally:
             self._loading = False
         self._show_message("")
@@ -243,7 +242,7 @@ class MemoryEditor(QWidget):
             out["health_score"] = self.health.text().strip()
         if self.sync.currentData() != (m.sync_status or "pending"):
             out["sync_status"] = self.sync.currentData()
-        if self.expires.text().strip() != _time_text(m, "expires_at"):
+        if self.expires.text().strip() != _expiry_text(m):
             out["expires_at"] = self.expires.text().strip() or None
         return out
 
@@ -287,14 +286,3 @@ def _sentence(exc: InvalidValue) -> str:
     prefix = f"{exc.field}: "
     detail = text[len(prefix):] if text.startswith(prefix) else text
     return f"{FIELD_NAMES.get(exc.field, exc.field)}: {detail}"
-
-
-def select_all_matches(editor: QPlainTextEdit, terms: tuple[str, ...]) -> None:
-    """Scroll the editor to the first match of the terms (used after a search)."""
-    spans = match_spans(editor.toPlainText(), terms)
-    if spans:
-        cursor = editor.textCursor()
-        cursor.setPosition(spans[0][0])
-        editor.setTextCursor(cursor)
-        editor.ensureCursorVisible()
-

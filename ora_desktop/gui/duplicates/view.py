@@ -206,7 +206,7 @@ class DuplicatesView(QWidget):
     def merge(self) -> asyncio.Task | None:
         """Merge the shown group as one undoable step (through the window's curator)."""
         keeper = self.keeper()
-        window = getattr(self.ctx, "window", None)
+        window = self.ctx.window
         if keeper is None or self._path is None or window is None:
             return None
         text = self.merged.toPlainText()

@@ -1,5 +1,5 @@
 """The export options dialog and the import preview dialog (opened with ``open()``, never
-``exec()``: DESIGN's qasync pitfall)."""
+``exec()``: a qasync pitfall, ARCHITECTURE.md)."""
 
 from __future__ import annotations
 

@@ -118,7 +118,7 @@ class GraphView(QWidget):
         self.scene.activated.connect(self.show_id)
         ctx.current_changed.connect(self._file_changed)
         ctx.data_changed.connect(self._data_changed)
-        browser = getattr(getattr(ctx, "window", None), "browser", None)
+        browser = ctx.window.browser if ctx.window is not None else None
         if browser is not None:
             browser.table.current_memory.connect(self._table_selection)
             current = browser.detail.memory

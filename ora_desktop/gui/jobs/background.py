@@ -9,6 +9,7 @@ signals from a plain thread.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import threading
 from collections.abc import Awaitable, Callable
@@ -34,7 +35,8 @@ class Latest:
         try:
             self._task = asyncio.ensure_future(coro)
         except RuntimeError:
-            getattr(coro, "close", lambda: None)()
+            if inspect.iscoroutine(coro):
+                coro.close()  # never awaited: close it so Python does not warn
             log.debug("reload dropped: no event loop (the window is closing)")
             self._task = None
             return None

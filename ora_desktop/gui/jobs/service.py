@@ -1,6 +1,6 @@
 """The in-app scheduler: ``core.scheduler.Scheduler`` on the window's qasync loop.
 
-``start(ctx)`` is called once at startup (``gui.panels.start_services``). The window runs the
+``start(ctx)`` is called once at startup (:func:`ora_desktop.gui.panels.start_services`). The window runs the
 maintenance schedule only when the person turned that on (``RUN_IN_WINDOW`` in the window's
 settings, the check box on the Jobs tab): opening a file to look at it never changes it. When on,
 the schedule runs here while the window is open, unless a headless daemon is running: then the
@@ -15,9 +15,7 @@ memories, ``ctx.notify(path, Change(source="external"))`` so the views refresh, 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import os
 import weakref
 from datetime import datetime
 from pathlib import Path
@@ -25,8 +23,9 @@ from pathlib import Path
 from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal
 
 from ora_desktop.core import Change, OraError
+from ora_desktop.core.daemon_lock import DaemonInfo, running_daemon
 from ora_desktop.core.maintenance import JOBS, JobReport
-from ora_desktop.core.scheduler import Scheduler, daemon_info_path
+from ora_desktop.core.scheduler import Scheduler
 
 from ..context import EXTERNAL
 
@@ -35,34 +34,12 @@ log = logging.getLogger(__name__)
 #: How often the service checks whether a daemon started or stopped.
 DAEMON_CHECK_MS = 60_000
 #: Seconds the window waits after opening before its first scheduled run (an overdue one
-#: included): opening the window to look around changes nothing on disk (DESIGN contract 2).
+#: included): opening the window to look around changes nothing on disk (ARCHITECTURE.md, contract 2).
 FIRST_RUN_DELAY = 600
 #: The window setting that lets the window run the maintenance schedule (off until turned on).
 RUN_IN_WINDOW = "jobs/run_in_window"
 
 _services: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def running_daemon() -> dict | None:
-    """The headless daemon's ``{"pid", "started", "host"}`` if one is alive on this machine.
-
-    Reads the daemon's info file and checks the pid, without touching the daemon's lock (taking
-    it, even briefly, could make a daemon that is starting refuse to start).
-    """
-    try:
-        info = json.loads(daemon_info_path().read_text())
-        pid = int(info.get("pid"))
-    except (OSError, ValueError, TypeError, AttributeError):
-        return None
-    if pid == os.getpid():
-        return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None  # a daemon killed without cleaning up
-    except PermissionError:
-        pass  # alive, owned by someone else
-    return info
 
 
 class JobService(QObject):
@@ -81,7 +58,7 @@ class JobService(QObject):
         self.loop = loop
         self.scheduler: Scheduler | None = None
         self.state = "not started"
-        self.daemon: dict | None = None
+        self.daemon: DaemonInfo | None = None
         self._timer = QTimer(self)
         self._timer.setInterval(DAEMON_CHECK_MS)
         self._timer.timeout.connect(self.check)
@@ -122,7 +99,7 @@ class JobService(QObject):
             self.daemon = daemon
             if self.scheduler is not None:
                 self._halt()
-            self._set_state(f"the maintenance daemon (pid {daemon.get('pid')}) runs the schedule; "
+            self._set_state(f"the maintenance daemon (pid {daemon.pid}) runs the schedule; "
                             "the window's scheduler is idle")
             return
         self.daemon = None
@@ -146,7 +123,7 @@ class JobService(QObject):
         self._timer.stop()
         scheduler, self.scheduler = self.scheduler, None
         if scheduler is not None:
-            _stop_now(scheduler)
+            scheduler.shutdown()  # synchronous: the loop may not run again to finish a coroutine
         self._set_state("stopped")
 
     def _halt(self) -> None:
@@ -193,22 +170,6 @@ def describe_run(report: JobReport, counts: dict[str, int]) -> str:
     return text
 
 
-def _stop_now(scheduler: Scheduler) -> None:
-    """Synchronous stop. ``Scheduler.stop`` is a coroutine, and at shutdown the loop may close
-    before it runs, leaving a worker thread that later calls into the closed loop; so stop the
-    APScheduler, set the cancel event and join the worker here. (Uses the scheduler's parts
-    directly until core offers a synchronous stop.)"""
-    aps = getattr(scheduler, "_aps", None)
-    if aps is not None and aps.running:
-        aps.shutdown(wait=False)
-    cancel = getattr(scheduler, "_cancel", None)
-    if cancel is not None:
-        cancel.set()
-    executor = getattr(scheduler, "_executor", None)
-    if executor is not None:
-        executor.shutdown(wait=True)
-
-
 def service_for(ctx) -> JobService | None:
     """The service started for ``ctx``, if any."""
     return _services.get(ctx)
@@ -226,8 +187,6 @@ def start(ctx) -> JobService:
     app = QCoreApplication.instance()
     if app is not None:
         app.aboutToQuit.connect(service.stop)
-    window = getattr(ctx, "window", None)
-    closed = getattr(window, "closed", None)
-    if closed is not None:
-        closed.connect(service.stop)
+    if ctx.window is not None:
+        ctx.window.closed.connect(service.stop)
     return service

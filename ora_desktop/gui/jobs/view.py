@@ -149,8 +149,8 @@ class JobsView(QWidget):
         self.refresh()
 
     # ------------------------------------------------------------------ loading
-    def _on_data_changed(self, change: object) -> None:
-        if getattr(change, "source", "") == EXTERNAL:
+    def _on_data_changed(self, change: Change) -> None:
+        if change.source == EXTERNAL:
             return  # another process wrote memories: the schedule and history did not change
         self.refresh()
 
@@ -272,7 +272,7 @@ class JobsView(QWidget):
         return self._running is not None and not self._running.done()
 
     def _update_buttons(self) -> None:
-        read_only = getattr(self.ctx, "read_only", False)
+        read_only = self.ctx.read_only
         self.run_button.setEnabled(not self.busy and self.target() is not None and not read_only)
         if read_only:
             self.run_button.setToolTip("The window was opened read-only (--read-only): jobs cannot change files")

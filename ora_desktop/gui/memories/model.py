@@ -285,18 +285,6 @@ class MemoryTableModel(QAbstractTableModel):
         page = self._pages.get(row // self.page_size)
         return page.get(self.keys[row]) if page else None
 
-    def row_of(self, memory_id: str) -> int | None:
-        """The row of a loaded memory with this id, or ``None``."""
-        for page_no, page in self._pages.items():
-            for rowid, memory in page.items():
-                if memory.id == memory_id:
-                    start = page_no * self.page_size
-                    end = min(start + self.page_size, len(self.keys))
-                    for row in range(start, end):
-                        if self.keys[row] == rowid:
-                            return row
-        return None
-
     async def memories_for_rows(self, rows: Sequence[int]) -> list[Memory]:
         """The memories at ``rows`` (fetched now for rows not loaded), in row order."""
         rows = sorted(set(r for r in rows if 0 <= r < len(self.keys)))

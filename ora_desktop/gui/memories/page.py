@@ -221,7 +221,7 @@ class MemoryBrowser(QWidget):
             self._select_after_load = None
         else:
             target = Path(path).resolve()
-            agent = next((a for a in self.ctx.home.agents() if a.path.resolve() == target), None)
+            agent = self.ctx.home.agent_for(target)
             self.ctx.set_current(agent or target)
 
     async def selected_memories(self) -> list[Memory]:

@@ -10,17 +10,16 @@ def show_in_table(ctx: Any, memory_id: str, switch_tab: bool = True) -> bool:
 
     Returns False (with a status line) when there is no main window to show it in.
     """
-    window = getattr(ctx, "window", None)
-    browser = getattr(window, "browser", None)
-    if browser is None:
+    window = ctx.window
+    if window is None:
         ctx.status.emit(f"{memory_id}: open the main window to see it in the table")
         return False
     if switch_tab:
         window.tabs.setCurrentIndex(0)
-    browser.follow(memory_id)
+    window.browser.follow(memory_id)
     return True
 
 
 def curator_of(ctx: Any) -> Any | None:
     """The window's curator (its undo stack and editing commands), or ``None`` without a window."""
-    return getattr(getattr(ctx, "window", None), "curator", None)
+    return ctx.window.curator if ctx.window is not None else None

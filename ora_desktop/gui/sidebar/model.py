@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...core import AgentFile, CorruptFile, OraError, OraHome, Store
-from ...core.history import history
+from ...core import AgentFile, CorruptFile, FileProblem, OraError, OraHome
+from ...core.operations.stats import file_health, last_check_damage
 from ...core.schema import RECALL_THRESHOLD
 
 
@@ -59,29 +59,15 @@ class SiteInfo:
 def file_info(store_for, path: Path, label: str, agent: AgentFile | None = None) -> FileInfo:  # noqa: ANN001
     """Count and health of one file through ``store_for(path) -> Store`` (errors become words)."""
     try:
-        store: Store = store_for(path)
-        # Every row, superseded ones included: this reads only the seed's health index (fast).
-        row = store.execute(
-            "SELECT count(*), avg(health_score), sum(health_score <= ?) FROM memories", (RECALL_THRESHOLD,)
-        ).fetchone()
+        health = file_health(store_for(path))
     except CorruptFile as exc:
         return FileInfo(path, label, agent, error=exc.problem, damaged=exc.problem)
     except OraError as exc:
-        return FileInfo(path, label, agent, error=getattr(exc, "problem", None) or str(exc))
+        return FileInfo(path, label, agent, error=exc.problem if isinstance(exc, FileProblem) else str(exc))
     except Exception as exc:  # a file we cannot read at all must not break the sidebar
         return FileInfo(path, label, agent, error=f"{type(exc).__name__}: {exc}")
-    return FileInfo(path, label, agent, count=row[0], average_health=row[1], low_health=row[2] or 0,
-                    warnings=tuple(store.warnings), damaged=last_check_damage(path))
-
-
-def last_check_damage(path: Path) -> str | None:
-    """The message of the latest check of ``path`` if it found the file damaged (outcome
-    "problems", recorded by the daemon, the window or ``ora-desktop run check``), else ``None``."""
-    try:
-        runs = history(limit=1, path=path, job="check")
-    except Exception:  # the history database must never break the sidebar
-        return None
-    return runs[0].message if runs and runs[0].outcome == "problems" else None
+    return FileInfo(path, label, agent, count=health.count, average_health=health.average_health,
+                    low_health=health.low_health, warnings=health.warnings, damaged=last_check_damage(path))
 
 
 def scan(home: OraHome, store_for, extra: list[Path]) -> tuple[list[SiteInfo], list[FileInfo]]:  # noqa: ANN001

@@ -73,8 +73,7 @@ class Sidebar(QTreeWidget):
     def add_file(self, path: Path) -> None:
         """List a file opened from outside ORA_HOME (kept until the window closes)."""
         path = Path(path).expanduser().resolve()
-        inside = any(a.path.resolve() == path for a in self.ctx.home.agents())
-        if not inside and path not in self.extra:
+        if self.ctx.home.agent_for(path) is None and path not in self.extra:
             self.extra.append(path)
         self.rescan()
 

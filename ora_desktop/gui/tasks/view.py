@@ -92,7 +92,7 @@ class TaskView(LazyRefresh, QWidget):
     def __init__(self, ctx, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
-        self.current = getattr(ctx, "current", None)
+        self.current = ctx.current
         self.tasks: list[TaskContext] = []
         self._latest = Latest()
 
@@ -167,8 +167,9 @@ class TaskView(LazyRefresh, QWidget):
         self.tasks = tasks
         self.parent_label.setText(parent or "none found in this site (promote has nowhere to copy to)")
         if not tasks:
-            task_agent = getattr(self.current, "is_task_agent", False)
-            name = getattr(self.current, "label", None) or path.name
+            agent = self.current if isinstance(self.current, AgentFile) else None
+            task_agent = agent is not None and agent.is_task_agent
+            name = agent.label if agent is not None else path.name
             self._message(
                 f"{name} has no task recorded (its task_context table is empty or missing)." if task_agent
                 else f"{name} is not a spawned task agent, so it has no task context."

@@ -1,10 +1,11 @@
-"""What the charts show, computed with aggregate SQL (no Qt here; runs in a worker thread).
+"""Figures about files for the charts and the sidebar: aggregate reads, no rows loaded.
 
-Every figure is a ``GROUP BY`` over ``memories`` through :meth:`Store.facets` or
-:meth:`Store.execute`, so a million-row file costs a few index or table scans and never loads
-its rows. The importance/health scatter is binned (importance × health rounded to 0.02) with a
-count per point, which bounds it to ~560 points whatever the file's size; files over 40,000 rows
-are sampled for it (20,000 rows by rowid, no scan).
+Every figure is a ``GROUP BY`` or an aggregate over ``memories`` (through the store's facets or
+one statement here), so a million-row file costs a few index or table scans. The
+importance/health scatter is binned (importance x health rounded to 0.02) with a count per
+point, which bounds it to ~560 points whatever the file's size; files over 40,000 rows are
+sampled for it (20,000 rows by rowid, no scan). The window's Charts tab and sidebar call these
+on a worker thread; nothing here writes.
 """
 
 from __future__ import annotations
@@ -15,13 +16,46 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from ora_desktop.core import OraError, Store
-from ora_desktop.core.store import HEALTH_BUCKETS
+from ..errors import OraError
+from ..health_buckets import HEALTH_BUCKETS, UNKNOWN
+from ..history import history
+from ..schema import RECALL_THRESHOLD
+from ..store import Store
 
-#: Health is rounded to this step for the scatter (51 steps × 11 importances at most).
+#: Health is rounded to this step for the scatter (51 steps x 11 importances at most).
 HEALTH_STEP = 0.02
 #: Files bigger than twice this are sampled for the scatter (by evenly spread rowids).
 SAMPLE = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class FileHealth:
+    """One file at a glance: every memory counted (superseded ones included)."""
+
+    count: int
+    #: Mean health, ``None`` when no memory has one.
+    average_health: float | None
+    #: Memories at or below the recall threshold (recall no longer returns them).
+    low_health: int
+    warnings: tuple[str, ...] = ()
+
+
+def file_health(store: Store) -> FileHealth:
+    """Count, mean health and low-health count of ``store`` (reads only the seed's health index)."""
+    row = store.fetch_all(
+        "SELECT count(*), avg(health_score), sum(health_score <= ?) FROM memories", (RECALL_THRESHOLD,)
+    )[0]
+    return FileHealth(count=row[0], average_health=row[1], low_health=row[2] or 0, warnings=tuple(store.warnings))
+
+
+def last_check_damage(path: Path) -> str | None:
+    """The message of the latest check of ``path`` if it found the file damaged (outcome
+    "problems", recorded by the daemon, the window or ``ora-desktop run check``), else ``None``."""
+    try:
+        runs = history(limit=1, path=path, job="check")
+    except Exception:  # the history database must never stop a file from being shown
+        return None
+    return runs[0].message if runs and runs[0].outcome == "problems" else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +83,7 @@ class ChartData:
         return self.total == 0
 
 
-def collect(scope: str, paths: Iterable[Path], open_store: Callable[[Path], Store]) -> ChartData:
+def chart_data(scope: str, paths: Iterable[Path], open_store: Callable[[Path], Store]) -> ChartData:
     """Aggregate every file in ``paths`` (each opened with ``open_store``) into one :class:`ChartData`.
 
     A file that cannot be read is named in ``problems`` and the others are still counted.
@@ -83,7 +117,7 @@ def collect(scope: str, paths: Iterable[Path], open_store: Callable[[Path], Stor
         scope=scope,
         files=files,
         total=total,
-        health_buckets={b: health[b] for b in (*HEALTH_BUCKETS, "unknown") if b != "unknown" or health[b]},
+        health_buckets={b: health[b] for b in (*HEALTH_BUCKETS, UNKNOWN) if b != UNKNOWN or health[b]},
         types=dict(sorted(types.items(), key=lambda kv: (-kv[1], kv[0]))),
         sync_statuses=dict(sorted(syncs.items(), key=lambda kv: (-kv[1], kv[0]))),
         growth=tuple(sorted(growth.items())),
@@ -120,7 +154,7 @@ def _growth(store: Store) -> tuple[Counter[date], int]:
         return Counter(), store.count(superseded="show")
     days: Counter[date] = Counter()
     undated = 0
-    for day, count in store.execute("SELECT date(created_at) AS d, count(*) FROM memories GROUP BY d"):
+    for day, count in store.fetch_all("SELECT date(created_at) AS d, count(*) FROM memories GROUP BY d"):
         parsed = _day(day)
         if parsed is None:
             undated += count
@@ -139,7 +173,7 @@ def _day(text: str | None) -> date | None:
 
 
 def _scatter(store: Store, total: int) -> tuple[Counter[tuple[int, float]], int]:
-    """Importance × health binned to ``HEALTH_STEP``, with the number of rows read.
+    """Importance x health binned to ``HEALTH_STEP``, with the number of rows read.
 
     Files up to ``2 * SAMPLE`` rows are counted exactly in one aggregate query. Larger files are
     sampled: ``SAMPLE`` rowids spread evenly over the table, looked up by primary key (no scan),
@@ -151,13 +185,12 @@ def _scatter(store: Store, total: int) -> tuple[Counter[tuple[int, float]], int]
     select = f"SELECT importance, CAST(round(health_score * {inverse}) AS INTEGER) AS h, count(*) FROM memories"
     group = "importance IS NOT NULL AND health_score IS NOT NULL GROUP BY importance, h"
     if total <= 2 * SAMPLE:
-        rows, scale, read = store.execute(f"{select} WHERE {group}").fetchall(), 1.0, 0
+        rows, scale, read = store.fetch_all(f"{select} WHERE {group}"), 1.0, 0
     else:
-        low, high = store.execute("SELECT min(rowid), max(rowid) FROM memories").fetchone()
+        low, high = store.fetch_all("SELECT min(rowid), max(rowid) FROM memories")[0]
         step = (high - low + 1) / SAMPLE
         rowids = sorted({low + int(i * step) for i in range(SAMPLE)})
-        rows = store.execute(f"{select} WHERE rowid IN ({','.join('?' * len(rowids))}) AND {group}",
-                             rowids).fetchall()
+        rows = store.fetch_all(f"{select} WHERE rowid IN ({','.join('?' * len(rowids))}) AND {group}", rowids)
         read = sum(n for _i, _h, n in rows)
         scale = total / read if read else 0.0
     points: Counter[tuple[int, float]] = Counter()

@@ -3,10 +3,10 @@ runner's per-(job, file) lock and run history, like every other job."""
 
 from __future__ import annotations
 
-from ..maintenance.context import JobContext, Outcome
-from . import settings
-from .engine import sync_file
-from .redact import SyncError
+from .. import sync_settings as settings
+from ..sync.engine import sync_file
+from ..sync.redact import SyncError
+from .context import JobContext, Outcome
 
 
 def run(ctx: JobContext) -> Outcome:

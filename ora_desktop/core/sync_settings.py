@@ -17,7 +17,7 @@ import os
 from dataclasses import replace
 from typing import Any
 
-from ..config import Config, ConfigError, Setting, parse_interval
+from .config import Config, ConfigError, Setting, parse_interval
 
 DEFAULT_INTERVAL = "15m"
 KEYS = {"url", "interval", "sites", "agents"}

@@ -1,0 +1,69 @@
+"""The ``Store`` agents use: the engine's store plus the operations as methods.
+
+:class:`ora_desktop.core.store.Store` holds one open file with its reads and writes and sits
+below search, context and the operations (ARCHITECTURE.md, "Layers"). This subclass sits above
+them all and adds the conveniences a library user expects (``store.search(...)``,
+``store.context(...)``, ``store.export(...)`` …); each method is one call into the layer that
+owns the rule. ``ora_desktop.open_store`` returns this class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from . import store as engine
+
+# The operations are imported when first called, as before the split: importing the library (and
+# so starting the CLI or the window) does not load the exchange formats, purge or numpy.
+
+
+def open_store(path: str | Path, readonly: bool = False, *, timeout: float | None = None) -> Store:
+    """Open an Ora memory file; raises an ``OraError`` subclass naming the file on failure.
+
+    ``readonly=True`` writes nothing to the file or its folder. ``timeout`` is how many seconds
+    to wait for another program's lock before :class:`DatabaseLocked` (default 5).
+    """
+    return Store(Path(path), readonly=readonly, timeout=timeout)
+
+
+class Store(engine.Store):
+    """An open memory database (see :class:`ora_desktop.core.store.Store`), with search,
+    context, duplicates, export, import and purge as methods."""
+
+    def search(self, query: Any, limit: int = 50, *, mode: str | None = None, **kw: Any) -> Any:
+        """Search this file (see :func:`ora_desktop.core.operations.searching.search_file`)."""
+        from .operations.searching import search_file
+
+        return search_file(self, query, limit, mode=mode, **kw)
+
+    def duplicates(self, threshold: float | None = None, **kw: Any) -> Any:
+        """Exact and near duplicate groups (see :mod:`ora_desktop.core.operations.duplicates`)."""
+        from .operations.duplicates import DEFAULT_THRESHOLD, find_duplicates
+
+        return find_duplicates(self, DEFAULT_THRESHOLD if threshold is None else threshold, **kw)
+
+    def export(self, out: Any = None, format: str = "jsonl", **kw: Any) -> Any:
+        """Export this file's memories (see :func:`ora_desktop.core.operations.export.export_memories`)."""
+        from .operations.export import export_memories
+
+        return export_memories([self], out, format, **kw)
+
+    def import_from(self, source: str | Path, format: str = "auto", **kw: Any) -> Any:
+        """Import memories into this file (see :func:`ora_desktop.core.operations.importing.import_memories`)."""
+        from .operations.importing import import_memories
+
+        return import_memories(self, source, format, **kw)
+
+    def purge(self, ids: str | Iterable[str], rewrite_backups: bool = False) -> Any:
+        """Forget memories for good, everywhere (see :mod:`ora_desktop.core.operations.purge`)."""
+        from .operations.purge import purge
+
+        return purge(self, ids if isinstance(ids, str) else list(ids), rewrite_backups=rewrite_backups)
+
+    def context(self, query: str, token_budget: int = 2000, **kw: Any) -> Any:
+        """Context for an agent's turn within a token budget (see :mod:`ora_desktop.core.context`)."""
+        from .context import build_context
+
+        return build_context(self, query, token_budget, **kw)
