@@ -25,8 +25,7 @@ import json
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import numpy as np
+from typing import Any
 
 from ..listing import ListQuery, order_clause, sort_expression, where_clause
 from ..records import Change, Memory
@@ -111,12 +110,16 @@ def _positions(keys: Sequence[int], rowids: list[int]) -> dict[int, int]:
     """``{rowid: position}`` of those ``rowids`` that are in ``keys`` (a vectorised scan)."""
     if not rowids or not len(keys):
         return {}
+    import numpy as np  # here, not at the top: the window's start-up does not wait for it
+
     listed = _as_numpy(keys)
     hits = np.flatnonzero(np.isin(listed, np.asarray(rowids, dtype=np.int64)))
     return {int(listed[pos]): int(pos) for pos in hits}
 
 
-def _as_numpy(keys: Sequence[int]) -> np.ndarray:
+def _as_numpy(keys: Sequence[int]) -> Any:
+    import numpy as np
+
     if isinstance(keys, array) and keys.typecode == "q":
         return np.frombuffer(keys, dtype=np.int64) if len(keys) else np.empty(0, dtype=np.int64)
     return np.asarray(keys, dtype=np.int64)
