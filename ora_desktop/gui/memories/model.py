@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import struct
 import time
 from array import array
 from collections import OrderedDict
@@ -52,6 +53,7 @@ FONT = int(Qt.ItemDataRole.FontRole.value)
 ROW_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 RIGHT = int((Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter).value)
 DIRTY_COLOR = QColor("#d98a1c")
+_KEY = struct.Struct("=q")  # one row key as stored in the keys array
 
 
 @functools.cache
@@ -296,6 +298,17 @@ class MemoryTableModel(QAbstractTableModel):
             return None
         page = self._pages.get(row // self.page_size)
         return page.get(self.keys[row]) if page else None
+
+    def row_of_key(self, rowid: int) -> int | None:
+        """The row listing ``rowid``, or ``None``. A byte search over the keys (C speed: a few ms
+        for a million rows on the GUI thread, where ``array.index`` compares them one by one)."""
+        if not len(self.keys):
+            return None
+        data, needle = self.keys.tobytes(), _KEY.pack(rowid)
+        at = data.find(needle)
+        while at != -1 and at % _KEY.size:  # a match straddling two keys: look further
+            at = data.find(needle, at + 1)
+        return None if at == -1 else at // _KEY.size
 
     def row_of(self, memory_id: str) -> int | None:
         """The row of a loaded memory with this id, or ``None``."""
