@@ -7,6 +7,8 @@ Measured in one offscreen Qt session driving the real ``MainWindow``:
 * search as you type — per keystroke of "deploy", text set to the first hits painted (no debounce),
   and to every hit listed (the rest follow the first screenful);
 * peak memory (RSS) while scrolling the table from the first row to the last;
+* an importance edit saved from the detail pane (on a scratch copy): Save to the row repainted
+  with the new value, and how many times every row key was read meanwhile (it should be none);
 * the longest time the GUI thread was blocked during each (a 5 ms QTimer heartbeat, max gap).
 
 Each is printed beside raw SQLite doing the same query where that is meaningful.
@@ -22,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .common import Row, bench_file, report
+from .common import Row, bench_file, fresh_copy, report
 
 
 def rss_mb() -> float:
@@ -74,6 +76,18 @@ async def until(condition, timeout: float = 120.0, step: float = 0.002) -> None:
         await asyncio.sleep(step)
 
 
+def raw_update(path: Path, memory_id: str) -> float:
+    """The same importance edit as plain SQLite: one UPDATE by id, committed."""
+    conn = sqlite3.connect(path)
+    started = time.perf_counter()
+    conn.execute("UPDATE memories SET importance = 3, updated_at = datetime('now'), sync_status = 'pending' "
+                 "WHERE id = ?", (memory_id,))
+    conn.commit()
+    elapsed = time.perf_counter() - started
+    conn.close()
+    return elapsed
+
+
 def raw(path: Path, sql: str, params: tuple = (), many: bool = True) -> float:
     started = time.perf_counter()
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
@@ -83,7 +97,7 @@ def raw(path: Path, sql: str, params: tuple = (), many: bool = True) -> float:
     return time.perf_counter() - started
 
 
-async def scenario(path: Path, results: dict) -> None:
+async def scenario(path: Path, edit_path: Path, results: dict) -> None:
     from PySide6.QtCore import QEvent, QObject, QSettings, Qt
 
     from ora_desktop.gui.app import build_window_async, parse_args
@@ -187,6 +201,29 @@ async def scenario(path: Path, results: dict) -> None:
     peak = max(peak, rss_mb())
     results["scroll"] = (peak, beat.read(), time.perf_counter() - started, len(model._pages) * model.page_size)
 
+    # an importance edit saved from the detail pane, on a scratch copy of the file
+    window.open_file(edit_path)
+    await until(lambda: window.browser.store is not None and window.browser.store.path == edit_path.resolve()
+                and not model.is_loading() and model.rowCount() == results["rows"])
+    await until(lambda: model.memory_at(0) is not None)
+    target = model.memory_at(0)
+    window.browser.follow(target.id)
+    detail = window.browser.detail
+    await until(lambda: detail.memory is not None and detail.memory.id == target.id)
+    await asyncio.sleep(1.0)  # facets and the rest of opening settle first
+    new = 1 if target.importance != 1 else 2
+    reads, repainted = model.key_reads, model.rows_repainted
+    painted.clear()
+    beat.reset()
+    started = time.perf_counter()
+    detail.editor.importance.setText(str(new))
+    detail.request_save()
+    await until(lambda: (m := model.memory_at(0)) is not None and m.importance == new
+                and painted and painted[-1] > started)
+    edit = time.perf_counter() - started
+    await asyncio.sleep(1.0)  # whatever follows the repaint (facets, counts) counts as blocking too
+    results["edit"] = (edit, beat.read(), model.key_reads - reads, model.rows_repainted - repainted, target.id)
+
     # select a 2.4 MB memory (a log an agent stored): the GUI thread's longest block meanwhile
     from ora_desktop.core import open_store
 
@@ -223,13 +260,14 @@ def run(memories: int) -> None:
     from ora_desktop.gui.app import make_application
 
     path = bench_file(memories)
+    edit_path = fresh_copy(path, "gui-edit.site.db")
     where = "(superseded_by IS NULL OR superseded_by = '')"
     # Warm the OS file cache for both sides alike (another benchmark may just have evicted it).
     raw(path, f"SELECT count(*), sum(length(content)) FROM memories WHERE {where}", many=False)
     make_application()
     results: dict = {}
     with asyncio.Runner(loop_factory=qasync.QEventLoop) as runner:
-        runner.run(scenario(path, results))
+        runner.run(scenario(path, edit_path, results))
 
     raw_first = raw(path, f"SELECT * FROM memories WHERE {where} ORDER BY julianday(created_at) DESC, rowid DESC "
                           "LIMIT 100")
@@ -237,6 +275,8 @@ def run(memories: int) -> None:
                                "LIMIT 100")
     raw_sort = raw(path, f"SELECT rowid FROM memories WHERE {where} ORDER BY health_score DESC, rowid DESC")
     raw_search = raw(path, f"SELECT rowid FROM memories WHERE {where} AND content LIKE '%deploy%' LIMIT 2000")
+    edit, edit_block, edit_reads, edit_rows, edit_id = results["edit"]
+    raw_edit = raw_update(edit_path, edit_id)
     launch, launch_block = results["launch"]
     sort, sort_block, sort_all = results["sort"]
     search, search_block, search_worst, hits = results["search"]
@@ -255,12 +295,15 @@ def run(memories: int) -> None:
         Row("peak RSS scrolling first row to last", peak, None, "< 400 MB", unit="MB"),
         Row(f"  rows held in the cache at the end: {cached:,}", scroll_time, None, "(time to scroll)", unit="s"),
         Row("  longest GUI-thread block", scroll_block, None, "< 50 ms"),
+        Row("importance edit: Save to the row repainted", edit, raw_edit, ""),
+        Row("  times every row key was read again", edit_reads, None, "0", unit="reads"),
+        Row(f"  longest GUI-thread block ({edit_rows} row repainted)", edit_block, None, "< 20 ms"),
         Row(f"select a {results['big'][2] / 1e6:.1f} MB memory, shown", results["big"][0], None, ""),
         Row("  longest GUI-thread block", results["big"][1], None, "< 100 ms"),
         Row("peak RSS of the whole session", rss_peak_mb(), None, "", unit="MB"),
     ])
     print("  (raw sqlite: first 100 rows by created_at / by health; every rowid by health; "
-          "LIKE '%deploy%' LIMIT 2000)")
+          "LIKE '%deploy%' LIMIT 2000; one UPDATE of importance by id, committed)")
     print("  (per keystroke d, de, dep, depl, deplo, deploy, to first rows painted: "
           + ", ".join(f"{t * 1000:.0f} ms" for t in results["keystrokes"]) + "; to every hit listed: "
           + ", ".join(f"{t * 1000:.0f} ms" for t in results["keystrokes_all"]) + ")")

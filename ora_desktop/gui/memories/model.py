@@ -6,6 +6,9 @@ thread (``ctx.run``). Pages arrive asynchronously; until then a row shows a plac
 The cache is bounded (least recently used pages go) and stale-aware: after a write, changed rows
 keep showing their old values until the fresh ones arrive, and answers to outdated requests are
 dropped (a generation number). Sorting re-queries the row keys in the new order.
+After a write (a ``Change``), ``core.operations.row_refresh`` decides: the changed rows are
+repainted in place (``dataChanged`` on those rows only, their cached values replaced), or, when
+rows can have come, gone or moved, the keys are read again (``key_reads`` counts those reads).
 A loader with a ``first(store, query)`` attribute (search) has its first screenful shown at once,
 then the rest appended below the rows already shown (selection and scroll position stay).
 """
@@ -15,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import struct
 import time
 from array import array
 from collections import OrderedDict
@@ -27,7 +31,8 @@ from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication
 
 from ...core import Change, ListQuery, Memory, OraError, Store, timestamps
-from ..context import EXTERNAL, AppContext
+from ...core.operations.row_refresh import merge_changes, plan_refresh
+from ..context import AppContext
 from ..resources import icon
 from .columns import COLUMNS, Column
 
@@ -48,6 +53,7 @@ FONT = int(Qt.ItemDataRole.FontRole.value)
 ROW_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 RIGHT = int((Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter).value)
 DIRTY_COLOR = QColor("#d98a1c")
+_KEY = struct.Struct("=q")  # one row key as stored in the keys array
 
 
 @functools.cache
@@ -80,7 +86,7 @@ class MemoryTableModel(QAbstractTableModel):
     """Table model over one store's memories (see the module docstring)."""
 
     loading = Signal(bool)
-    loaded = Signal(int)  # the row count after a (re)load
+    loaded = Signal(int)  # the row count after a (re)load, or after rows were repainted in place
     failed = Signal(object)
 
     def __init__(self, ctx: AppContext, parent: Any = None, page_size: int = 100, cache_pages: int = 60) -> None:
@@ -103,8 +109,12 @@ class MemoryTableModel(QAbstractTableModel):
         self._fetching = False
         self._generation = 0
         self._reload_task: asyncio.Task | None = None
-        self._refreshing = False  # a reload caused by a write is running
-        self._refresh_again = False  # another write came meanwhile
+        self._changes: list[Change] = []  # writes not handled yet
+        self._refresh_task: asyncio.Task | None = None
+        #: How many times every row key was read (the loader run over the whole list).
+        self.key_reads = 0
+        #: How many rows were repainted in place after writes (no key read).
+        self.rows_repainted = 0
         ctx.store_changed.connect(self._on_store_changed)
 
     # ----------------------------------------------------------------- source
@@ -157,7 +167,11 @@ class MemoryTableModel(QAbstractTableModel):
                 if len(first) < FIRST_ROWS:
                     self._finish(generation)
                     return
-            keys = array("q") if store is None else await self.ctx.run(loader, store, query)
+            if store is None:
+                keys = array("q")
+            else:
+                self.key_reads += 1
+                keys = await self.ctx.run(loader, store, query)
         except OraError as exc:
             if generation == self._generation:
                 self.loading.emit(False)
@@ -285,6 +299,17 @@ class MemoryTableModel(QAbstractTableModel):
         page = self._pages.get(row // self.page_size)
         return page.get(self.keys[row]) if page else None
 
+    def row_of_key(self, rowid: int) -> int | None:
+        """The row listing ``rowid``, or ``None``. A byte search over the keys (C speed: a few ms
+        for a million rows on the GUI thread, where ``array.index`` compares them one by one)."""
+        if not len(self.keys):
+            return None
+        data, needle = self.keys.tobytes(), _KEY.pack(rowid)
+        at = data.find(needle)
+        while at != -1 and at % _KEY.size:  # a match straddling two keys: look further
+            at = data.find(needle, at + 1)
+        return None if at == -1 else at // _KEY.size
+
     async def memories_for_rows(self, rows: Sequence[int]) -> list[Memory]:
         """The memories at ``rows`` (fetched now for rows not loaded), in row order."""
         rows = sorted(set(r for r in rows if 0 <= r < len(self.keys)))
@@ -332,7 +357,7 @@ class MemoryTableModel(QAbstractTableModel):
 
     async def _fetch_wanted(self) -> None:
         """Fetch the most recently wanted pages (older wishes are dropped: the view scrolled on)."""
-        store, generation = self.store, self._generation
+        store, generation, writes = self.store, self._generation, self.rows_repainted
         if store is None or not self._wanted:
             self._wanted.clear()
             return
@@ -351,7 +376,10 @@ class MemoryTableModel(QAbstractTableModel):
             keys = self.keys[start:start + self.page_size]
             self._pages[page_no] = {rid: by_rowid[rid] for rid in keys if rid in by_rowid}
             self._pages.move_to_end(page_no)
-            self._stale.discard(page_no)
+            if writes == self.rows_repainted:
+                self._stale.discard(page_no)
+            else:  # rows were repainted meanwhile: these may have been read before that write
+                self._stale.add(page_no)
             self._emit_rows(start, start + len(keys) - 1)
         while len(self._pages) > self.cache_pages:
             old, _ = self._pages.popitem(last=False)
@@ -376,28 +404,54 @@ class MemoryTableModel(QAbstractTableModel):
 
     # ----------------------------------------------------------------- refresh after writes
     def _on_store_changed(self, path: object, change: Change) -> None:
+        """A write to the shown file: repaint the rows it changed, or read the keys again when
+        rows can have come, gone or moved (``core.operations.row_refresh`` decides). Changes that
+        arrive while one is being handled are handled together afterwards."""
         if self.store is None or path != self.store.path.resolve():
             return
-        if not (change.added or change.removed or change.source == EXTERNAL):
-            # Edits: re-fetch the pages showing those ids now (old values stay until then).
-            for page_no, page in self._pages.items():
-                if any(m.id in change.changed for m in page.values()):
-                    self._stale.add(page_no)
-            self._refresh_stale()
-        # The keys too (rows may come, go or move). A writer busy every second must not pile up
-        # key queries on a large file: while one runs, the next waits and covers all changes since.
-        if self.is_loading() and self._refreshing:
-            self._refresh_again = True
-        else:
-            self._refresh()
+        self._changes.append(change)
+        if self._refresh_task is None or self._refresh_task.done():
+            self._refresh_task = asyncio.ensure_future(self._follow_changes(), loop=self.ctx.loop)
 
-    def _refresh(self) -> None:
-        self._refreshing = True
-        self._refresh_again = False
-        task = self.reload(keep_rows=True)
-        task.add_done_callback(self._refreshed)
+    async def _follow_changes(self) -> None:
+        while self._changes:
+            change, self._changes = merge_changes(self._changes), []
+            try:
+                await self._follow(change)
+            except OraError as exc:
+                self.failed.emit(exc)
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    raise  # this task itself was cancelled (the window is closing)
+                # The reload awaited was replaced by one the person started (another search,
+                # sort or file): that one reads the keys after this write, so it is covered.
 
-    def _refreshed(self, _task: asyncio.Task) -> None:
-        self._refreshing = False
-        if self._refresh_again and self.store is not None:
-            self._refresh()
+    async def _follow(self, change: Change) -> None:
+        store, keys, generation = self.store, self.keys, self._generation
+        if store is None:
+            return
+        if self.is_loading() or self.keys_store is not store:
+            await self.reload(keep_rows=True)  # the keys being read may predate the write
+            return
+        plan = await self.ctx.run(plan_refresh, store, self.query.with_(limit=None, after=None), keys, change,
+                                  self.loader is not default_loader)
+        if store is not self.store or generation != self._generation or keys is not self.keys:
+            if store is self.store:  # reloaded meanwhile: the new keys may predate the write
+                await self.reload(keep_rows=True)
+            return
+        if plan.reload:
+            log.debug("reloading the row keys: %s", plan.reason)
+            await self.reload(keep_rows=True)
+            return
+        self._repaint(plan.rows)
+
+    def _repaint(self, rows: Sequence[tuple[int, Memory]]) -> None:
+        """Put fresh memories at their rows (cached pages only) and repaint just those rows."""
+        self.rows_repainted += len(rows)
+        for row, memory in rows:
+            page = self._pages.get(row // self.page_size)
+            if page is not None and memory.rowid in page:
+                page[memory.rowid] = memory
+            self._emit_rows(row, row)
+        self.loaded.emit(len(self.keys))  # derived views (facets, counts) follow the new values

@@ -181,9 +181,8 @@ class MemoryBrowser(QWidget):
             if memory is None:
                 self.ctx.status.emit(f"No memory with id {memory_id} in {store.path.name}")
                 return
-            try:
-                row = self.model.keys.index(memory.rowid)
-            except ValueError:
+            row = self.model.row_of_key(memory.rowid)
+            if row is None:
                 self.table.clearSelection()
                 self.table.setCurrentIndex(QModelIndex())  # reloads must not bring a listed row back
                 self.detail.show_memory(memory, store)

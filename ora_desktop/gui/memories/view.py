@@ -104,9 +104,8 @@ class MemoryTable(QTableView):
             return
         if self._restoring_in is not self.memory_model.keys_store:
             return  # another file: the same rowid there is another memory (the page selects the top row)
-        try:
-            row = self.memory_model.keys.index(rowid)
-        except ValueError:
+        row = self.memory_model.row_of_key(rowid)
+        if row is None:
             self.current_memory.emit(None)
             return
         # Keep the view where it was sideways: sorting a column scrolled into view must not jump left.

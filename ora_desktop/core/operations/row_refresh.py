@@ -1,0 +1,144 @@
+"""What a write means to a listed view: repaint some rows in place, or read the row keys again.
+
+A view over a large file (the window's memory table) holds the rowids of the memories it lists,
+in order, and fetches rows lazily. After a write it must not re-read a million keys for a
+one-cell edit. :func:`plan_refresh` takes the view's query, its keys and the write's
+:class:`~ora_desktop.core.records.Change` and answers, reading only the changed rows and their
+neighbours:
+
+- rows added or removed, a change with no ids (another program wrote; the watcher cannot say
+  which rows), a ranked list (search: hits are ordered by the engine, not by the query), or the
+  "dirty first" order → **reload** the keys;
+- a changed row that now matches the query but is not listed, or is listed and no longer
+  matches (an edit of a filtered column) → **reload**;
+- a listed row whose new sort value no longer lies between its neighbours' (an edit of the sort
+  column that moves it) → **reload**;
+- otherwise → **repaint** only the listed changed rows, with their fresh values.
+
+The order test asks SQLite to sort the changed rows and their neighbours with the query's own
+``ORDER BY``, so it agrees with :meth:`Store.row_keys` on NULLs, collation and time columns.
+"""
+
+from __future__ import annotations
+
+import json
+from array import array
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..listing import ListQuery, order_clause, sort_expression, where_clause
+from ..records import Change, Memory
+from ..store import Store
+
+#: Past this many changed ids a reload is cheaper than checking each row (a bulk edit).
+MAX_CHANGED = 5000
+
+
+@dataclass(frozen=True, slots=True)
+class RowRefresh:
+    """The answer of :func:`plan_refresh`.
+
+    ``reload``: the keys must be read again (``reason`` says why). Otherwise ``rows`` holds
+    ``(position in the keys, fresh memory)`` for every listed changed row, in position order;
+    changed rows that are not listed (and still do not match) need nothing.
+    """
+
+    reload: bool
+    reason: str = ""
+    rows: tuple[tuple[int, Memory], ...] = ()
+
+
+def _reload(reason: str) -> RowRefresh:
+    return RowRefresh(True, reason)
+
+
+def plan_refresh(store: Store, query: ListQuery, keys: Sequence[int], change: Change,
+                 ranked: bool = False) -> RowRefresh:
+    """Decide how a view listing ``keys`` (rowids in ``query`` order, every match, no limit)
+    follows ``change``: repaint the changed rows in place or reload (see the module docstring).
+    ``ranked``: the keys come from a search ranking rather than from ``query``'s order."""
+    if change.added or change.removed:
+        return _reload("rows were added or removed")
+    if not change.changed:
+        return _reload("another program wrote; which rows changed is not known")
+    if ranked:
+        return _reload("search hits are ranked by the engine")
+    if query.order_by == "dirty":
+        return _reload("the dirty-first order follows every edit")
+    if query.limit is not None or query.after is not None:
+        return _reload("the list is one page of a longer one")
+    if len(change.changed) > MAX_CHANGED:
+        return _reload(f"more than {MAX_CHANGED:,} rows changed")
+
+    where, params = where_clause(query, store.columns)
+    found = store.fetch_all(
+        f"SELECT rowid, CASE WHEN {where} THEN 1 ELSE 0 END FROM memories "
+        "WHERE id IN (SELECT value FROM json_each(?))",
+        [*params, json.dumps(sorted(change.changed))],
+    )
+    if len(found) != len(change.changed):
+        return _reload("a changed memory is gone")
+    listed = _positions(keys, [rowid for rowid, _ in found])
+    for rowid, matches in found:
+        if bool(matches) != (rowid in listed):
+            return _reload("a changed row entered or left the filter")
+    if not listed:
+        return RowRefresh(False)
+    if not _still_in_order(store, query, keys, sorted(listed.values())):
+        return _reload("a changed row moved in the sort order")
+    by_rowid = {m.rowid: m for m in store.by_rowids(list(listed))}
+    if len(by_rowid) != len(listed):
+        return _reload("a changed memory is gone")
+    return RowRefresh(False, rows=tuple(sorted((pos, by_rowid[rowid]) for rowid, pos in listed.items())))
+
+
+def merge_changes(changes: Sequence[Change]) -> Change:
+    """One change covering several (ids united). A change that names no ids (another program
+    wrote) makes the whole batch unknown: that change itself is returned."""
+    for change in changes:
+        if not change:
+            return change
+    if len(changes) == 1:
+        return changes[0]
+    return Change(added=frozenset().union(*(c.added for c in changes)),
+                  changed=frozenset().union(*(c.changed for c in changes)),
+                  removed=frozenset().union(*(c.removed for c in changes)))
+
+
+def _positions(keys: Sequence[int], rowids: list[int]) -> dict[int, int]:
+    """``{rowid: position}`` of those ``rowids`` that are in ``keys`` (a vectorised scan)."""
+    if not rowids or not len(keys):
+        return {}
+    import numpy as np  # here, not at the top: the window's start-up does not wait for it
+
+    listed = _as_numpy(keys)
+    hits = np.flatnonzero(np.isin(listed, np.asarray(rowids, dtype=np.int64)))
+    return {int(listed[pos]): int(pos) for pos in hits}
+
+
+def _as_numpy(keys: Sequence[int]) -> Any:
+    import numpy as np
+
+    if isinstance(keys, array) and keys.typecode == "q":
+        return np.frombuffer(keys, dtype=np.int64) if len(keys) else np.empty(0, dtype=np.int64)
+    return np.asarray(keys, dtype=np.int64)
+
+
+def _still_in_order(store: Store, query: ListQuery, keys: Sequence[int], positions: list[int]) -> bool:
+    """Whether the rows at ``positions`` still sort between their neighbours.
+
+    The rows at ``positions`` and the rows next to them are sorted by SQLite with the query's
+    ``ORDER BY``; the list is still in order exactly when that sort keeps their listed order
+    (unchanged rows were in order already and their values did not move)."""
+    around = sorted({p + d for p in positions for d in (-1, 0, 1) if 0 <= p + d < len(keys)})
+    if len(around) < 2:
+        return True
+    expected = [int(keys[p]) for p in around]
+    expr = sort_expression(query.order_by, store.columns)
+    sorted_now = [row[0] for row in store.fetch_all(
+        f"SELECT rowid FROM memories WHERE rowid IN (SELECT value FROM json_each(?)) "
+        f"ORDER BY {order_clause(expr, query.descending)}",
+        [json.dumps(expected)],
+    )]
+    return sorted_now == expected

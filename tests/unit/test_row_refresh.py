@@ -1,0 +1,138 @@
+"""plan_refresh: after a write, a listed view repaints the changed rows in place, and reads the
+row keys again exactly when membership or order can have changed."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from ora_desktop.core import Change, ListQuery, open_store
+from ora_desktop.core.operations.row_refresh import MAX_CHANGED, plan_refresh
+
+EVERYTHING = ListQuery(limit=None)
+
+
+@pytest.fixture
+def store(seed_db):
+    path = seed_db()
+    with open_store(path) as s:
+        s.add_many({
+            "id": f"m{i:02d}", "content": f"{'Zeta' if i % 4 == 0 else 'alpha'} memory {i}",
+            "type": ("fact", "preference", "context")[i % 3], "importance": 1 + i % 10,
+            "health_score": round((i % 11) / 10, 2), "created_at": f"2026-01-{1 + i:02d} 10:00:00",
+        } for i in range(28))
+        yield s
+
+
+def changed(*ids: str) -> Change:
+    return Change(changed=frozenset(ids), source="update")
+
+
+def test_an_importance_edit_repaints_the_row_in_place(store):
+    keys = store.row_keys(EVERYTHING)  # newest first
+    target = store.by_rowids([keys[5]])[0]
+    store.update(target.id, importance=9 if target.importance != 9 else 2)
+    plan = plan_refresh(store, EVERYTHING, keys, changed(target.id))
+    assert not plan.reload
+    assert [(pos, m.id) for pos, m in plan.rows] == [(5, target.id)]
+    assert plan.rows[0][1].importance == store.get(target.id).importance  # the fresh value
+    assert store.row_keys(EVERYTHING) == keys
+
+
+def test_rows_added_removed_or_unknown_always_reload(store):
+    keys = store.row_keys(EVERYTHING)
+    assert plan_refresh(store, EVERYTHING, keys, Change(added=frozenset({"m01"}))).reload
+    assert plan_refresh(store, EVERYTHING, keys, Change(removed=frozenset({"m01"}))).reload
+    external = plan_refresh(store, EVERYTHING, keys, Change(source="external"))
+    assert external.reload and "another program" in external.reason
+    assert plan_refresh(store, EVERYTHING, keys, changed("m01"), ranked=True).reload
+    assert plan_refresh(store, EVERYTHING.with_(order_by="dirty"), keys, changed("m01")).reload
+
+
+def test_an_edit_of_the_sort_column_reloads_only_when_the_row_moves(store):
+    query = EVERYTHING.with_(order_by="importance", descending=True)
+    keys = store.row_keys(query)
+    rows = store.by_rowids(keys)
+    # A row whose new importance equals its old one ties the same way: still in place.
+    middle = rows[10]
+    store.update(middle.id, importance=middle.importance)
+    assert not plan_refresh(store, query, keys, changed(middle.id)).reload
+    # The most important row becomes the least important: it moves to the end.
+    store.update(rows[0].id, importance=1)
+    plan = plan_refresh(store, query, keys, changed(rows[0].id))
+    assert plan.reload and "sort order" in plan.reason
+    assert store.row_keys(query) != keys
+
+
+def test_content_sort_follows_sqlite_collation(store):
+    query = EVERYTHING.with_(order_by="content", descending=False)
+    keys = store.row_keys(query)
+    first = store.by_rowids([keys[0]])[0]
+    # Upper and lower case sort together (NOCASE): an edit that only changes case stays put.
+    store.update(first.id, content=first.content.upper())
+    assert not plan_refresh(store, query, keys, changed(first.id)).reload
+    store.update(first.id, content="zzz last now")
+    assert plan_refresh(store, query, keys, changed(first.id)).reload
+
+
+def test_an_edit_of_a_filtered_column_reloads_when_membership_changes(store):
+    query = EVERYTHING.with_(importance_min=7)
+    keys = store.row_keys(query)
+    listed = store.by_rowids(keys)
+    unlisted = [m for m in store.list(EVERYTHING) if m.importance < 7]
+    # A listed row that still matches: repaint only.
+    store.update(listed[0].id, importance=8 if listed[0].importance != 8 else 9)
+    assert not plan_refresh(store, query, keys, changed(listed[0].id)).reload
+    # An unlisted row that still does not match: nothing at all.
+    store.update(unlisted[0].id, importance=2 if unlisted[0].importance != 2 else 3)
+    plan = plan_refresh(store, query, keys, changed(unlisted[0].id))
+    assert not plan.reload and plan.rows == ()
+    # A listed row that leaves the filter, and an unlisted row that enters it: reload.
+    store.update(listed[1].id, importance=1)
+    assert plan_refresh(store, query, keys, changed(listed[1].id)).reload
+    keys = store.row_keys(query)
+    store.update(unlisted[1].id, importance=10)
+    assert plan_refresh(store, query, keys, changed(unlisted[1].id)).reload
+
+
+def test_a_changed_id_that_is_gone_reloads(store):
+    keys = store.row_keys(EVERYTHING)
+    assert plan_refresh(store, EVERYTHING, keys, changed("no-such-memory")).reload
+
+
+def test_a_bulk_edit_past_the_limit_reloads(store):
+    keys = store.row_keys(EVERYTHING)
+    ids = [f"x{i}" for i in range(MAX_CHANGED + 1)]
+    assert plan_refresh(store, EVERYTHING, keys, changed(*ids)).reload
+
+
+def test_a_repaint_is_only_ever_planned_when_the_keys_are_unchanged(store):
+    """Random edits of random columns under random filters and orders: whenever the plan says
+    "repaint in place", reading the keys again gives exactly the keys the view holds."""
+    rng = random.Random(20261123)
+    orders = ("created_at", "importance", "health_score", "content", "type", "updated_at", "access_count")
+    queries = [EVERYTHING.with_(order_by=order, descending=desc) for order in orders for desc in (True, False)]
+    queries += [EVERYTHING.with_(types=("fact",)), EVERYTHING.with_(health_min=0.5, order_by="health_score"),
+                EVERYTHING.with_(importance_max=4, order_by="importance", descending=False)]
+    ids = [m.id for m in store.list(EVERYTHING)]
+    repaints = reloads = 0
+    for _ in range(150):
+        query = rng.choice(queries)
+        keys = store.row_keys(query)
+        targets = rng.sample(ids, rng.choice((1, 1, 2, 3)))
+        field = rng.choice(("importance", "health_score", "type", "content"))
+        for memory_id in targets:
+            value = {"importance": rng.randint(1, 10), "health_score": rng.choice((0.0, 0.3, 0.5, 0.9, 1.0)),
+                     "type": rng.choice(("fact", "context", "task")),
+                     "content": rng.choice(("alpha", "Alpha", "beta", "zeta", "ZETA b"))}[field]
+            store.update(memory_id, **{field: value})
+        plan = plan_refresh(store, query, keys, changed(*targets))
+        if plan.reload:
+            reloads += 1
+        else:
+            repaints += 1
+            assert store.row_keys(query) == keys, (query, field, targets)
+            listed = set(keys)
+            assert {m.id for _, m in plan.rows} == {i for i in targets if store.get(i).rowid in listed}
+    assert repaints > 30 and reloads > 10  # both paths were exercised
