@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -167,20 +168,50 @@ def file_stamp(path: Path) -> tuple:
     return tuple(stats)
 
 
-class ChangeWatch:
-    """Cheap detection of another connection's writes.
+def commit_counter(path: Path) -> int | None:
+    """SQLite's own count of commits to ``path``, the same for every connection and process.
 
-    Uses ``PRAGMA data_version`` on a normal connection (it moves only when another connection
-    commits, so our own writes on this thread do not count), and the (mtime, size, inode) of the
-    file and its ``-wal`` for an immutable read-only one (which cannot see other writers).
-    ``data_version`` is per connection, and peewee keeps one connection per thread: the last
-    value is kept per thread.
+    In WAL mode it is the wal-index header's ``iChange`` (in ``-shm``; machine byte order, two
+    copies that agree when no writer is mid-update); otherwise the file header's change counter
+    (offset 24). Each commit that changes the file adds exactly one. ``None`` when it cannot be
+    read (no ``-shm`` yet, a file being replaced): callers fall back to ``data_version``.
+    """
+    try:  # read_header, never open/close: closing any descriptor of the file drops SQLite's locks
+        header = read_header(path, 28)
+        if len(header) < 28:
+            return None
+        if header[18] != 2:  # not WAL: the rollback-journal change counter
+            return int.from_bytes(header[24:28], "big")
+        for _attempt in range(3):
+            index = read_header(f"{path}-shm", 96)
+            if len(index) == 96 and index[:48] == index[48:] and index[12] == 1:
+                return int.from_bytes(index[8:12], sys.byteorder)
+    except OSError:
+        return None
+    return None
+
+
+class ChangeWatch:
+    """Cheap detection of other connections' writes (another process, or a connection outside
+    this store), telling them apart from the store's own commits on any of its threads.
+
+    For a normal connection it compares SQLite's commit counter (:func:`commit_counter`) with the
+    value last seen, and the store reports its own commits (:meth:`own_commit_begins` /
+    :meth:`own_commit_ended`): a commit the store did not make is what counts. Where the counter
+    cannot be read it falls back to ``PRAGMA data_version`` (it moves only when another
+    connection commits; per connection, so the last value is kept per thread). An immutable
+    read-only connection cannot see other writers: there the (mtime, size, inode) of the file and
+    its ``-wal`` are compared.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._last: dict[int, tuple] = {}
         self._stamp: tuple | None = None  # the file's stamp at the last reset, for a thread's first call
+        self._guard = threading.Lock()
+        self._known: int | None = None  # the commit counter as of our last look or our last commit
+        self._foreign = False  # someone else committed before one of our own commits
+        self._begun: dict[int, tuple[int | None, int]] = {}  # thread -> (counter, total_changes) at BEGIN
 
     def fingerprint(self, db: peewee.SqliteDatabase, immutable: bool) -> tuple:
         """What identifies the file's current state for this kind of connection."""
@@ -189,7 +220,16 @@ class ChangeWatch:
         return ("version", db.execute_sql("PRAGMA data_version").fetchone()[0])
 
     def changed(self, db: peewee.SqliteDatabase, immutable: bool) -> bool:
-        """True when the state moved since this thread's last call."""
+        """True when someone else's commit landed since the last call."""
+        if not immutable:
+            counter = commit_counter(self.path)
+            if counter is not None:
+                with self._guard:
+                    moved = self._foreign or (self._known is not None and counter != self._known)
+                    if self._known is None:  # no counter at the last reset: judge by the file's stamp
+                        moved = self._stamp is not None and file_stamp(self.path) != self._stamp
+                    self._known, self._foreign = counter, False
+                return moved
         current = self.fingerprint(db, immutable)
         key = threading.get_ident()
         previous, self._last[key] = self._last.get(key), current
@@ -201,3 +241,28 @@ class ChangeWatch:
         """Take the current state as seen (on this thread, and as the baseline for other threads' first look)."""
         self._last[threading.get_ident()] = self.fingerprint(db, immutable)
         self._stamp = file_stamp(self.path)
+        with self._guard:
+            self._known = None if immutable else commit_counter(self.path)
+            self._foreign = False
+
+    def own_commit_begins(self, connection: sqlite3.Connection) -> None:
+        """Called inside our write transaction, once it holds the write lock: a counter that moved
+        since our last look is someone else's commit."""
+        counter = commit_counter(self.path)
+        with self._guard:
+            if counter is not None and self._known is not None and counter != self._known:
+                self._foreign = True
+            self._begun[threading.get_ident()] = (counter, connection.total_changes)
+
+    def own_commit_ended(self, connection: sqlite3.Connection) -> None:
+        """Called after our commit: it added one to the counter if it changed anything; more than
+        that is someone else's commit landing right after ours."""
+        begun, changes = self._begun.pop(threading.get_ident(), (None, 0))
+        counter = commit_counter(self.path)
+        with self._guard:
+            if counter is None or begun is None:
+                return
+            ours = 1 if connection.total_changes != changes else 0
+            if counter not in (begun, begun + ours):  # (a schema-only commit of ours also lands here: harmless)
+                self._foreign = True
+            self._known = counter

@@ -220,12 +220,15 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         outermost = not self.db.in_transaction()
         try:
             with translated(self.path), self.db.atomic("IMMEDIATE"):
+                if outermost:
+                    self._watch.own_commit_begins(self.db.connection())
                 yield
         except BaseException:
             if outermost:
                 self._pending().clear()
             raise
         if outermost:
+            self._watch.own_commit_ended(self.db.connection())
             pending, self._local.pending = self._pending(), []
             for change in pending:
                 self._emit(change)

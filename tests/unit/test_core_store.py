@@ -555,3 +555,45 @@ def test_a_watchers_first_look_at_an_unchanged_file_reports_nothing(store, db):
     watcher.start()
     watcher.join()
     assert seen == [False]
+
+
+def _look_from_another_thread(store) -> bool:
+    import threading
+
+    seen: list[bool] = []
+    watcher = threading.Thread(target=lambda: seen.append(store.changed_externally()))
+    watcher.start()
+    watcher.join()
+    return seen[0]
+
+
+@pytest.mark.parametrize("journal", ["wal", "delete"])
+def test_our_writes_from_any_thread_are_not_someone_elses(seed_db, journal):
+    """The window writes on worker threads and watches on another one: its own edits must not
+    come back as another program's (which would re-read every row key of a large file)."""
+    import threading
+
+    path = seed_db(SEED_ROWS)
+    raw(path, f"PRAGMA journal_mode={journal}")
+    with open_store(path) as store:
+        assert not _look_from_another_thread(store)
+        for n in range(3):
+            writer = threading.Thread(target=lambda n=n: store.update("m-ctx", content=f"ours {n}"))
+            writer.start()
+            writer.join()
+        store.add("ours, on this thread")
+        assert not _look_from_another_thread(store)
+        raw(path, "UPDATE memories SET content = 'theirs' WHERE id = 'm-task'")
+        store.update("m-ctx", content="ours after theirs")  # our commit must not hide theirs
+        assert _look_from_another_thread(store)
+        assert not _look_from_another_thread(store)
+
+
+def test_a_commit_landing_right_after_ours_is_someone_elses(store, db):
+    """Between our COMMIT and our reading of the counter another writer may commit: the counter
+    then moved by more than our one commit."""
+    connection = store.db.connection()
+    store._watch.own_commit_begins(connection)
+    raw(db, "UPDATE memories SET content = 'theirs' WHERE id = 'm-task'")
+    store._watch.own_commit_ended(connection)  # we changed nothing, yet the counter moved
+    assert store.changed_externally()
