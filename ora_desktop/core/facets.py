@@ -21,7 +21,36 @@ if TYPE_CHECKING:
 
 HEALTH_BUCKETS = ("0.0-0.1", "0.1-0.2", "0.2-0.3", "0.3-0.4", "0.4-0.5",
                   "0.5-0.6", "0.6-0.7", "0.7-0.8", "0.8-0.9", "0.9-1.0")
+#: The bucket of memories with no health value (a foreign writer's NULL).
+UNKNOWN_HEALTH = "unknown"
 _PLAIN = ListQuery(limit=None)
+
+
+def health_bucket_sql(column: str) -> str:
+    """SQL giving a health value's bucket: the index into :data:`HEALTH_BUCKETS`, -1 for NULL.
+
+    The one health-bucket rule: bucket ``i`` holds ``i/10 <= health < (i+1)/10``, the first
+    everything below 0.1 and the last everything from 0.9 up (a foreign file may break the
+    seed's 0-1 CHECK). :func:`health_bucket_filter` selects the same rows by the query language.
+    """
+    steps = " ".join(f"WHEN {column} < {(i + 1) / 10:.1f} THEN {i}" for i in range(len(HEALTH_BUCKETS) - 1))
+    return f"CASE WHEN {column} IS NULL THEN -1 {steps} ELSE {len(HEALTH_BUCKETS) - 1} END"
+
+
+def health_bucket_filter(label: str) -> str:
+    """The query-language value selecting one health bucket: ``<0.1``, ``0.3..<0.4``, ``>=0.9``, ``none``."""
+    if label == UNKNOWN_HEALTH:
+        return "none"
+    if label not in HEALTH_BUCKETS:
+        from .errors import InvalidValue
+
+        raise InvalidValue("health", f"{label!r} is not a health bucket ({', '.join(HEALTH_BUCKETS)})")
+    i = HEALTH_BUCKETS.index(label)
+    if i == 0:
+        return "<0.1"
+    if i == len(HEALTH_BUCKETS) - 1:
+        return f">={i / 10:.1f}"
+    return f"{i / 10:.1f}..<{(i + 1) / 10:.1f}"
 
 
 def count_facets(store: Store, query: ListQuery) -> Facets:
@@ -30,8 +59,7 @@ def count_facets(store: Store, query: ListQuery) -> Facets:
     columns = store.columns
     col = {name: (name if name in columns else "NULL") for name in ("type", "sync_status", "importance",
                                                                       "health_score")}
-    bucket = (f"CASE WHEN {col['health_score']} IS NULL THEN -1 "
-              f"ELSE min(9, max(0, CAST({col['health_score']} * 10 AS INTEGER))) END")
+    bucket = health_bucket_sql(col["health_score"])
     counters: tuple[Counter, Counter, Counter, Counter] = (Counter(), Counter(), Counter(), Counter())
 
     def grouped(where: str, params: list, sign: int = 1) -> None:
@@ -57,7 +85,7 @@ def count_facets(store: Store, query: ListQuery) -> Facets:
     types, syncs, importance, raw_buckets = ({k: n for k, n in c.items() if n} for c in counters)
     buckets = {label: raw_buckets.get(i, 0) for i, label in enumerate(HEALTH_BUCKETS)}
     if raw_buckets.get(-1):
-        buckets["unknown"] = raw_buckets[-1]
+        buckets[UNKNOWN_HEALTH] = raw_buckets[-1]
     return Facets(
         total=sum(types.values()),
         types={str(k): v for k, v in types.items()},
