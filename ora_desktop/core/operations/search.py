@@ -26,6 +26,7 @@ from ..home import OraHome
 from ..listing import ListQuery
 from ..records import Memory
 from ..search import engine
+from ..search.across import search_many
 from ..search.counting import match_facets
 from ..search.filters import filter_sql
 from ..search.highlight import match_spans, snippet
@@ -158,6 +159,13 @@ class SearchAnswer:
     #: Scope "all": hits from every file (with snippets); a file's keys mean nothing there.
     hits: tuple[Hit, ...] = ()
 
+    @classmethod
+    def listing(cls, request: SearchRequest, parsed: ParsedQuery, count: int) -> SearchAnswer:
+        """The answer for a request without words whose ``count`` rows a face listed itself
+        (through :func:`listing_query`), to count its facets with :func:`count_answer_facets`."""
+        return cls(request=request, query=request.query_text(), parsed=parsed, total=count,
+                   notes=parsed.warnings, engine="filter")
+
     def spans(self, text: str) -> list[Span]:
         """Where this search's words occur in ``text``, stem-aware as the index matched them
         (a search for ``running`` marks ``runs``). Cheap enough per painted row."""
@@ -207,7 +215,7 @@ def search_memories(target: Store | OraHome, request: SearchRequest, cancel: obj
     parsed = parse_query(text)
     if request.scope == "all":
         home = target if isinstance(target, OraHome) else OraHome.default()
-        result = engine.search_many(home, parsed, limit=request.limit, wait=wait)
+        result = search_many(home, parsed, limit=request.limit, wait=wait)
         return SearchAnswer(request=request, query=text, parsed=parsed, ids=tuple(h.id for h in result.hits),
                             total=None, terms=tuple(result.terms), hits=tuple(result.hits), ranked=True,
                             notes=tuple(x for x in (result.note, *result.warnings) if x), engine="full-text")

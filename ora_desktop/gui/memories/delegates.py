@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+from collections import OrderedDict
 from collections.abc import Iterable
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, Qt
@@ -10,6 +10,8 @@ from PySide6.QtGui import QColor, QPainter, QPalette
 from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from ...core.schema import RECALL_THRESHOLD
+from ...core.search import highlight
+from ...core.search.query import ParsedQuery, Term
 from ..theme import is_dark
 from .model import HEALTH_ROLE
 
@@ -27,19 +29,51 @@ def health_color(value: float | None) -> QColor:
     return QColor("#2e9d57")
 
 
-def match_spans(text: str, terms: Iterable[str]) -> list[tuple[int, int]]:
-    """Sorted, merged ``(start, end)`` spans where any term occurs (case-insensitive)."""
-    words = [t for t in {t.strip() for t in terms} if t]
-    if not words or not text:
+def query_of_terms(terms: Iterable[str]) -> ParsedQuery:
+    """A query marking any of ``terms`` (words, or phrases when they hold spaces)."""
+    words = tuple(dict.fromkeys(t.strip() for t in terms if t and t.strip()))
+    group = tuple(Term(w, "phrase" if " " in w else "word") for w in words)
+    return ParsedQuery(groups=(group,) if group else ())
+
+
+def match_spans(text: str, terms: Iterable[str] | ParsedQuery) -> list[tuple[int, int]]:
+    """Sorted, merged ``(start, end)`` spans where the search matches ``text``: core's stem-aware
+    spans (a search for ``running`` marks ``runs``), from a query or a list of terms."""
+    parsed = terms if isinstance(terms, ParsedQuery) else query_of_terms(terms)
+    if not parsed.groups or not text:
         return []
-    pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)), re.IGNORECASE)
     spans: list[tuple[int, int]] = []
-    for m in pattern.finditer(text):
-        if spans and m.start() <= spans[-1][1]:
-            spans[-1] = (spans[-1][0], max(spans[-1][1], m.end()))
+    for start, end in sorted(highlight.match_spans(text, parsed)):
+        if spans and start <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(spans[-1][1], end))
         else:
-            spans.append((m.start(), m.end()))
+            spans.append((start, end))
     return spans
+
+
+class SpanCache:
+    """Spans of one search per shown text, computed when a row is painted and kept (bounded)."""
+
+    def __init__(self, size: int = 2000) -> None:
+        self.query = ParsedQuery()
+        self.size = size
+        self._spans: OrderedDict[str, list[tuple[int, int]]] = OrderedDict()
+
+    def set_query(self, query: ParsedQuery) -> None:
+        if query != self.query:
+            self.query = query
+            self._spans.clear()
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        found = self._spans.get(text)
+        if found is None:
+            found = match_spans(text, self.query)
+            self._spans[text] = found
+            if len(self._spans) > self.size:
+                self._spans.popitem(last=False)
+        else:
+            self._spans.move_to_end(text)
+        return found
 
 
 def highlight_color() -> QColor:
@@ -79,14 +113,31 @@ class HealthDelegate(QStyledItemDelegate):
 
 
 class HighlightDelegate(QStyledItemDelegate):
-    """Elided text with the current search terms painted on a highlight."""
+    """Elided text with the current search's matches painted on a highlight: core's stem-aware
+    spans, computed only for the rows painted and cached per text."""
 
     def __init__(self, parent=None) -> None:  # noqa: ANN001
         super().__init__(parent)
-        self.terms: tuple[str, ...] = ()
+        self._terms: tuple[str, ...] = ()
+        self.cache = SpanCache()
+
+    @property
+    def terms(self) -> tuple[str, ...]:
+        """The searched terms (setting them highlights them as words and phrases)."""
+        return self._terms
+
+    @terms.setter
+    def terms(self, terms: tuple[str, ...]) -> None:
+        self._terms = tuple(terms)
+        self.cache.set_query(query_of_terms(self._terms))
+
+    def set_query(self, query: ParsedQuery) -> None:
+        """Highlight what ``query`` matches (its prefixes and phrases as the index matched them)."""
+        self._terms = query.terms
+        self.cache.set_query(query)
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
-        if not self.terms:
+        if not self.cache.query.groups:
             super().paint(painter, option, index)
             return
         opt = QStyleOptionViewItem(option)
@@ -107,7 +158,10 @@ class HighlightDelegate(QStyledItemDelegate):
         x = rect.left()
         position = 0
         flags = int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft)
-        for start, end in [*match_spans(shown, self.terms), (len(shown), len(shown))]:
+        spans = [(a, min(b, len(shown))) for a, b in self.cache.spans(text) if a < len(shown)]
+        if shown != text and spans and spans[-1][1] > len(shown) - 1:  # the "…" of an elided text
+            spans[-1] = (spans[-1][0], max(spans[-1][0], len(shown) - 1))
+        for start, end in [*spans, (len(shown), len(shown))]:
             for piece, marked in ((shown[position:start], False), (shown[start:end], True)):
                 if not piece:
                     continue
