@@ -146,6 +146,8 @@ class SearchAnswer:
     keys: array = field(default_factory=lambda: array("q"))
     #: Memory ids of ranked hits, best first (empty for a plain listing, which may be a million rows).
     ids: tuple[str, ...] = ()
+    #: The blended score of each of ``ids`` (same order).
+    scores: tuple[float, ...] = ()
     #: How many memories match (more than ``len(keys)`` when the limit cut the list; None: unknown).
     total: int | None = None
     terms: tuple[str, ...] = ()
@@ -175,6 +177,21 @@ class SearchAnswer:
         """(snippet text, spans within it) for one memory, computed now."""
         text, inside, _ = snippet(memory.content, self.spans(memory.content), chars)
         return text, inside
+
+
+def answer_hits(store: Store, answer: SearchAnswer, start: int = 0, stop: int | None = None,
+                snippet_chars: int = 160) -> list[Hit]:
+    """The hits at rows ``start:stop`` of ``answer``, with snippets and spans computed now (only
+    for the rows asked: a face shows a screenful, the CLI its ``--limit``)."""
+    if answer.hits:
+        return list(answer.hits[start:stop])
+    keys = list(answer.keys[start:stop])
+    score = dict(zip(answer.ids, answer.scores, strict=False))
+    out = []
+    for memory in store.by_rowids(keys):
+        out.append(engine.make_hit(memory, score.get(memory.id, 0.0), answer.spans(memory.content), None,
+                                   engine.path_of(store), snippet_chars, "keyword" if answer.ranked else "filter"))
+    return out
 
 
 def listing_query(store: Store, request: SearchRequest, parsed: ParsedQuery | None = None) -> ListQuery:
@@ -258,6 +275,7 @@ def _ranked(store: Store, request: SearchRequest, parsed: ParsedQuery, text: str
     if total is not None and total > len(keys):
         notes.insert(0, f"Showing the best {len(keys):,} of {total:,} matches")
     return SearchAnswer(request=request, query=text, parsed=parsed, keys=keys, ids=ids, total=total,
+                        scores=tuple(h.score for h in hits),
                         terms=tuple(result.terms), notes=tuple(n for n in notes if n), ranked=True, engine=kind,
                         facets=None)
 
