@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterable
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, QRect, Qt
 from PySide6.QtGui import QColor, QPainter, QPalette
 from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
@@ -42,8 +42,12 @@ def match_spans(text: str, terms: Iterable[str] | ParsedQuery) -> list[tuple[int
     parsed = terms if isinstance(terms, ParsedQuery) else query_of_terms(terms)
     if not parsed.groups or not text:
         return []
+    return _merged(highlight.match_spans(text, parsed))
+
+
+def _merged(found: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
-    for start, end in sorted(highlight.match_spans(text, parsed)):
+    for start, end in sorted(found):
         if spans and start <= spans[-1][1]:
             spans[-1] = (spans[-1][0], max(spans[-1][1], end))
         else:
@@ -64,16 +68,59 @@ class SpanCache:
             self.query = query
             self._spans.clear()
 
+    def __contains__(self, text: object) -> bool:
+        return text in self._spans
+
     def spans(self, text: str) -> list[tuple[int, int]]:
         found = self._spans.get(text)
         if found is None:
-            found = match_spans(text, self.query)
-            self._spans[text] = found
-            if len(self._spans) > self.size:
-                self._spans.popitem(last=False)
-        else:
-            self._spans.move_to_end(text)
+            self.fill([text])
+            return self._spans.get(text, [])
+        self._spans.move_to_end(text)
         return found
+
+    def fill(self, texts: Iterable[str]) -> None:
+        """Compute the spans of every text not cached yet in one FTS5 statement (a screenful of
+        rows costs about what one row costs)."""
+        missing = [t for t in dict.fromkeys(texts) if isinstance(t, str) and t not in self._spans]
+        if not missing:
+            return
+        if not self.query.groups:
+            found: list = [[] for _ in missing]
+        else:
+            found = highlight.fts_spans_many(missing, self.query) if highlight_fts() else None
+            if found is None:
+                found = [highlight.python_spans(t, self.query) for t in missing]
+        for text, spans in zip(missing, found, strict=True):
+            self._spans[text] = _merged(spans)
+        while len(self._spans) > self.size:
+            self._spans.popitem(last=False)
+
+
+def highlight_fts() -> bool:
+    """Whether spans come from FTS5 (as the index matched), else from core's light stemmer."""
+    from ...core.search.sidecar import fts5_available
+
+    return fts5_available()
+
+
+def visible_texts(option: QStyleOptionViewItem, index: Index) -> list[str]:
+    """The display texts of the rows of ``index``'s column on screen in ``option.widget``."""
+    view = option.widget
+    model = index.model()
+    if view is None or model is None or not hasattr(view, "indexAt"):
+        return []
+    height = view.viewport().height()
+    first = view.indexAt(QPoint(1, 1)).row()
+    last = view.indexAt(QPoint(1, max(1, height - 2))).row()
+    first = max(0, first)
+    last = model.rowCount(index.parent()) - 1 if last < 0 else last
+    texts = []
+    for row in range(first, min(last, first + 200) + 1):
+        value = model.index(row, index.column(), index.parent()).data()
+        if isinstance(value, str):
+            texts.append(value)
+    return texts
 
 
 def highlight_color() -> QColor:
@@ -158,6 +205,8 @@ class HighlightDelegate(QStyledItemDelegate):
         x = rect.left()
         position = 0
         flags = int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft)
+        if text not in self.cache:  # a miss computes the spans of the whole screenful at once
+            self.cache.fill([text, *visible_texts(option, index)])
         spans = [(a, min(b, len(shown))) for a, b in self.cache.spans(text) if a < len(shown)]
         if shown != text and spans and spans[-1][1] > len(shown) - 1:  # the "…" of an elided text
             spans[-1] = (spans[-1][0], max(spans[-1][0], len(shown) - 1))

@@ -75,6 +75,7 @@ class SearchController(QObject):
         self._search_task: asyncio.Task | None = None
         self._facet_task: asyncio.Task | None = None
         self._everywhere_task: asyncio.Task | None = None
+        self._everywhere_asked: tuple[str, str] | None = None
         self._sort_before_search: tuple[str, bool] = ("created_at", True)
         model.loaded.connect(self._after_load)
 
@@ -143,6 +144,8 @@ class SearchController(QObject):
         self.model.highlight_terms = self.terms
         if self.scope == "all" and self.text.strip():
             self._search_everywhere(request)
+        else:
+            self._everywhere_asked = None
         if not request.has_words:
             self.answer = None
             if self.model.query.order_by == RANK:
@@ -220,6 +223,10 @@ class SearchController(QObject):
         self.facets_ready.emit(FacetCounts(total, groups))
 
     def _search_everywhere(self, request: SearchRequest) -> None:
+        asked = (request.query_text(), request.mode)
+        if asked == self._everywhere_asked:
+            return  # the same search again (the box's debounce after a scope change): keep the list and its selection
+        self._everywhere_asked = asked
         if self._everywhere_task is not None and not self._everywhere_task.done():
             self._everywhere_task.cancel()
         text = self.text
