@@ -171,3 +171,26 @@ def test_bad_request_values_name_what_is_wrong(tmp_path):
             search_memories(store, SearchRequest(ticks=(("health", ("0.35-0.4",)),)))
         with pytest.raises(InvalidValue, match="not one of"):
             search_memories(store, SearchRequest(quick=("nonsense",)))
+
+
+def test_an_obsolete_facet_count_is_interrupted_inside_sqlite(tmp_path):
+    """The count over every match stops mid-statement when its request is superseded, so it
+    neither holds the index lock the next keystroke needs nor keeps a core busy."""
+    rows = [{"id": f"m{i}", "content": f"deploy note {i}"} for i in range(3000)]
+    path = make_file(tmp_path / "many.site.db", rows)
+    ensure_index(path)
+    with open_store(path, readonly=True) as store:
+        answer = search_memories(store, SearchRequest(text="deploy", limit=10, facets=False))
+        from ora_desktop.core.operations.search import count_answer_facets
+
+        polled = []
+
+        def superseded() -> bool:
+            polled.append(1)
+            return True  # a newer keystroke came as soon as SQLite first asked
+
+        with pytest.raises(Cancelled):
+            count_answer_facets(store, answer, superseded)
+        assert polled  # asked while the statement ran, not only between steps
+        counted = count_answer_facets(store, answer)  # the connection is usable afterwards
+        assert counted.total == 3000

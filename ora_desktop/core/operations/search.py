@@ -27,7 +27,7 @@ from ..listing import ListQuery
 from ..records import Memory
 from ..search import engine
 from ..search.across import search_many
-from ..search.counting import match_facets
+from ..search.counting import Interrupted, match_facets
 from ..search.filters import filter_sql
 from ..search.highlight import match_spans, snippet
 from ..search.query import ParsedQuery, parse_query
@@ -212,8 +212,12 @@ def _check(request: SearchRequest) -> None:
         raise InvalidValue("scope", f"{request.scope!r} is not one of {', '.join(SCOPES)}")
 
 
+def _stopped(cancel: object) -> bool:
+    return cancel is not None and bool(cancel.is_set() if isinstance(cancel, threading.Event) else cancel())  # type: ignore[operator]
+
+
 def _stop(cancel: object) -> None:
-    if cancel is not None and (cancel.is_set() if isinstance(cancel, threading.Event) else cancel()):  # type: ignore[operator]
+    if _stopped(cancel):
         raise Cancelled("search cancelled: a newer one replaced it")
 
 
@@ -289,7 +293,7 @@ def count_answer_facets(store: Store, answer: SearchAnswer, cancel: object = Non
     best ``limit``), so a count equals the total that ticking that value gives.
     """
     request = answer.request
-    groups = _counts(store, answer.parsed, answer)
+    groups = _counts(store, answer.parsed, answer, cancel)
     total = answer.total
     if total is None and answer.ranked and answer.hits == ():
         total = sum(groups["type"].values())
@@ -298,7 +302,7 @@ def count_answer_facets(store: Store, answer: SearchAnswer, cancel: object = Non
             continue
         _stop(cancel)
         wider = parse_query(request.query_text(without=group))
-        groups[group] = _counts(store, wider, None).get(group, {})
+        groups[group] = _counts(store, wider, None, cancel).get(group, {})
     _stop(cancel)
     # Tag counts over tens of thousands of memories take seconds at 1M: only below that.
     if total is not None and total <= TAG_FACETS_UP_TO:
@@ -317,7 +321,8 @@ def _tag_counts(store: Store, parsed: ParsedQuery) -> dict[str, dict[str, int]]:
         return {}
 
 
-def _counts(store: Store, parsed: ParsedQuery, answer: SearchAnswer | None) -> dict[str, dict[str, int]]:
+def _counts(store: Store, parsed: ParsedQuery, answer: SearchAnswer | None,
+            cancel: object = None) -> dict[str, dict[str, int]]:
     """Type, sync, importance, health and created-age counts of what ``parsed`` selects."""
     ranked = bool(parsed.groups or parsed.excluded or parsed.tags or parsed.not_tags)
     if not ranked:
@@ -333,7 +338,10 @@ def _counts(store: Store, parsed: ParsedQuery, answer: SearchAnswer | None) -> d
         facets = count_facets(store, query)
         return _groups(facets.types, facets.sync_statuses, facets.importance, facets.health_buckets,
                        age_facet(store, query))
-    counted = match_facets(store, parsed)
+    try:
+        counted = match_facets(store, parsed, None if cancel is None else lambda: _stopped(cancel))
+    except Interrupted:
+        raise Cancelled("facet count cancelled: a newer search replaced it") from None
     if counted is None:  # no index to count every match with: count what is listed
         ids = answer.ids if answer is not None else ()
         query = ListQuery(ids=ids, limit=None, superseded="show")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .. import timestamps
@@ -31,10 +32,19 @@ if TYPE_CHECKING:
 Counts = tuple[dict, dict, dict, dict, dict]
 
 
-def match_facets(target: Store, parsed: ParsedQuery) -> Counts | None:
+class Interrupted(Exception):
+    """The caller's ``stop()`` said the count is no longer wanted; SQLite stopped it mid-way."""
+
+
+def match_facets(target: Store, parsed: ParsedQuery, stop: Callable[[], bool] | None = None) -> Counts | None:
     """(types, sync statuses, importance, health buckets, created ages) of every memory that
     matches ``parsed``; None when there is no usable index to count with (the caller then
-    counts what it lists)."""
+    counts what it lists).
+
+    ``stop`` is polled while SQLite counts: when it returns True the statement is interrupted
+    (:class:`Interrupted`), so an obsolete count neither holds the index lock the next search
+    needs nor keeps a core busy.
+    """
     path = path_of(target)
     if not fts5_available():
         return None
@@ -46,7 +56,17 @@ def match_facets(target: Store, parsed: ParsedQuery) -> Counts | None:
             if (parsed.tags or parsed.not_tags) and not index.meta().get("tags_done", True):
                 finish_tags(index)
             conn = index.connection()
-            return _count(conn, parsed, index.columns)
+            if stop is not None:
+                conn.set_progress_handler(lambda: 1 if stop() else 0, 20_000)
+            try:
+                return _count(conn, parsed, index.columns)
+            finally:
+                if stop is not None:
+                    conn.set_progress_handler(None, 0)
+    except sqlite3.OperationalError as exc:
+        if stop is not None and "interrupt" in str(exc).lower() and stop():
+            raise Interrupted(str(path)) from exc
+        raise translate(path, exc) from exc
     except sqlite3.Error as exc:
         raise translate(path, exc) from exc
 
