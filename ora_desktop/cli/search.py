@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from ..core import OraError, open_store
-from ..core.search import ensure_index, search, search_many
+from ..core.operations.search import SearchRequest, answer_hits, search_memories
+from ..core.search import ensure_index, search_many
 from ..core.search.results import Hit, IndexState, SearchResult
-from ..core.search.semantic import MODES, choose_mode, search_by_meaning
+from ..core.search.semantic import MODES, choose_mode, ensure_vectors
+from ..core.search.sidecar import fts5_available
 from . import common
 from .common import command, emit_json, home_of, table, target_path
 from .meaning import Progress as MeaningProgress
@@ -110,14 +112,12 @@ def cmd_search(args: argparse.Namespace) -> int:
     if _single(args):
         path = target_path(args)
         mode = choose_mode(path, args.mode)
-        if mode == "lexical":
-            result = search(path, args.query, args.limit, progress=_Progress(path))
-            if args.mode is None and not args.json:
-                print("note: lexical search (no vectors yet: 'ora-desktop embed' or --mode hybrid builds them)",
-                      file=sys.stderr)
-        else:
-            ensure_index(path, progress=_Progress(path))
-            result = search_by_meaning(path, args.query, args.limit, mode=mode, progress=MeaningProgress(path))
+        if mode != "lexical":
+            ensure_vectors(path, progress=MeaningProgress(path))
+        result = _one_file(path, SearchRequest(text=args.query, limit=args.limit, mode=mode, facets=False))
+        if mode == "lexical" and args.mode is None and not args.json:
+            print("note: lexical search (no vectors yet: 'ora-desktop embed' or --mode hybrid builds them)",
+                  file=sys.stderr)
     else:
         if args.mode not in (None, "lexical"):
             raise OraError(f"--mode {args.mode} searches one file: give --db, or --site and --agent")
@@ -146,6 +146,19 @@ def cmd_search(args: argparse.Namespace) -> int:
              ("expired " if h.expired else "") + common.one_line(h.snippet)) for h in result.hits]
     print(table(("score", "where", "id", "type", "imp", "snippet"), rows))
     return 0
+
+
+def _one_file(path: Path, request: SearchRequest) -> SearchResult:
+    """One file through the core search call (the index built first, progress on stderr);
+    snippets only for the hits printed."""
+    with open_store(path, readonly=True) as store:  # a file of the wrong shape is refused here, named
+        state = ensure_index(path, progress=_Progress(path)) if fts5_available() else None
+        answer = search_memories(store, request, wait=state is not None and state.built)
+        hits = answer_hits(store, answer, 0, request.limit)
+    notes = [n for n in answer.notes if n not in answer.parsed.warnings]
+    return SearchResult(query=answer.query, hits=hits, terms=answer.terms, fallback=answer.engine == "like",
+                        note="; ".join(notes), warnings=answer.parsed.warnings, total=answer.total,
+                        partial=any(n.startswith("no memory holds every word") for n in notes))
 
 
 def _hit_json(hit: Hit) -> dict[str, Any]:

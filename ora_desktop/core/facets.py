@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from . import timestamps
-from .health_buckets import HEALTH_BUCKETS, bucket_sql
+from .health_buckets import HEALTH_BUCKETS, UNKNOWN, bucket_sql
 from .listing import ListQuery, where_clause
 from .records import Facets
 from .timefilter import AGE_BUCKETS, TIME_FIELDS
@@ -55,7 +55,7 @@ def count_facets(store: Store, query: ListQuery) -> Facets:
     types, syncs, importance, raw_buckets = ({k: n for k, n in c.items() if n} for c in counters)
     buckets = {label: raw_buckets.get(i, 0) for i, label in enumerate(HEALTH_BUCKETS)}
     if raw_buckets.get(-1):
-        buckets["unknown"] = raw_buckets[-1]
+        buckets[UNKNOWN] = raw_buckets[-1]
     return Facets(
         total=sum(types.values()),
         types={str(k): v for k, v in types.items()},

@@ -14,10 +14,15 @@ UNKNOWN = "unknown"
 
 
 def bucket_index(health: float | None) -> int | None:
-    """The bucket's position in :data:`HEALTH_BUCKETS` (``None`` when health is missing)."""
+    """The bucket's position in :data:`HEALTH_BUCKETS` (``None`` when health is missing); the same
+    comparisons as :func:`bucket_sql` and :func:`bucket_filter` (no ``health * 10`` rounding)."""
     if health is None:
         return None
-    return min(9, max(0, int(float(health) * 10)))
+    value = float(health)
+    for i in range(len(HEALTH_BUCKETS) - 1):
+        if value < (i + 1) / 10:
+            return i
+    return len(HEALTH_BUCKETS) - 1
 
 
 def bucket_label(health: float | None) -> str:
@@ -28,8 +33,25 @@ def bucket_label(health: float | None) -> str:
 
 def bucket_sql(column: str) -> str:
     """SQL for :func:`bucket_index` of ``column`` (-1 when it is NULL), for ``GROUP BY``."""
-    return (f"CASE WHEN {column} IS NULL THEN -1 "
-            f"ELSE min(9, max(0, CAST({column} * 10 AS INTEGER))) END")
+    steps = " ".join(f"WHEN {column} < {(i + 1) / 10:.1f} THEN {i}" for i in range(len(HEALTH_BUCKETS) - 1))
+    return f"CASE WHEN {column} IS NULL THEN -1 {steps} ELSE {len(HEALTH_BUCKETS) - 1} END"
+
+
+def bucket_filter(label: str) -> str:
+    """The query-language value selecting one bucket (what a ticked facet types):
+    ``<0.1``, ``0.3..<0.4``, ``>=0.9``, or ``none`` for the unknown bucket."""
+    if label == UNKNOWN:
+        return "none"
+    if label not in HEALTH_BUCKETS:
+        from .errors import InvalidValue
+
+        raise InvalidValue("health", f"{label!r} is not a health bucket ({', '.join(HEALTH_BUCKETS)})")
+    i = HEALTH_BUCKETS.index(label)
+    if i == 0:
+        return "<0.1"
+    if i == len(HEALTH_BUCKETS) - 1:
+        return f">={i / 10:.1f}"
+    return f"{i / 10:.1f}..<{(i + 1) / 10:.1f}"
 
 
 def bucket_bounds(label: str) -> tuple[float, float]:

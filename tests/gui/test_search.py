@@ -5,7 +5,6 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 
 from ora_desktop.gui.memories.delegates import match_spans
-from ora_desktop.gui.search.backend import SEARCH_LIMIT
 
 from .conftest import wait_idle
 
@@ -113,45 +112,96 @@ def test_search_across_all_sites_says_where(make_window, filled_db, seed_db, qtb
     assert window.ctx.current_path().name == "writer.site.db"
 
 
-def test_search_shows_a_first_screenful_then_appends_the_rest(make_window, filled_db, qtbot, monkeypatch):
-    """The best few hits are listed at once; the rest follow below without losing the selection."""
-    import threading
+class CountingEngine:
+    """The real engine's ``search``, counting calls (and optionally holding one query back)."""
 
-    from ora_desktop.gui.search import controller
+    def __init__(self, monkeypatch, hold: str | None = None) -> None:
+        import threading
 
-    filled_db(60)  # 20 memories about deploys
-    monkeypatch.setattr(controller, "FIRST_LIMIT", 5)
-    rest = threading.Event()
-    real = controller.file_keys
+        from ora_desktop.core.search import engine
 
-    def slow_rest(store, text, query, limit=SEARCH_LIMIT, **kw):
-        if limit != 5:
-            rest.wait(10)  # the full search waits until the test has looked at the first screenful
-        return real(store, text, query, limit=limit, **kw)
+        self.real = engine.search
+        self.calls: list[str] = []
+        self.hold = hold
+        self.release = threading.Event()
+        monkeypatch.setattr(engine, "search", self)
 
-    monkeypatch.setattr(controller, "file_keys", slow_rest)
+    def __call__(self, target, query, *args, **kw):
+        self.calls.append(query.text if hasattr(query, "text") else str(query))
+        if self.hold is not None and self.calls[-1] == self.hold:
+            self.release.wait(10)
+        return self.real(target, query, *args, **kw)
+
+
+def test_a_keystroke_runs_the_engine_once(make_window, filled_db, qtbot, monkeypatch):
+    from ora_desktop.core.search import ensure_index
+
+    ensure_index(filled_db(60))  # 20 memories about deploys; indexed (else the index build searches again)
     window = make_window()
     browser = window.browser
-    model = browser.model
-    window.browser.controller.set_text("deploys", immediate=True)
-    qtbot.waitUntil(lambda: model.rowCount() == 5, timeout=10000)
-    assert model.is_loading()  # the rest is still coming
-    for row in range(5):
-        model.data(model.index(row, 0))
-    qtbot.waitUntil(lambda: all(model.memory_at(r) is not None for r in range(5)), timeout=10000)
-    first = [model.memory_at(r).id for r in range(5)]
-    assert all("deploys" in model.memory_at(r).content for r in range(5))
-    browser.table.select_row(2)
-    selected = model.memory_at(2).id
-    rest.set()
-    qtbot.waitUntil(lambda: model.rowCount() == 20 and not model.is_loading(), timeout=10000)
+    engine = CountingEngine(monkeypatch)
+    answers = []
+    browser.controller.answered.connect(answers.append)
+    browser.controller.set_text("deploys", immediate=True)
+    qtbot.waitUntil(lambda: browser.model.rowCount() == 20 and bool(answers), timeout=10000)
     wait_idle(qtbot, window)
-    assert [model.memory_at(r).id for r in range(5)] == first  # the rows already shown did not move
+    qtbot.waitUntil(lambda: browser.facets.item_for("type", "fact") is not None, timeout=10000)
+    assert engine.calls == ["deploys"]
     assert all("deploys" in m.content for m in shown(window))
-    assert {m.id for m in shown(window)} == {f"m{i:03d}" for i in range(0, 60, 3)}
-    rows = browser.table.selectionModel().selectedRows()
-    assert [r.row() for r in rows] == [2] and model.memory_at(2).id == selected
-    assert browser.table.highlight.terms == ("deploys",)
+    assert answers[-1].total == 20
+
+
+def test_a_superseded_keystroke_is_not_applied(make_window, filled_db, qtbot, monkeypatch):
+    filled_db(60)
+    window = make_window()
+    browser = window.browser
+    engine = CountingEngine(monkeypatch, hold="dep")
+    answers = []
+    browser.controller.answered.connect(answers.append)
+    browser.controller.set_text("dep", immediate=True)  # held inside the engine on its worker
+    qtbot.waitUntil(lambda: engine.calls == ["dep"], timeout=10000)
+    browser.controller.set_text("deploys", immediate=True)
+    qtbot.waitUntil(lambda: browser.model.rowCount() == 20 and bool(answers), timeout=10000)
+    engine.release.set()  # the obsolete keystroke's engine call returns now
+    qtbot.wait(300)
+    wait_idle(qtbot, window)
+    assert [a.query for a in answers] == ["deploys"]  # the old answer was never applied
+    assert browser.model.rowCount() == 20 and all("deploys" in m.content for m in shown(window))
+
+
+def test_a_stemmed_match_is_painted_highlighted(make_window, seed_db, qtbot):
+    from PySide6.QtGui import QColor, QImage, QPainter
+    from PySide6.QtWidgets import QStyleOptionViewItem
+
+    from ora_desktop.gui.memories.delegates import highlight_color
+
+    seed_db([("r1", "runs every night", "fact", 5), ("r2", "nothing to see", "fact", 5)])
+    window = make_window()
+    browser = window.browser
+    browser.controller.set_text("running", immediate=True)
+    qtbot.waitUntil(lambda: browser.model.rowCount() == 1 and browser.model.memory_at(0) is not None,
+                    timeout=10000)
+    delegate = browser.table.highlight
+    title = browser.model.data(browser.model.index(0, 0))
+    assert [title[a:b] for a, b in delegate.cache.spans(title)] == ["runs"]
+    image = QImage(400, 24, QImage.Format.Format_ARGB32)
+    image.fill(QColor("white"))
+    painter = QPainter(image)
+    option = QStyleOptionViewItem()
+    option.rect = image.rect()
+    option.widget = browser.table
+    delegate.paint(painter, option, browser.model.index(0, 0))
+    painter.end()
+    mark = highlight_color()  # painted with its alpha over the white background
+    alpha = mark.alpha() / 255
+    want = [round(c * alpha + 255 * (1 - alpha)) for c in (mark.red(), mark.green(), mark.blue())]
+    marked = sum(1 for x in range(0, 400, 2) for y in (8, 12, 16)
+                 if all(abs(a - b) < 25 for a, b in zip(QColor(image.pixel(x, y)).getRgb()[:3], want, strict=True)))
+    assert marked > 10  # the stem match "runs" is painted on the highlight colour
+    browser.table.select_row(0)
+    qtbot.waitUntil(lambda: browser.detail.memory is not None and browser.detail.memory.id == "r1")
+    formats = browser.detail.editor.content.document().firstBlock().layout().formats()
+    assert any(f.start == 0 and f.length == len("runs") for f in formats)
 
 
 def test_all_sites_hits_show_their_own_memory_and_the_sidebar_follows(make_window, filled_db, seed_db, qtbot):

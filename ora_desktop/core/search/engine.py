@@ -64,7 +64,7 @@ def make_hit(memory: Memory, score: float, spans: list[Span], bm25: float | None
 def search(target: Store | str | Path, query: str | ParsedQuery, limit: int = 50, *,
            weights: Weights = DEFAULT_WEIGHTS, wait: bool = True, progress: ProgressFn | None = None,
            cancel: object = None, fallback: bool | None = None, snippet_chars: int = 160,
-           any_word: bool = True) -> SearchResult:
+           any_word: bool = True, snippets: bool = True, facets: bool = True) -> SearchResult:
     """Search one file. Never raises for what the user typed (see :mod:`.query`); a file that
     cannot be opened raises the core ``OraError`` naming it.
 
@@ -109,7 +109,7 @@ def search(target: Store | str | Path, query: str | ParsedQuery, limit: int = 50
             hits, extra = fallback_hits(path, parsed, limit, weights, snippet_chars)
             total = None
             warnings.extend(extra)
-            facets = _facets_from_text(hits)
+            tag_counts = _facets_from_text(hits) if facets else {}
         else:
             with index.lock:
                 tags_pending = not index.meta().get("tags_done", True)
@@ -119,19 +119,21 @@ def search(target: Store | str | Path, query: str | ParsedQuery, limit: int = 50
                 else:
                     warnings.append("tags are still being extracted: tag: filters may miss memories for now")
             with index.lock:
-                hits, total = _indexed_hits(index, parsed, limit, weights, snippet_chars)
-                facets = _facets_from_text(hits) if tags_pending else _facets_from_index(index, hits)
+                hits, total = _indexed_hits(index, parsed, limit, weights, snippet_chars if snippets else None)
+                tag_counts = ({} if not facets else _facets_from_text(hits) if tags_pending
+                              else _facets_from_index(index, hits))
     except sqlite3.Error as exc:
         raise translate(path, exc) from exc
     result = SearchResult(
         query=parsed.text, hits=hits, terms=parsed.terms, fallback=index is None,
-        note=NOTE.format(why=why) if index is None else "", warnings=tuple(warnings), facets=facets,
+        note=NOTE.format(why=why) if index is None else "", warnings=tuple(warnings), facets=tag_counts,
         total=total, elapsed_ms=(time.perf_counter() - started) * 1000.0,
     )
     loose = any_word_query(parsed) if any_word and not hits else None
     if loose is None:
         return result
-    options = {"weights": weights, "wait": wait, "fallback": fallback, "snippet_chars": snippet_chars}
+    options = {"weights": weights, "wait": wait, "fallback": fallback, "snippet_chars": snippet_chars,
+               "snippets": snippets, "facets": facets}
     return as_partial(parsed, loose, search(path, loose, limit, any_word=False, **options))  # type: ignore[arg-type]
 
 
@@ -189,8 +191,9 @@ def _full_rows(conn: sqlite3.Connection, fids: list[int], columns: tuple[str, ..
 
 
 def _indexed_hits(index: SearchIndex, parsed: ParsedQuery, limit: int, weights: Weights,
-                  snippet_chars: int) -> tuple[list[Hit], int | None]:
-    """(hits best first, how many memories matched when every candidate was seen, else None)."""
+                  snippet_chars: int | None) -> tuple[list[Hit], int | None]:
+    """(hits best first, how many memories matched when every candidate was seen, else None).
+    ``snippet_chars`` None: no snippets or spans (computed later for the rows shown)."""
     conn = index.connection()
     where, params = filter_sql(parsed, index.columns)
     select = _light(index.columns)
@@ -218,11 +221,17 @@ def _indexed_hits(index: SearchIndex, parsed: ParsedQuery, limit: int, weights: 
     full = _full_rows(conn, [fid for _, _, fid in scored], index.columns) if scored else {}
     scored = [item for item in scored if item[2] in full]
     memories = [row_to_memory(full[fid]) for _, _, fid in scored]
+    where = location(index.db_path)
+    if snippet_chars is None:
+        return [
+            Hit(memory=m, score=value, snippet="", bm25=bm, expired=m.is_expired(), superseded=m.is_superseded,
+                path=index.db_path, site=where[0], agent=where[1], source=source)
+            for (value, bm, _), m in zip(scored, memories, strict=True)
+        ], (len(rows) if complete else None)
     spans = fts_spans_many([m.content for m in memories], parsed) or [[] for _ in memories]
     if substrings is not None:
         spans = [sorted({*found, *substring_spans(m.content, parsed)})
                  for m, found in zip(memories, spans, strict=True)]
-    where = location(index.db_path)
     return [
         make_hit(memory, value, found, bm, index.db_path, snippet_chars, source, where)
         for (value, bm, _), memory, found in zip(scored, memories, spans, strict=True)
@@ -249,8 +258,10 @@ def _keyword(conn: sqlite3.Connection, expr: str, where: str, params: list[Any],
         bm = dict(ranked)
         fids = list(bm)
         marks = ",".join("?" * len(fids))
+        # CROSS JOIN: the candidates first. Left to itself SQLite may walk a filter's index on
+        # memories and probe the candidate list for each row (16,000 x 2,000 probes: 40 s at 50k).
         found = conn.execute(
-            f"SELECT d.fid, {select} FROM docs d JOIN src.memories m ON m.id = d.mid "
+            f"SELECT d.fid, {select} FROM docs d CROSS JOIN src.memories m ON m.id = d.mid "
             f"WHERE d.fid IN ({marks}) AND {where}", [*fids, *params],
         ).fetchall()
         if len(found) >= limit or len(ranked) < pool:
@@ -295,7 +306,7 @@ def _browse(conn: sqlite3.Connection, parsed: ParsedQuery, where: str, params: l
     # would pick the type index and sort a third of a million rows. Narrow filters are left
     # to the planner; rare tags then drive the query.
     hint = ""
-    broad = not (parsed.health or parsed.expired or parsed.dirty) and _common_tags(conn, parsed)
+    broad = not (parsed.health or parsed.any_of or parsed.expired or parsed.dirty) and _common_tags(conn, parsed)
     if broad and order and conn.execute(
             "SELECT 1 FROM src.sqlite_master WHERE type = 'index' AND name = 'idx_memories_importance'").fetchone():
         hint = "INDEXED BY idx_memories_importance"
@@ -386,19 +397,25 @@ def tag_facets(target: Store | str | Path, query: str | ParsedQuery | None = Non
                     "GROUP BY kind, value COLLATE NOCASE) WHERE r <= ?", (limit,)).fetchall()
             else:
                 where, params = filter_sql(parsed, index.columns)
-                match, args = "", []
+                head, args = "", []
+                source = "docs d CROSS JOIN src.memories m ON m.id = d.mid"
                 expr = parsed.fts_expression()
                 substrings = candidates_sql(parsed)
-                if substrings:
-                    match, args = f" AND d.fid IN ({substrings[0]})", substrings[1]
-                elif expr:
-                    match, args = " AND d.fid IN (SELECT rowid FROM fts WHERE fts MATCH ?)", [expr]
+                if substrings or expr:
+                    # The matches first: else SQLite may walk a filter's index and probe the match
+                    # once per row (minutes on a large file).
+                    head, args = (f"WITH h AS MATERIALIZED ({substrings[0]}) ", list(substrings[1])) if substrings \
+                        else ("WITH h AS MATERIALIZED (SELECT rowid FROM fts WHERE fts MATCH ?) ", [expr])
+                    source = "h CROSS JOIN docs d ON d.fid = h.rowid CROSS JOIN src.memories m ON m.id = d.mid"
+                elif parsed.excluded:
+                    where += " AND d.fid NOT IN (SELECT rowid FROM fts WHERE fts MATCH ?)"
+                    params = [*params, " OR ".join(t.fts() for t in parsed.excluded)]
                 rows = conn.execute(
-                    "SELECT kind, value, n FROM (SELECT t.kind AS kind, t.value AS value, count(*) AS n, "
+                    f"{head}SELECT kind, value, n FROM (SELECT t.kind AS kind, t.value AS value, count(*) AS n, "
                     "row_number() OVER (PARTITION BY t.kind ORDER BY count(*) DESC, t.value) AS r "
-                    "FROM tags t JOIN docs d ON d.fid = t.fid JOIN src.memories m ON m.id = d.mid "
-                    f"WHERE {where}{match} GROUP BY t.kind, t.value COLLATE NOCASE) WHERE r <= ?",
-                    [*params, *args, limit]).fetchall()
+                    f"FROM {source} CROSS JOIN tags t ON t.fid = d.fid "
+                    f"WHERE {where} GROUP BY t.kind, t.value COLLATE NOCASE) WHERE r <= ?",
+                    [*args, *params, limit]).fetchall()
     except sqlite3.Error as exc:
         raise translate(path, exc) from exc
     out: dict[str, dict[str, int]] = {}

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..listing import ListQuery, where_clause
-from .query import ParsedQuery
+from ..listing import TIME_COLUMNS, ListQuery, where_clause
+from .query import Bound, ParsedQuery
 from .tags import TAG_KINDS
 
 _OPS = {">": ">", ">=": ">=", "<": "<", "<=": "<=", "=": "="}
@@ -53,6 +53,8 @@ def filter_sql(parsed: ParsedQuery, columns: Sequence[str], tags: str = "index")
         marks = ",".join("?" * len(parsed.not_sync))
         col = _col("sync_status", columns)
         extra.append((f"{col} IS NULL OR {col} NOT IN ({marks})", tuple(parsed.not_sync)))
+    for options in parsed.any_of:
+        extra.append(_either_sql(options, columns))
     for negate, items in ((False, parsed.tags), (True, parsed.not_tags)):
         for kind, value in items:
             if tags in ("index", "drive"):
@@ -65,6 +67,26 @@ def filter_sql(parsed: ParsedQuery, columns: Sequence[str], tags: str = "index")
         superseded=parsed.superseded, dirty=parsed.dirty, limit=None, extra_where=tuple(extra), times=parsed.times,
     )
     return where_clause(query, columns)
+
+
+def _either_sql(options: tuple[tuple[Bound, ...], ...], columns: Sequence[str]) -> tuple[str, tuple]:
+    """One condition true when any option holds (each option: its bounds ANDed)."""
+    parts: list[str] = []
+    params: list[Any] = []
+    for bounds in options:
+        tests = []
+        for column, op, value in bounds:
+            col = _col(column, columns)
+            if op == "null":
+                tests.append(f"{col} IS NULL")
+            elif column in TIME_COLUMNS:
+                tests.append(f"julianday({col}) {_OPS[op]} julianday(?)")
+                params.append(value)
+            else:
+                tests.append(f"{col} {_OPS[op]} ?")
+                params.append(value)
+        parts.append("(" + " AND ".join(tests) + ")")
+    return " OR ".join(parts) or "0", tuple(params)
 
 
 def like_escape(text: str) -> str:

@@ -7,13 +7,17 @@ Grammar (whitespace separated; :func:`parse_query` never raises, whatever the in
 * ``-word`` / ``-"phrase"`` / ``NOT word`` — exclude; ``a OR b`` — either (binds tighter than
   the implicit AND between terms: ``a OR b c`` is ``(a OR b) AND c``); ``AND`` is implied;
 * field filters: ``type:fact`` (``type:fact,task``), ``importance:>=7`` (``>``, ``<``, ``<=``,
-  ``=``, ``5..8``), ``health:<0.3``, ``sync:pending`` (``synced``, ``local_only``, ``dirty``),
+  ``=``, ``5..8``, ``5..<8`` half-open, ``none`` for no value; a comma between values means
+  either: ``importance:7,9``, ``health:<0.1,0.5..<0.6``), ``health:<0.3``, ``sync:pending``
+  (``synced``, ``local_only``, ``dirty``),
   ``tag:error=TypeError`` / ``tag:file=src/app.ts`` / ``tag:TypeError`` (any kind),
   ``site:anwe-sh``, ``agent:ora``, ``is:expired``, ``is:superseded``, ``is:dirty``;
   ``-type:…``, ``-sync:…``, ``-tag:…`` and ``-is:expired`` negate;
 * time filters: ``created:``, ``updated:``, ``accessed:``, ``expires:`` with a date
   (``created:>=2026-11-01``, ``created:2026-11-01..2026-11-30``) or an age
   (``created:<7d``, ``accessed:>=30d``, ``expires:<2w``); see :mod:`ora_desktop.core.timefilter`.
+  A comma means either here too: ``created:<1d,>=365d``; ``created:1d..<7d`` is at least a
+  day old and under a week.
 
 A ``name:value`` whose name is not a field gets a note naming it and the nearest field
 (``improtance:>=7`` — "did you mean importance?"); when it looks like a mistyped filter it is
@@ -42,6 +46,10 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _HAS_TOKEN = re.compile(r"[^\W_]")
 _COMPARE = re.compile(r"^(>=|<=|=>|=<|>|<|=|==)?\s*(-?\d+(?:\.\d*)?|-?\.\d+)$")
 _RANGE = re.compile(r"^(-?\d+(?:\.\d*)?)\s*(?:\.\.|-)\s*(-?\d+(?:\.\d*)?)$")
+_HALF_OPEN = re.compile(r"^(-?\d+(?:\.\d*)?)\s*\.\.<\s*(-?\d+(?:\.\d*)?)$")
+_NONE = ("none", "unknown", "null")
+#: One bound of an either-or filter: (column, operator, value); operator ``null`` tests IS NULL.
+Bound = tuple[str, str, object]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +89,9 @@ class ParsedQuery:
     dirty: bool | None = None
     #: Time filters: (column, operator, UTC time), see :mod:`ora_desktop.core.timefilter`.
     times: tuple[TimeBound, ...] = ()
+    #: Either-or filters (``importance:7,9``, ``health:<0.1,none``, ``created:<1d,>=365d``): each
+    #: entry holds options ORed together, each option its bounds ANDed; entries are ANDed.
+    any_of: tuple[tuple[tuple[Bound, ...], ...], ...] = ()
     warnings: tuple[str, ...] = field(default=())
 
     @property
@@ -97,7 +108,7 @@ class ParsedQuery:
         return bool(
             self.types or self.not_types or self.importance or self.health or self.sync
             or self.not_sync or self.tags or self.not_tags or self.expired is not None
-            or self.superseded != "hide" or self.dirty is not None or self.times
+            or self.superseded != "hide" or self.dirty is not None or self.times or self.any_of
         )
 
     @property
@@ -171,6 +182,9 @@ def _scan(text: str) -> list[tuple[str, str, bool]]:
 
 def _comparisons(name: str, value: str, warnings: list[str]) -> list[tuple[str, float]]:
     value = value.strip()
+    match = _HALF_OPEN.match(value)
+    if match:
+        return [(">=", float(match.group(1))), ("<", float(match.group(2)))]
     match = _RANGE.match(value)
     if match:
         low, high = float(match.group(1)), float(match.group(2))
@@ -197,7 +211,7 @@ def _parse(text: str) -> ParsedQuery:
     excluded: list[Term] = []
     filters: dict[str, list] = {k: [] for k in (
         "types", "not_types", "importance", "health", "sync", "not_sync", "tags", "not_tags",
-        "sites", "agents", "times")}
+        "sites", "agents", "times", "any_of")}
     flags: dict[str, object] = {"expired": None, "superseded": "hide", "dirty": None}
     pending_or = False
     negate_next = False
@@ -272,6 +286,7 @@ def _parse(text: str) -> ParsedQuery:
         superseded=str(flags["superseded"]),
         dirty=flags["dirty"],  # type: ignore[arg-type]
         times=tuple(filters["times"]),
+        any_of=tuple(filters["any_of"]),
         warnings=tuple(warnings),
     )
 
@@ -321,6 +336,14 @@ def _fits(name: str, value: str) -> bool:
     return True  # tag: any value
 
 
+def _either(options: list[tuple], plain: list, any_of: list) -> None:
+    """One option joins the plain (ANDed) filters; several become one either-or filter."""
+    if len(options) == 1:
+        plain.extend(options[0])
+    elif options:
+        any_of.append(tuple(options))
+
+
 def _field(name: str, value: str, negated: bool, filters: dict[str, list], flags: dict[str, object],
            warnings: list[str]) -> None:
     from .tags import TAG_KINDS
@@ -329,10 +352,17 @@ def _field(name: str, value: str, negated: bool, filters: dict[str, list], flags
         if negated:
             warnings.append(f"-{name}: ignored: write the opposite comparison instead")
             return
-        try:
-            filters["times"].extend(time_bounds(name, value))
-        except InvalidValue:
-            warnings.append(f"{name}:{value} ignored: expected {EXAMPLE.format(name=name)}")
+        options = []
+        for item in filter(None, (v.strip() for v in value.split(","))):
+            low, half_open, high = item.partition("..<")  # 1d..<7d: at least 1 day, under 7
+            try:
+                if half_open:
+                    options.append((*time_bounds(name, ">=" + low), *time_bounds(name, "<" + high)))
+                else:
+                    options.append(tuple(time_bounds(name, item)))
+            except InvalidValue:
+                warnings.append(f"{name}:{item} ignored: expected {EXAMPLE.format(name=name)}")
+        _either(options, filters["times"], filters["any_of"])
     elif name == "type":
         for item in filter(None, (v.strip().lower() for v in value.split(","))):
             if item in MEMORY_TYPES:
@@ -343,7 +373,17 @@ def _field(name: str, value: str, negated: bool, filters: dict[str, list], flags
         if negated:
             warnings.append(f"-{name}: ignored: write the opposite comparison instead")
             return
-        filters[name].extend(_comparisons(name, value, warnings))
+        column = "importance" if name == "importance" else "health_score"
+        options: list[tuple[Bound, ...]] = []
+        for item in filter(None, (v.strip() for v in value.split(","))):
+            if item.lower() in _NONE:
+                options.append(((column, "null", None),))
+            elif found := _comparisons(name, item, warnings):
+                options.append(tuple((column, op, number) for op, number in found))
+        if len(options) == 1 and options[0][0][1] != "null":
+            filters[name].extend((op, number) for _, op, number in options[0])
+        elif options:
+            filters["any_of"].append(tuple(options))
     elif name == "sync":
         for item in filter(None, (v.strip().lower() for v in value.split(","))):
             item = {"local": "local_only", "local-only": "local_only"}.get(item, item)

@@ -24,8 +24,10 @@ from PySide6.QtWidgets import (
 
 from ...core import InvalidValue, Memory, timestamps
 from ...core.schema import MEMORY_TYPES, SYNC_STATUSES
+from ...core.search.query import ParsedQuery
 from ...core.validation import clean_fields
 from ..formatting import sync_label
+from ..memories.delegates import SpanCache, query_of_terms
 from ..theme import is_dark, styled
 
 #: A memory longer than this opens as a read-only excerpt (laying out megabytes of text blocks the
@@ -51,27 +53,32 @@ def first_match(text: str, terms: tuple[str, ...]) -> int | None:
 
 
 class TermHighlighter(QSyntaxHighlighter):
-    """Marks the current search terms in the content editor."""
+    """Marks what the current search matches in the content editor (core's stem-aware spans:
+    a search for ``running`` marks ``runs``), one text block at a time, cached per block."""
 
     def __init__(self, document: QTextDocument) -> None:
         super().__init__(document)
         self.terms: tuple[str, ...] = ()
-        self._pattern: re.Pattern[str] | None = None
+        self.cache = SpanCache(size=500)
 
     def set_terms(self, terms: tuple[str, ...]) -> None:
-        if terms != self.terms:
-            self.terms = terms
-            words = sorted({t.strip() for t in terms if t.strip()}, key=len, reverse=True)
-            self._pattern = re.compile("|".join(map(re.escape, words)), re.IGNORECASE) if words else None
+        if tuple(terms) != self.terms:
+            self.set_query(query_of_terms(terms))
+
+    def set_query(self, query: ParsedQuery) -> None:
+        """Mark what ``query`` matches (prefixes and phrases as the index matched them)."""
+        if query != self.cache.query:
+            self.terms = query.terms
+            self.cache.set_query(query)
             self.rehighlight()
 
     def highlightBlock(self, text: str) -> None:  # noqa: N802
-        if self._pattern is None or self.document().characterCount() > HIGHLIGHT_LIMIT:
+        if not self.cache.query.groups or self.document().characterCount() > HIGHLIGHT_LIMIT:
             return
         fmt = QTextCharFormat()
         fmt.setBackground(QColor(150, 110, 0) if is_dark() else QColor(255, 214, 64))
-        for found in self._pattern.finditer(text):
-            self.setFormat(found.start(), found.end() - found.start(), fmt)
+        for start, end in self.cache.spans(text):
+            self.setFormat(start, end - start, fmt)
 
 
 def _size(chars: int) -> str:

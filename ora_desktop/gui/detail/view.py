@@ -214,6 +214,10 @@ class DetailPane(QScrollArea):
     def set_terms(self, terms: tuple[str, ...]) -> None:
         self.editor.highlighter.set_terms(tuple(terms))
 
+    def set_query(self, query: object) -> None:
+        """Highlight what a search (a core ``ParsedQuery``) matches, stem-aware."""
+        self.editor.highlighter.set_query(query)  # type: ignore[arg-type]
+
     def _show_facts(self, m: Memory | None) -> None:
         if m is None:
             self.access.setText("")

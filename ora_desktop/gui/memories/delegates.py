@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import re
+from collections import OrderedDict
 from collections.abc import Iterable
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, QRect, Qt
 from PySide6.QtGui import QColor, QPainter, QPalette
 from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from ...core.schema import RECALL_THRESHOLD
+from ...core.search import highlight
+from ...core.search.query import ParsedQuery, Term
 from ..theme import is_dark
 from .model import HEALTH_ROLE
 
@@ -27,19 +29,98 @@ def health_color(value: float | None) -> QColor:
     return QColor("#2e9d57")
 
 
-def match_spans(text: str, terms: Iterable[str]) -> list[tuple[int, int]]:
-    """Sorted, merged ``(start, end)`` spans where any term occurs (case-insensitive)."""
-    words = [t for t in {t.strip() for t in terms} if t]
-    if not words or not text:
+def query_of_terms(terms: Iterable[str]) -> ParsedQuery:
+    """A query marking any of ``terms`` (words, or phrases when they hold spaces)."""
+    words = tuple(dict.fromkeys(t.strip() for t in terms if t and t.strip()))
+    group = tuple(Term(w, "phrase" if " " in w else "word") for w in words)
+    return ParsedQuery(groups=(group,) if group else ())
+
+
+def match_spans(text: str, terms: Iterable[str] | ParsedQuery) -> list[tuple[int, int]]:
+    """Sorted, merged ``(start, end)`` spans where the search matches ``text``: core's stem-aware
+    spans (a search for ``running`` marks ``runs``), from a query or a list of terms."""
+    parsed = terms if isinstance(terms, ParsedQuery) else query_of_terms(terms)
+    if not parsed.groups or not text:
         return []
-    pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)), re.IGNORECASE)
+    return _merged(highlight.match_spans(text, parsed))
+
+
+def _merged(found: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
-    for m in pattern.finditer(text):
-        if spans and m.start() <= spans[-1][1]:
-            spans[-1] = (spans[-1][0], max(spans[-1][1], m.end()))
+    for start, end in sorted(found):
+        if spans and start <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(spans[-1][1], end))
         else:
-            spans.append((m.start(), m.end()))
+            spans.append((start, end))
     return spans
+
+
+class SpanCache:
+    """Spans of one search per shown text, computed when a row is painted and kept (bounded)."""
+
+    def __init__(self, size: int = 2000) -> None:
+        self.query = ParsedQuery()
+        self.size = size
+        self._spans: OrderedDict[str, list[tuple[int, int]]] = OrderedDict()
+
+    def set_query(self, query: ParsedQuery) -> None:
+        if query != self.query:
+            self.query = query
+            self._spans.clear()
+
+    def __contains__(self, text: object) -> bool:
+        return text in self._spans
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        found = self._spans.get(text)
+        if found is None:
+            self.fill([text])
+            return self._spans.get(text, [])
+        self._spans.move_to_end(text)
+        return found
+
+    def fill(self, texts: Iterable[str]) -> None:
+        """Compute the spans of every text not cached yet in one FTS5 statement (a screenful of
+        rows costs about what one row costs)."""
+        missing = [t for t in dict.fromkeys(texts) if isinstance(t, str) and t not in self._spans]
+        if not missing:
+            return
+        if not self.query.groups:
+            found: list = [[] for _ in missing]
+        else:
+            found = highlight.fts_spans_many(missing, self.query) if highlight_fts() else None
+            if found is None:
+                found = [highlight.python_spans(t, self.query) for t in missing]
+        for text, spans in zip(missing, found, strict=True):
+            self._spans[text] = _merged(spans)
+        while len(self._spans) > self.size:
+            self._spans.popitem(last=False)
+
+
+def highlight_fts() -> bool:
+    """Whether spans come from FTS5 (as the index matched), else from core's light stemmer."""
+    from ...core.search.sidecar import fts5_available
+
+    return fts5_available()
+
+
+def visible_texts(option: QStyleOptionViewItem, index: Index) -> list[str]:
+    """The display texts of the rows of ``index``'s column on screen in ``option.widget``."""
+    view = option.widget
+    model = index.model()
+    if view is None or model is None or not hasattr(view, "indexAt"):
+        return []
+    height = view.viewport().height()
+    first = view.indexAt(QPoint(1, 1)).row()
+    last = view.indexAt(QPoint(1, max(1, height - 2))).row()
+    first = max(0, first)
+    last = model.rowCount(index.parent()) - 1 if last < 0 else last
+    texts = []
+    for row in range(first, min(last, first + 200) + 1):
+        value = model.index(row, index.column(), index.parent()).data()
+        if isinstance(value, str):
+            texts.append(value)
+    return texts
 
 
 def highlight_color() -> QColor:
@@ -79,14 +160,31 @@ class HealthDelegate(QStyledItemDelegate):
 
 
 class HighlightDelegate(QStyledItemDelegate):
-    """Elided text with the current search terms painted on a highlight."""
+    """Elided text with the current search's matches painted on a highlight: core's stem-aware
+    spans, computed only for the rows painted and cached per text."""
 
     def __init__(self, parent=None) -> None:  # noqa: ANN001
         super().__init__(parent)
-        self.terms: tuple[str, ...] = ()
+        self._terms: tuple[str, ...] = ()
+        self.cache = SpanCache()
+
+    @property
+    def terms(self) -> tuple[str, ...]:
+        """The searched terms (setting them highlights them as words and phrases)."""
+        return self._terms
+
+    @terms.setter
+    def terms(self, terms: tuple[str, ...]) -> None:
+        self._terms = tuple(terms)
+        self.cache.set_query(query_of_terms(self._terms))
+
+    def set_query(self, query: ParsedQuery) -> None:
+        """Highlight what ``query`` matches (its prefixes and phrases as the index matched them)."""
+        self._terms = query.terms
+        self.cache.set_query(query)
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
-        if not self.terms:
+        if not self.cache.query.groups:
             super().paint(painter, option, index)
             return
         opt = QStyleOptionViewItem(option)
@@ -107,7 +205,12 @@ class HighlightDelegate(QStyledItemDelegate):
         x = rect.left()
         position = 0
         flags = int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft)
-        for start, end in [*match_spans(shown, self.terms), (len(shown), len(shown))]:
+        if text not in self.cache:  # a miss computes the spans of the whole screenful at once
+            self.cache.fill([text, *visible_texts(option, index)])
+        spans = [(a, min(b, len(shown))) for a, b in self.cache.spans(text) if a < len(shown)]
+        if shown != text and spans and spans[-1][1] > len(shown) - 1:  # the "…" of an elided text
+            spans[-1] = (spans[-1][0], max(spans[-1][0], len(shown) - 1))
+        for start, end in [*spans, (len(shown), len(shown))]:
             for piece, marked in ((shown[position:start], False), (shown[start:end], True)):
                 if not piece:
                     continue

@@ -135,6 +135,17 @@ class MemoryTableModel(QAbstractTableModel):
         self.loader = loader or default_loader
         self.reload()
 
+    def show_keys(self, keys: array, query: ListQuery, loader: KeyLoader) -> None:
+        """Show row keys computed elsewhere (a search answer) for ``query``, with no query of its
+        own; ``loader`` computes them again after a write or a sort."""
+        if self._reload_task is not None and not self._reload_task.done():
+            self._reload_task.cancel()
+        self._generation += 1
+        self.query, self.loader = query, loader
+        self._loading_store = self.store
+        self._replace_keys(keys, keep_rows=False)
+        self._finish(self._generation)
+
     def reload(self, keep_rows: bool = False) -> asyncio.Task:
         """Re-query the row keys (cancelling a reload in progress); returns the task."""
         if self._reload_task is not None and not self._reload_task.done():

@@ -75,7 +75,7 @@ class MemoryBrowser(QWidget):
         self.table.selection_size.connect(lambda n: self.counts_changed.emit(self.model.rowCount(), n))
         self.model.loaded.connect(self._loaded)
         self.model.failed.connect(lambda exc: ctx.show_error(exc))
-        self.controller.terms_changed.connect(self._terms)
+        self.controller.query_changed.connect(self._highlight)
         self.controller.everywhere_ready.connect(self._everywhere)
         self.controller.note.connect(lambda text: ctx.status.emit(text) if text else None)
         self.search.scope.currentIndexChanged.connect(lambda _i: self._update_center())
@@ -159,12 +159,14 @@ class MemoryBrowser(QWidget):
               and self.center.currentWidget() is self.table):
             self.table.select_row(0)
 
-    def _terms(self, terms: tuple[str, ...]) -> None:
-        self.table.highlight.terms = tuple(terms)
+    def _highlight(self, query: object) -> None:
+        """Mark what the search matches, stem-aware (core's spans), in the table, the all-sites
+        list and the detail pane."""
+        self.table.highlight.set_query(query)
+        self.everywhere.highlight.set_query(query)
+        self.detail.set_query(query)
         self.table.viewport().update()
-        self.everywhere.highlight.terms = tuple(terms)
         self.everywhere.viewport().update()
-        self.detail.set_terms(tuple(terms))
 
     def _everywhere(self, hits: list, note: str) -> None:
         self.everywhere.show_hits(hits, note)

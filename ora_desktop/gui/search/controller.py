@@ -1,35 +1,62 @@
 """``SearchController``: turns the search box, quick filters and facets into what the table shows.
 
-Typing is debounced (200 ms); each search runs on a worker thread and only the newest answer
-is used. With text, the table shows the hits best first (``core.search``; a ``LIKE`` scan when
-it is unavailable): a first screenful at once, the rest appended after. Without text, the
-filtered listing. Facet counts follow what is shown.
+Every input becomes one core :class:`~ora_desktop.core.operations.search.SearchRequest` (facet
+ticks and quick filters are query-language words, applied by the engine before ranking). Typing
+is debounced (200 ms); each keystroke's request runs the engine once on a worker thread, and a
+newer request cancels the older one (its answer is never applied). With words, the answer's row
+keys go straight to the table; without, the table lists the filtered rows itself (a first
+screenful at once). Facet counts for the same request follow, off the GUI thread, and are dropped
+when a newer request comes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from ...core import ListQuery, OraError, Store
+from ...core.operations.search import (
+    RANK,
+    Cancelled,
+    SearchAnswer,
+    SearchRequest,
+    count_answer_facets,
+    listing_query,
+    search_memories,
+)
+from ...core.search import parse_query
 from ..context import AppContext
 from ..memories.model import MemoryTableModel, default_loader
-from .backend import RANK, FacetCounts, FileSearch, facet_counts, file_keys, search_everywhere, terms_of
+from .backend import FacetCounts, search_everywhere
 from .filters import FilterState
 
 log = logging.getLogger("ora_desktop.gui")
 DEBOUNCE_MS = 200
-FIRST_LIMIT = 100  # hits in the first screenful of a search (the rest, up to SEARCH_LIMIT, follow)
+
+
+class SearchLoader:
+    """Row keys of one search request, for the table's reloads after a write or a sort
+    (the keystroke itself hands the table its answer's keys: one engine call)."""
+
+    def __init__(self, request: SearchRequest) -> None:
+        self.request = request
+
+    def __call__(self, store: Store, query: ListQuery):  # noqa: ANN204
+        request = self.request.with_(sort=query.order_by, descending=query.descending, facets=False)
+        return search_memories(store, request, wait=False).keys
 
 
 class SearchController(QObject):
     terms_changed = Signal(object)  # tuple[str, ...]
+    query_changed = Signal(object)  # the core ParsedQuery whose matches are highlighted
     facets_ready = Signal(object)  # FacetCounts
     note = Signal(str)
     everywhere_ready = Signal(object, str)  # list[EverywhereHit], note
     searching = Signal(object)  # True while a search or listing runs
+    answered = Signal(object)  # the SearchAnswer applied to the table
 
     def __init__(self, ctx: AppContext, model: MemoryTableModel, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -39,13 +66,16 @@ class SearchController(QObject):
         self.scope = "file"  # or "all"
         self.mode = "lexical"  # or "semantic", "hybrid" (search by meaning)
         self.filters = FilterState()
-        self.base = ListQuery()
-        self.last: FileSearch | None = None
+        self.answer: SearchAnswer | None = None
         self.terms: tuple[str, ...] = ()
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self.apply)
+        self._generation = 0
+        self._cancel = threading.Event()
+        self._search_task: asyncio.Task | None = None
         self._facet_task: asyncio.Task | None = None
         self._everywhere_task: asyncio.Task | None = None
+        self._everywhere_asked: tuple[str, str] | None = None
         self._sort_before_search: tuple[str, bool] = ("created_at", True)
         model.loaded.connect(self._after_load)
 
@@ -81,134 +111,130 @@ class SearchController(QObject):
         self.filters.clear()
         self.apply()
 
+    def request(self) -> SearchRequest:
+        """The current inputs as one core search request (sorted as the table is)."""
+        query = self.model.query
+        return self.filters.request(self.text, sort=query.order_by, descending=query.descending,
+                                    mode=self.mode)
+
     @property
     def full_text(self) -> str:
-        """The typed text plus the chosen tag facets as ``tag:`` words."""
-        return " ".join(x for x in (self.text.strip(), *self.filters.tag_terms()) if x)
+        """Everything searched for, as the query language (typed text, ticks, quick filters)."""
+        return self.request().query_text()
 
     @property
     def is_searching(self) -> bool:
-        return bool(self.full_text)
+        return self.request().has_words
 
     # ----------------------------------------------------------------- applying
     def apply(self) -> None:
         """Show what the current inputs ask for in the table (or across all sites)."""
+        self._generation += 1
+        self._cancel.set()  # the previous request stops at its next step; its answer is not applied
+        self._cancel = threading.Event()
+        for task in (self._search_task, self._facet_task):
+            if task is not None and not task.done():
+                task.cancel()
         store = self.model.store
-        text = self.full_text
-        query = self.filters.query(self._base_query())
-        self.terms = terms_of(self.text) if self.text.strip() else ()
+        request = self.request()
+        parsed = parse_query(request.query_text())
+        self.terms = parsed.terms if self.text.strip() else ()
         self.terms_changed.emit(self.terms)
+        self.query_changed.emit(parsed)
         self.model.highlight_terms = self.terms
         if self.scope == "all" and self.text.strip():
-            self._search_everywhere(self.text)
-        if not text:
+            self._search_everywhere(request)
+        else:
+            self._everywhere_asked = None
+        if not request.has_words:
+            self.answer = None
             if self.model.query.order_by == RANK:
                 order, descending = self._sort_before_search
-                query = query.with_(order_by=order, descending=descending)
-            self.last = None
+                request = request.with_(sort=order, descending=descending)
+            query = listing_query(store, request, parsed) if store is not None else ListQuery()
             self.model.set_query(query, default_loader)
             return
         if self.model.query.order_by != RANK and not self._was_searching():
             self._sort_before_search = (self.model.query.order_by, self.model.query.descending)
-            query = query.with_(order_by=RANK)
-        self.model.set_query(query, self._loader(text))
+            request = request.with_(sort=RANK, descending=True)
         if store is None:
             self.note.emit("")
-
-    def _base_query(self) -> ListQuery:
-        """The table's query without any filter (its sort order kept)."""
-        return self.model.query.with_(extra_where=(), types=(), sync_statuses=(), **_reset_quick())
+            return
+        self.searching.emit(True)
+        self._search_task = asyncio.ensure_future(
+            self._search(self._generation, store, request, self._cancel), loop=self.ctx.loop)
 
     def _was_searching(self) -> bool:
-        return getattr(self.model.loader, "search_text", None) is not None
+        return isinstance(self.model.loader, SearchLoader)
 
-    def _loader(self, text: str):  # noqa: ANN202
-        """Key loader for ``text``: the best ``FIRST_LIMIT`` hits first (``first``, shown at once),
-        then up to ``SEARCH_LIMIT`` (``load``, appended); both run on a worker thread."""
-        mode = self.mode
-
-        def load(store: Store, query: ListQuery):  # noqa: ANN202
-            result = file_keys(store, text, query, mode=mode)
-            load.result = result  # type: ignore[attr-defined]
-            return result.keys
-
-        def first(store: Store, query: ListQuery):  # noqa: ANN202
-            if query.order_by != RANK:  # sorted by a column: the top of 100 hits is not the top of all
-                return None
-            return file_keys(store, text, query, limit=FIRST_LIMIT, mode=mode).keys
-        load.search_text = text  # type: ignore[attr-defined]
-        load.mode = mode  # type: ignore[attr-defined]
-        load.result = None  # type: ignore[attr-defined]
-        load.first = first  # type: ignore[attr-defined]
-        return load
+    async def _search(self, generation: int, store: Store, request: SearchRequest, cancel: threading.Event) -> None:
+        """One keystroke: one core call on a worker; applied only if no newer request came."""
+        try:
+            answer = await self.ctx.run(search_memories, store, request.with_(facets=False), cancel, False)
+        except Cancelled:
+            return
+        except OraError as exc:
+            if generation == self._generation:
+                self.searching.emit(False)
+                self.ctx.show_error(exc)
+            return
+        if generation != self._generation or store is not self.model.store:
+            return  # a newer keystroke (or another file) owns the table now
+        self.answer = answer
+        self.searching.emit(False)
+        query = self.model.query.with_(order_by=request.sort, descending=request.descending)
+        self.model.show_keys(answer.keys, query, SearchLoader(request))
+        self.answered.emit(answer)
 
     def _after_load(self, count: int) -> None:
         store = self.model.store
-        searching = self._was_searching()
-        result = getattr(self.model.loader, "result", None) if searching else None
-        self.last = result
+        answer = self.answer if self._was_searching() else None
         # Across sites, that search owns the note line (files skipped, partial matches).
         owns_note = not (self.scope == "all" and self.text.strip())
-        if result is not None:
-            if result.terms:
-                self.terms = tuple(result.terms)
-                self.model.highlight_terms = self.terms
-                self.terms_changed.emit(self.terms)
-            parts = [result.note, *result.warnings]
-            if result.total is not None and result.total > count:
-                parts.insert(0, f"Showing the best {count:,} of {result.total:,} matches")
-            if owns_note:
-                self.note.emit("; ".join(p for p in parts if p))
-        elif owns_note:
-            self.note.emit("")
+        if owns_note:
+            notes = answer.notes if answer is not None else parse_query(self.full_text).warnings
+            self.note.emit("; ".join(n for n in notes if n))
         if store is not None:
-            self._compute_facets(store, searching, result)
+            self._compute_facets(store, answer, count)
 
-    def _compute_facets(self, store: Store, searching: bool, result: FileSearch | None) -> None:
+    def _compute_facets(self, store: Store, answer: SearchAnswer | None, count: int) -> None:
         if self._facet_task is not None and not self._facet_task.done():
             self._facet_task.cancel()
-        self._facet_task = asyncio.ensure_future(self._facets(store, searching, result), loop=self.ctx.loop)
+        if answer is None:
+            request = self.request()
+            answer = SearchAnswer.listing(request, parse_query(request.query_text()), count)
+        self._facet_task = asyncio.ensure_future(
+            self._facets(self._generation, store, answer, self._cancel), loop=self.ctx.loop)
 
-    async def _facets(self, store: Store, searching: bool, result: FileSearch | None) -> None:
-        query = self.model.query
+    async def _facets(self, generation: int, store: Store, answer: SearchAnswer, cancel: threading.Event) -> None:
         try:
-            if searching:
-                keys = list(self.model.keys)
-                hits = await self.ctx.run(store.by_rowids, keys[:5000])
-                counts: FacetCounts = await self.ctx.run(facet_counts, store, query, hits,
-                                                         result.tags if result else None, self.full_text)
-            else:
-                counts = await self.ctx.run(facet_counts, store, query.with_(order_by="created_at"), None, None, "")
-                # A group with values ticked counts as if nothing in it were ticked, so more of its
-                # values can be added (they combine with OR).
-                for group in [g for g in self.filters.facets if not g.startswith("tag:")]:
-                    others = FilterState(set(self.filters.quick),
-                                         {g: set(v) for g, v in self.filters.facets.items() if g != group})
-                    wider = others.query(self._base_query())
-                    alone: FacetCounts = await self.ctx.run(facet_counts, store, wider, None, {}, "")
-                    counts.groups[group] = alone.groups.get(group, {})
+            counted: SearchAnswer = await self.ctx.run(count_answer_facets, store, answer, cancel)
+        except Cancelled:
+            return
         except OraError as exc:
             log.info("facets: %s", exc)
             return
-        if store is self.model.store:
-            self.facets_ready.emit(counts)
+        if generation != self._generation or store is not self.model.store:
+            return
+        if answer.ranked and counted.notes != answer.notes and self.scope != "all":
+            self.note.emit("; ".join(n for n in counted.notes if n))  # the total is known now
+        groups = counted.facets or {}
+        total = counted.total if counted.total is not None else sum(groups.get("type", {}).values())
+        self.facets_ready.emit(FacetCounts(total, groups))
 
-    def _search_everywhere(self, text: str) -> None:
+    def _search_everywhere(self, request: SearchRequest) -> None:
+        asked = (request.query_text(), request.mode)
+        if asked == self._everywhere_asked:
+            return  # the same search again (the box's debounce after a scope change): keep the list and its selection
+        self._everywhere_asked = asked
         if self._everywhere_task is not None and not self._everywhere_task.done():
             self._everywhere_task.cancel()
+        text = self.text
 
         async def run() -> None:
-            hits, note = await self.ctx.run(search_everywhere, self.ctx.home, text)
+            hits, note = await self.ctx.run(search_everywhere, self.ctx.home, request)
             if text == self.text:
                 self.everywhere_ready.emit(hits, note)
                 self.note.emit(note)
 
         self._everywhere_task = asyncio.ensure_future(run(), loop=self.ctx.loop)
-
-
-def _reset_quick() -> dict:
-    """Field values that quick filters set, back to their defaults (they are re-applied)."""
-    defaults = ListQuery()
-    return {name: getattr(defaults, name) for name in (
-        "expiring_within_days", "health_max", "health_min", "dirty", "superseded", "importance_min",
-        "importance_max", "expired")}

@@ -1,26 +1,17 @@
-"""Quick filters and facet choices, turned into a ``ListQuery`` (no Qt here)."""
+"""Quick filters and facet choices, turned into one core search request (no Qt, no SQL here:
+the request turns them into query-language words, see :mod:`ora_desktop.core.operations.search`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...core import ListQuery
-from ...core.timefilter import any_of, bucket_bounds
-
-#: name -> (label, tooltip, ListQuery changes)
-QUICK_FILTERS: dict[str, tuple[str, str, dict]] = {
-    "expiring": ("Expiring soon", "Expires within the next 7 days", {"expiring_within_days": 7.0}),
-    "low_health": ("Low health", "Health at or below 0.3: recall no longer returns it", {"health_max": 0.3}),
-    "dirty": ("Dirty", "Changed since the last sync", {"dirty": True}),
-    "superseded": ("Superseded", "Replaced by a newer memory", {"superseded": "only"}),
-    "at_risk": ("At risk", "Important (7 or more) but decaying (health below 0.5)",
-                {"importance_min": 7, "health_max": 0.5}),
-}
+from ...core.operations.search import QUICK_FILTERS as QUICK_FILTERS  # name -> (label, tooltip, words)
+from ...core.operations.search import RANK, SearchRequest
 
 
 @dataclass
 class FilterState:
-    """What the person picked: quick filters and facet values (tags go into the search text)."""
+    """What the person picked: quick filters and facet values (OR within a group; tags AND)."""
 
     quick: set[str] = field(default_factory=set)
     facets: dict[str, set[str]] = field(default_factory=dict)
@@ -38,45 +29,9 @@ class FilterState:
         if not values:
             del self.facets[group]
 
-    def tag_terms(self) -> list[str]:
-        """``tag:kind=value`` words for the chosen tag facets."""
-        out = []
-        for group, values in sorted(self.facets.items()):
-            if group.startswith("tag:"):
-                kind = group[4:]
-                out.extend(f'tag:{kind}={_quote(v)}' for v in sorted(values))
-        return out
-
-    def query(self, base: ListQuery) -> ListQuery:
-        """``base`` narrowed by the quick filters and the (non-tag) facets."""
-        query = base
-        for name in sorted(self.quick):
-            query = query.with_(**QUICK_FILTERS[name][2])
-        extra = list(query.extra_where)
-        for group, values in sorted(self.facets.items()):
-            chosen = sorted(values)
-            if group == "type":
-                query = query.with_(types=tuple(chosen))
-            elif group == "sync":
-                query = query.with_(sync_statuses=tuple(chosen))
-            elif group == "importance":
-                numbers = tuple(int(v) for v in chosen if v.lstrip("-").isdigit())
-                extra.append((f"importance IN ({','.join('?' * len(numbers))})", numbers))
-            elif group == "health":
-                clauses, params = [], []
-                for bucket in chosen:
-                    if bucket == "unknown":
-                        clauses.append("health_score IS NULL")
-                        continue
-                    low, high = (float(x) for x in bucket.split("-"))
-                    clauses.append("(health_score >= ? AND health_score < ?)" if high < 1.0
-                                   else "(health_score >= ? AND health_score <= ?)")
-                    params.extend((low, high))
-                extra.append((" OR ".join(clauses), tuple(params)))
-            elif group == "created":
-                extra.append(any_of([bucket_bounds(label) for label in chosen]))
-        return query.with_(extra_where=tuple(extra))
-
-
-def _quote(value: str) -> str:
-    return f'"{value}"' if any(c.isspace() for c in value) else value
+    def request(self, text: str = "", sort: str = RANK, descending: bool = True, mode: str = "lexical",
+                scope: str = "file") -> SearchRequest:
+        """The typed ``text`` narrowed by these choices, as one search request."""
+        ticks = tuple((group, tuple(sorted(values))) for group, values in sorted(self.facets.items()))
+        return SearchRequest(text=text, ticks=ticks, quick=tuple(sorted(self.quick)), sort=sort,
+                             descending=descending, mode=mode, scope=scope, facets=False)
