@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..core.operations.duplicates import DEFAULT_THRESHOLD, find_duplicates, merge_duplicates
+from ..core.operations.duplicates import DEFAULT_THRESHOLD, find_duplicates
+from ..core.operations.merge import merge_duplicates
 from ..core.search.semantic import ensure_vectors
 from . import common
 from .common import command, emit_json, open_target, target_path

@@ -206,9 +206,9 @@ class _Run:
         if self.dry_run or self.skipped and not self.skip_bad:
             return  # a refused import reads on only to report every bad row
         if replace:
-            self.store.remove_where_recoverably(f"id IN {IDS_JSON}", [json.dumps(replace)], "replaced by import",
-                                                return_records=False)
-            self.batches.append(self.store.last_trash_batch)
+            removed = self.store.remove_where_recoverably(f"id IN {IDS_JSON}", [json.dumps(replace)],
+                                                          "replaced by import", return_records=False)
+            self.batches.append(removed.batch)
         positions = self.positions
         if len(positions) < len(MEMORY_COLUMNS):  # a file lacking some columns: leave them out
             rows = [[v[i] for i in positions] for v in rows]
