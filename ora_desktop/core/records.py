@@ -174,8 +174,9 @@ class Change:
         return bool(self.added or self.removed) or self.kind is ChangeKind.RELOAD
 
     @classmethod
-    def reload(cls, initiator: Initiator = Initiator.EXTERNAL, source: str = "") -> Change:
-        """Something changed, rows unknown (another process, a job, a restored backup)."""
+    def reload(cls, initiator: Initiator = Initiator.EXTERNAL, source: str = EXTERNAL_SOURCE) -> Change:
+        """Something changed, rows unknown (another process, a job, a restored backup). Its
+        ``source`` stays ``"external"`` by default, which readers of ``source`` take as "reload"."""
         return cls(source=source, kind=ChangeKind.RELOAD, initiator=initiator)
 
     def but(self, **values: Any) -> Change:
