@@ -170,8 +170,9 @@ class Change:
 
     @property
     def membership_changed(self) -> bool:
-        """Rows may have come or gone (or nobody knows): a view's key list must be re-read."""
-        return bool(self.added or self.removed) or self.kind is ChangeKind.RELOAD
+        """Rows may have come or gone: a view's key list must be re-read. True also when the
+        change names no ids at all (another process, a job, a restore: rows unknown)."""
+        return bool(self.added or self.removed or not self.changed)
 
     @classmethod
     def reload(cls, initiator: Initiator = Initiator.EXTERNAL, source: str = EXTERNAL_SOURCE) -> Change:

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ora_desktop.core import Change, OraError, timestamps
+from ora_desktop.core import OraError, timestamps
 from ora_desktop.core.maintenance import JOBS, JobReport
 
 from ..context import EXTERNAL
@@ -315,8 +315,8 @@ class JobsView(QWidget):
         label = data.label_for(path, self.ctx.home)
         report = await self._execute(name, path, dry_run=False, what=f"Running {name} on {label}…")
         if report is not None:
-            if report.ok and JOBS[name].writes:
-                self.ctx.notify(path, Change(source=EXTERNAL))
+            if report.change is not None:
+                self.ctx.notify(path, report.change)
             self.run_finished.emit(report)
             self.refresh()
         return report
