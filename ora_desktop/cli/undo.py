@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..core import InvalidValue
+from ..core import Conflict, InvalidValue
 from ..core.operations import journal
 from ..core.operations.undo import drop_latest, undo
 from . import common
@@ -48,7 +48,11 @@ def cmd_undo(args: argparse.Namespace) -> int:
             entry = drop_latest(store)
             change = None
         else:
-            done = undo(store)
+            try:
+                done = undo(store)
+            except Conflict as exc:
+                raise Conflict(exc.memory_id, f"{exc} ('ora-desktop undo --forget' drops this step so the one "
+                               "before can be undone)") from None
             entry, change = done.entry, done.change
     if args.json:
         emit_json({"undone": None if change is None else entry.label, "forgotten": entry.label if change is None

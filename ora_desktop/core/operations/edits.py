@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .. import timestamps
 from ..errors import InvalidValue, NotFound
 from ..records import Change, ChangeKind, Initiator, Memory
 from ..validation import check_id
@@ -63,6 +64,21 @@ class Restored(Written):
 
     restored: tuple[str, ...]
     skipped: tuple[str, ...]
+
+
+def field_values(memory: Memory, fields: Sequence[str]) -> dict[str, Any]:
+    """Column values of ``memory`` for ``fields``, in the form :func:`edit` accepts (a timestamp
+    the file holds in a form we could not read is given back as its raw text)."""
+    out: dict[str, Any] = {}
+    for name in fields:
+        value = getattr(memory, name)
+        if name == "expires_at":
+            raw = dict(memory.unparsed).get(name)
+            value = raw if raw is not None else (None if value is None else timestamps.to_sql(value))
+        elif name == "related_to":
+            value = list(value) if value else None
+        out[name] = value
+    return out
 
 
 def _finish(store: Store, change: Change, label: str, undo: journal.Undo, journalled: bool) -> int | None:

@@ -72,17 +72,26 @@ def _refuse_if_stale(store: Store, entry: journal.Entry) -> None:
     for memory_id, expected in entry.after.items():
         if now.get(memory_id) != expected:
             what = "was added again" if expected is None else (
-                "has been deleted" if now.get(memory_id) is None else "was changed")
+                "was deleted" if now.get(memory_id) is None else "was changed")
             raise Conflict(memory_id, f"{store.path}: cannot undo “{entry.label}”: memory {memory_id!r} {what} "
-                           "since (by another program or a later operation); nothing undone "
-                           "('ora-desktop undo --forget' drops this step so the one before can be undone)")
-    batch = entry.undo.batch
-    if batch is not None:
-        held = {d.memory.id for d in store.trash(limit=None, batch=batch)}
-        gone = [i for i, fp in entry.after.items() if fp is None and i not in held]
-        if gone:
-            raise Conflict(gone[0], f"{store.path}: cannot undo “{entry.label}”: memory {gone[0]!r} is no longer "
-                           "in the trash (purged or restored since); nothing undone")
+                           "by another program or a later step since; nothing undone")
+    if entry.undo.batch is not None:
+        _trash_rows(store, entry)  # refuses when a deleted memory is no longer in the trash
+
+
+def _trash_rows(store: Store, entry: journal.Entry) -> list[int]:
+    """The trash rows that bring back what a delete removed: its own batch's, or, for a memory
+    restored and deleted again since (e.g. by undoing that restore), its latest trashed copy —
+    the same row, as the fingerprint check has shown."""
+    removed = [i for i, fp in entry.after.items() if fp is None]
+    rows = {d.memory.id: d.trash_id for d in store.trash(limit=None, batch=entry.undo.batch)}
+    missing = [i for i in removed if i not in rows]
+    rows.update(store.latest_trash_ids(missing))
+    gone = [i for i in removed if i not in rows]
+    if gone:
+        raise Conflict(gone[0], f"{store.path}: cannot undo “{entry.label}”: memory {gone[0]!r} is no longer "
+                       "in the trash (purged since); nothing undone")
+    return list(rows.values())
 
 
 def _revert(store: Store, entry: journal.Entry) -> Change:
@@ -95,8 +104,7 @@ def _revert(store: Store, entry: journal.Entry) -> Change:
         removed |= gone.change.removed
         changed |= gone.change.changed
     if undo.batch is not None:
-        trash_ids = [d.trash_id for d in store.trash(limit=None, batch=undo.batch)]
-        back, _skipped = store.restore_deleted(trash_ids)
+        back, _skipped = store.restore_deleted(_trash_rows(store, entry))
         added |= back.added
         changed |= back.changed
     if undo.rows:
