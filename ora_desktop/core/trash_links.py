@@ -57,15 +57,12 @@ def _write(store: Store, edits: list[tuple[str, str | None, str | None]]) -> Non
     store.db.cursor().executemany(sql, [[e[c] for c in cols] + stamp + [e[0]] for e in edits])
 
 
-def unlink_removed(store: Store, removed: Iterable[str], batch: str | None = None) -> frozenset[str]:
-    """Take ``removed`` ids out of the links of every memory that stays (call inside a write).
-
-    With ``batch``, each edit is recorded for :func:`restore_links`. Returns the edited ids.
-    """
-    removed = frozenset(removed)
+def _linking(store: Store, removed: frozenset[str]) -> list[tuple[str, str | None, str | None]]:
+    """(id, related_to, superseded_by) of the memories outside ``removed`` that link to one of them
+    (candidates: an id inside another id is told apart by the caller)."""
     has_related, has_superseded = "related_to" in store.columns, "superseded_by" in store.columns
     if not removed or not (has_related or has_superseded):
-        return frozenset()
+        return []
     gone = json.dumps(sorted(removed))
     clauses, params = [], []
     if has_related:
@@ -85,13 +82,28 @@ def unlink_removed(store: Store, removed: Iterable[str], batch: str | None = Non
         params.append(gone)
     related = "m.related_to" if has_related else "NULL"
     superseded = "m.superseded_by" if has_superseded else "NULL"
-    rows = store.execute(
+    return store.execute(
         f"SELECT m.id, {related}, {superseded} FROM memories m "
         f"WHERE m.id NOT IN {IDS_JSON} AND ({' OR '.join(clauses)})", [gone, *params],
     ).fetchall()
+
+
+def linking_ids(store: Store, removed: Iterable[str]) -> frozenset[str]:
+    """Ids of the memories that may lose a link when ``removed`` go (a superset of what
+    :func:`unlink_removed` will edit): what an undoable delete records the previous values of."""
+    return frozenset(r[0] for r in _linking(store, frozenset(removed)))
+
+
+def unlink_removed(store: Store, removed: Iterable[str], batch: str | None = None) -> frozenset[str]:
+    """Take ``removed`` ids out of the links of every memory that stays (call inside a write).
+
+    With ``batch``, each edit is recorded for :func:`restore_links`. Returns the edited ids.
+    """
+    removed = frozenset(removed)
+    rows = _linking(store, removed)
     if not rows:
         return frozenset()
-    chains = _successors(store, removed) if has_superseded else {}
+    chains = _successors(store, removed) if "superseded_by" in store.columns else {}
     edits, records = [], []
     for memory_id, related_text, superseded_by in rows:
         new_related = related_text
