@@ -41,20 +41,23 @@ def hold_backup_lock(db: Path, seconds: float) -> subprocess.Popen:
     return proc
 
 
-def drop_all_but_one(db: Path) -> None:
+@pytest.fixture
+def shrunk(ora_home: Path) -> tuple[Path, Path]:
+    """(a file of 50 memories backed up then cut down to one, its backup)."""
+    db = big_db(ora_home / "sites" / "shop" / "ora.site.db", 50, size=100)
+    backup = create_backup(db)
     conn = sqlite3.connect(db)
     conn.execute("DELETE FROM memories WHERE id != 'seed-1'")
     conn.commit()
     conn.close()
+    return db, backup.path
 
 
-def test_restore_refuses_while_another_process_backs_up_and_changes_nothing(ora_home: Path) -> None:
-    db = big_db(ora_home / "sites" / "shop" / "ora.site.db", 50, size=100)
-    backup = create_backup(db)
-    drop_all_but_one(db)
+def test_restore_refuses_while_another_process_backs_up_and_changes_nothing(shrunk: tuple[Path, Path]) -> None:
+    db, backup = shrunk
     holder = hold_backup_lock(db, 60)
     try:
-        refused = cli("backups", "restore", str(backup.path), "--db", str(db), "--wait", "0")
+        refused = cli("backups", "restore", str(backup), "--db", str(db), "--wait", "0")
         assert refused.returncode != 0 and "Traceback" not in refused.stderr
         assert len(refused.stderr.strip().splitlines()) == 1
         assert "a backup of this file is running in another process" in refused.stderr
@@ -66,13 +69,11 @@ def test_restore_refuses_while_another_process_backs_up_and_changes_nothing(ora_
         holder.wait()
 
 
-def test_restore_waits_for_a_running_backup_then_restores(ora_home: Path) -> None:
-    db = big_db(ora_home / "sites" / "shop" / "ora.site.db", 50, size=100)
-    backup = create_backup(db)
-    drop_all_but_one(db)
+def test_restore_waits_for_a_running_backup_then_restores(shrunk: tuple[Path, Path]) -> None:
+    db, backup = shrunk
     holder = hold_backup_lock(db, 1.5)
     try:
-        report = restore_backup(backup.path, db, wait=60)
+        report = restore_backup(backup, db, wait=60)
         finished = time.time()
         out, _ = holder.communicate(timeout=30)
         released = float(out.strip())

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import raw_seed_db
+from tests.unit.test_operations_undo import rows
 
 from .test_backup_processes import cli
 
@@ -23,14 +24,6 @@ with open_store(sys.argv[1]) as store:
     edits.delete(store, ["b"], "tidy")
     edits.edit(store, "a", {"importance": 1})
 """
-
-
-def rows(path: Path) -> list[tuple]:
-    conn = sqlite3.connect(path)
-    try:
-        return conn.execute("SELECT * FROM memories ORDER BY id").fetchall()
-    finally:
-        conn.close()
 
 
 def test_cli_undoes_another_process_steps_newest_first_around_an_agent_write(ora_home: Path) -> None:
