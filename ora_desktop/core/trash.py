@@ -23,11 +23,13 @@ class TrashMixin:
     """Methods of :class:`~ora_desktop.core.store.Store` for recoverable deletes."""
 
     def remove_where_recoverably(self: Store, where: str, params: Sequence[Any], reason: str,
-                                 return_records: bool = True) -> Removed:
+                                 return_records: bool = True,
+                                 previous: dict[str, dict[str, Any]] | None = None) -> Removed:
         """Copy matching rows (every column, extras included) to the trash, then delete them.
 
         Returns the removed records (none when ``return_records`` is false) with the trash batch
-        that holds them, the number of rows deleted and the ``Change``."""
+        that holds them, the number of rows deleted and the ``Change``. ``previous`` receives the
+        link and sync columns, as they were, of the other memories that lost a link."""
         self._require_writable()
         batch = uuid.uuid4().hex[:12]
         stamp = timestamps.now_sql()
@@ -43,7 +45,7 @@ class TrashMixin:
                 [stamp, reason, batch, *params],
             )
             # Links kept whole: the other memories' links to these go too, recorded in the batch.
-            relinked = unlink_removed(self, ids, batch) if ids else frozenset()
+            relinked = unlink_removed(self, ids, batch, previous) if ids else frozenset()
             count = self.execute(f"DELETE FROM memories WHERE {where}", params).rowcount
         change = self._emit(Change(changed=relinked - ids, removed=ids, source=reason, kind=ChangeKind.DELETED))
         return Removed(removed, batch, count, change)
@@ -66,6 +68,13 @@ class TrashMixin:
             memory = row_to_memory([None, *(data.get(c) for c in _COLUMNS)])
             out.append(DeletedMemory(trash_id, memory, timestamps.parse(deleted_at), reason, batch_id))
         return out
+
+    def batch_rows(self: Store, batch: str) -> dict[str, int]:
+        """memory id -> trash id of the rows a delete's ``batch`` put in the trash (still there)."""
+        if not self.has_table("ora_desktop_trash"):
+            return {}
+        return {r[0]: r[1] for r in self.execute("SELECT memory_id, id FROM ora_desktop_trash WHERE batch = ?",
+                                                 [batch])}
 
     def trash_ids_present(self: Store, trash_ids: Iterable[int]) -> frozenset[int]:
         """Which of ``trash_ids`` the trash holds (one statement)."""

@@ -212,18 +212,19 @@ class WritesMixin:
             )
         return self._emit(Change(changed=changed, source="touch", kind=ChangeKind.TOUCHED))
 
-    def delete(self: Store, ids: str | Iterable[str], reason: str = "deleted") -> Removed:
+    def delete(self: Store, ids: str | Iterable[str], reason: str = "deleted", *,
+               previous: dict[str, dict[str, Any]] | None = None) -> Removed:
         """Delete memories, first keeping their full rows in the trash (restorable).
 
         Returns the removed records (a tuple) carrying the trash ``batch`` that holds them and
-        the ``change``; unknown ids are ignored.
+        the ``change``; unknown ids are ignored. ``previous``: see ``remove_where_recoverably``.
         """
         self._require_writable()
         ids = [ids] if isinstance(ids, str) else list(dict.fromkeys(ids))
         if not ids:
             return Removed()
         # One statement however many ids (no SQLite variable limit): the ids travel as JSON.
-        return self.remove_where_recoverably(f"id IN {IDS_JSON}", [json.dumps(ids)], reason)
+        return self.remove_where_recoverably(f"id IN {IDS_JSON}", [json.dumps(ids)], reason, previous=previous)
 
     def new_memory_id(self: Store) -> str:
         """A fresh id, as :meth:`add` would make."""

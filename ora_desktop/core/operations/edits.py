@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from .. import timestamps
 from ..errors import InvalidValue, NotFound
 from ..records import Change, ChangeKind, Initiator, Memory
-from ..trash_links import linking_ids
 from ..validation import check_id
 from . import journal
 from .agent_memory import require_ids
@@ -147,9 +146,9 @@ def delete(store: Store, ids: str | Iterable[str], reason: str = "deleted", *, i
         require_ids(store, wanted)
         # The links other memories lose go back with the batch; their previous updated_at and
         # sync_status are kept here so an undo leaves them exactly as they were.
-        linking = journal.capture(store, linking_ids(store, wanted), ["related_to", "superseded_by", *SYNC_COLUMNS])
-        removed = store.delete(wanted, reason=reason)
-        trash_ids = tuple(sorted(d.trash_id for d in store.trash(limit=None, batch=removed.batch)))
+        linking: dict[str, dict[str, Any]] = {}
+        removed = store.delete(wanted, reason=reason, previous=linking)
+        trash_ids = tuple(sorted(store.batch_rows(removed.batch).values()))
         change = removed.change.but(kind=ChangeKind.DELETED, initiator=initiator)
         rows = {i: v for i, v in linking.items() if i in change.changed}
         entry = _finish(store, change, f"delete {_plural(len(wanted))}", journal.Undo(batch=removed.batch, rows=rows),

@@ -51,7 +51,9 @@ def undo(store: Store, entry_id: int | None = None, *, initiator: Initiator = In
                 raise NotFound(f"{store.path}: that operation is no longer in the undo journal (nothing undone)")
             entry = found
         _refuse_if_stale(store, entry)
-        change = _revert(store, entry)
+        # refuses too when a deleted memory is no longer in the trash
+        trash_rows = _trash_rows(store, entry) if entry.undo.batch is not None else []
+        change = _revert(store, entry, trash_rows)
         journal.forget(store, entry.id)
     return Undone(entry, change.but(kind=ChangeKind.UNDONE, initiator=initiator, source=f"undo {entry.label}"))
 
@@ -75,8 +77,6 @@ def _refuse_if_stale(store: Store, entry: journal.Entry) -> None:
                 "was deleted" if now.get(memory_id) is None else "was changed")
             raise Conflict(memory_id, f"{store.path}: cannot undo “{entry.label}”: memory {memory_id!r} {what} "
                            "by another program or a later step since; nothing undone")
-    if entry.undo.batch is not None:
-        _trash_rows(store, entry)  # refuses when a deleted memory is no longer in the trash
 
 
 def _trash_rows(store: Store, entry: journal.Entry) -> list[int]:
@@ -84,7 +84,7 @@ def _trash_rows(store: Store, entry: journal.Entry) -> list[int]:
     restored and deleted again since (e.g. by undoing that restore), its latest trashed copy —
     the same row, as the fingerprint check has shown."""
     removed = [i for i, fp in entry.after.items() if fp is None]
-    rows = {d.memory.id: d.trash_id for d in store.trash(limit=None, batch=entry.undo.batch)}
+    rows = store.batch_rows(entry.undo.batch) if entry.undo.batch else {}
     missing = [i for i in removed if i not in rows]
     rows.update(store.latest_trash_ids(missing))
     gone = [i for i in removed if i not in rows]
@@ -94,7 +94,7 @@ def _trash_rows(store: Store, entry: journal.Entry) -> list[int]:
     return list(rows.values())
 
 
-def _revert(store: Store, entry: journal.Entry) -> Change:
+def _revert(store: Store, entry: journal.Entry, trash_rows: list[int]) -> Change:
     undo = entry.undo
     added: set[str] = set()
     changed: set[str] = set()
@@ -104,7 +104,7 @@ def _revert(store: Store, entry: journal.Entry) -> Change:
         removed |= gone.change.removed
         changed |= gone.change.changed
     if undo.batch is not None:
-        back, _skipped = store.restore_deleted(_trash_rows(store, entry))
+        back, _skipped = store.restore_deleted(trash_rows)
         added |= back.added
         changed |= back.changed
     if undo.rows:
