@@ -95,3 +95,16 @@ def test_merge_refuses_bad_ids_in_one_line(capsys, db: Path) -> None:
     assert_one_line_error(cli(capsys, "merge", *T, "a", "b", "--keep", "c"), "keep")
     assert_one_line_error(cli(capsys, "undo", *T, "--list", "--forget"), "--list or --forget")
     assert rows(db) == before
+
+
+def test_merge_new_writes_a_memory_superseding_all_and_undo_trashes_it(capsys, db: Path) -> None:
+    before = rows(db)
+    result = cli(capsys, "merge", *T, "a", "b", "--new", "--content", "Deploys go out from main", "--json")
+    assert result.code == 0, result
+    new_id = result.json()["kept"]["id"]
+    assert result.json()["superseded"] == ["a", "b"] and result.json()["kept"]["importance"] == 8
+    assert sql(db, "SELECT superseded_by FROM memories WHERE id IN ('a', 'b')") == [(new_id,), (new_id,)]
+    assert cli(capsys, "undo", *T).code == 0
+    assert rows(db) == before
+    assert sql(db, "SELECT memory_id FROM ora_desktop_trash") == [(new_id,)]  # recoverable
+    assert_one_line_error(cli(capsys, "merge", *T, "a", "b", "--new"), "--new", "--content")

@@ -93,13 +93,18 @@ def merge_duplicates(store: Store, ids: Sequence[str], keep: str | None = None, 
 
 def merge_into_new(store: Store, ids: Sequence[str], fields: Mapping[str, Any], *,
                    initiator: Initiator = Initiator.USER, journal_it: bool = True) -> MergeResult:
-    """A new memory (``Store.add``'s fields: content, type, importance …) superseding every one of ``ids``."""
+    """A new memory (``Store.add``'s fields: content, type, importance …) superseding every one of
+    ``ids``; type and importance not given are those of :func:`best_member`, with the group's
+    highest importance."""
     if not fields.get("content"):
         raise InvalidValue("content", "the merged memory needs its text")
     with store.write():
-        ids, _found = _members(store, ids)
+        ids, found = _members(store, ids)
+        best = best_member(list(found.values()))
+        top = max((m.importance or 0) for m in found.values()) or None
+        defaults = {"type": best.type or "fact", "importance": top or 5}
         before = journal.capture(store, ids, ["superseded_by", *SYNC_COLUMNS])
-        merged = store.add(**fields)
+        merged = store.add(**{**defaults, **fields})
         for memory_id in ids:
             store.supersede(memory_id, merged.id)
         change = Change(added=frozenset({merged.id}), changed=frozenset(ids), source="merge",
