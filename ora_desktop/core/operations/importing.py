@@ -24,7 +24,7 @@ from ..errors import InvalidValue, OraError
 from ..exchange.detect import open_source
 from ..exchange.rows import BadRow, BadSource, Skipped, check_row
 from ..exchange.sources import ImportOptions
-from ..records import Change, Memory, row_to_memory
+from ..records import Change, Initiator, Memory, row_to_memory
 from ..schema import MEMORY_COLUMNS
 from ..store import Store
 from ..writes import IDS_JSON
@@ -133,7 +133,8 @@ def import_memories(store: Store, source: str | Path, format: str = "auto", *, o
         raise BadSource(f"{path}: {exc}; nothing was imported") from None
     if progress is not None:
         progress(run.read, run.read)
-    change = Change(added=frozenset(run.added_ids), changed=frozenset(run.replaced_ids), source="import")
+    change = Change(added=frozenset(run.added_ids), changed=frozenset(run.replaced_ids), source="import",
+                    initiator=Initiator.IMPORT)
     if not dry_run:
         store._emit(change)
     return ImportResult(
