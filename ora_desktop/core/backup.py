@@ -39,6 +39,7 @@ import filelock
 from .config import Config
 from .connection import BUSY_TIMEOUT_MS, readonly_needs_immutable, translate
 from .errors import FileMissing, OraError
+from .locks import job_lock
 from .private import UnsafePath, open_private, private_dir, refuse_link
 from .restore import RestoreReport as RestoreReport  # re-exported: callers import it from here
 from .schema import check_shape, inspect, sniff_file
@@ -355,7 +356,6 @@ def restore_backup(backup_path: str | Path, target_path: str | Path, *,
     aside byte for byte and replaced (see :mod:`ora_desktop.core.restore`).
     ``RestoreReport.strategy`` says which.
     """
-    from .maintenance.jobs import job_lock
     from .restore import restore
 
     backup_path = Path(backup_path).expanduser()

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.slow
 
 HOLDER = r"""
 import sys, time
-from ora_desktop.core.maintenance.jobs import job_lock
+from ora_desktop.core.locks import job_lock
 lock = job_lock("backup", sys.argv[1])
 lock.acquire(timeout=0)
 print("held", flush=True)

@@ -23,12 +23,12 @@ from pathlib import Path
 import filelock
 import peewee
 
-from .. import backup, history, paths
+from .. import backup, history
 from ..config import Config
 from ..connection import translate
 from ..errors import InvalidValue, OraError
 from ..home import OraHome
-from ..private import private_dir, refuse_link
+from ..locks import job_lock
 from ..records import Change, ChangeKind, Initiator
 from ..sync import job as sync_job
 from . import check, cleanup, consolidate, decay, promote, purge_trash, retention
@@ -114,18 +114,6 @@ JOBS: dict[str, JobSpec] = {
                            True, purge_trash.run),
 }
 
-
-
-def lock_path(name: str, db_path: str | Path) -> Path:
-    """The lock file for ``name`` on ``db_path`` (under the user data directory)."""
-    return paths.data_dir() / "locks" / f"{name}-{paths.file_key(db_path)}.lock"
-
-
-def job_lock(name: str, db_path: str | Path) -> filelock.FileLock:
-    """The (job, database) lock; acquire with ``timeout=0`` to fail at once when it is held."""
-    path = lock_path(name, db_path)
-    private_dir(paths.data_dir(), path.parent.name)
-    return filelock.FileLock(str(refuse_link(path)), thread_local=False, mode=0o600)
 
 
 def run_job(name: str, db_path: str | Path, *, dry_run: bool = False, progress: Progress | None = None,
