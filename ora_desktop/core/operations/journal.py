@@ -16,6 +16,8 @@ An entry holds what the undo needs (see :mod:`.undo`):
 
 and a fingerprint of every touched row as the operation left it (``None``: the row is gone).
 An undo is refused when a fingerprint no longer matches: someone changed the memory since.
+A purge forgets every entry that touched a purged memory (:func:`forget_memories`): the
+previous values an entry keeps may be the very text being purged.
 """
 
 from __future__ import annotations
@@ -138,3 +140,14 @@ def get(store: Store, entry_id: int) -> Entry | None:
 def forget(store: Store, entry_id: int) -> None:
     """Drop an entry (it was undone); call inside a write."""
     store.execute(f"DELETE FROM {TABLE} WHERE id = ?", [int(entry_id)])
+
+
+def forget_memories(store: Store, ids: Iterable[str]) -> int:
+    """Drop every entry that touched one of ``ids`` (a purge: the journal may hold their old
+    text, which must go with them); call inside a write. Returns how many entries went."""
+    ids = list(dict.fromkeys(ids))
+    if not ids or not store.has_table(TABLE):
+        return 0
+    return store.execute(
+        f"DELETE FROM {TABLE} WHERE EXISTS (SELECT 1 FROM json_each({TABLE}.after) j WHERE j.key IN {IDS_JSON})",
+        [json.dumps(ids)]).rowcount
