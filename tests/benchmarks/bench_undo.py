@@ -9,7 +9,8 @@ an undo checks the fingerprints and writes the old values back.
 * bulk edit of 10,000 memories: ``edits.bulk_edit`` vs one raw ``UPDATE … WHERE id IN json_each``;
   undo vs a raw ``executemany`` of the old values.
 * delete 1,000 memories: ``edits.delete`` (rows to the trash, links kept whole) vs raw
-  ``INSERT INTO side SELECT …`` + ``DELETE``; undo vs raw insert back + delete from the side table.
+  ``INSERT INTO side SELECT …``, the same scan for memories linking to them (``json_each`` over
+  ``related_to``) and ``DELETE``; undo vs raw insert back + delete from the side table.
 """
 
 from __future__ import annotations
@@ -73,6 +74,10 @@ def raw_delete(path: Path, ids: list[str]) -> tuple[Callable[[], None], Callable
     def do() -> None:
         conn.execute("BEGIN IMMEDIATE")
         conn.execute(f"INSERT INTO bench_side SELECT * FROM memories WHERE id IN {IDS}", [json.dumps(ids)])
+        conn.execute("SELECT m.id, m.related_to, m.superseded_by FROM memories m WHERE m.id NOT IN "
+                     f"{IDS} AND ((m.related_to IS NOT NULL AND m.related_to != '' AND EXISTS (SELECT 1 FROM "
+                     "json_each(CASE WHEN json_valid(m.related_to) THEN m.related_to ELSE '[]' END) j "
+                     f"WHERE j.value IN {IDS})) OR m.superseded_by IN {IDS})", [json.dumps(ids)] * 3).fetchall()
         conn.execute(f"DELETE FROM memories WHERE id IN {IDS}", [json.dumps(ids)])
         conn.execute("COMMIT")
 
