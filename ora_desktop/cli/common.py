@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import base64
 import dataclasses
+import enum
 import json
 import os
 import shlex
@@ -89,6 +90,8 @@ def to_jsonable(value: Any) -> Any:
         return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, Path):
         return str(value)
+    if isinstance(value, enum.Enum):
+        return value.value
     return value
 
 

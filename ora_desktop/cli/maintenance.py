@@ -62,6 +62,9 @@ def register(sub: Any) -> None:
                             "integrity check; the current file is copied aside first.")
     rp.set_defaults(_handler=_backups_restore)
     rp.add_argument("backup", help="the backup file (see 'ora-desktop backups list')")
+    rp.add_argument("--wait", type=common.count_int, default=backups_core.RESTORE_WAIT, metavar="SECONDS",
+                    help="while a backup of the file runs in another process, wait this long, then give up "
+                    f"(default {backups_core.RESTORE_WAIT:g}; 0 fails at once)")
     common.add_target(rp, required=False)
     rp.epilog = "The target is required: --db PATH or --site SLUG --agent NAME."
 
@@ -202,7 +205,7 @@ def _backups_restore(args: argparse.Namespace) -> int:
                        f"(this backup's folder suggests --site {folder.parent.name} --agent {folder.name}); "
                        "nothing was changed")
     target = targets[0]
-    report = backups_core.restore_backup(backup, target, config=Config.load())
+    report = backups_core.restore_backup(backup, target, config=Config.load(), wait=args.wait)
     if args.json:
         common.emit_json(report)
     else:

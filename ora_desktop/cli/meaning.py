@@ -11,7 +11,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..core.operations.duplicates import DEFAULT_THRESHOLD, find_duplicates, merge_duplicates
+from ..core import InvalidValue
+from ..core.operations.duplicates import DEFAULT_THRESHOLD, find_duplicates
+from ..core.operations.merge import merge_duplicates, merge_into_new
 from ..core.search.semantic import ensure_vectors
 from . import common
 from .common import command, emit_json, open_target, target_path
@@ -41,6 +43,9 @@ def register(sub: Any) -> None:
     p.add_argument("ids", nargs="+", metavar="ID", help="the memories to merge (two or more)")
     p.add_argument("--keep", metavar="ID", help="the memory to keep")
     p.add_argument("--content", help="the merged text of the kept memory ('-' reads standard input)")
+    p.add_argument("--new", action="store_true",
+                   help="keep none: write --content as a new memory that supersedes them all (as the window's "
+                   "Merge does); it takes the best member's type and the highest importance")
 
 
 def _threshold(text: str) -> float:
@@ -105,9 +110,15 @@ def cmd_duplicates(args: argparse.Namespace) -> int:
 def cmd_merge(args: argparse.Namespace) -> int:
     text = common.text_arg(args.content) if args.content is not None else None
     with open_target(args) as store:
-        result = merge_duplicates(store, args.ids, keep=args.keep, text=text)
+        if args.new:
+            if args.keep is not None or text is None:
+                raise InvalidValue("--new", "goes with --content TEXT and without --keep")
+            result = merge_into_new(store, args.ids, {"content": text})
+        else:
+            result = merge_duplicates(store, args.ids, keep=args.keep, text=text)
     if args.json:
         emit_json({"kept": result.kept, "superseded": list(result.superseded)})
     else:
-        print(f"kept {result.kept.id}; superseded {', '.join(result.superseded)}")
+        verb = "wrote" if args.new else "kept"
+        print(f"{verb} {result.kept.id}; superseded {', '.join(result.superseded)} ('ora-desktop undo' takes it back)")
     return 0

@@ -1,8 +1,9 @@
 """Memory subcommands that change a file: add, edit, rm, undelete, touch, link, supersede.
 
-Each validates before it writes (one-line errors, nothing changed) and goes through ``Store``:
-the sync rule on edits, recoverable deletes into ``ora_desktop_trash``. ``trash`` lists what
-``undelete`` can bring back. The parsers are declared in :mod:`.memories`.
+Each calls one operation of :mod:`ora_desktop.core.operations.edits` (validation before any
+write, one-line errors, nothing changed; the sync rule on edits; recoverable deletes into
+``ora_desktop_trash``), which journals it so ``ora-desktop undo`` can take it back. ``trash``
+lists what ``undelete`` can bring back. The parsers are declared in :mod:`.memories`.
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..core import Duplicate, NotFound, OraError, Store, create_database
-from ..core.operations.agent_memory import require_ids
+from ..core import Duplicate, OraError, create_database
+from ..core.operations import edits
+from ..core.operations.agent_memory import touch
 from .common import describe, emit_json, open_target, quote_path, table, target_path, text_arg
 
 
@@ -35,11 +37,6 @@ def _fields(args: argparse.Namespace, adding: bool) -> dict[str, Any]:
     return fields
 
 
-def _require(store: Store, ids: list[str]) -> None:
-    """Raise ``NotFound`` naming every id that is not in the file (before any change)."""
-    require_ids(store, ids)
-
-
 def cmd_add(args: argparse.Namespace) -> int:
     """Store a new memory (optionally creating the agent file first)."""
     path = target_path(args)
@@ -49,8 +46,8 @@ def cmd_add(args: argparse.Namespace) -> int:
         create_database(path)
     with open_target(args) as store:
         try:
-            memory = store.add(text_arg(args.content), args.type, args.importance, id=args.id,
-                               on_duplicate="add" if args.allow_duplicate else "error", **_fields(args, True))
+            memory = edits.add(store, text_arg(args.content), args.type, args.importance, id=args.id,
+                               on_duplicate="add" if args.allow_duplicate else "error", **_fields(args, True)).memory
         except Duplicate as exc:
             raise OraError(f"{exc} (--allow-duplicate adds it anyway)") from None
     if args.json:
@@ -67,7 +64,7 @@ def cmd_edit(args: argparse.Namespace) -> int:
         raise OraError("nothing to change: give --content, --type, --importance, --health, --expires, "
                        "--sync-status or --related")
     with open_target(args) as store:
-        memory = store.update(args.id, expected_version=args.expect_version, **fields)
+        memory = edits.edit(store, args.id, fields, expected_version=args.expect_version).memory
     if args.json:
         emit_json(memory)
     else:
@@ -79,11 +76,8 @@ def cmd_rm(args: argparse.Namespace) -> int:
     """Delete memories recoverably and print the command that restores them."""
     ids = list(dict.fromkeys(args.ids))
     with open_target(args) as store:
-        _require(store, ids)
-        removed = store.delete(ids, reason=args.reason)
-        batch = getattr(store, "last_trash_batch", None)
-        kept = store.trash(limit=None, batch=batch) if batch else []
-    trash_ids = sorted(d.trash_id for d in kept)
+        deleted = edits.delete(store, ids, reason=args.reason)
+    removed, trash_ids = deleted.removed, list(deleted.trash_ids)
     if args.json:
         emit_json({"removed": removed, "trash_ids": trash_ids, "file": str(store.path),
                    "restore": f"ora-desktop undelete --db {quote_path(store.path)} {' '.join(map(str, trash_ids))}"})
@@ -115,16 +109,8 @@ def cmd_undelete(args: argparse.Namespace) -> int:
     """Restore trashed rows by trash id (unknown ids: nothing restored)."""
     wanted = list(dict.fromkeys(args.trash_ids))
     with open_target(args) as store:
-        known: set[int] = set()
-        if store.has_table("ora_desktop_trash"):
-            marks = ",".join("?" * len(wanted))
-            known = {r[0] for r in store.execute(f"SELECT id FROM ora_desktop_trash WHERE id IN ({marks})", wanted)}
-        unknown = [t for t in wanted if t not in known]
-        if unknown:
-            raise NotFound(f"{store.path}: no trash row {', '.join(map(str, unknown))} "
-                           "(see 'ora-desktop trash'; nothing restored)")
-        change, skipped = store.restore_deleted(wanted)
-    restored = sorted(change.added)
+        result = edits.restore(store, wanted)
+    restored, skipped = list(result.restored), result.skipped
     if args.json:
         emit_json({"restored": restored, "skipped_existing": list(skipped)})
     else:
@@ -139,10 +125,7 @@ def cmd_touch(args: argparse.Namespace) -> int:
     """The seed's access update for each id (all ids must exist)."""
     ids = list(dict.fromkeys(args.ids))
     with open_target(args) as store:
-        _require(store, ids)
-        store.touch_many(ids)
-        found = store.get_many(ids)
-    memories = [found[i] for i in ids if i in found]
+        memories = list(touch(store, ids).memories)
     if args.json:
         emit_json(memories)
     else:
@@ -154,10 +137,7 @@ def cmd_touch(args: argparse.Namespace) -> int:
 def cmd_link(args: argparse.Namespace) -> int:
     """Add or remove a ``related_to`` link (both ways unless ``--one-way``)."""
     with open_target(args) as store:
-        if args.remove:
-            change = store.unlink(args.a, args.b, mutual=not args.one_way)
-        else:
-            change = store.link(args.a, args.b, mutual=not args.one_way)
+        change = edits.link(store, args.a, args.b, mutual=not args.one_way, remove=args.remove).change
     verb = "unlinked" if args.remove else "linked"
     if args.json:
         emit_json({"action": verb, "changed": change.changed})
@@ -171,7 +151,7 @@ def cmd_link(args: argparse.Namespace) -> int:
 def cmd_supersede(args: argparse.Namespace) -> int:
     """Mark OLD as superseded by NEW (cycles refused)."""
     with open_target(args) as store:
-        store.supersede(args.old, args.new)
+        edits.supersede(store, args.old, args.new)
         chain = store.chain(args.new)
     if args.json:
         emit_json({"superseded": args.old, "by": args.new, "chain": [m.id for m in chain.members]})

@@ -32,7 +32,18 @@ from .errors import (
 from .home import AgentFile, OraHome, Site, check_name
 from .library import Store, open_store
 from .listing import Cursor, ListQuery
-from .records import Chain, Change, DeletedMemory, Facets, Memory, Neighbors, TaskContext
+from .records import (
+    Chain,
+    Change,
+    ChangeKind,
+    DeletedMemory,
+    Facets,
+    Initiator,
+    Memory,
+    Neighbors,
+    Removed,
+    TaskContext,
+)
 from .schema import INIT_SQL, MEMORY_TYPES, SYNC_STATUSES, SchemaReport, create_database
 from .search import (
     Hit,
@@ -47,10 +58,10 @@ from .search import (
 )
 
 __all__ = [
-    "AgentFile", "Chain", "Change", "Conflict", "CorruptFile", "Cursor", "DatabaseLocked",
+    "AgentFile", "Chain", "Change", "ChangeKind", "Conflict", "CorruptFile", "Cursor", "DatabaseLocked",
     "DeletedMemory", "EmptyFile", "Facets", "FileMissing", "FileProblem", "INIT_SQL",
-    "InvalidName", "InvalidValue", "ListQuery", "MEMORY_TYPES", "Memory", "Neighbors",
-    "NotFound", "NotSQLite", "OraError", "OraHome", "ReadOnlyDatabase", "SYNC_STATUSES",
+    "Initiator", "InvalidName", "InvalidValue", "ListQuery", "MEMORY_TYPES", "Memory", "Neighbors",
+    "NotFound", "NotSQLite", "OraError", "OraHome", "ReadOnlyDatabase", "Removed", "SYNC_STATUSES",
     "SchemaReport", "Site", "Store", "TaskContext", "WrongSchema", "check_name",
     "create_database", "open_store",
 ]

@@ -34,9 +34,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import filelock
+
 from .config import Config
 from .connection import BUSY_TIMEOUT_MS, readonly_needs_immutable, translate
 from .errors import FileMissing, OraError
+from .locks import job_lock
 from .private import UnsafePath, open_private, private_dir, refuse_link
 from .restore import RestoreReport as RestoreReport  # re-exported: callers import it from here
 from .schema import check_shape, inspect, sniff_file
@@ -346,15 +349,23 @@ def rotate_backups(path: str | Path, dest_dir: str | Path | None = None, *, conf
     return removed
 
 
+#: How long a restore waits for a running backup of the same file by default, in seconds.
+RESTORE_WAIT = 30.0
+
+
 def restore_backup(backup_path: str | Path, target_path: str | Path, *,
-                   config: Config | None = None) -> RestoreReport:
+                   config: Config | None = None, wait: float = RESTORE_WAIT) -> RestoreReport:
     """Replace ``target_path``'s content with a backup, after checking it and keeping the current file.
 
     Refuses (``BackupError``, nothing changed) a backup that is not an Ora database or fails
-    ``integrity_check``. Agents are held off for the whole swap, and the current file — every
-    row committed before the swap — is first copied aside into the backup folder as
-    ``<timestamp>-before-restore.site.db``; a damaged live file is kept aside byte for byte and
-    replaced (see :mod:`ora_desktop.core.restore`). ``RestoreReport.strategy`` says which.
+    ``integrity_check``. The restore holds the file's ``backup`` job lock — the one the backup job
+    takes in the window, the daemon and ``ora-desktop run`` — so a backup cannot copy the file
+    half-restored; while another process's backup holds it, the restore waits up to ``wait``
+    seconds, then refuses with ``OraError`` (nothing changed). Agents are held off for the whole
+    swap, and the current file — every row committed before the swap — is first copied aside
+    into the backup folder as ``<timestamp>-before-restore.site.db``; a damaged live file is kept
+    aside byte for byte and replaced (see :mod:`ora_desktop.core.restore`).
+    ``RestoreReport.strategy`` says which.
     """
     from .restore import restore
 
@@ -369,7 +380,16 @@ def restore_backup(backup_path: str | Path, target_path: str | Path, *,
     if problems:
         raise BackupError(f"{backup_path}: refused, the backup fails its integrity check "
                           f"({'; '.join(problems[:3])}); nothing was changed")
-    return restore(backup_path, target, config or Config.load())
+    lock = job_lock("backup", target.resolve())
+    try:
+        lock.acquire(timeout=max(0.0, float(wait)))
+    except filelock.Timeout:
+        raise OraError(f"{target}: a backup of this file is running in another process (waited {wait:g} s); "
+                       "nothing was restored — try again when it has finished") from None
+    try:
+        return restore(backup_path, target, config or Config.load())
+    finally:
+        lock.release()
 
 
 def _aside_folder(target: Path, config: Config) -> Path:

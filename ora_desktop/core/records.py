@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import json.scanner
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
+from enum import Enum
 from typing import Any
 
 from . import timestamps
@@ -91,14 +92,73 @@ class TaskContext:
     output_raw: str | None = None
 
 
+class ChangeKind(Enum):
+    """What kind of write a :class:`Change` reports."""
+
+    ADDED = "added"
+    EDITED = "edited"
+    DELETED = "deleted"
+    RESTORED = "restored"
+    MERGED = "merged"
+    UNMERGED = "unmerged"
+    SUPERSEDED = "superseded"
+    LINKED = "linked"
+    PROMOTED = "promoted"
+    TOUCHED = "touched"
+    UNDONE = "undone"
+    JOB = "job"
+    #: Something changed but nobody knows which rows (another process wrote, a restore swapped
+    #: the file): views reload everything.
+    RELOAD = "reload"
+
+
+class Initiator(Enum):
+    """Who asked for a write."""
+
+    USER = "user"  # a person, through the window or the CLI
+    EXTERNAL = "external"  # an agent or any other program writing the file (seen from the window)
+    JOB = "job"  # a maintenance job (window, daemon or ``ora-desktop run``)
+    SYNC = "sync"
+    IMPORT = "import"
+
+
+EXTERNAL_SOURCE = "external"
+
+
 @dataclass(frozen=True, slots=True)
 class Change:
-    """What a write did: ids added, changed and removed. Views decide whether to redraw."""
+    """What a write did: ids added, changed and removed, what kind of write, and who asked for it.
+
+    Views repaint the rows in ``changed`` and reload their key lists only when
+    :attr:`membership_changed`. ``kind`` defaults from the ids (only added: ``ADDED``, only
+    removed: ``DELETED``, none: ``RELOAD``, otherwise ``EDITED``). ``source`` is a free-text label
+    kept for older readers; ``Change(source="external")`` still means "another program wrote,
+    reload", and such a change reads back with ``initiator`` ``EXTERNAL``.
+    """
 
     added: frozenset[str] = frozenset()
     changed: frozenset[str] = frozenset()
     removed: frozenset[str] = frozenset()
     source: str = ""
+    kind: ChangeKind | None = None
+    initiator: Initiator | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind is None:
+            if not (self.added or self.changed or self.removed):
+                kind = ChangeKind.RELOAD
+            elif self.added and not (self.changed or self.removed):
+                kind = ChangeKind.ADDED
+            elif self.removed and not (self.changed or self.added):
+                kind = ChangeKind.DELETED
+            else:
+                kind = ChangeKind.EDITED
+            object.__setattr__(self, "kind", kind)
+        if self.initiator is None:
+            external = self.source == EXTERNAL_SOURCE
+            object.__setattr__(self, "initiator", Initiator.EXTERNAL if external else Initiator.USER)
+        elif self.initiator is Initiator.EXTERNAL and not self.source:
+            object.__setattr__(self, "source", EXTERNAL_SOURCE)
 
     def __bool__(self) -> bool:
         return bool(self.added or self.changed or self.removed)
@@ -107,6 +167,39 @@ class Change:
     def ids(self) -> frozenset[str]:
         """Every id the change touched."""
         return self.added | self.changed | self.removed
+
+    @property
+    def membership_changed(self) -> bool:
+        """Rows may have come or gone: a view's key list must be re-read. True also when the
+        change names no ids at all (another process, a job, a restore: rows unknown)."""
+        return bool(self.added or self.removed or not self.changed)
+
+    @classmethod
+    def reload(cls, initiator: Initiator = Initiator.EXTERNAL, source: str = EXTERNAL_SOURCE) -> Change:
+        """Something changed, rows unknown (another process, a job, a restored backup). Its
+        ``source`` stays ``"external"`` by default, which readers of ``source`` take as "reload"."""
+        return cls(source=source, kind=ChangeKind.RELOAD, initiator=initiator)
+
+    def but(self, **values: Any) -> Change:
+        """A copy with ``kind``, ``initiator`` or ``source`` replaced."""
+        return replace(self, **values)
+
+
+class Removed(tuple):
+    """The records a delete removed (a tuple, as before), with the trash ``batch`` that holds
+    them, how many rows went (``count``, also when the records were not read) and the ``change``."""
+
+    batch: str | None
+    count: int
+    change: Change
+
+    def __new__(cls, records: Sequence[Memory] = (), batch: str | None = None, count: int | None = None,
+                change: Change | None = None) -> Removed:
+        self = super().__new__(cls, records)
+        self.batch = batch
+        self.count = len(records) if count is None else count
+        self.change = change if change is not None else Change()
+        return self
 
 
 @dataclass(frozen=True, slots=True)

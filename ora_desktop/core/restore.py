@@ -30,6 +30,7 @@ from urllib.parse import quote
 from .config import Config
 from .connection import BUSY_TIMEOUT_MS, translate
 from .errors import CorruptFile, EmptyFile, NotSQLite, OraError, WrongSchema
+from .records import Change, Initiator
 from .schema import sniff_file
 
 LOCKED_SWAP = "held the write lock for the whole swap"
@@ -47,6 +48,8 @@ class RestoreReport:
     message: str
     strategy: str = LOCKED_SWAP  # LOCKED_SWAP or REPLACED_FILE (or "new file")
     damaged: str = ""  # why the live file counted as damaged (REPLACED_FILE only)
+    #: What views hear: every row may differ, so they reload (asked for by a person).
+    change: Change = Change.reload(Initiator.USER)
 
 
 class _Damaged(Exception):

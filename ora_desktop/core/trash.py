@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import timestamps
-from .records import Change, DeletedMemory, Memory, row_to_memory
+from .records import Change, ChangeKind, DeletedMemory, Removed, row_to_memory
 from .trash_links import forget_batches, restore_links, unlink_removed
 
 if TYPE_CHECKING:
@@ -23,8 +23,13 @@ class TrashMixin:
     """Methods of :class:`~ora_desktop.core.store.Store` for recoverable deletes."""
 
     def remove_where_recoverably(self: Store, where: str, params: Sequence[Any], reason: str,
-                                 return_records: bool = True) -> tuple[Memory, ...]:
-        """Copy matching rows (every column, extras included) to the trash, then delete them."""
+                                 return_records: bool = True,
+                                 previous: dict[str, dict[str, Any]] | None = None) -> Removed:
+        """Copy matching rows (every column, extras included) to the trash, then delete them.
+
+        Returns the removed records (none when ``return_records`` is false) with the trash batch
+        that holds them, the number of rows deleted and the ``Change``. ``previous`` receives the
+        link and sync columns, as they were, of the other memories that lost a link."""
         self._require_writable()
         batch = uuid.uuid4().hex[:12]
         stamp = timestamps.now_sql()
@@ -40,12 +45,10 @@ class TrashMixin:
                 [stamp, reason, batch, *params],
             )
             # Links kept whole: the other memories' links to these go too, recorded in the batch.
-            relinked = unlink_removed(self, ids, batch) if ids else frozenset()
+            relinked = unlink_removed(self, ids, batch, previous) if ids else frozenset()
             count = self.execute(f"DELETE FROM memories WHERE {where}", params).rowcount
-        self.last_removed_count = count
-        self.last_trash_batch = batch
-        self._emit(Change(changed=relinked - ids, removed=ids, source=reason))
-        return removed
+        change = self._emit(Change(changed=relinked - ids, removed=ids, source=reason, kind=ChangeKind.DELETED))
+        return Removed(removed, batch, count, change)
 
     def trash(self: Store, limit: int | None = 1000, batch: str | None = None) -> list[DeletedMemory]:
         """Rows in the trash, most recently deleted first (empty if nothing was ever deleted)."""
@@ -63,6 +66,31 @@ class TrashMixin:
             memory = row_to_memory([None, *(data.get(c) for c in _COLUMNS)])
             out.append(DeletedMemory(trash_id, memory, timestamps.parse(deleted_at), reason, batch_id))
         return out
+
+    def batch_rows(self: Store, batch: str) -> dict[str, int]:
+        """memory id -> trash id of the rows a delete's ``batch`` put in the trash (still there)."""
+        if not self.has_table("ora_desktop_trash"):
+            return {}
+        return {r[0]: r[1] for r in self.execute("SELECT memory_id, id FROM ora_desktop_trash WHERE batch = ?",
+                                                 [batch])}
+
+    def trash_ids_present(self: Store, trash_ids: Iterable[int]) -> frozenset[int]:
+        """Which of ``trash_ids`` the trash holds (one statement)."""
+        wanted = [int(t) for t in trash_ids]
+        if not wanted or not self.has_table("ora_desktop_trash"):
+            return frozenset()
+        rows = self.execute("SELECT id FROM ora_desktop_trash WHERE id IN (SELECT value FROM json_each(?))",
+                            [json.dumps(wanted)])
+        return frozenset(r[0] for r in rows)
+
+    def latest_trash_ids(self: Store, memory_ids: Iterable[str]) -> dict[str, int]:
+        """memory id -> trash id of its most recently deleted copy (ids not in the trash are absent)."""
+        wanted = list(dict.fromkeys(memory_ids))
+        if not wanted or not self.has_table("ora_desktop_trash"):
+            return {}
+        rows = self.execute("SELECT memory_id, max(id) FROM ora_desktop_trash WHERE memory_id IN "
+                            "(SELECT value FROM json_each(?)) GROUP BY memory_id", [json.dumps(wanted)])
+        return {r[0]: r[1] for r in rows}
 
     def trash_count(self: Store) -> int:
         """How many rows the trash holds."""
@@ -105,7 +133,8 @@ class TrashMixin:
                 relinked = restore_links(self, batches, chosen.values())
                 forget_batches(self)
         restored = tuple(chosen.values())
-        change = Change(added=frozenset(restored), changed=relinked - frozenset(restored), source="restore")
+        change = Change(added=frozenset(restored), changed=relinked - frozenset(restored), source="restore",
+                        kind=ChangeKind.RESTORED)
         self._emit(change)
         return change, skipped
 

@@ -23,6 +23,7 @@ IDS_JSON = "(SELECT value FROM json_each(?))"
 # json_each over a malformed value raises even behind an AND: feed it an empty array instead.
 _LINKS = "json_each(CASE WHEN json_valid(m.related_to) THEN m.related_to ELSE '[]' END)"
 MAX_CHAIN = 10000
+_SYNC = ("updated_at", "sync_status")
 INSTR_IDS = 32  # up to this many removed ids, candidates are found with instr()
 
 
@@ -57,15 +58,12 @@ def _write(store: Store, edits: list[tuple[str, str | None, str | None]]) -> Non
     store.db.cursor().executemany(sql, [[e[c] for c in cols] + stamp + [e[0]] for e in edits])
 
 
-def unlink_removed(store: Store, removed: Iterable[str], batch: str | None = None) -> frozenset[str]:
-    """Take ``removed`` ids out of the links of every memory that stays (call inside a write).
-
-    With ``batch``, each edit is recorded for :func:`restore_links`. Returns the edited ids.
-    """
-    removed = frozenset(removed)
+def _linking(store: Store, removed: frozenset[str]) -> list[tuple[Any, ...]]:
+    """(id, related_to, superseded_by, updated_at, sync_status) of the memories outside ``removed``
+    that link to one of them (candidates: an id inside another id is told apart by the caller)."""
     has_related, has_superseded = "related_to" in store.columns, "superseded_by" in store.columns
     if not removed or not (has_related or has_superseded):
-        return frozenset()
+        return []
     gone = json.dumps(sorted(removed))
     clauses, params = [], []
     if has_related:
@@ -85,15 +83,28 @@ def unlink_removed(store: Store, removed: Iterable[str], batch: str | None = Non
         params.append(gone)
     related = "m.related_to" if has_related else "NULL"
     superseded = "m.superseded_by" if has_superseded else "NULL"
-    rows = store.execute(
-        f"SELECT m.id, {related}, {superseded} FROM memories m "
+    sync = ", ".join(f"m.{c}" if c in store.columns else "NULL" for c in _SYNC)
+    return store.execute(
+        f"SELECT m.id, {related}, {superseded}, {sync} FROM memories m "
         f"WHERE m.id NOT IN {IDS_JSON} AND ({' OR '.join(clauses)})", [gone, *params],
     ).fetchall()
+
+
+def unlink_removed(store: Store, removed: Iterable[str], batch: str | None = None,
+                   previous: dict[str, dict[str, Any]] | None = None) -> frozenset[str]:
+    """Take ``removed`` ids out of the links of every memory that stays (call inside a write).
+
+    With ``batch``, each edit is recorded for :func:`restore_links`. With ``previous``, the
+    edited memories' link and sync columns as they were are put there (id -> column -> value),
+    which is what an undo needs to give them back exactly. Returns the edited ids.
+    """
+    removed = frozenset(removed)
+    rows = _linking(store, removed)
     if not rows:
         return frozenset()
-    chains = _successors(store, removed) if has_superseded else {}
+    chains = _successors(store, removed) if "superseded_by" in store.columns else {}
     edits, records = [], []
-    for memory_id, related_text, superseded_by in rows:
+    for memory_id, related_text, superseded_by, *sync in rows:
         new_related = related_text
         if related_text:
             try:
@@ -108,6 +119,9 @@ def unlink_removed(store: Store, removed: Iterable[str], batch: str | None = Non
         if new_related == related_text and new_superseded == superseded_by:
             continue
         edits.append((memory_id, new_related, new_superseded))
+        if previous is not None:
+            values = {"related_to": related_text, "superseded_by": superseded_by, **dict(zip(_SYNC, sync, strict=True))}
+            previous[memory_id] = {c: v for c, v in values.items() if c in store.columns}
         records.append((batch, memory_id, related_text, new_related, superseded_by, new_superseded))
     _write(store, edits)
     if batch is not None and records:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import timestamps
 from .errors import Conflict, Duplicate, InvalidValue, NotFound
-from .records import Change, Memory, row_to_memory
+from .records import Change, ChangeKind, Memory, Removed, row_to_memory
 from .sametext import identical_live
 from .schema import MEMORY_COLUMNS
 from .validation import check_content, check_id, check_importance, check_type, clean_fields
@@ -195,7 +195,7 @@ class WritesMixin:
                 memory = row_to_memory(rows[0])
             elif self.execute(update, (memory_id,)).rowcount == 0:
                 raise NotFound(f"{self.path}: no memory with id {memory_id!r}")
-        self._emit(Change(changed=frozenset({memory_id}), source="touch"))
+        self._emit(Change(changed=frozenset({memory_id}), source="touch", kind=ChangeKind.TOUCHED))
         return memory if _RETURNING else self.get(memory_id)
 
     def touch_many(self: Store, ids: Iterable[str]) -> Change:
@@ -212,16 +212,18 @@ class WritesMixin:
                 f"health_score = MIN(1.0, coalesce(health_score, 0) + 0.1) WHERE id IN {IDS_JSON}",
                 [json.dumps(ids)],
             )
-        return self._emit(Change(changed=changed, source="touch"))
+        return self._emit(Change(changed=changed, source="touch", kind=ChangeKind.TOUCHED))
 
-    def delete(self: Store, ids: str | Iterable[str], reason: str = "deleted") -> tuple[Memory, ...]:
+    def delete(self: Store, ids: str | Iterable[str], reason: str = "deleted", *,
+               previous: dict[str, dict[str, Any]] | None = None) -> Removed:
         """Delete memories, first keeping their full rows in the trash (restorable).
 
-        Returns the removed records; unknown ids are ignored.
+        Returns the removed records (a tuple) carrying the trash ``batch`` that holds them and
+        the ``change``; unknown ids are ignored. ``previous``: see ``remove_where_recoverably``.
         """
         self._require_writable()
         ids = [ids] if isinstance(ids, str) else list(dict.fromkeys(ids))
         if not ids:
-            return ()
+            return Removed()
         # One statement however many ids (no SQLite variable limit): the ids travel as JSON.
-        return self.remove_where_recoverably(f"id IN {IDS_JSON}", [json.dumps(ids)], reason)
+        return self.remove_where_recoverably(f"id IN {IDS_JSON}", [json.dumps(ids)], reason, previous=previous)

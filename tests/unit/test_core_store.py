@@ -529,8 +529,10 @@ def test_chain_with_branches_lists_each_level_newest_first(store, db):
 def test_bulk_removal_without_records_still_tells_subscribers(store):
     seen: list[Change] = []
     store.subscribe(seen.append)
-    assert store.remove_where_recoverably("type = ?", ["fact"], "cleanup", return_records=False) == ()
-    assert seen[-1].removed == {"m-fact-hi", "m-fact-lo"} and store.last_removed_count == 2
+    removed = store.remove_where_recoverably("type = ?", ["fact"], "cleanup", return_records=False)
+    assert removed == () and removed.count == 2 and removed.change == seen[-1]
+    assert seen[-1].removed == {"m-fact-hi", "m-fact-lo"}
+    assert {t.memory.id for t in store.trash(batch=removed.batch)} == {"m-fact-hi", "m-fact-lo"}
     assert {t.memory.id for t in store.trash()} == {"m-fact-hi", "m-fact-lo"}
 
 

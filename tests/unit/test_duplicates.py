@@ -10,7 +10,8 @@ import pytest
 
 from ora_desktop.core import Duplicate, InvalidValue, open_store
 from ora_desktop.core.operations import duplicates as dup
-from ora_desktop.core.operations.duplicates import find_duplicates, merge_duplicates, similar_pairs, undo_merge
+from ora_desktop.core.operations.duplicates import find_duplicates, similar_pairs
+from ora_desktop.core.operations.merge import merge_duplicates, unmerge
 from tests.unit.search_support import make_file
 
 ROWS = [
@@ -91,7 +92,7 @@ def test_merge_keeps_best_carries_links_and_undoes_in_one_step(db: Path) -> None
         assert merged.kept.importance == 8 and merged.kept.related_to == ("ci",)
         assert store.get("a1").superseded_by == "a2"
         assert merged.change.changed == {"a1", "a2"}
-        undo_merge(store, merged)
+        unmerge(store, merged)
         for memory_id, old in before.items():
             now = store.get(memory_id)
             assert (now.content, now.importance, now.related_to, now.superseded_by) == (

@@ -239,3 +239,26 @@ def test_purge_of_a_file_that_never_synced_adds_no_sync_table(db: Path) -> None:
     with open_store(db) as store:
         store.purge(["s"])
         assert not store.has_table("ora_desktop_sync_tombstones")
+
+
+def test_purge_forgets_undo_steps_that_kept_the_purged_text(db: Path) -> None:
+    from ora_desktop.core.operations import edits, journal
+
+    with open_store(db) as store:
+        edits.edit(store, "s", {"content": "the token was rotated"})  # the journal keeps the old text
+        edits.edit(store, "a", {"importance": 9})  # a step on a memory that stays
+        assert _holds(db) or _holds(Path(f"{db}-wal"))
+        store.purge(["s"])
+        assert [e.label for e in journal.entries(store)] == ["edit importance of a"]
+    assert not _holds(db)
+
+
+def test_empty_trash_forgets_undo_steps_of_the_memories_it_forgets(db: Path) -> None:
+    from ora_desktop.core.operations import edits, journal
+
+    with open_store(db) as store:
+        edits.edit(store, "s", {"content": "the token was rotated"})
+        edits.delete(store, ["s"])
+        empty_trash(store)
+        assert journal.entries(store) == []
+    assert not _holds(db)

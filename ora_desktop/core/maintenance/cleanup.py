@@ -35,8 +35,7 @@ def run(ctx: JobContext) -> Outcome:
             return Outcome({"expired": total}, f"would delete {total} expired memories{more}",
                            [summary(r[0], r[1], f"expired {r[2]}") for r in rows])
         with ctx.interruptible(store):
-            store.remove_where_recoverably(EXPIRED, params, reason="expired", return_records=False)
-        removed = store.last_removed_count
+            removed = store.remove_where_recoverably(EXPIRED, params, reason="expired", return_records=False).count
     ctx.step(1, 1)
     where = " (kept in the trash, restorable)" if removed else ""
     return Outcome({"expired": removed}, f"deleted {removed} expired memories{where}")

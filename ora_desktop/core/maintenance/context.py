@@ -14,6 +14,7 @@ from .. import timestamps
 from ..config import Config
 from ..errors import OraError
 from ..home import OraHome
+from ..records import Change
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -108,6 +109,8 @@ class Outcome:
     detail: object | None = None
     #: ``"ok"``, or ``"problems"`` when the job finished but found the file damaged (check).
     outcome: str = "ok"
+    #: What the job changed, when it knows the ids (default: the runner reports a reload).
+    change: Change | None = None
 
 
 

@@ -23,12 +23,13 @@ from pathlib import Path
 import filelock
 import peewee
 
-from .. import backup, history, paths
+from .. import backup, history
 from ..config import Config
 from ..connection import translate
 from ..errors import InvalidValue, OraError
 from ..home import OraHome
-from ..private import private_dir, refuse_link
+from ..locks import job_lock
+from ..records import Change, ChangeKind, Initiator
 from . import check, cleanup, consolidate, decay, promote, purge_trash, retention, sync_job
 from .context import Cancelled, JobContext, Outcome, Progress
 
@@ -60,6 +61,9 @@ class JobReport:
     would_change: list[tuple[str, str]] = field(default_factory=list)
     dry_run: bool = False
     detail: object | None = None  # the job's own result record (e.g. a SyncResult), not recorded
+    #: What the run changed in the file's memories (initiator ``JOB``), for views to repaint or
+    #: reload; ``None`` when it changed none (a dry run, a backup, a failed or skipped run).
+    change: Change | None = None
 
     @property
     def ok(self) -> bool:
@@ -87,6 +91,8 @@ class JobSpec:
     supports_dry_run: bool
     function: JobFunction
     writes: bool = True
+    #: Whether a finished run can change memories (a backup writes only its copy).
+    changes_memories: bool = True
 
 
 JOBS: dict[str, JobSpec] = {
@@ -98,9 +104,9 @@ JOBS: dict[str, JobSpec] = {
     "promote": JobSpec("promote", "copy a finished task agent's important memories into its parent agent",
                        True, promote.run),
     "backup": JobSpec("backup", "copy the file with SQLite's online backup, check it, rotate old backups",
-                      False, backup.run),
+                      False, backup.run, changes_memories=False),
     "check": JobSpec("check", "integrity check and lint; --repair fixes what is safe", True, check.run,
-                     writes=False),
+                     writes=False, changes_memories=False),
     "sync": JobSpec("sync", "push pending memories to the PostgreSQL server and pull what changed there",
                     True, sync_job.run),
     "consolidate": JobSpec("consolidate", "summarise clusters of old, low-health memories on one topic "
@@ -109,18 +115,6 @@ JOBS: dict[str, JobSpec] = {
                            True, purge_trash.run),
 }
 
-
-
-def lock_path(name: str, db_path: str | Path) -> Path:
-    """The lock file for ``name`` on ``db_path`` (under the user data directory)."""
-    return paths.data_dir() / "locks" / f"{name}-{paths.file_key(db_path)}.lock"
-
-
-def job_lock(name: str, db_path: str | Path) -> filelock.FileLock:
-    """The (job, database) lock; acquire with ``timeout=0`` to fail at once when it is held."""
-    path = lock_path(name, db_path)
-    private_dir(paths.data_dir(), path.parent.name)
-    return filelock.FileLock(str(refuse_link(path)), thread_local=False, mode=0o600)
 
 
 def run_job(name: str, db_path: str | Path, *, dry_run: bool = False, progress: Progress | None = None,
@@ -153,7 +147,7 @@ def run_job(name: str, db_path: str | Path, *, dry_run: bool = False, progress: 
     try:
         outcome = spec.function(ctx)
         report = JobReport(name, path, started, _now(), outcome.outcome, outcome.counts, outcome.message,
-                           outcome.would_change, dry_run, outcome.detail)
+                           outcome.would_change, dry_run, outcome.detail, _change(spec, outcome, dry_run))
     except Cancelled:
         report = JobReport(name, path, started, _now(), "cancelled", message=f"{name} on {path}: cancelled; "
                            "nothing was changed by the unfinished step", dry_run=dry_run)
@@ -169,6 +163,14 @@ def run_job(name: str, db_path: str | Path, *, dry_run: bool = False, progress: 
     finally:
         lock.release()
     return _finish(report, record)
+
+
+def _change(spec: JobSpec, outcome: Outcome, dry_run: bool) -> Change | None:
+    """The ``Change`` of a finished run: the job's own, or a reload of the file (rows unknown)."""
+    if dry_run or not spec.changes_memories or outcome.outcome not in COMPLETED:
+        return None
+    change = outcome.change or Change.reload(Initiator.JOB)
+    return change.but(initiator=Initiator.JOB, kind=ChangeKind.JOB)
 
 
 def _finish(report: JobReport, record: bool) -> JobReport:

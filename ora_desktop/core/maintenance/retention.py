@@ -49,8 +49,8 @@ def run(ctx: JobContext) -> Outcome:
         with ctx.interruptible(store), store.write():
             store.ensure_engine_tables()  # rolled back with the rest if the run fails
             for name, where, params in _clauses(store, ctx):
-                store.remove_where_recoverably(where, params, reason=f"retention:{name}", return_records=False)
-                counts[name] = store.last_removed_count
+                counts[name] = store.remove_where_recoverably(where, params, reason=f"retention:{name}",
+                                                              return_records=False).count
     ctx.step(1, 1)
     removed = sum(counts.values())
     counts["removed"] = removed

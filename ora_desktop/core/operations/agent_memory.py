@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..context import ContextBundle, build_context
 from ..errors import InvalidValue, NotFound
-from ..records import Change, Memory
+from ..records import Change, Initiator, Memory
 from ..validation import check_id
 from .searching import search_file
 
@@ -103,7 +103,8 @@ def remember(store: Store, content: str, type: str = "fact", importance: int = 5
     if expires_at:
         fields["expires_at"] = expires_at
     memory = store.add(content, type, importance, **fields)
-    return Remembered(memory, Change(added=frozenset({memory.id}), source="add"))
+    return Remembered(memory, Change(added=frozenset({memory.id}), source="add",
+                                              initiator=Initiator.EXTERNAL))
 
 
 def touch(store: Store, ids: str | Iterable[str]) -> Touched:
@@ -124,9 +125,8 @@ def forget(store: Store, ids: str | Iterable[str], reason: str = "forgotten") ->
     require_ids(store, wanted)
     with store.write():  # one transaction: no other writer can add trash rows before we read ours
         removed = store.delete(wanted, reason=reason)
-        kept = store.trash(limit=len(removed)) if removed else []
-        trash_ids = tuple(sorted(d.trash_id for d in kept))
-    return Forgotten(removed, trash_ids, Change(removed=frozenset(m.id for m in removed), source=reason))
+        trash_ids = tuple(sorted(store.batch_rows(removed.batch).values()))
+    return Forgotten(tuple(removed), trash_ids, removed.change.but(initiator=Initiator.EXTERNAL))
 
 
 def supersede(store: Store, old_id: str, new_id: str) -> Relinked:

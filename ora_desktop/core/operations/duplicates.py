@@ -1,4 +1,4 @@
-"""Duplicates: finding memories that say the same thing, and merging them (undoably).
+"""Duplicates: finding memories that say the same thing (merging them is :mod:`.merge`).
 
 * **exact** groups: live memories whose text is equal once case and whitespace are normalized
   (:mod:`ora_desktop.core.sametext`);
@@ -29,8 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidValue, NotFound
-from ..records import Change, Memory
+from ..errors import InvalidValue
 from ..sametext import normalized
 
 if TYPE_CHECKING:
@@ -215,82 +214,3 @@ def _components(pairs: list[tuple[int, int, float]], n: int,
         taken.update(j for j, _ in members)
         groups.append(([leader, *sorted(j for j, _ in members)], min(1.0, min(s for _, s in members))))
     return groups
-
-
-# ---------------------------------------------------------------------------------- merging
-RESTORED = ("content", "importance", "related_to", "superseded_by", "sync_status")
-
-
-@dataclass(frozen=True, slots=True)
-class MergeResult:
-    """A merge: the memory kept, the ones it now supersedes, and every touched memory's
-    previous values (what :func:`undo_merge` puts back)."""
-
-    kept: Memory
-    superseded: tuple[str, ...]
-    before: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]
-    change: Change
-
-
-def best_member(memories: Sequence[Memory]) -> Memory:
-    """The member to keep: most important, then healthiest, then most recently changed."""
-    def key(m: Memory) -> tuple:
-        stamp = m.updated_at or m.created_at
-        return (m.importance or 0, m.health_score or 0.0, stamp.timestamp() if stamp else 0.0)
-    return max(memories, key=key)
-
-
-def _values(memory: Memory, columns: Sequence[str]) -> tuple[tuple[str, Any], ...]:
-    out = []
-    for name in RESTORED:
-        if name not in columns:
-            continue
-        value = getattr(memory, name)
-        if name == "related_to":
-            value = list(value) if value else None
-        out.append((name, value))
-    return tuple(out)
-
-
-def merge_duplicates(store: Store, ids: Sequence[str], keep: str | None = None, text: str | None = None) -> MergeResult:
-    """Keep one member of a group (``keep``, default :func:`best_member`), optionally with a
-    merged ``text``; it takes the group's highest importance and every member's links, and
-    supersedes the others. One transaction; :func:`undo_merge` reverses it."""
-    ids = list(dict.fromkeys(str(i) for i in ids))
-    if len(ids) < 2:
-        raise InvalidValue("ids", "a merge needs at least two memories")
-    found = store.get_many(ids)
-    missing = [i for i in ids if i not in found]
-    if missing:
-        raise NotFound(f"{store.path}: no memory with id {missing[0]!r}")
-    members = [found[i] for i in ids]
-    kept = found[keep] if keep is not None and keep in found else best_member(members)
-    if keep is not None and keep not in found:
-        raise InvalidValue("keep", f"{keep!r} is not one of the merged memories")
-    others = [m for m in members if m.id != kept.id]
-    links = [r for m in [kept, *others] for r in m.related_to if r not in found]
-    changes: dict[str, Any] = {}
-    if text is not None and text != kept.content:
-        changes["content"] = text
-    top = max((m.importance or 0) for m in members)
-    if "importance" in store.columns and top != (kept.importance or 0):
-        changes["importance"] = top
-    merged_links = list(dict.fromkeys(links))
-    if merged_links != list(kept.related_to):
-        changes["related_to"] = merged_links
-    before = tuple((m.id, _values(m, store.columns)) for m in members)
-    with store.write():
-        result = store.update(kept.id, **changes) if changes else kept
-        for other in others:
-            store.supersede(other.id, kept.id)
-    change = Change(changed=frozenset(ids), source="merge duplicates")
-    return MergeResult(kept=store.get(result.id), superseded=tuple(m.id for m in others), before=before,
-                       change=change)
-
-
-def undo_merge(store: Store, merge: MergeResult) -> Change:
-    """Put every member of a merge back as it was (one transaction)."""
-    with store.write():
-        for memory_id, values in merge.before:
-            store.update(memory_id, **dict(values))
-    return Change(changed=frozenset(i for i, _ in merge.before), source="undo merge")

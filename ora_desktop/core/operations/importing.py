@@ -24,7 +24,7 @@ from ..errors import InvalidValue, OraError
 from ..exchange.detect import open_source
 from ..exchange.rows import BadRow, BadSource, Skipped, check_row
 from ..exchange.sources import ImportOptions
-from ..records import Change, Memory, row_to_memory
+from ..records import Change, Initiator, Memory, row_to_memory
 from ..schema import MEMORY_COLUMNS
 from ..store import Store
 from ..writes import IDS_JSON
@@ -133,7 +133,8 @@ def import_memories(store: Store, source: str | Path, format: str = "auto", *, o
         raise BadSource(f"{path}: {exc}; nothing was imported") from None
     if progress is not None:
         progress(run.read, run.read)
-    change = Change(added=frozenset(run.added_ids), changed=frozenset(run.replaced_ids), source="import")
+    change = Change(added=frozenset(run.added_ids), changed=frozenset(run.replaced_ids), source="import",
+                    initiator=Initiator.IMPORT)
     if not dry_run:
         store._emit(change)
     return ImportResult(
@@ -206,9 +207,9 @@ class _Run:
         if self.dry_run or self.skipped and not self.skip_bad:
             return  # a refused import reads on only to report every bad row
         if replace:
-            self.store.remove_where_recoverably(f"id IN {IDS_JSON}", [json.dumps(replace)], "replaced by import",
-                                                return_records=False)
-            self.batches.append(self.store.last_trash_batch)
+            removed = self.store.remove_where_recoverably(f"id IN {IDS_JSON}", [json.dumps(replace)],
+                                                          "replaced by import", return_records=False)
+            self.batches.append(removed.batch)
         positions = self.positions
         if len(positions) < len(MEMORY_COLUMNS):  # a file lacking some columns: leave them out
             rows = [[v[i] for i in positions] for v in rows]

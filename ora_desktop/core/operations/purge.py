@@ -27,6 +27,7 @@ from ..store import Store, open_store
 from ..sync.local import STATE_TABLE as SYNC_STATE
 from ..sync.local import queue_tombstones
 from ..trash_links import forget_batches, unlink_removed
+from . import journal
 
 log = logging.getLogger(__name__)
 IDS_JSON = "(SELECT value FROM json_each(?))"
@@ -160,6 +161,7 @@ def purge(store: Store, ids: list[str] | tuple[str, ...] | str, *, rewrite_backu
         rows = store.execute(f"DELETE FROM ora_desktop_trash WHERE memory_id IN {IDS_JSON}",
                              [json.dumps(ids)]).rowcount
         forget_batches(store)
+        journal.forget_memories(store, ids)  # undo entries keep previous text
         _tell_sync(store, ids)
     change = store._emit(Change(changed=relinked, removed=frozenset(plan.live), source="purge"))
     return _finish(store, tuple(ids), live, rows, change, texts[: scrub.SCAN_LIMIT], verified, rewrite_backups,
@@ -210,6 +212,7 @@ def empty_trash(store: Store, older_than_days: float | None = None, *, rewrite_b
             f"SELECT DISTINCT memory_id FROM ora_desktop_trash WHERE {where} ORDER BY memory_id", params))
         rows = store.execute(f"DELETE FROM ora_desktop_trash WHERE {where}", params).rowcount
         forget_batches(store)
+        journal.forget_memories(store, [i for i in ids if i not in store._existing(ids)])
         _tell_sync(store, ids)
     gone = tuple(i for i in ids if i not in store._existing(ids))  # a live memory keeps its index rows
     return _finish(store, gone, 0, rows, Change(), texts[: scrub.SCAN_LIMIT], len(texts) <= scrub.SCAN_LIMIT,
@@ -290,3 +293,4 @@ def _purge_copy(work: Path, ids: list[str]) -> None:
             if copy.has_table("ora_desktop_trash"):
                 copy.execute(f"DELETE FROM ora_desktop_trash WHERE memory_id IN {IDS_JSON}", [json.dumps(ids)])
             forget_batches(copy)
+            journal.forget_memories(copy, ids)

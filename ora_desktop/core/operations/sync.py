@@ -16,7 +16,7 @@ from ..config import Config
 from ..errors import OraError
 from ..home import OraHome
 from ..maintenance.jobs import JobReport, run_job
-from ..records import Change, DeletedMemory
+from ..records import Change, DeletedMemory, Initiator
 from ..store import open_store
 from ..sync import local
 from ..sync.engine import SyncResult
@@ -105,7 +105,8 @@ def sync(db: str | Path | None = None, *, site: str | None = None, agent: str | 
             added |= run.detail.change.added
             changed |= run.detail.change.changed
             removed |= run.detail.change.removed
-    return SyncReport(runs, Change(frozenset(added), frozenset(changed), frozenset(removed), source="sync"))
+    return SyncReport(runs, Change(frozenset(added), frozenset(changed), frozenset(removed), source="sync",
+                                    initiator=Initiator.SYNC))
 
 
 def status(path: str | Path, config: Config | None = None) -> SyncStatus:

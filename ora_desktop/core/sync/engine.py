@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import timestamps
-from ..records import Change
+from ..records import Change, Initiator
 from ..store import Store
 from . import local
 from .local import Decision, SyncState
@@ -170,7 +170,8 @@ def _run(store: Store, server: Server, state: SyncState | None, site: str, agent
                         last_sync=timestamps.parse(timestamps.now_sql()), pushed=pushed, pulled=pulled,
                         conflicts=len(decisions))
         local.save_state(store, state)
-    change = Change(frozenset(added), frozenset(changed - added - removed), frozenset(removed), source="sync")
+    change = Change(frozenset(added), frozenset(changed - added - removed), frozenset(removed), source="sync",
+                    initiator=Initiator.SYNC)
     store._emit(change)
     return SyncResult(store.path, server.name, site, agent, pushed=pushed, pulled=pulled,
                       deleted_here=len(removed), tombstones=sent, conflicts=tuple(decisions),

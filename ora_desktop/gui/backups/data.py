@@ -7,12 +7,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import filelock
-
 from ora_desktop.core import OraError, OraHome, open_store
 from ora_desktop.core.backup import BackupInfo, RestoreReport, backup_folder, list_backups, restore_backup
 from ora_desktop.core.config import Config
-from ora_desktop.core.maintenance import JobReport, job_lock, run_job
+from ora_desktop.core.maintenance import JobReport, run_job
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,10 +74,5 @@ def plan_restore(backup: BackupInfo, target: Path) -> RestorePlan:
 
 
 def restore(backup: BackupInfo, target: Path) -> RestoreReport:
-    """Restore under the file's ``backup`` job lock, so a scheduled backup cannot run meanwhile."""
-    try:
-        with job_lock("backup", target).acquire(timeout=30):
-            return restore_backup(backup.path, target)
-    except filelock.Timeout:
-        raise OraError(f"{target}: a backup of this file is running in another process; "
-                       "nothing was restored — try again when it has finished") from None
+    """Restore (core holds the file's ``backup`` job lock, so a scheduled backup cannot run meanwhile)."""
+    return restore_backup(backup.path, target)

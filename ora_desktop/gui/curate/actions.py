@@ -18,7 +18,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QWidget
 
-from ...core import Conflict, Memory, OraError, Store
+from ...core import AgentFile, Change, Conflict, Initiator, Memory, OraError, Store
 from ..context import AppContext
 from ..detail.view import DetailPane
 from .commands import (
@@ -153,7 +153,7 @@ class Curator(QObject):
         self.supersede_action.setEnabled(writable and count == 2)
         self.merge_action.setEnabled(writable and count == 2)
         agent = self.ctx.current
-        self.promote_action.setEnabled(writable and bool(getattr(agent, "is_task_agent", False)))
+        self.promote_action.setEnabled(writable and isinstance(agent, AgentFile) and agent.is_task_agent)
         self.deleted_action.setEnabled(store is not None)
 
     # ----------------------------------------------------------------- running commands
@@ -396,11 +396,8 @@ class Curator(QObject):
         return asyncio.ensure_future(self._promote(store), loop=self.ctx.loop)
 
     async def _promote(self, store: Store) -> None:
-        try:
-            from ...core.maintenance import run_job
-        except ImportError:
-            self.ctx.show_error("Promotion needs the maintenance jobs, which are not installed", "Promote")
-            return
+        from ...core.maintenance import run_job  # here, not at start-up: the jobs pull in sync and backup
+
         preview = await self.ctx.run(run_job, "promote", store.path, dry_run=True, home=self.ctx.home, record=False)
         if not preview.ok:
             self.ctx.show_error(preview.message or preview.outcome, "Promote")
@@ -419,18 +416,11 @@ class Curator(QObject):
                 for agent in self.ctx.home.agents():
                     cached = self.ctx.cached_store(agent.path)
                     if cached is not None:
-                        self.ctx.notify(agent.path.resolve(), _external())
+                        self.ctx.notify(agent.path.resolve(), report.change or Change.reload(Initiator.JOB))
             else:
                 self.ctx.show_error(report.message or report.outcome, "Promote")
         dialog.accepted.connect(lambda: asyncio.ensure_future(confirmed(), loop=self.ctx.loop))
         dialog.open()
-
-
-def _external() -> Any:
-    from ...core import Change
-    from ..context import EXTERNAL
-
-    return Change(source=EXTERNAL)
 
 
 def _capital(text: str) -> str:

@@ -1,6 +1,10 @@
-"""Undo commands for every edit. Each holds what it needs to redo and undo itself.
+"""Undo commands for every edit: thin wrappers over the core operations and their undo.
 
-``QUndoCommand.redo/undo`` are synchronous, but database work must not run on the GUI thread:
+Each step runs a journalled operation of :mod:`ora_desktop.core.operations` (``edits``,
+``merge``) and keeps its journal entry; undo is :func:`ora_desktop.core.operations.undo.undo` of
+that entry, so the inverse is computed in core, the same one ``ora-desktop undo`` applies.
+
+``QUndoStack.redo/undo`` are synchronous, but database work must not run on the GUI thread:
 each command hands its work to the :class:`~ora_desktop.gui.curate.actions.Curator`, which runs
 it on a worker thread, in order. A command is pushed only after its first run succeeded, so
 the redo that ``QUndoStack.push`` calls is skipped once.
@@ -15,7 +19,9 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtGui import QUndoCommand
 
 from ...core import Memory, Store
-from . import operations as ops
+from ...core.operations import edits
+from ...core.operations.merge import merge_into_new
+from ...core.operations.undo import undo
 
 if TYPE_CHECKING:
     from .actions import Curator
@@ -64,34 +70,45 @@ class EditCommand(StoreCommand):
         super().__init__(curator, path, f"edit {names} of “{base.title[:40]}”")
         self.memory_id = base.id
         self.after = dict(changes)
-        restore = [*fields] + ([] if "sync_status" in fields else ["sync_status"])
-        self.before = ops.values_of(base, restore)
         self.version: str | None = base.version  # what the person saw, then what this step last wrote
         self.written = 0  # when this step last wrote (the curator's write counter), 0 = not yet
+        self.entry: int | None = None
         self.result: Memory | None = None
 
-    def _apply(self, store: Store, fields: Mapping[str, Any]) -> Memory:
-        # An undo or redo compares with the version the window's own latest write of this memory
-        # left (another step's undo is ours, not "another program"); a write by anyone else still
+    def _remember(self, memory: Memory) -> Memory:
+        self.result = memory
+        self.version = memory.version
+        self.written = self.curator.remember_write(self.path, memory)
+        return memory
+
+    def run_redo(self, store: Store) -> Memory:
+        # A redo compares with the version the window's own latest write of this memory left
+        # (another step's undo is ours, not "another program"); a write by anyone else still
         # conflicts. The first run compares with what the person saw.
         expected = self.version
         if self.written:
             later = self.curator.written_after(self.path, self.memory_id, self.written)
             if later is not None:
                 expected = later
-        self.result = ops.edit(store, self.memory_id, fields, expected)
-        self.version = self.result.version
-        self.written = self.curator.remember_write(self.path, self.result)
-        return self.result
-
-    def run_redo(self, store: Store) -> Memory:
-        return self._apply(store, self.after)
+        done = edits.edit(store, self.memory_id, self.after, expected_version=expected)
+        self.entry = done.entry
+        return self._remember(done.memory)
 
     def run_undo(self, store: Store) -> Memory:
-        return self._apply(store, self.before)
+        undo(store, self.entry)
+        return self._remember(store.get(self.memory_id))
 
 
-class BulkEditCommand(StoreCommand):
+class JournalledCommand(StoreCommand):
+    """A step whose undo is the core undo of the journal entry its last run left."""
+
+    entry: int | None = None
+
+    def run_undo(self, store: Store) -> Any:
+        return undo(store, self.entry).change
+
+
+class BulkEditCommand(JournalledCommand):
     """The same values on many memories; undo restores each memory's own previous values."""
 
     def __init__(self, curator: Curator, path: Path, ids: Sequence[str], values: Mapping[str, Any],
@@ -99,18 +116,14 @@ class BulkEditCommand(StoreCommand):
         super().__init__(curator, path, f"{label} on {memories(len(ids))}")
         self.ids = list(ids)
         self.values = dict(values)
-        self.before: list[tuple[dict[str, Any], list[str]]] = []
 
     def run_redo(self, store: Store) -> Any:
-        if not self.before:
-            self.before = ops.bulk_before(store, self.ids, list(self.values))
-        return ops.bulk_apply(store, [(self.values, self.ids)])
-
-    def run_undo(self, store: Store) -> Any:
-        return ops.bulk_apply(store, self.before)
+        done = edits.bulk_edit(store, self.ids, self.values)
+        self.entry = done.entry
+        return done.change
 
 
-class DeleteCommand(StoreCommand):
+class DeleteCommand(JournalledCommand):
     """Recoverable delete; undo brings the memories back from the trash."""
 
     def __init__(self, curator: Curator, path: Path, ids: Sequence[str], reason: str = "deleted in the window") -> None:
@@ -120,70 +133,61 @@ class DeleteCommand(StoreCommand):
         self.batch: str | None = None
 
     def run_redo(self, store: Store) -> Any:
-        removed, self.batch = ops.delete(store, self.ids, self.reason)
-        return removed
-
-    def run_undo(self, store: Store) -> Any:
-        return ops.restore_ids(store, self.ids)
+        done = edits.delete(store, self.ids, self.reason)
+        self.entry, self.batch = done.entry, done.batch
+        return done.removed
 
 
-class RestoreCommand(StoreCommand):
+class RestoreCommand(JournalledCommand):
     """Bring memories back from the trash; undo deletes them again (recoverably)."""
 
     def __init__(self, curator: Curator, path: Path, trash_ids: Sequence[int]) -> None:
         super().__init__(curator, path, f"restore {memories(len(trash_ids))}")
         self.trash_ids = list(trash_ids)
         self.ids: list[str] = []
-        self.batch: str | None = None
         self.skipped: tuple[str, ...] = ()
 
     def run_redo(self, store: Store) -> Any:
-        if self.batch is None:
-            change, self.skipped = ops.restore(store, self.trash_ids)
-            self.ids = sorted(change.added)
-            return change
-        return ops.restore_ids(store, self.ids)
-
-    def run_undo(self, store: Store) -> Any:
-        removed, self.batch = ops.delete(store, self.ids, "undo restore")
-        return removed
+        if not self.ids:
+            done = edits.restore(store, self.trash_ids)
+            self.ids, self.skipped = list(done.restored), done.skipped
+        else:  # a redo: the copies the undo put back in the trash
+            done = edits.restore_latest(store, self.ids)
+        self.entry = done.entry
+        return done.change
 
 
-class AddCommand(StoreCommand):
+class AddCommand(JournalledCommand):
     """A new memory (with a fixed id so redo re-creates the same one); undo deletes it recoverably."""
 
     def __init__(self, curator: Curator, path: Path, fields: Mapping[str, Any], label: str = "new memory") -> None:
         super().__init__(curator, path, label)
         self.fields = dict(fields)
         self.memory: Memory | None = None
-        self.batch: str | None = None
 
     def run_redo(self, store: Store) -> Any:
-        if self.batch is not None and self.memory is not None:
-            return ops.restore_ids(store, [self.memory.id])
-        self.memory = ops.add(store, self.fields)
-        self.fields["id"] = self.memory.id
-        return self.memory
-
-    def run_undo(self, store: Store) -> Any:
-        assert self.memory is not None
-        removed, self.batch = ops.delete(store, [self.memory.id], "undo new memory")
-        return removed
+        if self.memory is not None:  # a redo: the memory the undo put in the trash
+            done = edits.restore_latest(store, [self.memory.id])
+            self.entry = done.entry
+            return store.get(self.memory.id)
+        added = edits.add(store, **self.fields)
+        self.memory, self.entry = added.memory, added.entry
+        self.fields["id"] = added.memory.id
+        return added.memory
 
 
-class SupersedeCommand(StoreCommand):
+class SupersedeCommand(JournalledCommand):
     def __init__(self, curator: Curator, path: Path, old: Memory, new: Memory) -> None:
         super().__init__(curator, path, f"supersede “{old.title[:30]}” with “{new.title[:30]}”")
         self.old_id, self.new_id, self.previous = old.id, new.id, old.superseded_by
 
     def run_redo(self, store: Store) -> Any:
-        return ops.set_superseded(store, self.old_id, self.new_id)
+        done = edits.supersede(store, self.old_id, self.new_id)
+        self.entry = done.entry
+        return done.change
 
-    def run_undo(self, store: Store) -> Any:
-        return ops.set_superseded(store, self.old_id, self.previous)
 
-
-class MergeCommand(StoreCommand):
+class MergeCommand(JournalledCommand):
     """A new memory that supersedes two; undo restores both and trashes the merged one."""
 
     def __init__(self, curator: Curator, path: Path, first: Memory, second: Memory, fields: Mapping[str, Any]) -> None:
@@ -191,34 +195,20 @@ class MergeCommand(StoreCommand):
         self.first, self.second = first.id, second.id
         self.fields = dict(fields)
         self.merged: Memory | None = None
-        self.before: dict[str, Any] = {}
-        self.batch: str | None = None
 
     def run_redo(self, store: Store) -> Any:
-        if self.merged is not None:
-            if self.batch:
-                ops.restore_ids(store, [self.merged.id])
-            store.supersede(self.first, self.merged.id)
-            return store.supersede(self.second, self.merged.id)
-        self.merged, self.before = ops.merge(store, self.first, self.second, self.fields)
-        return self.merged
-
-    def run_undo(self, store: Store) -> Any:
-        assert self.merged is not None
-        change = ops.unmerge(store, self.merged.id, self.before)
-        self.batch = getattr(store, "last_trash_batch", None)
-        return change
+        fields = self.fields if self.merged is None else {**self.fields, "id": self.merged.id}
+        done = merge_into_new(store, [self.first, self.second], fields)
+        self.merged, self.entry = done.kept, done.entry
+        return done.kept
 
 
-class LinkCommand(StoreCommand):
+class LinkCommand(JournalledCommand):
     def __init__(self, curator: Curator, path: Path, memory_id: str, other_id: str, add: bool) -> None:
         super().__init__(curator, path, f"{'link' if add else 'unlink'} {memory_id} and {other_id}")
         self.memory_id, self.other_id, self.add = memory_id, other_id, add
 
     def run_redo(self, store: Store) -> Any:
-        call = store.link if self.add else store.unlink
-        return call(self.memory_id, self.other_id)
-
-    def run_undo(self, store: Store) -> Any:
-        call = store.unlink if self.add else store.link
-        return call(self.memory_id, self.other_id)
+        done = edits.link(store, self.memory_id, self.other_id, remove=not self.add)
+        self.entry = done.entry
+        return done.change

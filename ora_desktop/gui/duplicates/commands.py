@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...core import Store
-from ...core.operations.duplicates import MergeResult, merge_duplicates, undo_merge
+from ...core.operations.merge import MergeResult, merge_duplicates, unmerge
 from ..curate.commands import StoreCommand, memories
 
 if TYPE_CHECKING:
@@ -28,4 +28,4 @@ class MergeGroupCommand(StoreCommand):
 
     def run_undo(self, store: Store) -> Any:
         assert self.result is not None
-        return undo_merge(store, self.result)
+        return unmerge(store, self.result)

@@ -22,12 +22,10 @@ from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal
 
-from ora_desktop.core import Change, OraError
+from ora_desktop.core import OraError
 from ora_desktop.core.daemon_lock import DaemonInfo, running_daemon
-from ora_desktop.core.maintenance import JOBS, JobReport
+from ora_desktop.core.maintenance import JobReport
 from ora_desktop.core.scheduler import Scheduler
-
-from ..context import EXTERNAL
 
 log = logging.getLogger(__name__)
 
@@ -150,9 +148,8 @@ class JobService(QObject):
     # ------------------------------------------------------------------ reports
     def _on_report(self, report: JobReport) -> None:
         """Called on the loop (GUI thread) after each scheduled run."""
-        spec = JOBS.get(report.job)
-        if report.ok and spec is not None and spec.writes and report.job != "backup":
-            self.ctx.notify(Path(report.path), Change(source=EXTERNAL))
+        if report.change is not None:
+            self.ctx.notify(Path(report.path), report.change)
             changed = {name: n for name, n in report.counts.items() if n}
             if changed and not report.dry_run:
                 self.notice.emit(describe_run(report, changed))

@@ -315,8 +315,8 @@ class JobsView(QWidget):
         label = data.label_for(path, self.ctx.home)
         report = await self._execute(name, path, dry_run=False, what=f"Running {name} on {label}…")
         if report is not None:
-            if report.ok and JOBS[name].writes:
-                self.ctx.notify(path, Change(source=EXTERNAL))
+            if report.change is not None:
+                self.ctx.notify(path, report.change)
             self.run_finished.emit(report)
             self.refresh()
         return report

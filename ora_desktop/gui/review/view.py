@@ -30,9 +30,9 @@ from PySide6.QtWidgets import (
 
 from ...core import Memory, OraError, Store
 from ...core.operations import review as rv
+from ...core.operations.edits import field_values
 from ..curate.commands import DeleteCommand, EditCommand, SupersedeCommand
 from ..curate.dialogs import MemoryFieldsDialog
-from ..curate.operations import values_of
 from ..jobs.background import Latest
 from ..jobs.widgets import LazyRefresh, muted
 from .commands import ReviewCommand
@@ -290,11 +290,11 @@ class ReviewView(LazyRefresh, QWidget):
                                     importance=memory.importance or 5,
                                     intro=f"Edit {memory.id} (Ctrl+Z undoes; it is then marked reviewed).")
         if memory.expires_at is not None:
-            dialog.expires.setText(values_of(memory, ["expires_at"])["expires_at"] or "")
+            dialog.expires.setText(field_values(memory, ["expires_at"])["expires_at"] or "")
 
         def accepted() -> None:
             wanted = dialog.fields()
-            before = values_of(memory, list(wanted))
+            before = field_values(memory, list(wanted))
             changes = {k: v for k, v in wanted.items() if before.get(k) != v}
             if not changes:
                 self.ctx.status.emit("Nothing changed")

@@ -1,0 +1,217 @@
+"""A person's writes to memories: edit, bulk edit, add, delete, restore from the trash, supersede, link.
+
+The CLI and the window call these (never ``Store`` writes of their own). Each runs in one
+``BEGIN IMMEDIATE`` transaction, validates before any SQL (``Store`` does), and returns a frozen
+result carrying the :class:`~ora_desktop.core.records.Change` (kind, exact ids, initiator) and
+the id of its :mod:`.journal` entry, which :func:`ora_desktop.core.operations.undo.undo` reverses.
+Pass ``journal=False`` for a write that must not be undoable from the journal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .. import timestamps
+from ..errors import InvalidValue, NotFound
+from ..records import Change, ChangeKind, Initiator, Memory
+from ..validation import check_id
+from . import journal
+from .agent_memory import require_ids
+
+if TYPE_CHECKING:
+    from ..store import Store
+
+#: Columns every edit also moves (the sync rule): an undo puts them back too.
+SYNC_COLUMNS = ("updated_at", "sync_status")
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """What any journalled write returns: its ``Change`` and its journal entry (``None``: not journalled)."""
+
+    change: Change
+    entry: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Edited(Written):
+    """One memory after an edit."""
+
+    memory: Memory
+
+
+@dataclass(frozen=True, slots=True)
+class Added(Written):
+    """The new memory as stored."""
+
+    memory: Memory
+
+
+@dataclass(frozen=True, slots=True)
+class Deleted(Written):
+    """What a recoverable delete removed, and the trash batch and rows that hold it."""
+
+    removed: tuple[Memory, ...]
+    batch: str | None
+    trash_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Restored(Written):
+    """Memories brought back from the trash; ``skipped`` ids exist again, so stayed in the trash."""
+
+    restored: tuple[str, ...]
+    skipped: tuple[str, ...]
+
+
+def field_values(memory: Memory, fields: Sequence[str]) -> dict[str, Any]:
+    """Column values of ``memory`` for ``fields``, in the form :func:`edit` accepts (a timestamp
+    the file holds in a form we could not read is given back as its raw text)."""
+    out: dict[str, Any] = {}
+    for name in fields:
+        value = getattr(memory, name)
+        if name == "expires_at":
+            raw = dict(memory.unparsed).get(name)
+            value = raw if raw is not None else (None if value is None else timestamps.to_sql(value))
+        elif name == "related_to":
+            value = list(value) if value else None
+        out[name] = value
+    return out
+
+
+def _finish(store: Store, change: Change, label: str, undo: journal.Undo, journalled: bool) -> int | None:
+    """Journal ``change`` when asked to and it touched anything (inside the operation's write)."""
+    return journal.record(store, change, label, undo) if journalled and change else None
+
+
+def _plural(count: int) -> str:
+    return f"{count:,} memor{'y' if count == 1 else 'ies'}"
+
+
+def edit(store: Store, memory_id: str, fields: Mapping[str, Any], *, expected_version: str | None = None,
+         initiator: Initiator = Initiator.USER, journal_it: bool = True) -> Edited:
+    """Change fields of one memory through the sync rule; ``Conflict`` if it changed since
+    ``expected_version`` (the ``version`` of the record the edit started from)."""
+    memory_id = check_id(memory_id)
+    if not fields:
+        raise InvalidValue("fields", "nothing to change")
+    with store.write():
+        before = journal.capture(store, [memory_id], [*fields, *SYNC_COLUMNS])
+        if memory_id not in before:
+            raise NotFound(f"{store.path}: no memory with id {memory_id!r}")
+        memory = store.update(memory_id, expected_version=expected_version, **fields)
+        change = Change(changed=frozenset({memory_id}), source="edit", kind=ChangeKind.EDITED, initiator=initiator)
+        names = ", ".join(f.replace("_", " ") for f in fields)
+        entry = _finish(store, change, f"edit {names} of {memory_id}", journal.Undo(rows=before), journal_it)
+    return Edited(change, entry, memory)
+
+
+def bulk_edit(store: Store, ids: Iterable[str], fields: Mapping[str, Any], *,
+              initiator: Initiator = Initiator.USER, journal_it: bool = True) -> Written:
+    """The same values on many memories in one statement; every id must exist (else nothing changes)."""
+    ids = list(dict.fromkeys(ids))
+    if not fields:
+        raise InvalidValue("fields", "nothing to change")
+    with store.write():
+        before = journal.capture(store, ids, [*fields, *SYNC_COLUMNS])
+        missing = [i for i in ids if i not in before]
+        if missing:
+            raise NotFound(f"{store.path}: no memory with id {', '.join(map(repr, missing[:5]))} (nothing changed)")
+        changed = store.update_many(ids, **fields).changed
+        change = Change(changed=changed, source="bulk edit", kind=ChangeKind.EDITED, initiator=initiator)
+        names = ", ".join(f.replace("_", " ") for f in fields)
+        entry = _finish(store, change, f"set {names} on {_plural(len(ids))}", journal.Undo(rows=before), journal_it)
+    return Written(change, entry)
+
+
+def add(store: Store, content: str, type: str = "fact", importance: int = 5, *, initiator: Initiator = Initiator.USER,
+        journal_it: bool = True, **fields: Any) -> Added:
+    """A new memory (``Store.add``'s arguments, ``on_duplicate`` included)."""
+    with store.write():
+        memory = store.add(content, type, importance, **fields)
+        change = Change(added=frozenset({memory.id}), source="add", kind=ChangeKind.ADDED, initiator=initiator)
+        entry = _finish(store, change, f"add {memory.id}", journal.Undo(added=(memory.id,)), journal_it)
+    return Added(change, entry, memory)
+
+
+def delete(store: Store, ids: str | Iterable[str], reason: str = "deleted", *, initiator: Initiator = Initiator.USER,
+           journal_it: bool = True) -> Deleted:
+    """Delete recoverably (full rows to the trash first); every id must exist, or nothing goes."""
+    wanted = [ids] if isinstance(ids, str) else list(dict.fromkeys(ids))
+    if not wanted:
+        raise InvalidValue("ids", "no memory to delete")
+    with store.write():
+        require_ids(store, wanted)
+        # The links other memories lose go back with the batch; their previous updated_at and
+        # sync_status are kept here so an undo leaves them exactly as they were.
+        linking: dict[str, dict[str, Any]] = {}
+        removed = store.delete(wanted, reason=reason, previous=linking)
+        trash_ids = tuple(sorted(store.batch_rows(removed.batch).values()))
+        change = removed.change.but(kind=ChangeKind.DELETED, initiator=initiator)
+        rows = {i: v for i, v in linking.items() if i in change.changed}
+        entry = _finish(store, change, f"delete {_plural(len(wanted))}", journal.Undo(batch=removed.batch, rows=rows),
+                        journal_it)
+    return Deleted(change, entry, tuple(removed), removed.batch, trash_ids)
+
+
+def restore(store: Store, trash_ids: Iterable[int], *, initiator: Initiator = Initiator.USER,
+            journal_it: bool = True) -> Restored:
+    """Bring trashed rows back by trash id (``NotFound`` for an unknown one, nothing restored)."""
+    wanted = list(dict.fromkeys(int(t) for t in trash_ids))
+    with store.write():
+        known = store.trash_ids_present(wanted)
+        unknown = [t for t in wanted if t not in known]
+        if unknown or not wanted:
+            raise NotFound(f"{store.path}: no trash row {', '.join(map(str, unknown)) or '(none given)'} "
+                           "(see 'ora-desktop trash'; nothing restored)")
+        change, skipped = store.restore_deleted(wanted)
+        change = change.but(initiator=initiator)
+        entry = _finish(store, change, f"restore {_plural(len(change.added))} from the trash",
+                        journal.Undo(added=tuple(sorted(change.added))), journal_it)
+    return Restored(change, entry, tuple(sorted(change.added)), skipped)
+
+
+def restore_latest(store: Store, ids: Sequence[str], *, initiator: Initiator = Initiator.USER,
+                   journal_it: bool = True) -> Restored:
+    """Bring ``ids`` back from the trash: the most recently deleted copy of each."""
+    latest = store.latest_trash_ids(ids)
+    missing = [i for i in ids if i not in latest]
+    if missing:
+        raise NotFound(f"{store.path}: {', '.join(map(repr, missing[:5]))} not in the trash (nothing restored)")
+    return restore(store, [latest[i] for i in ids], initiator=initiator, journal_it=journal_it)
+
+
+def supersede(store: Store, old_id: str, new_id: str | None, *, initiator: Initiator = Initiator.USER,
+              journal_it: bool = True) -> Written:
+    """Mark ``old_id`` as superseded by ``new_id`` (cycles refused), or clear it with ``None``."""
+    old_id = check_id(old_id, "old_id")
+    with store.write():
+        before = journal.capture(store, [old_id], ["superseded_by", *SYNC_COLUMNS])
+        if old_id not in before:
+            raise NotFound(f"{store.path}: no memory with id {old_id!r}")
+        if new_id:
+            store.supersede(old_id, check_id(new_id, "new_id"))
+        else:
+            store.update(old_id, superseded_by=None)
+        change = Change(changed=frozenset({old_id}), source="supersede", kind=ChangeKind.SUPERSEDED,
+                        initiator=initiator)
+        label = f"supersede {old_id} with {new_id}" if new_id else f"clear what supersedes {old_id}"
+        entry = _finish(store, change, label, journal.Undo(rows=before), journal_it)
+    return Written(change, entry)
+
+
+def link(store: Store, a: str, b: str, *, mutual: bool = True, remove: bool = False,
+         initiator: Initiator = Initiator.USER, journal_it: bool = True) -> Written:
+    """Relate two memories through ``related_to`` (both ways unless ``mutual=False``), or unlink them."""
+    a, b = check_id(a, "id"), check_id(b, "other_id")
+    with store.write():
+        before = journal.capture(store, [a, b], ["related_to", *SYNC_COLUMNS])
+        relinked = store.unlink(a, b, mutual=mutual) if remove else store.link(a, b, mutual=mutual)
+        change = Change(changed=relinked.changed, source="unlink" if remove else "link", kind=ChangeKind.LINKED,
+                        initiator=initiator)
+        rows = {i: v for i, v in before.items() if i in change.changed}
+        entry = _finish(store, change, f"{'unlink' if remove else 'link'} {a} and {b}", journal.Undo(rows=rows),
+                        journal_it)
+    return Written(change, entry)

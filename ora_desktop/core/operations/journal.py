@@ -1,0 +1,153 @@
+"""The undo journal: the last user operations on a file, kept in the file so any process can undo them.
+
+Each journalled operation (edit, bulk edit, delete, restore, add, merge, supersede, link) writes
+one row to the plain table ``ora_desktop_journal`` in the agent's own file, in the same
+``BEGIN IMMEDIATE`` transaction as the operation itself, so a rolled-back write leaves no entry.
+The table is created by the first journalled write (DESIGN contract 2: only plain
+``ora_desktop_*`` tables, only when the person asked for a write) and holds the last
+:data:`KEEP` entries.
+
+An entry holds what the undo needs (see :mod:`.undo`):
+
+- ``added``: ids the operation created, which the undo deletes again (recoverably);
+- ``batch``: the trash batch a delete filled, which the undo restores;
+- ``rows``: the previous values of the columns the operation changed, per id, written back as
+  they were (``updated_at`` and ``sync_status`` included, so an undo leaves the rows as before);
+
+and a fingerprint of every touched row as the operation left it (``None``: the row is gone).
+An undo is refused when a fingerprint no longer matches: someone changed the memory since.
+A purge forgets every entry that touched a purged memory (:func:`forget_memories`): the
+previous values an entry keeps may be the very text being purged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from .. import timestamps
+from ..records import Change, ChangeKind, Initiator
+from ..writes import IDS_JSON
+
+if TYPE_CHECKING:
+    from ..store import Store
+
+TABLE = "ora_desktop_journal"
+#: How many entries a file keeps (older ones are forgotten: they can no longer be undone).
+KEEP = 50
+_CREATE = (f"CREATE TABLE IF NOT EXISTS {TABLE} (id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, "
+           "kind TEXT NOT NULL, initiator TEXT NOT NULL, label TEXT NOT NULL, undo TEXT NOT NULL, "
+           "after TEXT NOT NULL)")
+
+
+@dataclass(frozen=True, slots=True)
+class Undo:
+    """What reverses an operation: ids to delete again, a trash batch to restore, previous values."""
+
+    added: tuple[str, ...] = ()
+    batch: str | None = None
+    rows: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps({"added": list(self.added), "batch": self.batch, "rows": self.rows})
+
+    @classmethod
+    def from_json(cls, text: str) -> Undo:
+        data = json.loads(text)
+        return cls(tuple(data.get("added") or ()), data.get("batch"), data.get("rows") or {})
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One journalled operation."""
+
+    id: int
+    at: datetime | None
+    kind: ChangeKind
+    initiator: Initiator
+    label: str
+    undo: Undo
+    #: id -> fingerprint of the row as the operation left it (``None``: the row was removed).
+    after: Mapping[str, str | None]
+
+
+def capture(store: Store, ids: Iterable[str], columns: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """The current values of ``columns`` (those the file has) for ``ids`` that exist (one statement)."""
+    cols = [c for c in dict.fromkeys(columns) if c in store.columns and c != "id"]
+    ids = list(dict.fromkeys(ids))
+    if not ids or not cols:
+        return {}
+    select = ", ".join(f'"{c}"' for c in cols)
+    rows = store.execute(f"SELECT id, {select} FROM memories WHERE id IN {IDS_JSON}", [json.dumps(ids)])
+    return {r[0]: dict(zip(cols, r[1:], strict=True)) for r in rows}
+
+
+def fingerprints(store: Store, ids: Iterable[str]) -> dict[str, str | None]:
+    """A digest of each row's every column (``None`` for an id not in the file)."""
+    ids = list(dict.fromkeys(ids))
+    if not ids:
+        return {}
+    cols = ", ".join(f'"{c}"' for c in store.columns)
+    out: dict[str, str | None] = dict.fromkeys(ids)
+    for row in store.execute(f"SELECT {cols} FROM memories WHERE id IN {IDS_JSON}", [json.dumps(ids)]):
+        at = store.columns.index("id")
+        out[row[at]] = hashlib.sha1(repr(tuple(row)).encode("utf-8", "surrogatepass")).hexdigest()
+    return out
+
+
+def record(store: Store, change: Change, label: str, undo: Undo) -> int:
+    """Journal an operation that just wrote ``change`` (call inside its write transaction)."""
+    after = fingerprints(store, change.ids)
+    store.execute(_CREATE)
+    cursor = store.execute(
+        f"INSERT INTO {TABLE} (at, kind, initiator, label, undo, after) VALUES (?, ?, ?, ?, ?, ?)",
+        [timestamps.now_sql(), change.kind.value, change.initiator.value, label, undo.to_json(), json.dumps(after)],
+    )
+    entry_id = int(cursor.lastrowid)
+    store.execute(f"DELETE FROM {TABLE} WHERE id <= ?", [entry_id - KEEP])
+    return entry_id
+
+
+def _entry(row: Sequence[Any]) -> Entry:
+    entry_id, at, kind, initiator, label, undo, after = row
+    return Entry(int(entry_id), timestamps.parse(at), ChangeKind(kind), Initiator(initiator), label,
+                 Undo.from_json(undo), json.loads(after))
+
+
+_COLUMNS = "id, at, kind, initiator, label, undo, after"
+
+
+def entries(store: Store, limit: int = KEEP) -> list[Entry]:
+    """The journal, newest first (empty when nothing was ever journalled in this file)."""
+    if not store.has_table(TABLE):
+        return []
+    rows = store.execute(f"SELECT {_COLUMNS} FROM {TABLE} ORDER BY id DESC LIMIT ?", [int(limit)])
+    return [_entry(r) for r in rows]
+
+
+def get(store: Store, entry_id: int) -> Entry | None:
+    """One entry, or ``None`` when the journal no longer holds it."""
+    if not store.has_table(TABLE):
+        return None
+    row = store.execute(f"SELECT {_COLUMNS} FROM {TABLE} WHERE id = ?", [int(entry_id)]).fetchone()
+    return None if row is None else _entry(row)
+
+
+def forget(store: Store, entry_id: int) -> None:
+    """Drop an entry (it was undone); call inside a write."""
+    store.execute(f"DELETE FROM {TABLE} WHERE id = ?", [int(entry_id)])
+
+
+def forget_memories(store: Store, ids: Iterable[str]) -> int:
+    """Drop every entry that touched one of ``ids`` (a purge: the journal may hold their old
+    text, which must go with them); call inside a write. Returns how many entries went."""
+    ids = list(dict.fromkeys(ids))
+    if not ids or not store.has_table(TABLE):
+        return 0
+    return store.execute(
+        f"DELETE FROM {TABLE} WHERE EXISTS (SELECT 1 FROM json_each({TABLE}.after) j WHERE j.key IN {IDS_JSON})",
+        [json.dumps(ids)]).rowcount
