@@ -17,8 +17,6 @@ FACES = ("cli", "gui", "mcp", "daemon.py")
 #: Statements as this code base writes them (keywords in capitals, so prose does not match).
 SQL = re.compile(r"\b(SELECT\s.+\sFROM|INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+(TABLE|INDEX|VIEW)"
                  r"|PRAGMA\s+\w+)\b", re.DOTALL)
-#: Still holding SQL, moving into core/operations/ with the write side of the operations-layer issue.
-NOT_YET_MOVED = {"gui/curate/operations.py", "cli/memory_edits.py"}
 
 
 def code_strings(source: str) -> list[tuple[int, str]]:
@@ -60,8 +58,6 @@ def test_no_sql_in_the_cli_the_window_the_mcp_server_or_the_daemon() -> None:
     offenders = []
     for path in face_modules():
         name = path.relative_to(PACKAGE).as_posix()
-        if name in NOT_YET_MOVED:
-            continue
         offenders += [f"{name}:{line}: {text[:60]!r}" for line, text in code_strings(path.read_text())
                       if SQL.search(text)]
     assert offenders == [], "SQL belongs in ora_desktop/core (a read or write operation):\n" + "\n".join(offenders)

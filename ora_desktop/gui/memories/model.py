@@ -160,16 +160,8 @@ class MemoryTableModel(QAbstractTableModel):
         self._loading_store = store
         query = self.query.with_(limit=None, after=None)
         self.loading.emit(True)
-        quick = getattr(loader, "first", None)  # a loader's own first screenful (search: fewer hits)
-        shown: array | None = None
         try:
-            if store is not None and not keep_rows and quick is not None:
-                shown = await self.ctx.run(quick, store, query)
-                if generation != self._generation:
-                    return
-                if shown is not None:
-                    self._replace_keys(shown, keep_rows=False)
-            elif store is not None and not keep_rows and loader is default_loader and query.order_by != "dirty":
+            if store is not None and not keep_rows and loader is default_loader and query.order_by != "dirty":
                 # A first screenful at once (LIMIT: a top-N sort), then every key (appended below).
                 first = await self.ctx.run(loader, store, query.with_(limit=FIRST_ROWS))
                 if generation != self._generation:
@@ -190,9 +182,6 @@ class MemoryTableModel(QAbstractTableModel):
             return
         if generation != self._generation:
             return
-        if shown is not None:  # rows already on screen stay where they are; the rest follow in order
-            seen = set(shown)
-            keys = shown + array("q", (k for k in keys if k not in seen))
         if keep_rows and keys == self.keys:
             self._mark_all_stale()
         elif not keep_rows and len(self.keys) and keys[:len(self.keys)] == self.keys:
