@@ -10,7 +10,7 @@ The contract (other GUI features code against it):
   - ``current_changed(object)``: the selected ``AgentFile``, a ``Path`` (a file opened from
     elsewhere) or ``None``.
   - ``data_changed(object)``: a core ``Change`` — emitted (on the GUI thread) after our own writes
-    and when another process wrote (then ``Change(source="external")``, with no ids: refresh all).
+    and when another process wrote (then ``Change.reload()``: initiator external, no ids, refresh all).
   - ``store_changed(object, object)``: the same, with the file's ``Path`` first:
     ``(path, change)``; views showing another file can ignore it.
   - ``status(str)``: a short message for the status bar.
@@ -51,7 +51,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("ora_desktop.gui")
 T = TypeVar("T")
-EXTERNAL = "external"
 
 
 def path_of(item: object) -> Path | None:
@@ -207,7 +206,7 @@ class AppContext(QObject):
                 log.info("watching %s: %s", path, exc)
                 continue
             if changed and not self._closed:
-                self.notify(path, Change(source=EXTERNAL))
+                self.notify(path, Change.reload())
 
     # ----------------------------------------------------------------- messages
     def show_error(self, exc: BaseException | str, title: str = "Ora Desktop") -> None:

@@ -22,11 +22,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ora_desktop.core import Change, OraError
+from ora_desktop.core import Change, Initiator, OraError
 from ora_desktop.core.backup import BackupInfo, RestoreReport
 from ora_desktop.core.maintenance import JobReport
 
-from ..context import EXTERNAL
 from ..formatting import exact, relative
 from ..jobs.background import Latest, Progress
 from ..jobs.data import label_for
@@ -311,7 +310,7 @@ class BackupsView(LazyRefresh, QWidget):
         self.message.setText(report.message[:1].upper() + report.message[1:] + ".")
         self.ctx.status.emit(self.message.text())
         self.ctx.forget_store(plan.target)  # reopen on next use: the schema may differ
-        self.ctx.notify(plan.target, Change(source=EXTERNAL))
+        self.ctx.notify(plan.target, Change.reload(Initiator.USER, source="restore"))
         self.restored.emit(report)
         await self.reload()
         return report

@@ -8,7 +8,7 @@ daemon owns the schedule and this service idles, checking every minute whether t
 A read-only window (``--read-only``) runs no scheduled job at all. Either way the
 per-(job, file) locks in ``run_job`` keep them out of each other's way (a clash is "skipped").
 After each scheduled run the service emits ``run_finished(report)`` and, when the job changed
-memories, ``ctx.notify(path, Change(source="external"))`` so the views refresh, and
+memories, ``ctx.notify(path, report.change)`` so the views refresh, and
 ``notice(text)`` with what changed, in words, for the window to show.
 """
 

@@ -27,10 +27,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ora_desktop.core import Change, OraError, timestamps
+from ora_desktop.core import Change, Initiator, OraError, timestamps
 from ora_desktop.core.maintenance import JOBS, JobReport
 
-from ..context import EXTERNAL
 from ..formatting import exact, relative
 from . import data, service
 from .background import Latest, Progress
@@ -150,7 +149,7 @@ class JobsView(QWidget):
 
     # ------------------------------------------------------------------ loading
     def _on_data_changed(self, change: Change) -> None:
-        if change.source == EXTERNAL:
+        if change.initiator is Initiator.EXTERNAL:
             return  # another process wrote memories: the schedule and history did not change
         self.refresh()
 

@@ -16,7 +16,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QWidget
 
-from ...core import Change, Memory, OraError
+from ...core import Change, Initiator, Memory, OraError
 from ...core.operations.purge import PurgePlan, empty_trash, plan_empty_trash, plan_purge, purge
 from ...core.operations.recover import recover
 from ..context import AppContext
@@ -154,7 +154,7 @@ class Forgetter(QObject):
             return
         self.ctx.undo_stack.clear()
         if not result.change:  # the store told the views of what it removed; a trash-only purge says here
-            self.ctx.notify(path.resolve(), Change(source="purge"))
+            self.ctx.notify(path.resolve(), Change.reload(Initiator.USER, source="purge"))
         self.ctx.status.emit(result.message[:1].upper() + result.message[1:])
         self.finished.emit(result)
 
