@@ -146,7 +146,7 @@ def test_model_change_reembeds_everything(db: Path) -> None:
     assert counted[-1] == (len(ROWS), len(ROWS))
     assert index.vector_of("jwt").shape == (64,)
     conn = sqlite3.connect(vector_path(db))
-    assert conn.execute("SELECT DISTINCT length(v) FROM vecs").fetchall() == [(64 * 2,)]
+    assert conn.execute("SELECT DISTINCT length(v) FROM vecs").fetchall() == [(64,)]  # int8: one byte a dimension
     assert "@64" in conn.execute("SELECT value FROM meta WHERE key = 'model'").fetchone()[0]
     conn.close()
     assert not has_vectors(db)  # the default model's vectors are gone
@@ -175,7 +175,7 @@ def test_cancel_keeps_what_was_embedded_and_resumes(db: Path, monkeypatch: pytes
 
 def test_forget_removes_vectors_from_memory_and_disk(db: Path) -> None:
     index = ensure_vectors(db)
-    secret = index.vector_of("jwt").astype(vectors.DISK_DTYPE).tobytes()
+    secret = index.matrix[index.row_of["jwt"]].tobytes()
     assert secret in vector_path(db).read_bytes()
     assert forget(db, ["jwt", "no-such-id"]) == 1
     assert index.vector_of("jwt") is None

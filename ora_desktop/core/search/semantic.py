@@ -2,9 +2,9 @@
 ranking), with the query language's filters in both.
 
 * **semantic** — cosine similarity of the query's words (filters removed) with every memory's
-  vector, a brute-force product over the in-memory float32 matrix. The best ``pool`` rows are
-  checked against the filters in SQL; when too few pass, the pool grows (x8) until enough do
-  or every vector was considered.
+  vector, an exact scan of the in-memory int8 matrix (:meth:`.vectors.VectorIndex.nearest`).
+  The best ``pool`` rows are checked against the filters in SQL; when too few pass, the pool
+  grows (x8) until enough do or every vector was considered.
 * **hybrid** — weighted reciprocal rank fusion, the seed's ``hybrid_alpha`` applied to ranks
   (BM25 and cosine are not comparable scales)::
 
@@ -42,8 +42,6 @@ from .results import Hit, SearchResult
 from .sidecar import fts5_available
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from ..embeddings import Provider
     from .vectors import VectorIndex
 
@@ -166,36 +164,26 @@ def fuse(lexical: list[Hit], semantic: list[tuple[str, float]], parsed: ParsedQu
 
 def _semantic_ids(path: Path, vectors: VectorIndex, parsed: ParsedQuery, text: str,
                   wanted: int) -> list[tuple[str, float]]:
-    """(id, cosine) of the memories nearest ``text`` that pass the query's filters, best first."""
-    matrix, mids = vectors.snapshot()
+    """(id, cosine) of the memories nearest ``text`` that pass the query's filters, best first.
+
+    The exact ranking (:meth:`VectorIndex.nearest`) is read ``pool`` rows at a time; the pool
+    grows x8 until enough pass the filters, no row left is similar enough, or every row was seen.
+    """
+    _, mids = vectors.snapshot()
     if not len(mids):
         return []
     query = vectors.provider.embed([text])[0]
-    scores = matrix @ query
     index = get_index(path)
     pool = max(wanted, POOL_MIN)
-    order = _top(scores, pool)
     while True:
-        candidates = [(mids[i], float(scores[i])) for i in order[:pool]
-                      if mids[i] is not None and scores[i] >= MIN_SIMILARITY]
+        rows, scores = vectors.nearest(query, pool)
+        candidates = [(mids[i], float(c)) for i, c in zip(rows.tolist(), scores.tolist(), strict=True)
+                      if c >= MIN_SIMILARITY and i < len(mids) and mids[i] is not None]
         passing = _passing(index, parsed, [mid for mid, _ in candidates])
         found = [(mid, cos) for mid, cos in candidates if mid in passing]
-        if len(found) >= wanted or pool >= len(mids) or len(candidates) < min(pool, len(order)):
+        if len(found) >= wanted or pool >= len(mids) or (len(scores) and scores[-1] < MIN_SIMILARITY):
             return found[:wanted]
         pool *= 8
-        if pool > len(order):
-            order = _top(scores, min(pool, len(mids)))
-
-
-def _top(scores: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the ``k`` highest scores, highest first."""
-    import numpy as np
-
-    k = min(k, len(scores))
-    if k <= 0:
-        return np.zeros(0, dtype=np.int64)
-    part = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
-    return part[np.argsort(-scores[part], kind="stable")]
 
 
 def _passing(index: Any, parsed: ParsedQuery, ids: list[str]) -> set[str]:
