@@ -18,6 +18,7 @@ from ..context import AppContext
 from ..memories.model import MemoryTableModel, default_loader
 from .backend import RANK, FacetCounts, FileSearch, facet_counts, file_keys, search_everywhere, terms_of
 from .filters import FilterState
+from .vectors_progress import needs_vectors
 
 log = logging.getLogger("ora_desktop.gui")
 DEBOUNCE_MS = 200
@@ -30,6 +31,7 @@ class SearchController(QObject):
     note = Signal(str)
     everywhere_ready = Signal(object, str)  # list[EverywhereHit], note
     searching = Signal(object)  # True while a search or listing runs
+    vectors_needed = Signal(object)  # Store: search by meaning must embed it first (VectorsProgress)
 
     def __init__(self, ctx: AppContext, model: MemoryTableModel, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -111,6 +113,9 @@ class SearchController(QObject):
         if self.model.query.order_by != RANK and not self._was_searching():
             self._sort_before_search = (self.model.query.order_by, self.model.query.descending)
             query = query.with_(order_by=RANK)
+        if self.mode != "lexical" and store is not None and needs_vectors(store):
+            self.vectors_needed.emit(store)  # built with progress and Cancel, then apply() again
+            return
         self.model.set_query(query, self._loader(text))
         if store is None:
             self.note.emit("")
