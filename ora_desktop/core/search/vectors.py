@@ -321,12 +321,18 @@ class VectorIndex:
             rows = np.asarray([r for _, r in held], dtype=np.int64)
             return [m for m, _ in held], unit(self.matrix[rows]) if len(rows) else np.zeros((0, 1), np.float32)
 
-    def nearest(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    def nearest(self, query: np.ndarray, k: int, among: Iterable[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(rows, cosines) of the ``k`` rows most like unit vector ``query``, best first: an exact
-        scan of every row (usearch's int8 cosine kernel, all cores). Free rows score 0."""
+        scan of every row (usearch's int8 cosine kernel, all cores), or only of the vectors of
+        the memory ids ``among``. Free rows score 0."""
         with self.lock:
-            codes = self.matrix[:len(self.mids)]
-        return nearest(codes, query, k)
+            if among is None:
+                return nearest(self.matrix[:len(self.mids)], query, k)
+            rows = np.fromiter((r for r in map(self.row_of.get, among) if r is not None), dtype=np.int64)
+            rows.sort()
+            codes = self.matrix[rows]
+        found, cosines = nearest(codes, query, k)
+        return rows[found], cosines
 
 
 def quantize(vectors: np.ndarray) -> np.ndarray:
