@@ -216,7 +216,7 @@ def test_nearest_is_exact_search_over_the_vectors(db: Path) -> None:
 def test_filters_reach_past_the_first_pool(ora_home: Path) -> None:
     """A filter that only a memory far down the ranking passes still finds it (the pool grows)."""
     rows = [{"id": f"d{i}", "content": f"Deploys to production run at step {i} of the pipeline", "type": "fact"}
-            for i in range(semantic.POOL_MIN * 3)]
+            for i in range(semantic.POOL_MIN * 40)]
     rows.append({"id": "far", "content": "The release of the app is shipped through a pipeline",
                  "type": "task"})
     path = make_file(ora_home / "sites" / "s" / "far.site.db", rows)

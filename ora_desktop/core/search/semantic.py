@@ -3,8 +3,8 @@ ranking), with the query language's filters in both.
 
 * **semantic** — cosine similarity of the query's words (filters removed) with every memory's
   vector, an exact scan of the in-memory int8 matrix (:meth:`.vectors.VectorIndex.nearest`).
-  The best ``pool`` rows are checked against the filters in SQL; when too few pass, the
-  vectors of every memory that passes the filters are scanned instead.
+  The best rows (2x, then 16x the number wanted) are checked against the filters in SQL; when
+  too few pass, the vectors of every memory that passes the filters are scanned instead.
 * **hybrid** — weighted reciprocal rank fusion, the seed's ``hybrid_alpha`` applied to ranks
   (BM25 and cosine are not comparable scales)::
 
@@ -166,21 +166,23 @@ def _semantic_ids(path: Path, vectors: VectorIndex, parsed: ParsedQuery, text: s
                   wanted: int) -> list[tuple[str, float]]:
     """(id, cosine) of the memories nearest ``text`` that pass the query's filters, best first.
 
-    First the best ``pool`` rows of the exact ranking (:meth:`VectorIndex.nearest`) are checked
-    against the filters; when too few pass, every memory that passes them is listed (one SQL
-    query) and only their vectors are scanned — two steps at most, however rare the filter.
+    First the best rows of the exact ranking (:meth:`VectorIndex.nearest`) are checked against
+    the filters, twice the number wanted, then 16 times; when still too few pass, every memory
+    that passes them is listed (one SQL query) and only their vectors are scanned — three
+    steps at most, however rare the filter.
     """
     _, mids = vectors.snapshot()
     if not len(mids):
         return []
     query = vectors.provider.embed([text])[0]
     index = get_index(path)
-    rows, scores = vectors.nearest(query, max(wanted, POOL_MIN))
-    candidates = _similar(mids, rows, scores)
-    passing = _passing(index, parsed, [mid for mid, _ in candidates])
-    found = [(mid, cos) for mid, cos in candidates if mid in passing]
-    if len(found) >= wanted or len(rows) >= len(mids) or (len(scores) and scores[-1] < MIN_SIMILARITY):
-        return found[:wanted]
+    for pool in (2 * max(wanted, POOL_MIN), 16 * max(wanted, POOL_MIN)):
+        rows, scores = vectors.nearest(query, pool)
+        candidates = _similar(mids, rows, scores)
+        passing = _passing(index, parsed, [mid for mid, _ in candidates])
+        found = [(mid, cos) for mid, cos in candidates if mid in passing]
+        if len(found) >= wanted or len(rows) >= len(mids) or (len(scores) and scores[-1] < MIN_SIMILARITY):
+            return found[:wanted]
     rows, scores = vectors.nearest(query, wanted, among=_passing(index, parsed, None))
     return _similar(mids, rows, scores)[:wanted]
 
