@@ -147,3 +147,40 @@ def test_config_with_an_unknown_provider_is_refused(isolated_dirs: Path) -> None
     config_path().write_text('[embeddings]\nurl_typo = "x"\n')
     with pytest.raises(ConfigError, match="unknown setting"):
         Config.load()
+
+
+TRICKY = ["The API rate limit is 100 requests per minute per key", "per per per new new words twice",
+          "a  b   c", "  leading spaces", "trailing spaces  ", "tab\there\nnew line", "日本語のテキスト",
+          "émigré café naïve", " ", "x" * 300, "mixed: ünïcödé, digits 12345 and `code()`"]
+
+
+def test_word_at_a_time_tokens_are_the_tokenizers_own() -> None:
+    """The piece cache (one BPE per distinct word) pools exactly the tokenizer's token ids."""
+    provider = WordLlamaProvider()
+    model = provider._load()
+    ids = [model.tokenizer.encode(t, add_special_tokens=False).ids for t in TRICKY]
+    expected = np.stack([model.embedding[i].mean(axis=0) for i in ids])
+    expected /= np.linalg.norm(expected, axis=1, keepdims=True)
+    assert np.allclose(provider.embed(TRICKY), expected, atol=1e-6)
+
+
+def test_a_full_piece_cache_starts_over_without_mixing_texts() -> None:
+    from ora_desktop.core.embeddings.providers import PieceTable
+
+    provider = WordLlamaProvider()
+    model = provider._load()
+    texts = [f"memory {i} mentions word{i} and word{i * 7} once" for i in range(300)] + TRICKY
+    small = PieceTable(model.tokenizer.model, model.embedding, capacity=40)  # overflows many times
+    out = np.zeros((len(texts), 256), dtype=np.float32)
+    small.pool(texts, out)
+    assert len(small.row_of) <= 40
+    out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+    assert np.allclose(out, WordLlamaProvider().embed(texts), atol=1e-6)
+
+
+def test_long_texts_are_embedded_from_their_first_characters() -> None:
+    from ora_desktop.core.embeddings.providers import MAX_CHARS
+
+    provider = WordLlamaProvider()
+    head = "deploys run through git push production main " * (MAX_CHARS // 45 + 1)
+    assert np.allclose(provider.embed([head + "coffee " * 5000]), provider.embed([head[:MAX_CHARS]]), atol=1e-6)

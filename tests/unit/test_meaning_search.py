@@ -146,7 +146,7 @@ def test_model_change_reembeds_everything(db: Path) -> None:
     assert counted[-1] == (len(ROWS), len(ROWS))
     assert index.vector_of("jwt").shape == (64,)
     conn = sqlite3.connect(vector_path(db))
-    assert conn.execute("SELECT DISTINCT length(v) FROM vecs").fetchall() == [(64 * 2,)]
+    assert conn.execute("SELECT DISTINCT length(v) FROM vecs").fetchall() == [(64,)]  # int8: one byte a dimension
     assert "@64" in conn.execute("SELECT value FROM meta WHERE key = 'model'").fetchone()[0]
     conn.close()
     assert not has_vectors(db)  # the default model's vectors are gone
@@ -175,7 +175,7 @@ def test_cancel_keeps_what_was_embedded_and_resumes(db: Path, monkeypatch: pytes
 
 def test_forget_removes_vectors_from_memory_and_disk(db: Path) -> None:
     index = ensure_vectors(db)
-    secret = index.vector_of("jwt").astype(vectors.DISK_DTYPE).tobytes()
+    secret = index.matrix[index.row_of["jwt"]].tobytes()
     assert secret in vector_path(db).read_bytes()
     assert forget(db, ["jwt", "no-such-id"]) == 1
     assert index.vector_of("jwt") is None
@@ -183,3 +183,43 @@ def test_forget_removes_vectors_from_memory_and_disk(db: Path) -> None:
     vectors._registry.clear()
     assert forget(db, ["deploy"]) == 1  # also without a loaded index
     assert forget(Path(str(db) + ".other"), ["x"]) == 0
+
+
+def test_int8_vectors_keep_the_cosines() -> None:
+    rng = np.random.default_rng(7)
+    floats = rng.standard_normal((200, 256)).astype(np.float32)
+    floats /= np.linalg.norm(floats, axis=1, keepdims=True)
+    codes = vectors.quantize(np.vstack([floats, np.zeros((1, 256), np.float32)]))
+    assert codes.dtype == np.int8 and np.abs(codes[:-1]).max(axis=1).min() == 127
+    assert not codes[-1].any()  # a zero vector stays zero
+    assert np.abs(vectors.unit(codes[:-1]) @ vectors.unit(codes[:-1]).T - floats @ floats.T).max() < 0.02
+
+
+def test_nearest_is_exact_search_over_the_vectors(db: Path) -> None:
+    """The scan answers what brute-force numpy answers over the same vectors (recall 1.0)."""
+    texts = [f"note {i}: {w} {v}" for i, (w, v) in enumerate(
+        (a, b) for a in ("deploy", "coffee", "invoice", "backup", "token", "review", "flaky", "pricing")
+        for b in ("today", "on friday", "in staging", "for the team", "again", "at night", "quickly"))]
+    provider = WordLlamaProvider()
+    codes = vectors.quantize(provider.embed(texts))
+    floats = vectors.unit(codes)
+    for query in ("where do deploys go?", "coffee at night", "the price page", "tests that fail sometimes"):
+        q = provider.embed([query])[0]
+        rows, cosines = vectors.nearest(codes, q, 5)
+        exact = np.argsort(-(floats @ vectors.unit(vectors.quantize(q[None]))[0]), kind="stable")[:5]
+        assert set(rows.tolist()) == set(exact.tolist())
+        assert np.all(np.diff(cosines) <= 1e-6)  # best first
+    assert len(vectors.nearest(codes, q, 10_000)[0]) == len(texts)  # k past the end: every row
+    assert len(vectors.nearest(codes[:0], q, 5)[0]) == 0
+
+
+def test_filters_reach_past_the_first_pool(ora_home: Path) -> None:
+    """A filter that only a memory far down the ranking passes still finds it (the pool grows)."""
+    rows = [{"id": f"d{i}", "content": f"Deploys to production run at step {i} of the pipeline", "type": "fact"}
+            for i in range(semantic.POOL_MIN * 40)]
+    rows.append({"id": "far", "content": "The release of the app is shipped through a pipeline",
+                 "type": "task"})
+    path = make_file(ora_home / "sites" / "s" / "far.site.db", rows)
+    found = search_by_meaning(path, "deploys to production type:task", 5, mode="semantic")
+    assert ids(found) == ["far"]
+    assert len(search_by_meaning(path, "deploys to production", 5, mode="semantic").hits) == 5

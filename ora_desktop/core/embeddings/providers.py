@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import urllib.error
 import urllib.request
@@ -17,6 +18,12 @@ from .base import EmbeddingError, Provider, normalize
 DEFAULT_MODEL = "l2_supercat"
 DEFAULT_DIMENSIONS = 256
 POOL_TEXTS = 256
+#: Texts are embedded from their first MAX_CHARS characters (a mean over more words says no more).
+MAX_CHARS = 8192
+#: Distinct words (pieces) whose token sums are kept (256 floats each: 64k = 64 MB at most).
+PIECE_CAPACITY = 65536
+#: A piece: a run of word-start marks and the characters up to the next one (see PieceTable).
+PIECES = re.compile("\u2581*[^\u2581]+|\u2581+")
 
 
 class WordLlamaProvider:
@@ -25,7 +32,7 @@ class WordLlamaProvider:
     Its own loader looks for the bundled tokenizer in the wrong folder and then downloads:
     we point it at the package folder and forbid downloads. Pooling is done here over the
     unpadded token ids (``np.add.reduceat``), the same mean as wordllama's padded pooling at
-    a fraction of the work.
+    a fraction of the work, one cached word at a time (:class:`PieceTable`).
     """
 
     name = "wordllama"
@@ -39,6 +46,7 @@ class WordLlamaProvider:
         self.model = model if self.dimensions == DEFAULT_DIMENSIONS else f"{model}@{self.dimensions}"
         self._lock = threading.Lock()
         self._loaded: Any = None
+        self._pieces: PieceTable | None = None
 
     def _load(self) -> Any:
         with self._lock:
@@ -55,36 +63,89 @@ class WordLlamaProvider:
                 except Exception as exc:  # wordllama raises plain exceptions of several kinds
                     raise EmbeddingError(f"the bundled {self.weights} model could not be loaded from {folder}: {exc}") \
                         from exc
-                self._loaded.tokenizer.no_padding()
             return self._loaded
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Unit vectors of ``texts`` (an empty text gives a zero row)."""
         model = self._load()
-        table = model.embedding[:, :self.dimensions]
-        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
-        step = 4096  # texts per tokenizer call (it runs in parallel in Rust)
-        for start in range(0, len(texts), step):
-            chunk = [t if isinstance(t, str) else str(t) for t in texts[start:start + step]]
-            encoded = model.tokenizer.encode_batch(chunk, add_special_tokens=False)
-            for sub in range(0, len(encoded), POOL_TEXTS):
-                self._pool(table, encoded[sub:sub + POOL_TEXTS], out[start + sub:start + sub + POOL_TEXTS])
+        with self._lock:
+            if self._pieces is None:
+                self._pieces = PieceTable(model.tokenizer.model, model.embedding[:, :self.dimensions])
+            pieces = self._pieces
+            out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+            for start in range(0, len(texts), POOL_TEXTS):
+                pieces.pool(texts[start:start + POOL_TEXTS], out[start:start + POOL_TEXTS])
         return normalize(out)
 
 
-    @staticmethod
-    def _pool(table: np.ndarray, encoded: list, out: np.ndarray) -> None:
-        """Mean of the token vectors of each text into ``out`` (a few hundred texts at a time,
-        so the gathered token vectors stay in the CPU cache)."""
-        lengths = np.fromiter((len(e.ids) for e in encoded), dtype=np.int64, count=len(encoded))
-        if not lengths.any():
+class PieceTable:
+    """Mean-pooled token vectors of texts, one cached word ("piece") at a time.
+
+    The bundled tokenizer has no pre-tokenizer: it runs BPE over each whole text, so its word
+    cache never hits (~20x slower than the pooling itself). Its normalizer turns spaces into
+    ``\u2581`` and no vocabulary entry holds a ``\u2581`` after another character, so no merge
+    crosses a word start: BPE of each ``\u2581``-led piece alone gives the same ids
+    (``tests/unit/test_embeddings.py`` checks it against the tokenizer). Each distinct piece is
+    tokenized once and kept as the sum of its token vectors and its token count, so a text is
+    the sum of a few rows divided by its token count — the same mean as pooling the tokens.
+    """
+
+    def __init__(self, bpe: Any, table: np.ndarray, capacity: int = PIECE_CAPACITY) -> None:
+        self.bpe = bpe
+        self.table = table
+        self.capacity = capacity
+        self.row_of: dict[str, int] = {}
+        self.sums = np.zeros((min(capacity, 4096), table.shape[1]), dtype=np.float32)
+        self.counts = np.zeros(len(self.sums), dtype=np.float32)
+
+    def _row(self, piece: str) -> int:
+        """The row of ``piece``'s token sum, made on first sight."""
+        row = self.row_of.get(piece)
+        if row is not None:  # a new piece seen twice in one text
+            return row
+        row = len(self.row_of)
+        if row >= len(self.sums):
+            grown = min(self.capacity, 2 * len(self.sums))
+            self.sums = np.resize(self.sums, (grown, self.sums.shape[1]))
+            self.counts = np.resize(self.counts, grown)
+        ids = np.fromiter((t.id for t in self.bpe.tokenize(piece)), dtype=np.int64)
+        np.clip(ids, 0, len(self.table) - 1, out=ids)
+        self.sums[row] = self.table[ids].sum(axis=0)
+        self.counts[row] = len(ids)
+        self.row_of[piece] = row
+        return row
+
+    def pool(self, texts: list[str], out: np.ndarray) -> None:
+        """Mean token vector of each text into ``out`` (texts longer than MAX_CHARS are cut there)."""
+        rows: list[int] = []
+        lengths: list[int] = []
+        for i, text in enumerate(texts):
+            text = text if isinstance(text, str) else str(text)
+            pieces = PIECES.findall("\u2581" + text[:MAX_CHARS].replace(" ", "\u2581")) if text else []
+            if len(self.row_of) + len(pieces) > self.capacity:  # a cache: start over, not grow for ever
+                self._sum(rows, lengths, out[:i])
+                rows, lengths = [], [0] * i
+                self.row_of.clear()
+            get = self.row_of.get
+            found = [get(p) for p in pieces]
+            if None in found:
+                found = [r if r is not None else self._row(p) for r, p in zip(found, pieces, strict=True)]
+            rows.extend(found)
+            lengths.append(len(found))
+        self._sum(rows, lengths, out)
+
+    def _sum(self, rows: list[int], lengths: list[int], out: np.ndarray) -> None:
+        """``out[i]`` = mean of the tokens of the ``lengths[i]`` pieces taken in turn from ``rows``
+        (a text with no pieces is left as it is)."""
+        if not rows:
             return
-        ids = np.fromiter((i for e in encoded for i in e.ids), dtype=np.int64, count=int(lengths.sum()))
-        np.clip(ids, 0, table.shape[0] - 1, out=ids)
-        present = lengths > 0
-        offsets = np.concatenate(([0], np.cumsum(lengths)[:-1]))[present]
-        sums = np.add.reduceat(table[ids], offsets, axis=0)
-        out[present] = sums / lengths[present, None]
+        index = np.fromiter(rows, dtype=np.int64, count=len(rows))
+        counts = np.fromiter(lengths, dtype=np.int64, count=len(lengths))
+        present = counts > 0
+        offsets = np.concatenate(([0], np.cumsum(counts)[:-1]))[present]
+        sums = np.add.reduceat(self.sums[index], offsets, axis=0)
+        tokens = np.add.reduceat(self.counts[index], offsets)
+        out[present] = sums / np.maximum(tokens, 1.0)[:, None]
 
 
 class HttpProvider:

@@ -59,7 +59,6 @@ def find_clusters(store: Store, *, min_age_days: float = 30, max_health: float =
                   threshold: float = TOPIC_THRESHOLD, provider: Provider | None = None,
                   cancel: object = None, now: datetime | None = None) -> tuple[list[Cluster], int]:
     """(clusters with their extractive summaries, how many memories were candidates)."""
-    import numpy as np
 
     from ..search.semantic import ensure_vectors
 
@@ -71,15 +70,13 @@ def find_clusters(store: Store, *, min_age_days: float = 30, max_health: float =
     if len(ids) < min_size:
         return [], len(ids)
     vectors = ensure_vectors(store.path, cancel=cancel, provider=provider)
-    rows = [(i, vectors.row_of.get(i)) for i in ids]
-    rows = [(i, r) for i, r in rows if r is not None]
-    matrix = vectors.matrix[[r for _, r in rows]] if rows else np.zeros((0, 1), dtype=np.float32)
-    groups = [members for members, _ in _components(similar_pairs(matrix, threshold), len(rows))
+    held, matrix = vectors.vectors_of(ids)
+    groups = [members for members, _ in _components(similar_pairs(matrix, threshold), len(held))
               if len(members) >= min_size]
-    records = store.get_many([rows[m][0] for members in groups for m in members])
+    records = store.get_many([held[m] for members in groups for m in members])
     clusters = []
     for members in groups:
-        memories = sorted((records[rows[m][0]] for m in members if rows[m][0] in records),
+        memories = sorted((records[held[m]] for m in members if held[m] in records),
                           key=lambda m: (-(m.importance or 0), m.id))
         centre = matrix[members].mean(axis=0)
         summary = extractive_summary(memories, centre, vectors.provider)

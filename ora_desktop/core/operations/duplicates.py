@@ -121,7 +121,8 @@ def _ranked(ids: Sequence[str], importance: dict[str, int]) -> tuple[str, ...]:
 
 
 def similar_pairs(matrix: np.ndarray, threshold: float) -> list[tuple[int, int, float]]:
-    """(i, j, cosine) with i < j for rows of unit ``matrix`` at or above ``threshold``."""
+    """(i, j, cosine) with i < j for rows of ``matrix`` (unit float rows, or the vector sidecar's
+    int8 codes, decoded a block at a time) at or above ``threshold``."""
     import numpy as np  # here, not at import: the CLI starts without it
 
     n = len(matrix)
@@ -131,11 +132,11 @@ def similar_pairs(matrix: np.ndarray, threshold: float) -> list[tuple[int, int, 
         return _unique_pairs(_pairs_within(matrix, np.arange(n), np.arange(n), threshold))
     cells = int(math.sqrt(2 * n))
     rng = np.random.default_rng(20240515)
-    centroids = matrix[np.sort(rng.choice(n, cells, replace=False))]
+    centroids = _unit(matrix[np.sort(rng.choice(n, cells, replace=False))])
     first = np.empty(n, dtype=np.int64)
     second = np.empty(n, dtype=np.int64)
     for start in range(0, n, 65536):
-        scores = matrix[start:start + 65536] @ centroids.T
+        scores = _unit(matrix[start:start + 65536]) @ centroids.T
         top = np.argpartition(-scores, 1, axis=1)[:, :2]
         best = np.take_along_axis(scores, top, axis=1)
         swap = best[:, 1] > best[:, 0]
@@ -162,10 +163,10 @@ def _pairs_within(matrix: np.ndarray, rows: np.ndarray, cols: np.ndarray, thresh
     import numpy as np
 
     found = [] if found is None else found
-    right = matrix[cols]
+    right = _unit(matrix[cols])
     for start in range(0, len(rows), BLOCK):
         left_rows = rows[start:start + BLOCK]
-        scores = matrix[left_rows] @ right.T
+        scores = _unit(matrix[left_rows]) @ right.T
         k = NEIGHBOURS + 1  # + itself
         if scores.shape[1] > k:  # each memory's nearest few only: memory stays O(n), not O(n^2)
             top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
@@ -179,6 +180,15 @@ def _pairs_within(matrix: np.ndarray, rows: np.ndarray, cols: np.ndarray, thresh
             i, j, s = i[keep], j[keep], scores[a[keep], b[keep]]
             found.append(np.column_stack((np.minimum(i, j), np.maximum(i, j), s)))
     return found
+
+
+def _unit(block: np.ndarray) -> np.ndarray:
+    """Rows as unit float32 vectors (int8 codes of the vector sidecar are decoded)."""
+    if block.dtype.kind == "f":
+        return block
+    from ..search.vectors import unit
+
+    return unit(block)
 
 
 def _unique_pairs(found: list[np.ndarray]) -> list[tuple[int, int, float]]:

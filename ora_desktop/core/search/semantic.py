@@ -2,9 +2,9 @@
 ranking), with the query language's filters in both.
 
 * **semantic** — cosine similarity of the query's words (filters removed) with every memory's
-  vector, a brute-force product over the in-memory float32 matrix. The best ``pool`` rows are
-  checked against the filters in SQL; when too few pass, the pool grows (x8) until enough do
-  or every vector was considered.
+  vector, an exact scan of the in-memory int8 matrix (:meth:`.vectors.VectorIndex.nearest`).
+  The best rows (2x, then 16x the number wanted) are checked against the filters in SQL; when
+  too few pass, the vectors of every memory that passes the filters are scanned instead.
 * **hybrid** — weighted reciprocal rank fusion, the seed's ``hybrid_alpha`` applied to ranks
   (BM25 and cosine are not comparable scales)::
 
@@ -42,8 +42,6 @@ from .results import Hit, SearchResult
 from .sidecar import fts5_available
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from ..embeddings import Provider
     from .vectors import VectorIndex
 
@@ -166,41 +164,39 @@ def fuse(lexical: list[Hit], semantic: list[tuple[str, float]], parsed: ParsedQu
 
 def _semantic_ids(path: Path, vectors: VectorIndex, parsed: ParsedQuery, text: str,
                   wanted: int) -> list[tuple[str, float]]:
-    """(id, cosine) of the memories nearest ``text`` that pass the query's filters, best first."""
-    matrix, mids = vectors.snapshot()
+    """(id, cosine) of the memories nearest ``text`` that pass the query's filters, best first.
+
+    First the best rows of the exact ranking (:meth:`VectorIndex.nearest`) are checked against
+    the filters, twice the number wanted, then 16 times; when still too few pass, every memory
+    that passes them is listed (one SQL query) and only their vectors are scanned — three
+    steps at most, however rare the filter.
+    """
+    _, mids = vectors.snapshot()
     if not len(mids):
         return []
     query = vectors.provider.embed([text])[0]
-    scores = matrix @ query
     index = get_index(path)
-    pool = max(wanted, POOL_MIN)
-    order = _top(scores, pool)
-    while True:
-        candidates = [(mids[i], float(scores[i])) for i in order[:pool]
-                      if mids[i] is not None and scores[i] >= MIN_SIMILARITY]
+    for pool in (2 * max(wanted, POOL_MIN), 16 * max(wanted, POOL_MIN)):
+        rows, scores = vectors.nearest(query, pool)
+        candidates = _similar(mids, rows, scores)
         passing = _passing(index, parsed, [mid for mid, _ in candidates])
         found = [(mid, cos) for mid, cos in candidates if mid in passing]
-        if len(found) >= wanted or pool >= len(mids) or len(candidates) < min(pool, len(order)):
+        if len(found) >= wanted or len(rows) >= len(mids) or (len(scores) and scores[-1] < MIN_SIMILARITY):
             return found[:wanted]
-        pool *= 8
-        if pool > len(order):
-            order = _top(scores, min(pool, len(mids)))
+    rows, scores = vectors.nearest(query, wanted, among=_passing(index, parsed, None))
+    return _similar(mids, rows, scores)[:wanted]
 
 
-def _top(scores: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the ``k`` highest scores, highest first."""
-    import numpy as np
-
-    k = min(k, len(scores))
-    if k <= 0:
-        return np.zeros(0, dtype=np.int64)
-    part = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
-    return part[np.argsort(-scores[part], kind="stable")]
+def _similar(mids: list[str | None], rows: Any, scores: Any) -> list[tuple[str, float]]:
+    """(id, cosine) of the rows at or above MIN_SIMILARITY, in order."""
+    return [(mids[i], float(c)) for i, c in zip(rows.tolist(), scores.tolist(), strict=True)
+            if c >= MIN_SIMILARITY and i < len(mids) and mids[i] is not None]
 
 
-def _passing(index: Any, parsed: ParsedQuery, ids: list[str]) -> set[str]:
-    """Those of ``ids`` that pass the query's field filters (superseded hidden unless asked)."""
-    if not ids:
+def _passing(index: Any, parsed: ParsedQuery, ids: list[str] | None) -> set[str]:
+    """Those of ``ids`` (None: of every memory) that pass the query's field filters (superseded
+    hidden unless asked)."""
+    if ids is not None and not ids:
         return set()
     with index.lock:
         conn = index.connection()
@@ -209,8 +205,11 @@ def _passing(index: Any, parsed: ParsedQuery, ids: list[str]) -> set[str]:
             where += (" AND NOT EXISTS (SELECT 1 FROM docs hidden JOIN fts ON fts.rowid = hidden.fid "
                       "WHERE hidden.mid = id AND fts MATCH ?)")
             params = [*params, " OR ".join(t.fts() for t in parsed.excluded)]
-        rows = conn.execute(f"SELECT id FROM src.memories WHERE id IN (SELECT value FROM json_each(?)) AND {where}",
-                            [json.dumps(ids), *params]).fetchall()
+        if ids is None:
+            rows = conn.execute(f"SELECT id FROM src.memories WHERE {where}", params).fetchall()
+        else:
+            rows = conn.execute(f"SELECT id FROM src.memories WHERE id IN (SELECT value FROM json_each(?)) "
+                                f"AND {where}", [json.dumps(ids), *params]).fetchall()
     return {r[0] for r in rows}
 
 

@@ -32,6 +32,7 @@ from ..context import AppContext
 from ..memories.model import MemoryTableModel, default_loader
 from .backend import FacetCounts, search_everywhere
 from .filters import FilterState
+from .vectors_progress import needs_vectors
 
 log = logging.getLogger("ora_desktop.gui")
 DEBOUNCE_MS = 200
@@ -57,6 +58,7 @@ class SearchController(QObject):
     everywhere_ready = Signal(object, str)  # list[EverywhereHit], note
     searching = Signal(object)  # True while a search or listing runs
     answered = Signal(object)  # the SearchAnswer applied to the table
+    vectors_needed = Signal(object)  # Store: search by meaning must embed it first (VectorsProgress)
 
     def __init__(self, ctx: AppContext, model: MemoryTableModel, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -157,6 +159,9 @@ class SearchController(QObject):
         if self.model.query.order_by != RANK and not self._was_searching():
             self._sort_before_search = (self.model.query.order_by, self.model.query.descending)
             request = request.with_(sort=RANK, descending=True)
+        if self.mode != "lexical" and store is not None and needs_vectors(store):
+            self.vectors_needed.emit(store)  # built with progress and Cancel, then apply() again
+            return
         if store is None:
             self.note.emit("")
             return

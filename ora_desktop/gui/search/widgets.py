@@ -26,6 +26,7 @@ from ..theme import styled
 from .backend import EverywhereHit, FacetCounts
 from .controller import SearchController
 from .filters import QUICK_FILTERS
+from .vectors_progress import VectorsProgress
 
 PLACEHOLDER = "Search memories  (Ctrl+F)   e.g.  deploy  type:fact  importance:>=7  -draft  \"exact phrase\""
 GROUP_TITLES = {"type": "Type", "sync": "Sync status", "importance": "Importance", "health": "Health",
@@ -83,6 +84,14 @@ class SearchBar(QWidget):
         chips.addWidget(self.note, 1)
         layout.addLayout(chips)
         controller.note.connect(self.note.setText)
+        self.vectors = VectorsProgress(controller.ctx)  # the first search by meaning of a big file
+        layout.addWidget(self.vectors)
+        controller.vectors_needed.connect(self.vectors.build)
+        self.vectors.finished.connect(self._vectors_built)
+
+    def _vectors_built(self, ok: bool) -> None:
+        if ok:
+            self.controller.apply()
 
     def focus_search(self) -> None:
         self.field.setFocus(Qt.FocusReason.ShortcutFocusReason)

@@ -1,0 +1,110 @@
+"""``VectorsProgress``: the first search by meaning of a file shows its vectors being built.
+
+A file with no vectors yet is embedded before it can be searched by meaning (about a minute
+and a half per million memories). Instead of a table that seems frozen, the search bar shows
+this strip: a progress bar counting memories embedded, and Cancel. The build runs on a worker
+thread (``ctx.run``); progress hops to the GUI thread through ``ctx.from_thread``. When it
+ends the search runs; a cancelled build keeps what it embedded (the next one carries on).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
+
+from ...core import OraError, Store
+from ...core.search.semantic import ensure_vectors, has_vectors
+from ..context import AppContext
+
+log = logging.getLogger("ora_desktop.gui")
+
+
+def needs_vectors(store: Store) -> bool:
+    """True when a search by meaning of ``store`` would first have to embed the whole file."""
+    try:
+        return not has_vectors(store.path)
+    except OraError:
+        return False  # the search itself will say what is wrong
+
+
+class VectorsProgress(QWidget):
+    """Progress bar and Cancel for building one file's vectors (hidden when idle)."""
+
+    #: True when the vectors were built, False when cancelled or failed.
+    finished = Signal(bool)
+
+    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("VectorsProgress")
+        self.ctx = ctx
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.label = QLabel()
+        layout.addWidget(self.label)
+        self.bar = QProgressBar()
+        self.bar.setTextVisible(True)
+        layout.addWidget(self.bar, 1)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop embedding (what is done is kept; searching by meaning again carries on)")
+        self.cancel_button.clicked.connect(self.cancel)
+        layout.addWidget(self.cancel_button)
+        self._stop: threading.Event | None = None
+        self._task: asyncio.Future | None = None
+        self.building: Store | None = None
+        self.hide()
+
+    def build(self, store: Store) -> None:
+        """Embed ``store``'s memories in the background (ignored while a build runs)."""
+        if self.building is not None:
+            return
+        self.building = store
+        self._stop = threading.Event()
+        self.label.setText(f"Preparing search by meaning for {store.path.name}:")
+        self.bar.setRange(0, 0)  # busy until the total is known
+        self.cancel_button.setEnabled(True)
+        self.bar.show()
+        self.cancel_button.show()
+        self.show()
+        self._task = asyncio.ensure_future(self._run(store, self._stop), loop=self.ctx.loop)
+
+    def cancel(self) -> None:
+        if self._stop is not None:
+            self._stop.set()
+            self.cancel_button.setEnabled(False)
+            self.label.setText("Cancelling…")
+
+    def _report(self, done: int, total: int) -> None:  # worker thread
+        self.ctx.from_thread(self._on_progress, done, total)
+
+    def _on_progress(self, done: int, total: int) -> None:
+        if self.building is None:
+            return
+        self.bar.setRange(0, max(total, 1))
+        self.bar.setValue(min(done, total))
+        self.bar.setFormat(f"{done:,} of {total:,} memories embedded")
+
+    async def _run(self, store: Store, stop: threading.Event) -> None:
+        ok = False
+        message = ""
+        try:
+            await self.ctx.run(ensure_vectors, store.path, self._report, stop)
+            ok = True
+        except OraError as exc:
+            message = str(exc)
+        except Exception as exc:  # the window must not crash on a worker's error
+            log.exception("building vectors")
+            message = f"building the vectors failed: {exc}"
+        self.building = None
+        self._stop = None
+        if ok:
+            self.hide()
+        else:  # the strip stays, saying why, until the next build
+            self.bar.hide()
+            self.cancel_button.hide()
+            self.label.setText("Search by meaning stopped: " + ("cancelled; searching by meaning again carries on"
+                                                                  if stop.is_set() else message))
+        self.finished.emit(ok)
