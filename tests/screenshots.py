@@ -34,6 +34,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from ora_desktop.core.rawsql import all_rows
+
 WIDTH, HEIGHT = 1480, 920
 
 
@@ -291,7 +293,7 @@ async def graph(s: Session, view) -> None:
     """The neighbourhood of the most linked memory, two hops out."""
     s.select(s.ora)
     store = s.ctx.store_for(s.ora.path)
-    rows = await s.ctx.run(store.fetch_all, "SELECT id FROM memories WHERE related_to LIKE '[\"%' "
+    rows = await s.ctx.run(all_rows, store, "SELECT id FROM memories WHERE related_to LIKE '[\"%' "
                                             "ORDER BY superseded_by IS NOT NULL DESC, length(related_to) DESC LIMIT 1")
     if not rows:
         s.shooter.skip("11-graph", "the demo has no linked memory")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from . import timestamps
 from .health_buckets import HEALTH_BUCKETS, UNKNOWN, bucket_sql
 from .listing import ListQuery, where_clause
+from .rawsql import all_rows
 from .records import Facets
 from .timefilter import AGE_BUCKETS, TIME_FIELDS
 
@@ -38,14 +39,14 @@ def count_facets(store: Store, query: ListQuery) -> Facets:
         sql = (f"SELECT {col['type']}, {col['sync_status']}, {col['importance']}, {bucket}, count(*) "
                f"FROM memories WHERE {where} GROUP BY +{col['type']}, +{col['sync_status']}, "
                f"+{col['importance']}, 4")
-        for *keys, n in store.fetch_all(sql, params):
+        for *keys, n in all_rows(store, sql, params):
             for counter, key in zip(counters, keys, strict=True):
                 counter[key] += sign * n
 
     if query.with_(superseded="hide") == _PLAIN and query.superseded in ("hide", "show"):
         for counter, expr in zip(counters, (col["type"], col["sync_status"], col["importance"], bucket),
                                  strict=True):
-            for key, n in store.fetch_all(f"SELECT {expr}, count(*) FROM memories GROUP BY 1"):
+            for key, n in all_rows(store, f"SELECT {expr}, count(*) FROM memories GROUP BY 1"):
                 counter[key] += n
         if query.superseded == "hide":
             where, params = where_clause(_PLAIN.with_(superseded="only"), columns)
@@ -74,7 +75,7 @@ def age_facet(store: Store, query: ListQuery, field: str = "created", now: datet
         return {}
     where, params = where_clause(query.with_(limit=None, after=None), store.columns)
     cases = " ".join(f"WHEN age < {high} THEN {i}" for i, (_, _, high) in enumerate(AGE_BUCKETS) if high)
-    rows = store.fetch_all(
+    rows = all_rows(store,
         f"SELECT CASE {cases} ELSE {len(AGE_BUCKETS) - 1} END, count(*) FROM (SELECT julianday(?) - "
         f"julianday({column}) AS age FROM memories WHERE {where}) WHERE age IS NOT NULL GROUP BY 1",
         [timestamps.to_sql(now or timestamps.now()), *params])

@@ -67,7 +67,7 @@ class GraphMixin:
         # Walk backwards from the head over every supersession edge, read in one scan (there is
         # no index on superseded_by, so one query per level would scan the table per level).
         older_of: dict[str, list[str]] = {}
-        for old, new in self.fetch_all(
+        for old, new in self._fetch_all(
             "SELECT id, superseded_by FROM memories WHERE superseded_by IS NOT NULL AND superseded_by != ''"
         ):
             older_of.setdefault(str(new), []).append(str(old))

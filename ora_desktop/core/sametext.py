@@ -10,6 +10,8 @@ import re
 import sqlite3
 from typing import TYPE_CHECKING
 
+from .rawsql import all_rows
+
 if TYPE_CHECKING:
     from .store import Store
 
@@ -34,7 +36,7 @@ def identical_live(store: Store, content: str) -> str | None:
     live = "superseded_by IS NULL AND " if "superseded_by" in store.columns else ""
     target = normalized(content)
     try:
-        rows = store.fetch_all(f"SELECT id, content FROM memories WHERE {live}content LIKE ? ESCAPE '\\' "
+        rows = all_rows(store, f"SELECT id, content FROM memories WHERE {live}content LIKE ? ESCAPE '\\' "
                                "ORDER BY rowid", (pattern,))
     except sqlite3.Error:
         return None

@@ -169,14 +169,14 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
                 self.models = bind(self.db)
 
     # ----------------------------------------------------------------- low level
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+    def _execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
         """Run one SQL statement on this thread's connection, errors translated."""
         if self.immutable:
             self._follow_file()
         with translated(self.path):
             return self.db.execute_sql(sql, params)
 
-    def fetch_all(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+    def _fetch_all(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         """Every row of one SQL statement, errors (also those met while stepping) translated."""
         return self._read(sql, params, list)
 
@@ -199,7 +199,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
 
     def _read_once(self, sql: str, params: Sequence[Any], build: Callable[[sqlite3.Cursor], Any]) -> Any:
         for attempt in range(3):
-            cursor = self.execute(sql, params)
+            cursor = self._execute(sql, params)
             try:
                 with translated(self.path):
                     result = build(cursor)
@@ -251,7 +251,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
 
     def has_table(self, name: str) -> bool:
         """Whether the file holds a table of that name."""
-        row = self.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,))
+        row = self._execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,))
         return row.fetchone() is not None
 
     def _rows(self, where: str = "1", params: Sequence[Any] = (), tail: str = "") -> list[Memory]:
@@ -335,7 +335,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
             raw = memory.version if order_by == "updated_at" else getattr(memory, order_by, None)
             if order_by in TIME_COLUMNS and raw is not None:
                 raw = timestamps.to_sql(raw) if not isinstance(raw, str) else raw
-                raw = self.execute("SELECT julianday(?)", (raw,)).fetchone()[0]
+                raw = self._execute("SELECT julianday(?)", (raw,)).fetchone()[0]
             value = (None if isinstance(raw, tuple) else raw,)
         return Cursor(value[0], memory.rowid or 0)
 
@@ -430,7 +430,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         """Rows of ``task_context`` (empty when the table is absent)."""
         if not self.report.has_task_context:
             return []
-        rows = self.fetch_all(
+        rows = self._fetch_all(
             "SELECT id, task_description, input_data, output_data, status, created_at, "
             "completed_at FROM task_context ORDER BY julianday(created_at) DESC"
         )

@@ -38,15 +38,15 @@ class TrashMixin:
             self.ensure_engine_tables()  # in the same transaction: a failed delete creates nothing
             removed = tuple(self._rows(where, params)) if return_records else ()
             ids = frozenset(m.id for m in removed) if return_records else frozenset(
-                r[0] for r in self.fetch_all(f"SELECT id FROM memories WHERE {where}", params))
-            self.execute(
+                r[0] for r in self._fetch_all(f"SELECT id FROM memories WHERE {where}", params))
+            self._execute(
                 "INSERT INTO ora_desktop_trash (memory_id, deleted_at, reason, batch, row_json) "
                 f"SELECT id, ?, ?, ?, json_object({pairs}) FROM memories WHERE {where}",
                 [stamp, reason, batch, *params],
             )
             # Links kept whole: the other memories' links to these go too, recorded in the batch.
             relinked = unlink_removed(self, ids, batch, previous) if ids else frozenset()
-            count = self.execute(f"DELETE FROM memories WHERE {where}", params).rowcount
+            count = self._execute(f"DELETE FROM memories WHERE {where}", params).rowcount
         change = self._emit(Change(changed=relinked - ids, removed=ids, source=reason, kind=ChangeKind.DELETED))
         return Removed(removed, batch, count, change)
 
@@ -56,7 +56,7 @@ class TrashMixin:
             return []
         where, params = ("batch = ?", [batch]) if batch else ("1", [])
         tail = f" LIMIT {int(limit)}" if limit else ""
-        rows = self.fetch_all(
+        rows = self._fetch_all(
             f"SELECT id, memory_id, deleted_at, reason, batch, row_json FROM ora_desktop_trash "
             f"WHERE {where} ORDER BY id DESC{tail}", params,
         )
@@ -71,7 +71,7 @@ class TrashMixin:
         """memory id -> trash id of the rows a delete's ``batch`` put in the trash (still there)."""
         if not self.has_table("ora_desktop_trash"):
             return {}
-        return {r[0]: r[1] for r in self.execute("SELECT memory_id, id FROM ora_desktop_trash WHERE batch = ?",
+        return {r[0]: r[1] for r in self._execute("SELECT memory_id, id FROM ora_desktop_trash WHERE batch = ?",
                                                  [batch])}
 
     def trash_ids_present(self: Store, trash_ids: Iterable[int]) -> frozenset[int]:
@@ -79,7 +79,7 @@ class TrashMixin:
         wanted = [int(t) for t in trash_ids]
         if not wanted or not self.has_table("ora_desktop_trash"):
             return frozenset()
-        rows = self.execute("SELECT id FROM ora_desktop_trash WHERE id IN (SELECT value FROM json_each(?))",
+        rows = self._execute("SELECT id FROM ora_desktop_trash WHERE id IN (SELECT value FROM json_each(?))",
                             [json.dumps(wanted)])
         return frozenset(r[0] for r in rows)
 
@@ -88,7 +88,7 @@ class TrashMixin:
         wanted = list(dict.fromkeys(memory_ids))
         if not wanted or not self.has_table("ora_desktop_trash"):
             return {}
-        rows = self.execute("SELECT memory_id, max(id) FROM ora_desktop_trash WHERE memory_id IN "
+        rows = self._execute("SELECT memory_id, max(id) FROM ora_desktop_trash WHERE memory_id IN "
                             "(SELECT value FROM json_each(?)) GROUP BY memory_id", [json.dumps(wanted)])
         return {r[0]: r[1] for r in rows}
 
@@ -111,25 +111,25 @@ class TrashMixin:
         with self.write():
             # Of several trashed copies of one id, the latest deleted comes back; the rest, and
             # any whose id exists again, stay in the trash and are reported as skipped.
-            chosen = {tid: mid for tid, mid in self.execute(
+            chosen = {tid: mid for tid, mid in self._execute(
                 f"SELECT max(id), memory_id FROM ora_desktop_trash WHERE id IN {wanted} "
                 "AND memory_id NOT IN (SELECT id FROM memories) GROUP BY memory_id",
                 [json.dumps(trash_ids)],
             )}
-            present = {tid: mid for tid, mid in self.execute(
+            present = {tid: mid for tid, mid in self._execute(
                 f"SELECT id, memory_id FROM ora_desktop_trash WHERE id IN {wanted}", [json.dumps(trash_ids)]
             )}
             skipped = tuple(dict.fromkeys(mid for tid, mid in present.items() if tid not in chosen))
             relinked: frozenset[str] = frozenset()
             if chosen:
-                batches = [b for (b,) in self.execute(
+                batches = [b for (b,) in self._execute(
                     f"SELECT DISTINCT batch FROM ora_desktop_trash WHERE id IN {wanted}", [json.dumps(list(chosen))])]
                 chosen_json = json.dumps(list(chosen))
-                self.execute(
+                self._execute(
                     f"INSERT INTO memories ({cols}) SELECT {extracts} FROM ora_desktop_trash "
                     f"WHERE id IN {wanted}", [chosen_json],
                 )
-                self.execute(f"DELETE FROM ora_desktop_trash WHERE id IN {wanted}", [chosen_json])
+                self._execute(f"DELETE FROM ora_desktop_trash WHERE id IN {wanted}", [chosen_json])
                 relinked = restore_links(self, batches, chosen.values())
                 forget_batches(self)
         restored = tuple(chosen.values())
@@ -144,7 +144,7 @@ class TrashMixin:
         if not self.has_table("ora_desktop_trash"):
             return 0
         with self.write():
-            count = self.execute(
+            count = self._execute(
                 "DELETE FROM ora_desktop_trash WHERE julianday(deleted_at) < julianday('now') - ?",
                 (float(older_than_days),),
             ).rowcount

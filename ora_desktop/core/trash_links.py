@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from . import timestamps
+from .rawsql import run_sql
 
 if TYPE_CHECKING:
     from .store import Store
@@ -84,7 +85,7 @@ def _linking(store: Store, removed: frozenset[str]) -> list[tuple[Any, ...]]:
     related = "m.related_to" if has_related else "NULL"
     superseded = "m.superseded_by" if has_superseded else "NULL"
     sync = ", ".join(f"m.{c}" if c in store.columns else "NULL" for c in _SYNC)
-    return store.execute(
+    return run_sql(store,
         f"SELECT m.id, {related}, {superseded}, {sync} FROM memories m "
         f"WHERE m.id NOT IN {IDS_JSON} AND ({' OR '.join(clauses)})", [gone, *params],
     ).fetchall()
@@ -136,7 +137,7 @@ def _successors(store: Store, removed: frozenset[str]) -> dict[str, str | None]:
     nxt: dict[str, str | None] = {}
     frontier = set(removed)
     while frontier and len(nxt) < MAX_CHAIN:
-        found = store.execute(f"SELECT id, superseded_by FROM memories WHERE id IN {IDS_JSON}",
+        found = run_sql(store, f"SELECT id, superseded_by FROM memories WHERE id IN {IDS_JSON}",
                               [json.dumps(sorted(frontier))]).fetchall()
         frontier = set()
         for memory_id, newer in found:
@@ -157,7 +158,7 @@ def _successors(store: Store, removed: frozenset[str]) -> dict[str, str | None]:
 def _exists(store: Store, memory_id: str | None) -> bool:
     if not memory_id:
         return False
-    return store.execute("SELECT 1 FROM memories WHERE id = ?", (memory_id,)).fetchone() is not None
+    return run_sql(store, "SELECT 1 FROM memories WHERE id = ?", (memory_id,)).fetchone() is not None
 
 
 def restore_links(store: Store, batches: Iterable[str], restored: Iterable[str]) -> frozenset[str]:
@@ -171,7 +172,7 @@ def restore_links(store: Store, batches: Iterable[str], restored: Iterable[str])
     if not batches or not store.has_table("ora_desktop_trash_links"):
         return frozenset()
     restored = set(restored)
-    rows = store.execute(
+    rows = run_sql(store,
         "SELECT id, memory_id, related_before, related_after, superseded_before, superseded_after "
         f"FROM ora_desktop_trash_links WHERE batch IN {IDS_JSON} ORDER BY id DESC", [json.dumps(batches)],
     ).fetchall()
@@ -180,7 +181,7 @@ def restore_links(store: Store, batches: Iterable[str], restored: Iterable[str])
     superseded = "superseded_by" if has_superseded else "NULL"
     changed: set[str] = set()
     for link_id, memory_id, rel_before, rel_after, sup_before, sup_after in rows:
-        current = store.execute(f"SELECT {related}, {superseded} FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        current = run_sql(store, f"SELECT {related}, {superseded} FROM memories WHERE id = ?", (memory_id,)).fetchone()
         if current is None:
             continue  # the memory itself is gone (or still in the trash)
         cur_related, cur_superseded = current
@@ -191,7 +192,7 @@ def restore_links(store: Store, batches: Iterable[str], restored: Iterable[str])
         if (new_related, new_superseded) == (cur_related, cur_superseded):
             continue
         _write(store, [(memory_id, new_related, new_superseded)])
-        store.execute("UPDATE ora_desktop_trash_links SET related_after = ?, superseded_after = ? WHERE id = ?",
+        run_sql(store, "UPDATE ora_desktop_trash_links SET related_after = ?, superseded_after = ? WHERE id = ?",
                       (new_related, new_superseded, link_id))
         changed.add(memory_id)
     return frozenset(changed)
@@ -221,4 +222,4 @@ def _merged(store: Store, before: str | None, after: str | None, current: str | 
 def forget_batches(store: Store) -> None:
     """Drop link records whose trash batch no longer holds any memory (inside a write)."""
     if store.has_table("ora_desktop_trash_links"):
-        store.execute("DELETE FROM ora_desktop_trash_links WHERE batch NOT IN (SELECT batch FROM ora_desktop_trash)")
+        run_sql(store, "DELETE FROM ora_desktop_trash_links WHERE batch NOT IN (SELECT batch FROM ora_desktop_trash)")

@@ -58,7 +58,7 @@ class WritesMixin:
                     return self.get(existing)
                 raise Duplicate(existing, f"{self.path}: memory {existing} already holds this text; nothing added")
         with self.write():
-            self.execute(self._insert_sql(), values)
+            self._execute(self._insert_sql(), values)
         memory_id = values[self._insert_columns().index("id")]
         memory = self.get(memory_id)
         self._emit(Change(added=frozenset({memory_id}), source="add"))
@@ -134,7 +134,7 @@ class WritesMixin:
             raise InvalidValue("related_to", f"memory {memory_id!r} cannot be related to itself")
         self._require_writable()
         with self.write():
-            current = self.execute("SELECT updated_at FROM memories WHERE id = ?", (memory_id,)).fetchone()
+            current = self._execute("SELECT updated_at FROM memories WHERE id = ?", (memory_id,)).fetchone()
             if current is None:
                 raise NotFound(f"{self.path}: no memory with id {memory_id!r}")
             if expected_version is not None and current[0] != expected_version:
@@ -165,7 +165,7 @@ class WritesMixin:
 
     def _existing(self: Store, ids: Sequence[str]) -> frozenset[str]:
         """Which of ``ids`` are in the file (one statement)."""
-        found = self.fetch_all(f"SELECT id FROM memories WHERE id IN {IDS_JSON}", [json.dumps(list(ids))])
+        found = self._fetch_all(f"SELECT id FROM memories WHERE id IN {IDS_JSON}", [json.dumps(list(ids))])
         return frozenset(r[0] for r in found)
 
     def _update_where(self: Store, where: str, params: Sequence[Any], values: Mapping[str, Any]) -> int:
@@ -178,7 +178,7 @@ class WritesMixin:
             args.append(timestamps.now_sql())
         if "sync_status" not in values and "sync_status" in self.columns:
             sets.append("sync_status = CASE WHEN sync_status = 'local_only' THEN 'local_only' ELSE 'pending' END")
-        cursor = self.execute(f"UPDATE memories SET {', '.join(sets)} WHERE {where}", [*args, *params])
+        cursor = self._execute(f"UPDATE memories SET {', '.join(sets)} WHERE {where}", [*args, *params])
         return cursor.rowcount
 
     def touch(self: Store, memory_id: str) -> Memory:
@@ -189,11 +189,11 @@ class WritesMixin:
                   "health_score = MIN(1.0, coalesce(health_score, 0) + 0.1) WHERE id = ?")
         with self.write():
             if _RETURNING:  # the updated row comes back with the UPDATE: no second read
-                rows = self.execute(f"{update} RETURNING rowid, {self._select}", (memory_id,)).fetchall()
+                rows = self._execute(f"{update} RETURNING rowid, {self._select}", (memory_id,)).fetchall()
                 if not rows:
                     raise NotFound(f"{self.path}: no memory with id {memory_id!r}")
                 memory = row_to_memory(rows[0])
-            elif self.execute(update, (memory_id,)).rowcount == 0:
+            elif self._execute(update, (memory_id,)).rowcount == 0:
                 raise NotFound(f"{self.path}: no memory with id {memory_id!r}")
         self._emit(Change(changed=frozenset({memory_id}), source="touch", kind=ChangeKind.TOUCHED))
         return memory if _RETURNING else self.get(memory_id)
@@ -206,7 +206,7 @@ class WritesMixin:
             return Change()
         with self.write():
             changed = self._existing(ids)
-            self.execute(
+            self._execute(
                 "UPDATE memories SET access_count = coalesce(access_count, 0) + 1, "
                 "last_accessed_at = datetime('now'), "
                 f"health_score = MIN(1.0, coalesce(health_score, 0) + 0.1) WHERE id IN {IDS_JSON}",

@@ -25,6 +25,7 @@ import numpy as np
 from ora_desktop.core import open_store
 from ora_desktop.core.embeddings import default_provider
 from ora_desktop.core.operations.duplicates import find_duplicates
+from ora_desktop.core.rawsql import all_rows
 from ora_desktop.core.search import ensure_index, search
 from ora_desktop.core.search.semantic import ensure_vectors, search_by_meaning
 from ora_desktop.core.search.vectors import drop_vectors, get_vectors, unit
@@ -83,7 +84,7 @@ def run(memories: int) -> None:
 
     raw_model = WordLlama.load(cache_dir=Path(wordllama.__file__).parent, disable_download=True)
     with open_store(path, readonly=True) as store:
-        texts = [r[0] for r in store.fetch_all(f"SELECT content FROM memories LIMIT {RAW_SAMPLE}")]
+        texts = [r[0] for r in all_rows(store, f"SELECT content FROM memories LIMIT {RAW_SAMPLE}")]
     started = time.perf_counter()
     raw_model.embed(texts, batch_size=512)
     raw_rate = len(texts) / (time.perf_counter() - started)

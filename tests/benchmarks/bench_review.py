@@ -18,6 +18,7 @@ from pathlib import Path
 from ora_desktop.core import open_store
 from ora_desktop.core.operations import neighbourhood as nb
 from ora_desktop.core.operations import review as rv
+from ora_desktop.core.rawsql import all_rows, run_sql
 
 from .common import Row, bench_file, fresh_copy, p50, report, timed
 
@@ -79,15 +80,15 @@ def run(memories: int) -> None:
         raw_first = timed(lambda: raw_review(path, None), repeat=3)
         rows.append(Row("review, never reviewed (all new)", p50(first), p50(raw_first)))
         rv.mark_all_reviewed(store, "bench")
-        store.execute("SELECT 1")
-        since = store.fetch_all(f"SELECT reviewed_at FROM {rv.TABLE} WHERE memory_id = ''")[0][0]
+        run_sql(store, "SELECT 1")
+        since = all_rows(store, f"SELECT reviewed_at FROM {rv.TABLE} WHERE memory_id = ''")[0][0]
         with store.write():  # an agent changed 100 memories since
-            store.execute("UPDATE memories SET content = content || ' (edited)', updated_at = datetime('now', "
+            run_sql(store, "UPDATE memories SET content = content || ' (edited)', updated_at = datetime('now', "
                           "'+1 minute') WHERE rowid IN (SELECT rowid FROM memories ORDER BY rowid LIMIT 100)")
         later = timed(lambda: rv.review(store, "bench"), repeat=3)
         raw_later = timed(lambda: raw_review(path, since), repeat=3)
         rows.append(Row("review after mark-all (100 changed)", p50(later), p50(raw_later)))
-        ids = [r[0] for r in store.fetch_all("SELECT id FROM memories ORDER BY rowid DESC LIMIT 100")]
+        ids = [r[0] for r in all_rows(store, "SELECT id FROM memories ORDER BY rowid DESC LIMIT 100")]
         mark = timed(lambda: rv.mark_reviewed(store, ids, "bench"), repeat=5)
 
         def raw_mark() -> None:
@@ -98,7 +99,7 @@ def run(memories: int) -> None:
             conn.execute("COMMIT")
             conn.close()
         rows.append(Row("mark 100 reviewed", p50(mark), p50(timed(raw_mark, repeat=5))))
-        origin = store.fetch_all("SELECT id FROM memories WHERE related_to LIKE '[\"%' "
+        origin = all_rows(store, "SELECT id FROM memories WHERE related_to LIKE '[\"%' "
                                  "ORDER BY length(related_to) DESC LIMIT 1")[0][0]
         walk = timed(lambda: nb.neighbourhood(store, origin, 2), repeat=5)
         rows.append(Row("neighbourhood, 2 hops (graph view)", p50(walk), p50(timed(lambda: raw_walk(path, origin),

@@ -24,6 +24,7 @@ from pathlib import Path
 import psycopg
 
 from ora_desktop.core import OraHome, open_store
+from ora_desktop.core.rawsql import all_rows
 from ora_desktop.core.sync import sync_file
 from ora_desktop.core.sync.server import COLUMNS, DDL
 from tests.pg_server import running_server
@@ -105,7 +106,7 @@ def _timed(fn) -> float:
 
 def _change_here(path: Path, round_: int) -> None:
     with open_store(path) as store:
-        ids = [r[0] for r in store.fetch_all(
+        ids = [r[0] for r in all_rows(store,
             "SELECT id FROM memories WHERE sync_status = 'synced' ORDER BY rowid LIMIT ? OFFSET ?",
             (CHANGED, 1000 * round_))]
         store.update_many(ids, importance=7 + round_ % 3)

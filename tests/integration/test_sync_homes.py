@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import ora_desktop
+from ora_desktop.core.rawsql import run_sql
 from ora_desktop.core.sync import CONFLICT, REMOTE_DELETE, SyncError, conflicts, queue_tombstones, sync_file
 from ora_desktop.core.sync.server import DDL, Server
 from tests.integration.sync_support import Machine, server_rows
@@ -123,7 +124,7 @@ def test_a_purged_memory_leaves_only_its_id_on_the_server(pg_url: str, homes) ->
         memory = store.add("Customer card number 4111 1111 1111 1111")
     _converge(pg_url, a, b)
     with a.store() as store, store.write():  # what a purge does: row gone, no trash copy, a queued tombstone
-        store.execute("DELETE FROM memories WHERE id = ?", (memory.id,))
+        run_sql(store, "DELETE FROM memories WHERE id = ?", (memory.id,))
         queue_tombstones(store, [memory.id])
     a.sync(pg_url)
     row = server_rows(pg_url)[memory.id]

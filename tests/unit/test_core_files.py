@@ -23,6 +23,7 @@ from ora_desktop import (
     open_store,
 )
 from ora_desktop.core.fileheader import read_header
+from ora_desktop.core.rawsql import run_sql
 from ora_desktop.core.schema import INIT_SQL
 from tests.conftest import raw_seed_db
 from tests.unit.core_support import copy_mid_write, legacy_memories
@@ -353,7 +354,7 @@ def test_browsing_a_writable_store_changes_nothing_on_disk(seed_db):
 def test_reads_follow_a_writer_that_comes_and_goes(seed_db):
     path = seed_db(ROWS)
     with open_store(path, readonly=True) as store:
-        cursor = store.execute("SELECT id FROM memories ORDER BY rowid")
+        cursor = run_sql(store, "SELECT id FROM memories ORDER BY rowid")
         cursor.fetchmany(10)
         for n in range(3):  # another program opens, writes and closes three times
             writer = sqlite3.connect(path)

@@ -17,6 +17,7 @@ from ora_desktop import (
     ReadOnlyDatabase,
     open_store,
 )
+from ora_desktop.core.rawsql import run_sql
 from tests.unit.core_support import legacy_memories
 
 SEED_ROWS = [
@@ -485,7 +486,7 @@ def test_write_groups_several_operations_in_one_transaction(store):
     assert store.get("m-ctx").content == "Project started in January"
     with store.write():
         store.add("first", id="tx-1")
-        store.execute("UPDATE memories SET importance = 8 WHERE id = ?", ["tx-1"])
+        run_sql(store, "UPDATE memories SET importance = 8 WHERE id = ?", ["tx-1"])
     assert store.get("tx-1").importance == 8
 
 

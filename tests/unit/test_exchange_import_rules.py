@@ -11,6 +11,7 @@ import pytest
 from ora_desktop.core import InvalidValue, OraError, ReadOnlyDatabase, create_database, open_store
 from ora_desktop.core.exchange import BadSource
 from ora_desktop.core.operations.importing import ImportRefused, undo_import
+from ora_desktop.core.rawsql import all_rows as store_rows
 from tests.unit.exchange_support import all_rows, context_memory_db, raw_memories_db
 from tests.unit.test_cli_helpers import content_digest
 
@@ -143,7 +144,7 @@ def test_foreign_times_become_sqlite_format_and_sync_status_pending(tmp_path: Pa
     source = context_memory_db(tmp_path / "context.db")
     with open_store(target) as store:
         store.import_from(source)
-        rows = store.fetch_all("SELECT created_at, updated_at, sync_status FROM memories WHERE id LIKE 'imp-%'")
+        rows = store_rows(store, "SELECT created_at, updated_at, sync_status FROM memories WHERE id LIKE 'imp-%'")
     assert all(len(c) == 19 and c[10] == " " and len(u) == 19 for c, u, _ in rows)
     assert {s for _, _, s in rows} == {"pending"}
 

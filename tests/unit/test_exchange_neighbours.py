@@ -10,6 +10,7 @@ import pytest
 
 from ora_desktop.core import create_database, open_store, tag_facets
 from ora_desktop.core.exchange import ImportOptions
+from ora_desktop.core.rawsql import all_rows
 from ora_desktop.core.search import search
 from tests.unit.exchange_support import chatlog_db, context_memory_db, semantica_dump, zoo_db
 from tests.unit.test_cli_helpers import file_state
@@ -82,7 +83,7 @@ def test_zoo_archived_messages_become_conversations_with_time_and_role(tmp_path:
     assert {m.type for m in memories} == {"conversation"}
     # Integer epoch seconds become SQLite's own format, in UTC.
     with open_store(target, readonly=True) as store:
-        raw = store.fetch_all("SELECT created_at FROM memories ORDER BY created_at")
+        raw = all_rows(store, "SELECT created_at FROM memories ORDER BY created_at")
     assert [r[0] for r in raw] == ["2025-01-14 10:30:00", "2025-01-14 10:31:00", "2025-01-14 10:32:00"]
     assert tag_facets(target)["topic"] == {"history_archive": 3}
 

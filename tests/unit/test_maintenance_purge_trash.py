@@ -11,6 +11,7 @@ from ora_desktop.core import open_store
 from ora_desktop.core.config import Config, ConfigError
 from ora_desktop.core.history import history
 from ora_desktop.core.maintenance import run_job
+from ora_desktop.core.rawsql import run_sql
 from tests.unit.maintenance_support import make_db
 
 NOW = datetime(2030, 6, 1, 12, tzinfo=UTC)
@@ -23,7 +24,7 @@ def db(ora_home: Path) -> Path:
         store.delete(["a", "b", "c"])
         stamp = lambda days: (NOW - timedelta(days=days)).strftime("%Y-%m-%d %H:%M:%S")  # noqa: E731
         for memory_id, days in (("a", 45), ("b", 31), ("c", 2)):
-            store.execute("UPDATE ora_desktop_trash SET deleted_at = ? WHERE memory_id = ?", (stamp(days), memory_id))
+            run_sql(store, "UPDATE ora_desktop_trash SET deleted_at = ? WHERE memory_id = ?", (stamp(days), memory_id))
     return path
 
 

@@ -15,6 +15,7 @@ from ora_desktop.cli import main
 from ora_desktop.core import DatabaseLocked, NotFound, ReadOnlyDatabase, open_store, scrub
 from ora_desktop.core.backup import create_backup
 from ora_desktop.core.operations.purge import empty_trash, plan_purge, purge
+from ora_desktop.core.rawsql import all_rows, run_sql
 from ora_desktop.core.search import ensure_index, search
 from ora_desktop.core.search.sidecar import sidecar_path
 
@@ -62,14 +63,14 @@ def test_purge_of_a_trashed_memory_and_empty_trash(db: Path) -> None:
         assert [d.memory.id for d in store.trash()] == ["a"]
         result = empty_trash(store)
         assert result.purged == ("a",) and store.trash_count() == 0
-        assert store.execute("SELECT count(*) FROM ora_desktop_trash_links").fetchone()[0] == 0
+        assert run_sql(store, "SELECT count(*) FROM ora_desktop_trash_links").fetchone()[0] == 0
     assert not _holds(db) and not _holds(sidecar_path(db))
 
 
 def test_empty_trash_older_than_keeps_recent_deletes(db: Path) -> None:
     with open_store(db) as store:
         store.delete(["s", "a"])
-        store.execute("UPDATE ora_desktop_trash SET deleted_at = '2020-01-01 00:00:00' WHERE memory_id = 'a'")
+        run_sql(store, "UPDATE ora_desktop_trash SET deleted_at = '2020-01-01 00:00:00' WHERE memory_id = 'a'")
         assert empty_trash(store, older_than_days=30).purged == ("a",)
         assert [d.memory.id for d in store.trash()] == ["s"]
 
@@ -231,7 +232,7 @@ def test_purge_of_a_file_that_syncs_queues_an_id_only_tombstone(db: Path) -> Non
             local.ensure_tables(store)  # the file has met a sync server
         store.delete(["s"], "test")
         store.purge(["s"])
-        queued = store.fetch_all(f"SELECT memory_id FROM {local.TOMBSTONE_TABLE}")
+        queued = all_rows(store, f"SELECT memory_id FROM {local.TOMBSTONE_TABLE}")
     assert queued == [("s",)]
 
 

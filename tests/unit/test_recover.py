@@ -14,6 +14,7 @@ from ora_desktop.cli import main
 from ora_desktop.core import open_store
 from ora_desktop.core.demo import write_agent
 from ora_desktop.core.operations.recover import RecoverError, recover
+from ora_desktop.core.rawsql import all_rows
 from ora_desktop.core.schema import INIT_SQL
 
 MEMORIES = 1500
@@ -58,7 +59,7 @@ def _digest(path: Path) -> str:
 
 def _ids(path: Path) -> set[str]:
     with open_store(path, readonly=True) as store:
-        return {r[0] for r in store.fetch_all("SELECT id FROM memories")}
+        return {r[0] for r in all_rows(store, "SELECT id FROM memories")}
 
 
 def test_index_roots_overwritten_every_row_is_saved_by_reading_the_table(healthy: Path, tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from ora_desktop.core import open_store
 from ora_desktop.core.demo import write_agent
 from ora_desktop.core.maintenance import run_job
 from ora_desktop.core.maintenance.check import _DANGLING_RELATED, _DANGLING_SUPERSEDED
+from ora_desktop.core.rawsql import run_sql
 from tests.conftest import raw_seed_db
 
 
@@ -63,7 +64,7 @@ def test_undelete_restores_every_link_byte_for_byte(tmp_path: Path) -> None:
         store.delete(["c"])
         assert _links(path) != before
         store.restore_deleted([d.trash_id for d in store.trash()])
-        assert store.execute("SELECT count(*) FROM ora_desktop_trash_links").fetchone()[0] == 0
+        assert run_sql(store, "SELECT count(*) FROM ora_desktop_trash_links").fetchone()[0] == 0
     assert _links(path) == before
 
 
@@ -154,4 +155,4 @@ def test_an_id_inside_another_id_is_left_alone(tmp_path: Path) -> None:
         change = store.delete(["a"]) and store.get("m")
     assert change.related_to == ("ab",) and _links(path)["m"] == ('["ab"]', "ab")
     with open_store(path) as store:
-        assert store.execute("SELECT count(*) FROM ora_desktop_trash_links").fetchone()[0] == 0
+        assert run_sql(store, "SELECT count(*) FROM ora_desktop_trash_links").fetchone()[0] == 0

@@ -18,6 +18,7 @@ from __future__ import annotations
 import sqlite3
 
 from ..errors import CorruptFile, OraError
+from ..rawsql import run_sql
 from ..schema import MEMORY_TYPES, SYNC_STATUSES
 from ..store import Store, open_store
 from . import values
@@ -104,7 +105,7 @@ def integrity(store: Store) -> list[str]:
     A file too damaged for the check to finish gives SQLite's error as the one message.
     """
     try:
-        rows = [r[0] for r in store.execute("PRAGMA integrity_check")]
+        rows = [r[0] for r in run_sql(store, "PRAGMA integrity_check")]
     except (OraError, sqlite3.DatabaseError) as exc:
         if isinstance(exc, Cancelled) or "interrupt" in str(exc):
             raise
@@ -116,7 +117,7 @@ def supersession_cycles(store: Store) -> list[list[str]]:
     """Each cycle of ``superseded_by`` links, as the list of ids around it."""
     if "superseded_by" not in store.columns:
         return []
-    nxt = dict(store.execute("SELECT id, superseded_by FROM memories WHERE superseded_by IS NOT NULL "
+    nxt = dict(run_sql(store, "SELECT id, superseded_by FROM memories WHERE superseded_by IS NOT NULL "
                              "AND superseded_by != ''").fetchall())
     cycles, state = [], {}  # state: 1 = on the current path, 2 = done
     for start in nxt:
@@ -195,14 +196,14 @@ def _lint(store: Store, ctx: JobContext, findings: list[tuple[str, str]]) -> dic
     params = {"now": ctx.now_sql}
     row_rules = {k: v for k, v in rules.items() if k not in _LINK_RULES}
     sums = ", ".join(f"coalesce(sum({where}), 0)" for where, _ in row_rules.values())
-    totals = dict(zip(row_rules, store.execute(f"SELECT {sums} FROM memories", params).fetchone(), strict=True))
+    totals = dict(zip(row_rules, run_sql(store, f"SELECT {sums} FROM memories", params).fetchone(), strict=True))
     for name, (where, text) in row_rules.items():
         if totals[name]:
-            for (memory_id,) in store.execute(f"SELECT id FROM memories WHERE {where} LIMIT {SAMPLE}", params):
+            for (memory_id,) in run_sql(store, f"SELECT id FROM memories WHERE {where} LIMIT {SAMPLE}", params):
                 findings.append((str(memory_id), text))
     if "dangling_related_to" in rules:
         linked = {name: 0 for name in _LINK_RULES if name in rules}
-        for memory_id, dangling, to_expired, expired in store.execute(_LINK_PASS, params):
+        for memory_id, dangling, to_expired, expired in run_sql(store, _LINK_PASS, params):
             for name, hit in (("dangling_related_to", dangling), ("linked_to_expired", to_expired and not expired)):
                 if hit and name in linked:
                     linked[name] += 1
@@ -233,5 +234,5 @@ def _repair(store: Store, counts: dict[str, int], dry_run: bool) -> dict[str, in
     done = {}
     with store.write():
         for name, (assign, where) in fixes.items():
-            done[name] = store.execute(f"UPDATE memories SET {', '.join([assign, *sync])} WHERE {where}").rowcount
+            done[name] = run_sql(store, f"UPDATE memories SET {', '.join([assign, *sync])} WHERE {where}").rowcount
     return done

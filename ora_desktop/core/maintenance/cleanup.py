@@ -8,6 +8,7 @@ lists what would go and changes nothing.
 
 from __future__ import annotations
 
+from ..rawsql import run_sql
 from ..store import open_store
 from .context import JobContext, Outcome, summary
 from .values import looks_like_time
@@ -26,8 +27,8 @@ def run(ctx: JobContext) -> Outcome:
         if "expires_at" not in store.columns:
             return Outcome({"expired": 0}, "this file has no expires_at column: nothing expires")
         if ctx.dry_run:
-            total = store.execute(f"SELECT count(*) FROM memories WHERE {EXPIRED}", params).fetchone()[0]
-            rows = store.execute(
+            total = run_sql(store, f"SELECT count(*) FROM memories WHERE {EXPIRED}", params).fetchone()[0]
+            rows = run_sql(store,
                 f"SELECT id, content, expires_at FROM memories WHERE {EXPIRED} "
                 f"ORDER BY julianday(expires_at) LIMIT {PREVIEW_LIMIT}", params,
             ).fetchall()

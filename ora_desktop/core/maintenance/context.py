@@ -14,6 +14,7 @@ from .. import timestamps
 from ..config import Config
 from ..errors import OraError
 from ..home import OraHome
+from ..rawsql import run_sql
 from ..records import Change
 
 if TYPE_CHECKING:
@@ -127,10 +128,10 @@ def read_state(store: Store, key: str) -> str | None:
     """A value from the file's ``ora_desktop_state`` table (``None`` if absent; never creates it)."""
     if not store.has_table("ora_desktop_state"):
         return None
-    row = store.execute("SELECT value FROM ora_desktop_state WHERE key = ?", (key,)).fetchone()
+    row = run_sql(store, "SELECT value FROM ora_desktop_state WHERE key = ?", (key,)).fetchone()
     return row[0] if row else None
 
 
 def write_state(store: Store, key: str, value: str) -> None:
     """Set a value in ``ora_desktop_state`` (call inside the job's write transaction)."""
-    store.execute("INSERT OR REPLACE INTO ora_desktop_state (key, value) VALUES (?, ?)", (key, value))
+    run_sql(store, "INSERT OR REPLACE INTO ora_desktop_state (key, value) VALUES (?, ?)", (key, value))

@@ -16,6 +16,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from .. import timestamps
+from ..rawsql import run_sql
 from ..store import Store, open_store
 from .context import JobContext, Outcome, read_state, summary, write_state
 from .values import is_number, looks_like_time
@@ -85,7 +86,7 @@ def run(ctx: JobContext) -> Outcome:
             # missed daily runs are the ones at the mark and the days before it, so what is due
             # and for how many days is judged at the mark, not at "now" part-way into a day.
             mark = _mark(last, days, now)
-            decayed = store.execute(f"UPDATE memories SET health_score = {_new_health(days)} WHERE {_DUE}",
+            decayed = run_sql(store, f"UPDATE memories SET health_score = {_new_health(days)} WHERE {_DUE}",
                                     _params(days, mark)).rowcount
             write_state(store, STATE_KEY, timestamps.to_sql(mark))
     ctx.step(1, 1)
@@ -107,8 +108,8 @@ def _preview(ctx: JobContext, store: Store, now: datetime) -> Outcome:
     if days == 0:
         return Outcome({"days": 0, "decayed": 0}, "already decayed within the last day: nothing would change")
     params = _params(days, _mark(last, days, now))
-    total = store.execute(f"SELECT count(*) FROM memories WHERE {_DUE}", params).fetchone()[0]
-    rows = store.execute(f"SELECT id, content, health_score, {_new_health(days)} FROM memories WHERE {_DUE} "
+    total = run_sql(store, f"SELECT count(*) FROM memories WHERE {_DUE}", params).fetchone()[0]
+    rows = run_sql(store, f"SELECT id, content, health_score, {_new_health(days)} FROM memories WHERE {_DUE} "
                          f"LIMIT {PREVIEW_LIMIT}", params).fetchall()
     changes = [summary(r[0], r[1], f"health {_health(r[2])} → {_health(r[3])}") for r in rows]
     more = f" (first {PREVIEW_LIMIT} listed)" if total > PREVIEW_LIMIT else ""

@@ -9,6 +9,7 @@ never purge automatically. A dry run lists what would go; history records only c
 from __future__ import annotations
 
 from ..operations.purge import empty_trash, plan_empty_trash
+from ..rawsql import all_rows
 from ..store import open_store
 from .context import JobContext, Outcome, summary
 
@@ -27,7 +28,7 @@ def run(ctx: JobContext) -> Outcome:
         age, now = keep.value, ctx.now_sql  # "older than N days" as of the job's clock
         if ctx.dry_run:
             ids = plan_empty_trash(store, age, now)
-            rows = store.fetch_all(
+            rows = all_rows(store,
                 "SELECT memory_id, json_extract(row_json, '$.content'), deleted_at FROM ora_desktop_trash "
                 "WHERE julianday(deleted_at) < julianday(?) - ? ORDER BY julianday(deleted_at) "
                 f"LIMIT {PREVIEW_LIMIT}", [now, age])

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..rawsql import run_sql
 from ..store import Store, open_store
 from .context import JobContext, Outcome, summary
 
@@ -28,7 +29,7 @@ def _clauses(store: Store, ctx: JobContext) -> Iterator[tuple[str, str, list]]:
         old_params = [ctx.now_sql, policy.max_age_days]
         yield "too_old", old_where, old_params
     if policy.max_memories is not None:
-        total, old = store.execute(
+        total, old = run_sql(store,
             f"SELECT count(*), coalesce(sum({old_where}), 0) FROM memories", old_params).fetchone()
         excess = max(0, total - old - policy.max_memories)
         yield ("over_limit", f"rowid IN (SELECT rowid FROM memories WHERE {PROTECTED} AND NOT ({old_where}) "
@@ -62,7 +63,7 @@ def _preview(store: Store, ctx: JobContext) -> Outcome:
     seen: dict[str, tuple[str, str]] = {}
     counts: dict[str, int] = {}
     for name, where, params in _clauses(store, ctx):
-        rows = store.execute(
+        rows = run_sql(store,
             f"SELECT id, content, created_at FROM memories WHERE {where} ORDER BY {OLDEST_FIRST}", params,
         ).fetchall()
         counts[name] = len(rows)

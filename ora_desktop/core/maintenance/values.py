@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 from ..decoding import is_valid_utf8
+from ..rawsql import run_sql
 from ..store import Store
 
 # A timestamp starts with a date; anything else (a number, "soon") is not taken at face value.
@@ -59,7 +60,7 @@ def invalid_utf8(store: Store) -> list[tuple[int, str, str, bytes]]:
     cols = text_columns(store)
     blobs = ", ".join(f"CAST({c} AS BLOB)" for c in cols)
     found = []
-    for rowid, *values in store.execute(f"SELECT rowid, {blobs} FROM memories"):
+    for rowid, *values in run_sql(store, f"SELECT rowid, {blobs} FROM memories"):
         for col, raw in zip(cols, values, strict=True):
             if raw is not None and not is_valid_utf8(raw):
                 shown = values[cols.index("id")].decode("utf-8", "replace") if "id" in cols else str(rowid)
@@ -86,17 +87,17 @@ def repair_text(store: Store, dry_run: bool) -> int:
         bad = invalid_utf8(store)
         if not bad:
             return 0
-        store.execute(f"CREATE TABLE IF NOT EXISTS {ORIGINALS} (id INTEGER PRIMARY KEY, memory_id TEXT NOT NULL, "
+        run_sql(store, f"CREATE TABLE IF NOT EXISTS {ORIGINALS} (id INTEGER PRIMARY KEY, memory_id TEXT NOT NULL, "
                       "column_name TEXT NOT NULL, original BLOB NOT NULL, repaired_at TEXT NOT NULL)")
         for rowid, _shown, col, raw in bad:
             fixed = raw.decode("utf-8", "replace")
-            store.execute(f"INSERT INTO {ORIGINALS} (memory_id, column_name, original, repaired_at) "
+            run_sql(store, f"INSERT INTO {ORIGINALS} (memory_id, column_name, original, repaired_at) "
                           "VALUES (?, ?, ?, datetime('now'))",
                           (fixed if col == "id" else _id_text(store, rowid), col, raw))
-            store.execute(f"UPDATE memories SET {col} = ? WHERE rowid = ?", (fixed, rowid))
+            run_sql(store, f"UPDATE memories SET {col} = ? WHERE rowid = ?", (fixed, rowid))
     return len(bad)
 
 
 def _id_text(store: Store, rowid: int) -> str:
-    raw = store.execute("SELECT CAST(id AS BLOB) FROM memories WHERE rowid = ?", (rowid,)).fetchone()[0]
+    raw = run_sql(store, "SELECT CAST(id AS BLOB) FROM memories WHERE rowid = ?", (rowid,)).fetchone()[0]
     return raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)

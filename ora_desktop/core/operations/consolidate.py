@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from .. import timestamps
+from ..rawsql import all_rows
 from ..records import Change, Memory
 from .duplicates import _components, similar_pairs
 
@@ -64,7 +65,7 @@ def find_clusters(store: Store, *, min_age_days: float = 30, max_health: float =
 
     cutoff = timestamps.to_sql((now or timestamps.now()) - timedelta(days=float(min_age_days)))
     live = "superseded_by IS NULL AND " if "superseded_by" in store.columns else ""
-    ids = [r[0] for r in store.fetch_all(
+    ids = [r[0] for r in all_rows(store,
         f"SELECT id FROM memories WHERE {live}health_score < ? AND julianday(created_at) <= julianday(?) "
         "ORDER BY rowid", (float(max_health), cutoff))]
     if len(ids) < min_size:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidValue
+from ..rawsql import all_rows
 from ..sametext import normalized
 
 if TYPE_CHECKING:
@@ -90,7 +91,7 @@ def find_duplicates(store: Store, threshold: float = DEFAULT_THRESHOLD, *, near:
         raise InvalidValue("threshold", f"{threshold} is not between 0 (excluded) and 1")
     live_sql = "superseded_by IS NULL" if "superseded_by" in store.columns else "1"
     importance_col = "importance" if "importance" in store.columns else "0"
-    rows = store.fetch_all(f"SELECT id, content, {importance_col} FROM memories WHERE {live_sql} ORDER BY rowid")
+    rows = all_rows(store, f"SELECT id, content, {importance_col} FROM memories WHERE {live_sql} ORDER BY rowid")
     importance = {str(r[0]): (r[2] if isinstance(r[2], int) else 0) for r in rows}
     by_text: dict[str, list[str]] = {}
     for memory_id, content, _ in rows:

@@ -19,6 +19,7 @@ from typing import IO, Any
 from ..errors import InvalidValue, OraError
 from ..exchange import markdown, ownformat
 from ..home import SUFFIX
+from ..rawsql import all_rows, run_sql
 from ..schema import MEMORY_COLUMNS
 from ..store import Store, open_store
 from .searching import search_file
@@ -96,7 +97,7 @@ def _chosen_ids(store: Store, query: str | None, ids: Sequence[str] | None,
     """The ids to export from ``store``, or ``None`` for every row."""
     chosen = None if ids is None else list(dict.fromkeys(ids))
     if rowids is not None:
-        found = [r[0] for r in store.fetch_all(
+        found = [r[0] for r in all_rows(store,
             "SELECT id FROM memories WHERE rowid IN (SELECT value FROM json_each(?))", [json.dumps(list(rowids))])]
         chosen = found if chosen is None else _both(found, chosen)
     if query is not None:
@@ -141,9 +142,9 @@ def _batches(stores: list[Store], chosen: list[list[str] | None], total: int, pr
         else:
             select = "?1, ?2, " + ", ".join(c if c in store.columns else f"NULL AS {c}" for c in MEMORY_COLUMNS)
         if pick is None:
-            cursor = store.execute(f"SELECT {select} FROM memories ORDER BY rowid", (site, agent))
+            cursor = run_sql(store, f"SELECT {select} FROM memories ORDER BY rowid", (site, agent))
         else:
-            cursor = store.execute(
+            cursor = run_sql(store,
                 f"SELECT {select} FROM memories WHERE id IN (SELECT value FROM json_each(?3)) ORDER BY rowid",
                 (site, agent, json.dumps(pick)))
         while batch := cursor.fetchmany(_PAGE):

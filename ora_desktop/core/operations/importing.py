@@ -24,6 +24,7 @@ from ..errors import InvalidValue, OraError
 from ..exchange.detect import open_source
 from ..exchange.rows import BadRow, BadSource, Skipped, check_row
 from ..exchange.sources import ImportOptions
+from ..rawsql import run_sql
 from ..records import Change, Initiator, Memory, row_to_memory
 from ..schema import MEMORY_COLUMNS
 from ..store import Store
@@ -187,7 +188,7 @@ class _Run:
         if not batch:
             return
         ids = json.dumps([v[0] for v in batch])
-        existing = dict(self.store.execute(f"SELECT id, updated_at FROM memories WHERE id IN {IDS_JSON}", [ids]))
+        existing = dict(run_sql(self.store, f"SELECT id, updated_at FROM memories WHERE id IN {IDS_JSON}", [ids]))
         rows, replace = [], []
         for values in batch:
             current = existing.get(values[0], _ABSENT)

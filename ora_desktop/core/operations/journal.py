@@ -30,6 +30,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .. import timestamps
+from ..rawsql import run_sql
 from ..records import Change, ChangeKind, Initiator
 from ..writes import IDS_JSON
 
@@ -82,7 +83,7 @@ def capture(store: Store, ids: Iterable[str], columns: Iterable[str]) -> dict[st
     if not ids or not cols:
         return {}
     select = ", ".join(f'"{c}"' for c in cols)
-    rows = store.execute(f"SELECT id, {select} FROM memories WHERE id IN {IDS_JSON}", [json.dumps(ids)])
+    rows = run_sql(store, f"SELECT id, {select} FROM memories WHERE id IN {IDS_JSON}", [json.dumps(ids)])
     return {r[0]: dict(zip(cols, r[1:], strict=True)) for r in rows}
 
 
@@ -93,7 +94,7 @@ def fingerprints(store: Store, ids: Iterable[str]) -> dict[str, str | None]:
         return {}
     cols = ", ".join(f'"{c}"' for c in store.columns)
     out: dict[str, str | None] = dict.fromkeys(ids)
-    for row in store.execute(f"SELECT {cols} FROM memories WHERE id IN {IDS_JSON}", [json.dumps(ids)]):
+    for row in run_sql(store, f"SELECT {cols} FROM memories WHERE id IN {IDS_JSON}", [json.dumps(ids)]):
         at = store.columns.index("id")
         out[row[at]] = hashlib.sha1(repr(tuple(row)).encode("utf-8", "surrogatepass")).hexdigest()
     return out
@@ -102,13 +103,13 @@ def fingerprints(store: Store, ids: Iterable[str]) -> dict[str, str | None]:
 def record(store: Store, change: Change, label: str, undo: Undo) -> int:
     """Journal an operation that just wrote ``change`` (call inside its write transaction)."""
     after = fingerprints(store, change.ids)
-    store.execute(_CREATE)
-    cursor = store.execute(
+    run_sql(store, _CREATE)
+    cursor = run_sql(store,
         f"INSERT INTO {TABLE} (at, kind, initiator, label, undo, after) VALUES (?, ?, ?, ?, ?, ?)",
         [timestamps.now_sql(), change.kind.value, change.initiator.value, label, undo.to_json(), json.dumps(after)],
     )
     entry_id = int(cursor.lastrowid)
-    store.execute(f"DELETE FROM {TABLE} WHERE id <= ?", [entry_id - KEEP])
+    run_sql(store, f"DELETE FROM {TABLE} WHERE id <= ?", [entry_id - KEEP])
     return entry_id
 
 
@@ -125,7 +126,7 @@ def entries(store: Store, limit: int = KEEP) -> list[Entry]:
     """The journal, newest first (empty when nothing was ever journalled in this file)."""
     if not store.has_table(TABLE):
         return []
-    rows = store.execute(f"SELECT {_COLUMNS} FROM {TABLE} ORDER BY id DESC LIMIT ?", [int(limit)])
+    rows = run_sql(store, f"SELECT {_COLUMNS} FROM {TABLE} ORDER BY id DESC LIMIT ?", [int(limit)])
     return [_entry(r) for r in rows]
 
 
@@ -133,13 +134,13 @@ def get(store: Store, entry_id: int) -> Entry | None:
     """One entry, or ``None`` when the journal no longer holds it."""
     if not store.has_table(TABLE):
         return None
-    row = store.execute(f"SELECT {_COLUMNS} FROM {TABLE} WHERE id = ?", [int(entry_id)]).fetchone()
+    row = run_sql(store, f"SELECT {_COLUMNS} FROM {TABLE} WHERE id = ?", [int(entry_id)]).fetchone()
     return None if row is None else _entry(row)
 
 
 def forget(store: Store, entry_id: int) -> None:
     """Drop an entry (it was undone); call inside a write."""
-    store.execute(f"DELETE FROM {TABLE} WHERE id = ?", [int(entry_id)])
+    run_sql(store, f"DELETE FROM {TABLE} WHERE id = ?", [int(entry_id)])
 
 
 def forget_memories(store: Store, ids: Iterable[str]) -> int:
@@ -148,6 +149,6 @@ def forget_memories(store: Store, ids: Iterable[str]) -> int:
     ids = list(dict.fromkeys(ids))
     if not ids or not store.has_table(TABLE):
         return 0
-    return store.execute(
+    return run_sql(store,
         f"DELETE FROM {TABLE} WHERE EXISTS (SELECT 1 FROM json_each({TABLE}.after) j WHERE j.key IN {IDS_JSON})",
         [json.dumps(ids)]).rowcount

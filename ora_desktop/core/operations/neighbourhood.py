@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..rawsql import all_rows
 from ..records import Memory
 from ..store import Store
 
@@ -71,7 +72,7 @@ def neighbourhood(store: Store, memory_id: str, hops: int = 2, max_nodes: int = 
     origin = store.get(memory_id)
     older_of: dict[str, list[str]] = {}  # new id -> ids it supersedes (one scan, as Store.chain does)
     if "superseded_by" in store.columns:
-        for old, new in store.fetch_all("SELECT id, superseded_by FROM memories "
+        for old, new in all_rows(store, "SELECT id, superseded_by FROM memories "
                                         "WHERE superseded_by IS NOT NULL AND superseded_by != ''"):
             older_of.setdefault(str(new), []).append(str(old))
     found: dict[str, GraphNode] = {origin.id: GraphNode(origin.id, 0, origin)}

@@ -22,6 +22,7 @@ from pathlib import Path
 from .. import backup, scrub
 from ..config import Config
 from ..errors import InvalidValue, NotFound, OraError
+from ..rawsql import all_rows, run_sql
 from ..records import Change
 from ..store import Store, open_store
 from ..sync.local import STATE_TABLE as SYNC_STATE
@@ -81,7 +82,7 @@ class PurgeResult:
 def _trash_ids(store: Store, ids: list[str]) -> set[str]:
     if not ids or not store.has_table("ora_desktop_trash"):
         return set()
-    return {r[0] for r in store.fetch_all(
+    return {r[0] for r in all_rows(store,
         f"SELECT DISTINCT memory_id FROM ora_desktop_trash WHERE memory_id IN {IDS_JSON}", [json.dumps(ids)])}
 
 
@@ -103,7 +104,7 @@ def plan_purge(store: Store, ids: list[str] | tuple[str, ...] | str, *, config: 
         raise NotFound(f"{store.path}: no memory (live or in the trash) with id {shown}; nothing was purged")
     rows = 0
     if trashed:
-        rows = store.fetch_all(f"SELECT count(*) FROM ora_desktop_trash WHERE memory_id IN {IDS_JSON}",
+        rows = all_rows(store, f"SELECT count(*) FROM ora_desktop_trash WHERE memory_id IN {IDS_JSON}",
                                [json.dumps(ids)])[0][0]
     return PurgePlan(store.path, tuple(ids), tuple(i for i in ids if i in live), rows,
                      tuple(backups_holding(store.path, ids, config=config)))
@@ -111,10 +112,10 @@ def plan_purge(store: Store, ids: list[str] | tuple[str, ...] | str, *, config: 
 
 def _texts(store: Store, ids: list[str]) -> list[str]:
     """The texts of the memories (live and trashed copies), for the byte scans."""
-    texts = [r[0] for r in store.fetch_all(f"SELECT content FROM memories WHERE id IN {IDS_JSON}",
+    texts = [r[0] for r in all_rows(store, f"SELECT content FROM memories WHERE id IN {IDS_JSON}",
                                            [json.dumps(ids)])]
     if store.has_table("ora_desktop_trash"):
-        texts += [r[0] for r in store.fetch_all(
+        texts += [r[0] for r in all_rows(store,
             "SELECT json_extract(row_json, '$.content') FROM ora_desktop_trash "
             f"WHERE memory_id IN {IDS_JSON}", [json.dumps(ids)])]
     return [t for t in texts if isinstance(t, str)]
@@ -157,8 +158,8 @@ def purge(store: Store, ids: list[str] | tuple[str, ...] | str, *, rewrite_backu
     with store.write():
         store.ensure_engine_tables()
         relinked = unlink_removed(store, plan.live)
-        live = store.execute(f"DELETE FROM memories WHERE id IN {IDS_JSON}", [json.dumps(ids)]).rowcount
-        rows = store.execute(f"DELETE FROM ora_desktop_trash WHERE memory_id IN {IDS_JSON}",
+        live = run_sql(store, f"DELETE FROM memories WHERE id IN {IDS_JSON}", [json.dumps(ids)]).rowcount
+        rows = run_sql(store, f"DELETE FROM ora_desktop_trash WHERE memory_id IN {IDS_JSON}",
                              [json.dumps(ids)]).rowcount
         forget_batches(store)
         journal.forget_memories(store, ids)  # undo entries keep previous text
@@ -183,7 +184,7 @@ def plan_empty_trash(store: Store, older_than_days: float | None = None, now: st
     if not store.has_table("ora_desktop_trash"):
         return ()
     where, params = _older(older_than_days, now)
-    return tuple(r[0] for r in store.fetch_all(
+    return tuple(r[0] for r in all_rows(store,
         f"SELECT DISTINCT memory_id FROM ora_desktop_trash WHERE {where} ORDER BY memory_id", params))
 
 
@@ -203,14 +204,14 @@ def empty_trash(store: Store, older_than_days: float | None = None, *, rewrite_b
     where, params = _older(older_than_days, now)
     if not store.has_table("ora_desktop_trash"):
         return _finish(store, (), 0, 0, Change(), [], True, False, config)
-    texts = [r[0] for r in store.fetch_all(
+    texts = [r[0] for r in all_rows(store,
         f"SELECT json_extract(row_json, '$.content') FROM ora_desktop_trash WHERE {where} "
         "AND memory_id NOT IN (SELECT id FROM memories)", params)]
     texts = [t for t in texts if isinstance(t, str)]
     with store.write():
-        ids = tuple(r[0] for r in store.execute(
+        ids = tuple(r[0] for r in run_sql(store,
             f"SELECT DISTINCT memory_id FROM ora_desktop_trash WHERE {where} ORDER BY memory_id", params))
-        rows = store.execute(f"DELETE FROM ora_desktop_trash WHERE {where}", params).rowcount
+        rows = run_sql(store, f"DELETE FROM ora_desktop_trash WHERE {where}", params).rowcount
         forget_batches(store)
         journal.forget_memories(store, [i for i in ids if i not in store._existing(ids)])
         _tell_sync(store, ids)
@@ -238,7 +239,7 @@ def _finish(store: Store, ids: tuple[str, ...], live: int, rows: int, change: Ch
         shared = {n for n in found if _live_holds(store, n)}
         wanted = [n for n in wanted if n not in shared]
         if any(n not in shared for n in found):
-            store.execute("VACUUM")
+            run_sql(store, "VACUUM")
             vacuumed = True
             truncated = checkpoint(store)
     sidecars = tuple(scrub.forget(store.path, ids, wanted)) if ids else ()
@@ -277,7 +278,7 @@ def _live_holds(store: Store, needle: bytes) -> bool:
 def checkpoint(store: Store) -> bool:
     """``wal_checkpoint(TRUNCATE)``: True when the ``-wal`` is empty afterwards (or there is none)."""
     try:
-        busy = store.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        busy = run_sql(store, "PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
     except OraError:
         return False
     wal = Path(f"{store.path}-wal")
@@ -289,8 +290,8 @@ def _purge_copy(work: Path, ids: list[str]) -> None:
     with open_store(work) as copy:
         with copy.write():
             unlink_removed(copy, copy._existing(ids))
-            copy.execute(f"DELETE FROM memories WHERE id IN {IDS_JSON}", [json.dumps(ids)])
+            run_sql(copy, f"DELETE FROM memories WHERE id IN {IDS_JSON}", [json.dumps(ids)])
             if copy.has_table("ora_desktop_trash"):
-                copy.execute(f"DELETE FROM ora_desktop_trash WHERE memory_id IN {IDS_JSON}", [json.dumps(ids)])
+                run_sql(copy, f"DELETE FROM ora_desktop_trash WHERE memory_id IN {IDS_JSON}", [json.dumps(ids)])
             forget_batches(copy)
             journal.forget_memories(copy, ids)

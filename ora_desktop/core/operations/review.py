@@ -29,6 +29,7 @@ from datetime import datetime
 from .. import timestamps
 from ..errors import InvalidValue, NotFound
 from ..maintenance.check import _problems, supersession_cycles
+from ..rawsql import all_rows, run_sql
 from ..records import Change, Memory
 from ..schema import RECALL_THRESHOLD
 from ..store import Store
@@ -207,7 +208,7 @@ def _marks(store: Store, reviewer: str) -> dict[str, tuple[str | None, str | Non
     those out of "new", but unlike a person's own mark they do not hide what needs attention."""
     if not store.has_table(TABLE):
         return {}
-    rows = store.fetch_all(f"SELECT memory_id, version, reviewed_at, note, via_all FROM {TABLE} WHERE reviewer = ?",
+    rows = all_rows(store, f"SELECT memory_id, version, reviewed_at, note, via_all FROM {TABLE} WHERE reviewer = ?",
                            (reviewer,))
     return {str(r[0]): (r[1], r[2], r[3], int(r[4] or 0)) for r in rows}
 
@@ -236,10 +237,10 @@ def review(store: Store, reviewer: str | None = None, *, limit: int = DEFAULT_LI
 
     def listed(name: str, where: str, order: str = "rowid DESC") -> None:
         condition = f"({where}) AND {not_seen}"
-        rows = store.fetch_all(f"SELECT id FROM memories WHERE {condition} ORDER BY {order} LIMIT {limit}",
+        rows = all_rows(store, f"SELECT id FROM memories WHERE {condition} ORDER BY {order} LIMIT {limit}",
                                params)  # type: ignore[arg-type]  (named parameters)
         counts[name] = len(rows) if len(rows) < limit else int(
-            store.fetch_all(f"SELECT count(*) FROM memories WHERE {condition}", params)[0][0])  # type: ignore[arg-type]
+            all_rows(store, f"SELECT count(*) FROM memories WHERE {condition}", params)[0][0])  # type: ignore[arg-type]
         for (memory_id,) in rows:
             reasons.setdefault(str(memory_id), []).append(name)
 
@@ -260,7 +261,7 @@ def review(store: Store, reviewer: str | None = None, *, limit: int = DEFAULT_LI
     if sql_rules:  # one scan for every SQL rule (a row stops at the first rule it meets), flags per rule
         flags = ", ".join(f"coalesce(({rule.where}), 0)" for rule in sql_rules)
         any_rule = " OR ".join(f"({rule.where})" for rule in sql_rules)
-        hits = store.fetch_all(f"SELECT id, {flags} FROM memories WHERE ({any_rule}) AND {not_reviewed} "
+        hits = all_rows(store, f"SELECT id, {flags} FROM memories WHERE ({any_rule}) AND {not_reviewed} "
                                "ORDER BY rowid DESC", params)  # type: ignore[arg-type]  (named parameters)
         for position, rule in enumerate(sql_rules, start=1):
             matching = [row[0] for row in hits if row[position]]
@@ -303,7 +304,7 @@ def _rank(item: ReviewItem) -> tuple:
 
 # ----------------------------------------------------------------------------- writes
 def _ensure_table(store: Store) -> None:
-    store.execute(CREATE_SQL)
+    run_sql(store, CREATE_SQL)
 
 
 def _existing(store: Store, ids: Sequence[str]) -> dict[str, Memory]:
@@ -348,9 +349,9 @@ def mark_all_reviewed(store: Store, reviewer: str | None = None, as_of: datetime
     store._require_writable()  # noqa: SLF001
     with store.write():
         _ensure_table(store)
-        store.execute(f"INSERT OR REPLACE INTO {TABLE} (reviewer, memory_id, reviewed_at) VALUES (?, ?, ?)",
+        run_sql(store, f"INSERT OR REPLACE INTO {TABLE} (reviewer, memory_id, reviewed_at) VALUES (?, ?, ?)",
                       (reviewer, WHOLE_FILE, stamp))
-        same_second = store.fetch_all(
+        same_second = all_rows(store,
             "SELECT id, updated_at FROM memories WHERE julianday(coalesce(updated_at, created_at)) >= julianday(?) "
             "AND julianday(coalesce(updated_at, created_at)) < julianday(?, '+1 second')", (stamp, stamp))
         store.db.cursor().executemany(
@@ -380,7 +381,7 @@ def flag(store: Store, memory_id: str, note: str, reviewer: str | None = None) -
     with store.write():
         _existing(store, [memory_id])
         _ensure_table(store)
-        store.execute(
+        run_sql(store,
             f"INSERT INTO {TABLE} (reviewer, memory_id, note, flagged_at) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (reviewer, memory_id) DO UPDATE SET note = excluded.note, flagged_at = excluded.flagged_at",
             (reviewer, memory_id, text, stamp))
@@ -394,7 +395,7 @@ def unflag(store: Store, memory_id: str, reviewer: str | None = None) -> ReviewW
     if not store.has_table(TABLE):
         raise NotFound(f"{store.path}: memory {memory_id!r} is not flagged (nothing changed)")
     with store.write():
-        cursor = store.execute(f"UPDATE {TABLE} SET note = NULL, flagged_at = NULL WHERE reviewer = ? "
+        cursor = run_sql(store, f"UPDATE {TABLE} SET note = NULL, flagged_at = NULL WHERE reviewer = ? "
                                "AND memory_id = ? AND note IS NOT NULL", (reviewer, memory_id))
         if cursor.rowcount == 0:
             raise NotFound(f"{store.path}: memory {memory_id!r} is not flagged (nothing changed)")
@@ -409,7 +410,7 @@ def snapshot(store: Store, reviewer: str | None = None) -> tuple[tuple, ...]:
     reviewer = reviewer or default_reviewer()
     if not store.has_table(TABLE):
         return ()
-    return tuple(tuple(r) for r in store.fetch_all(f"SELECT {_COLUMNS} FROM {TABLE} WHERE reviewer = ?",
+    return tuple(tuple(r) for r in all_rows(store, f"SELECT {_COLUMNS} FROM {TABLE} WHERE reviewer = ?",
                                                    (reviewer,)))
 
 
@@ -419,8 +420,8 @@ def restore(store: Store, reviewer: str | None, rows: tuple[tuple, ...]) -> Revi
     store._require_writable()  # noqa: SLF001
     with store.write():
         _ensure_table(store)
-        before = {r[0] for r in store.fetch_all(f"SELECT memory_id FROM {TABLE} WHERE reviewer = ?", (reviewer,))}
-        store.execute(f"DELETE FROM {TABLE} WHERE reviewer = ?", (reviewer,))
+        before = {r[0] for r in all_rows(store, f"SELECT memory_id FROM {TABLE} WHERE reviewer = ?", (reviewer,))}
+        run_sql(store, f"DELETE FROM {TABLE} WHERE reviewer = ?", (reviewer,))
         store.db.cursor().executemany(f"INSERT INTO {TABLE} ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
                                       [r for r in rows if r[0] == reviewer])
     touched = sorted((before | {r[1] for r in rows}) - {WHOLE_FILE})

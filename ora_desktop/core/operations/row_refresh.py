@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..listing import ListQuery, order_clause, sort_expression, where_clause
+from ..rawsql import all_rows
 from ..records import Change, Memory
 from ..store import Store
 
@@ -72,7 +73,7 @@ def plan_refresh(store: Store, query: ListQuery, keys: Sequence[int], change: Ch
         return _reload(f"more than {MAX_CHANGED:,} rows changed")
 
     where, params = where_clause(query, store.columns)
-    found = store.fetch_all(
+    found = all_rows(store,
         f"SELECT rowid, CASE WHEN {where} THEN 1 ELSE 0 END FROM memories "
         "WHERE id IN (SELECT value FROM json_each(?))",
         [*params, json.dumps(sorted(change.changed))],
@@ -136,7 +137,7 @@ def _still_in_order(store: Store, query: ListQuery, keys: Sequence[int], positio
         return True
     expected = [int(keys[p]) for p in around]
     expr = sort_expression(query.order_by, store.columns)
-    sorted_now = [row[0] for row in store.fetch_all(
+    sorted_now = [row[0] for row in all_rows(store,
         f"SELECT rowid FROM memories WHERE rowid IN (SELECT value FROM json_each(?)) "
         f"ORDER BY {order_clause(expr, query.descending)}",
         [json.dumps(expected)],

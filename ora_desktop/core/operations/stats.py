@@ -19,6 +19,7 @@ from pathlib import Path
 from ..errors import OraError
 from ..health_buckets import HEALTH_BUCKETS, UNKNOWN
 from ..history import history
+from ..rawsql import all_rows
 from ..schema import RECALL_THRESHOLD
 from ..store import Store
 
@@ -42,7 +43,7 @@ class FileHealth:
 
 def file_health(store: Store) -> FileHealth:
     """Count, mean health and low-health count of ``store`` (reads only the seed's health index)."""
-    row = store.fetch_all(
+    row = all_rows(store,
         "SELECT count(*), avg(health_score), sum(health_score <= ?) FROM memories", (RECALL_THRESHOLD,)
     )[0]
     return FileHealth(count=row[0], average_health=row[1], low_health=row[2] or 0, warnings=tuple(store.warnings))
@@ -154,7 +155,7 @@ def _growth(store: Store) -> tuple[Counter[date], int]:
         return Counter(), store.count(superseded="show")
     days: Counter[date] = Counter()
     undated = 0
-    for day, count in store.fetch_all("SELECT date(created_at) AS d, count(*) FROM memories GROUP BY d"):
+    for day, count in all_rows(store, "SELECT date(created_at) AS d, count(*) FROM memories GROUP BY d"):
         parsed = _day(day)
         if parsed is None:
             undated += count
@@ -185,12 +186,12 @@ def _scatter(store: Store, total: int) -> tuple[Counter[tuple[int, float]], int]
     select = f"SELECT importance, CAST(round(health_score * {inverse}) AS INTEGER) AS h, count(*) FROM memories"
     group = "importance IS NOT NULL AND health_score IS NOT NULL GROUP BY importance, h"
     if total <= 2 * SAMPLE:
-        rows, scale, read = store.fetch_all(f"{select} WHERE {group}"), 1.0, 0
+        rows, scale, read = all_rows(store, f"{select} WHERE {group}"), 1.0, 0
     else:
-        low, high = store.fetch_all("SELECT min(rowid), max(rowid) FROM memories")[0]
+        low, high = all_rows(store, "SELECT min(rowid), max(rowid) FROM memories")[0]
         step = (high - low + 1) / SAMPLE
         rowids = sorted({low + int(i * step) for i in range(SAMPLE)})
-        rows = store.fetch_all(f"{select} WHERE rowid IN ({','.join('?' * len(rowids))}) AND {group}", rowids)
+        rows = all_rows(store, f"{select} WHERE rowid IN ({','.join('?' * len(rowids))}) AND {group}", rowids)
         read = sum(n for _i, _h, n in rows)
         scale = total / read if read else 0.0
     points: Counter[tuple[int, float]] = Counter()

@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import timestamps
+from ..rawsql import all_rows
 from ..records import Change, Initiator
 from ..store import Store
 from . import local
@@ -100,7 +101,7 @@ def _preview(store: Store, server: Server, state: SyncState | None, site: str, a
     mark = state.tomb_mark if state else None
     pending = local.pending_count(store)
     if state is None and "sync_status" in store.columns:
-        pending += store.fetch_all("SELECT count(*) FROM memories WHERE sync_status = 'synced'")[0][0]
+        pending += all_rows(store, "SELECT count(*) FROM memories WHERE sync_status = 'synced'")[0][0]
     return SyncResult(store.path, server.name, site, agent, pushed=pending,
                       pulled=server.count_changes(site, agent, last),
                       tombstones=len(local.tombstones(store, mark)), dry_run=True)

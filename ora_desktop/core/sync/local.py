@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from .. import timestamps
+from ..rawsql import all_rows, run_sql
 from ..records import DeletedMemory, row_to_memory
 from ..schema import MEMORY_COLUMNS
 from ..writes import IDS_JSON
@@ -78,14 +79,14 @@ def ensure_tables(store: Store) -> None:
     """Create the sync tables (call inside the sync's first write transaction)."""
     store.ensure_engine_tables()
     for sql in TABLES_SQL:
-        store.execute(sql)
+        run_sql(store, sql)
 
 
 def states(store: Store) -> list[SyncState]:
     """Every server this file has synced with, most recent sync first (never creates a table)."""
     if not store.has_table(STATE_TABLE):
         return []
-    rows = store.fetch_all(
+    rows = all_rows(store,
         f"SELECT server_id, server, site, agent, last_pull, tomb_mark, last_sync, pushed, pulled, conflicts "
         f"FROM {STATE_TABLE} ORDER BY julianday(last_sync) DESC"
     )
@@ -100,7 +101,7 @@ def state_for(store: Store, server_id: str) -> SyncState | None:
 def save_state(store: Store, state: SyncState) -> None:
     """Write ``state`` (inside a write transaction)."""
     last = timestamps.to_sql(state.last_sync) if state.last_sync else None
-    store.execute(
+    run_sql(store,
         f"INSERT OR REPLACE INTO {STATE_TABLE} (server_id, server, site, agent, last_pull, tomb_mark, last_sync, "
         "pushed, pulled, conflicts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (state.server_id, state.server, state.site, state.agent, state.last_pull, state.tomb_mark, last,
@@ -119,12 +120,12 @@ def pending_count(store: Store) -> int:
     """How many memories wait to be pushed (``local_only`` never counts)."""
     if "sync_status" not in store.columns:
         return 0
-    return store.fetch_all(f"SELECT count(*) FROM memories WHERE {PENDING}")[0][0]
+    return all_rows(store, f"SELECT count(*) FROM memories WHERE {PENDING}")[0][0]
 
 
 def pending_rows(store: Store, after_rowid: int, limit: int) -> list[tuple[int, tuple[Any, ...]]]:
     """A page of ``(rowid, values in COLUMNS order)`` of memories waiting to be pushed."""
-    rows = store.fetch_all(
+    rows = all_rows(store,
         f"SELECT rowid, {_select(store)} FROM memories WHERE {PENDING} AND rowid > ? ORDER BY rowid LIMIT ?",
         (after_rowid, limit),
     )
@@ -134,7 +135,7 @@ def pending_rows(store: Store, after_rowid: int, limit: int) -> list[tuple[int, 
 def data_version(store: Store) -> int:
     """SQLite's ``PRAGMA data_version`` of this thread's connection: it moves only when another
     connection commits to the file."""
-    return store.execute("PRAGMA data_version").fetchone()[0]
+    return run_sql(store, "PRAGMA data_version").fetchone()[0]
 
 
 def mark_pushed(store: Store, rows: Sequence[tuple[int, tuple[Any, ...]]], stamp: str,
@@ -148,7 +149,7 @@ def mark_pushed(store: Store, rows: Sequence[tuple[int, tuple[Any, ...]]], stamp
         return 0
     if unchanged_since is not None and data_version(store) == unchanged_since:
         # No other connection committed since the rows were read: they are exactly as sent.
-        return store.execute(
+        return run_sql(store,
             "UPDATE memories SET sync_status = 'synced', synced_at = ? WHERE rowid IN (SELECT value FROM "
             "json_each(?)) AND sync_status IS NOT 'local_only'", (stamp, json.dumps([r for r, _ in rows])),
         ).rowcount
@@ -165,7 +166,7 @@ def mark_pushed(store: Store, rows: Sequence[tuple[int, tuple[Any, ...]]], stamp
 
 def reset_for_new_server(store: Store) -> int:
     """Before the first sync with a server, rows synced elsewhere are pending again for it."""
-    return store.execute("UPDATE memories SET sync_status = 'pending' WHERE sync_status = 'synced'").rowcount
+    return run_sql(store, "UPDATE memories SET sync_status = 'pending' WHERE sync_status = 'synced'").rowcount
 
 
 # ---------------------------------------------------------------------- tombstones
@@ -176,7 +177,7 @@ def queue_tombstones(store: Store, ids: Iterable[str], deleted_at: str | None = 
     if not ids:
         return
     ensure_tables(store)
-    store.execute(
+    run_sql(store,
         f"INSERT OR REPLACE INTO {TOMBSTONE_TABLE} (memory_id, deleted_at) SELECT value, ? FROM json_each(?)",
         (deleted_at or timestamps.now_sql(), json.dumps(ids)),
     )
@@ -188,7 +189,7 @@ def tombstones(store: Store, mark: str | None) -> list[tuple[str, str]]:
     out: dict[str, str] = {}
     if store.has_table("ora_desktop_trash"):
         since = "" if mark is None else " AND julianday(deleted_at) >= julianday(?)"
-        for memory_id, deleted_at in store.fetch_all(
+        for memory_id, deleted_at in all_rows(store,
             "SELECT memory_id, max(deleted_at) FROM ora_desktop_trash WHERE reason NOT IN (?, ?) "
             "AND json_extract(row_json, '$.sync_status') IS NOT 'local_only' "
             f"AND memory_id NOT IN (SELECT id FROM memories){since} GROUP BY memory_id",
@@ -196,7 +197,7 @@ def tombstones(store: Store, mark: str | None) -> list[tuple[str, str]]:
         ):
             out[memory_id] = deleted_at
     if store.has_table(TOMBSTONE_TABLE):
-        for memory_id, deleted_at in store.fetch_all(
+        for memory_id, deleted_at in all_rows(store,
             f"SELECT memory_id, deleted_at FROM {TOMBSTONE_TABLE} WHERE memory_id NOT IN (SELECT id FROM memories)"
         ):
             out[memory_id] = deleted_at
@@ -206,7 +207,7 @@ def tombstones(store: Store, mark: str | None) -> list[tuple[str, str]]:
 def clear_queued(store: Store, ids: Sequence[str]) -> None:
     """Forget queued tombstones once the server has them (inside a write transaction)."""
     if ids and store.has_table(TOMBSTONE_TABLE):
-        store.execute(f"DELETE FROM {TOMBSTONE_TABLE} WHERE memory_id IN {IDS_JSON}", (json.dumps(list(ids)),))
+        run_sql(store, f"DELETE FROM {TOMBSTONE_TABLE} WHERE memory_id IN {IDS_JSON}", (json.dumps(list(ids)),))
 
 
 # ---------------------------------------------------------------------- pull
@@ -233,7 +234,7 @@ def apply_pull(store: Store, page: Sequence[ServerRow], mark: str | None, stamp:
     with reason "sync conflict". ``local_only`` memories are never touched.
     """
     ids = [row.id for row in page]
-    local = {r[0]: (r[1], tuple(r[2:])) for r in store.fetch_all(
+    local = {r[0]: (r[1], tuple(r[2:])) for r in all_rows(store,
         f"SELECT id, sync_status, {_select(store)} FROM memories WHERE id IN {IDS_JSON}", (json.dumps(ids),))}
     deleted_here = _deleted_since(store, ids, mark)
     write: list[ServerRow] = []
@@ -284,7 +285,7 @@ def apply_pull(store: Store, page: Sequence[ServerRow], mark: str | None, stamp:
         store.ensure_engine_tables()
     if to_trash_local:
         pairs = ", ".join(f"'{c}', \"{c}\"" for c in store.columns)
-        store.execute(
+        run_sql(store,
             "INSERT INTO ora_desktop_trash (memory_id, deleted_at, reason, batch, row_json) "
             f"SELECT id, ?, ?, ?, json_object({pairs}) FROM memories WHERE id IN {IDS_JSON}",
             (stamp, CONFLICT, batch, json.dumps(to_trash_local)),
@@ -297,7 +298,7 @@ def apply_pull(store: Store, page: Sequence[ServerRow], mark: str | None, stamp:
     if write:
         _upsert(store, write, stamp)
     if mark_synced:
-        store.execute(f"UPDATE memories SET sync_status = 'synced', synced_at = ? WHERE id IN {IDS_JSON}",
+        run_sql(store, f"UPDATE memories SET sync_status = 'synced', synced_at = ? WHERE id IN {IDS_JSON}",
                       (stamp, json.dumps(mark_synced)))
     for ids_, reason in ((remove, REMOTE_DELETE), (remove_conflict, CONFLICT)):
         if ids_:
@@ -328,13 +329,13 @@ def _deleted_since(store: Store, ids: Sequence[str], mark: str | None) -> dict[s
     if store.has_table("ora_desktop_trash"):
         since = "" if mark is None else " AND julianday(deleted_at) >= julianday(?)"
         params: list[Any] = [json.dumps(list(ids)), CONFLICT, REMOTE_DELETE] + ([] if mark is None else [mark])
-        for memory_id, when in store.fetch_all(
+        for memory_id, when in all_rows(store,
             f"SELECT memory_id, max(deleted_at) FROM ora_desktop_trash WHERE memory_id IN {IDS_JSON} "
             f"AND reason NOT IN (?, ?){since} GROUP BY memory_id", params,
         ):
             found[memory_id] = when
     if store.has_table(TOMBSTONE_TABLE):
-        for memory_id, when in store.fetch_all(
+        for memory_id, when in all_rows(store,
             f"SELECT memory_id, deleted_at FROM {TOMBSTONE_TABLE} WHERE memory_id IN {IDS_JSON}",
             (json.dumps(list(ids)),),
         ):
@@ -348,7 +349,7 @@ def conflicts(store: Store, limit: int | None = 500) -> list[DeletedMemory]:
     if not store.has_table("ora_desktop_trash"):
         return []
     tail = f" LIMIT {int(limit)}" if limit else ""
-    rows = store.fetch_all(
+    rows = all_rows(store,
         "SELECT id, deleted_at, reason, batch, row_json FROM ora_desktop_trash WHERE reason = ? "
         f"ORDER BY id DESC{tail}", (CONFLICT,),
     )
