@@ -13,6 +13,7 @@ from typing import Any
 
 from ..core import OraError, OraHome
 from ..core import backup as backups_core
+from ..core import restore as restore_core
 from ..core.config import Config
 from ..core.daemon_lock import running_daemon
 from ..core.errors import FileMissing
@@ -62,9 +63,9 @@ def register(sub: Any) -> None:
                             "integrity check; the current file is copied aside first.")
     rp.set_defaults(_handler=_backups_restore)
     rp.add_argument("backup", help="the backup file (see 'ora-desktop backups list')")
-    rp.add_argument("--wait", type=common.count_int, default=backups_core.RESTORE_WAIT, metavar="SECONDS",
+    rp.add_argument("--wait", type=common.count_int, default=restore_core.RESTORE_WAIT, metavar="SECONDS",
                     help="while a backup of the file runs in another process, wait this long, then give up "
-                    f"(default {backups_core.RESTORE_WAIT:g}; 0 fails at once)")
+                    f"(default {restore_core.RESTORE_WAIT:g}; 0 fails at once)")
     common.add_target(rp, required=False)
     rp.epilog = "The target is required: --db PATH or --site SLUG --agent NAME."
 
@@ -205,7 +206,7 @@ def _backups_restore(args: argparse.Namespace) -> int:
                        f"(this backup's folder suggests --site {folder.parent.name} --agent {folder.name}); "
                        "nothing was changed")
     target = targets[0]
-    report = backups_core.restore_backup(backup, target, config=Config.load(), wait=args.wait)
+    report = restore_core.restore_backup(backup, target, config=Config.load(), wait=args.wait)
     if args.json:
         common.emit_json(report)
     else:

@@ -27,18 +27,32 @@ for one site. :meth:`Config.effective` says where each value comes from::
 from __future__ import annotations
 
 import os
-import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import paths
-from .errors import OraError
+from . import paths, sync_settings
+from .config_values import (  # re-exported: callers import them from here
+    NAMED_INTERVALS as NAMED_INTERVALS,
+)
+from .config_values import (
+    UNITS as UNITS,
+)
+from .config_values import (
+    ConfigError as ConfigError,
+)
+from .config_values import (
+    Setting as Setting,
+)
+from .config_values import (
+    describe_interval as describe_interval,
+)
+from .config_values import (
+    parse_interval as parse_interval,
+)
 
 JOB_NAMES = ("decay", "cleanup", "retention", "promote", "backup", "check", "purge-trash", "sync", "consolidate")
-NAMED_INTERVALS = {"hourly": 3600, "daily": 86400, "weekly": 7 * 86400}
-UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 DEFAULT_SCHEDULE = {
     "decay": "daily", "cleanup": "hourly", "retention": "daily", "promote": "hourly",
     "backup": "daily", "check": "weekly", "purge-trash": "daily",
@@ -55,56 +69,9 @@ RETENTION_KEYS = ("max_age_days", "max_memories")  # RetentionPolicy field order
 DEFAULT = "default"
 
 
-class ConfigError(OraError):
-    """``config.toml`` is unreadable or holds a value we cannot use; the message names both."""
-
-
 def config_path() -> Path:
     """``$ORA_DESKTOP_CONFIG`` or ``<user config dir>/config.toml``."""
     return Path(os.environ.get("ORA_DESKTOP_CONFIG") or paths.config_dir() / "config.toml").expanduser()
-
-
-def parse_interval(value: Any, where: str = "interval") -> int | None:
-    """Seconds for ``"daily"``/``"1s"``/``"15m"``/``3600``; ``None`` for ``"off"``. Raises ``ConfigError``."""
-    if isinstance(value, bool):
-        raise ConfigError(f"{where}: {value!r} is not an interval")
-    if isinstance(value, (int, float)):
-        if value <= 0:
-            raise ConfigError(f"{where}: {value!r} must be a positive number of seconds")
-        return int(value) or 1
-    text = str(value).strip().lower()
-    if text in ("off", "never", "none", "disabled"):
-        return None
-    if text in NAMED_INTERVALS:
-        return NAMED_INTERVALS[text]
-    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([smhdw])", text)
-    if not match or float(match.group(1)) <= 0:
-        raise ConfigError(
-            f"{where}: {value!r} is not an interval (use hourly, daily, weekly, off, or e.g. 30s, 15m, 6h, 2d)"
-        )
-    return max(1, int(float(match.group(1)) * UNITS[match.group(2)]))
-
-
-def describe_interval(seconds: int | None) -> str:
-    """``"daily"``, ``"every 30s"`` or ``"off"``."""
-    if seconds is None:
-        return "off"
-    for name, value in NAMED_INTERVALS.items():
-        if seconds == value:
-            return name
-    for unit in ("w", "d", "h", "m"):
-        if seconds % UNITS[unit] == 0:
-            return f"every {seconds // UNITS[unit]}{unit}"
-    return f"every {seconds}s"
-
-
-@dataclass(frozen=True)
-class Setting:
-    """One effective value and where it came from (``default`` or ``<file> [table]``)."""
-
-    key: str
-    value: Any
-    source: str
 
 
 @dataclass(frozen=True)
@@ -169,7 +136,6 @@ class Config:
                 where = self._source(*keys)
                 return Setting(job, parse_interval(table[job], f"{where} {job}"), where)
         if job == "sync":  # [sync] interval
-            from . import sync_settings
 
             return sync_settings.interval(self, site)
         return Setting(job, parse_interval(DEFAULT_SCHEDULE[job]), DEFAULT)
@@ -278,7 +244,6 @@ class Config:
                               "would keep no backup at all; set keep_last to 1 or more")
         self.rescan_seconds()
         self.trash_keep_days()
-        from . import sync_settings
 
         sync_settings.validate(self)
 

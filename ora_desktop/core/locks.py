@@ -1,6 +1,6 @@
 """The (job, file) locks every process takes: one job on one file at a time, across processes.
 
-Here, below both the jobs and the backup module, so a restore (``backup.restore_backup``) and
+Here, below both the jobs and the backup module, so a restore (``restore.restore_backup``) and
 the backup job (``maintenance.jobs``) share the lock without importing each other.
 """
 

@@ -24,12 +24,19 @@ import os
 import re
 import sqlite3
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote
 
+import filelock
+
+from . import backup as b
+from .backup import PARTIAL, BackupError, _copy_live, backup_folder, check_file, fsync_path, new_name
 from .config import Config
 from .connection import BUSY_TIMEOUT_MS, translate
-from .errors import CorruptFile, EmptyFile, NotSQLite, OraError, WrongSchema
+from .errors import CorruptFile, EmptyFile, FileMissing, NotSQLite, OraError, WrongSchema
+from .locks import job_lock
+from .private import UnsafePath, open_private, private_dir, refuse_link
 from .records import Change, Initiator
 from .schema import sniff_file
 
@@ -58,7 +65,6 @@ class _Damaged(Exception):
 
 def restore(backup_path: Path, target: Path, config: Config) -> RestoreReport:
     """Restore a checked backup into ``target`` (see the module docstring). Raises ``BackupError``."""
-    from . import backup as b
 
     if target.is_symlink():
         from .private import refuse_link
@@ -74,7 +80,7 @@ def restore(backup_path: Path, target: Path, config: Config) -> RestoreReport:
         return _locked_swap(backup_path, target, config)
     except _Damaged as damage:
         reason = str(damage)
-    kept = b.set_aside_raw(target, config)
+    kept = set_aside_raw(target, config)
     memories = _replace_file(backup_path, target, kept)
     return RestoreReport(backup_path, target, kept, memories,
                          f"restored {target} from {backup_path.name} ({memories} memories); the live file was "
@@ -94,7 +100,6 @@ def _classify(target: Path, exc: BaseException) -> None:
 
 
 def _locked_swap(backup_path: Path, target: Path, config: Config) -> RestoreReport:
-    from . import backup as b
 
     try:
         sniff_file(target)
@@ -118,7 +123,7 @@ def _locked_swap(backup_path: Path, target: Path, config: Config) -> RestoreRepo
         except sqlite3.Error as exc:
             _classify(target, exc)
             raise translate(target, exc) from exc
-        kept = b.set_aside_live(target, config)
+        kept = set_aside_live(target, config)
         try:
             _replace_tables(conn)
             memories = conn.execute("SELECT count(*) FROM main.memories").fetchone()[0]
@@ -188,7 +193,6 @@ def _replace_tables(conn: sqlite3.Connection) -> None:
 
 def _write_new(backup_path: Path, target: Path) -> int:
     """Copy the backup into a file that does not exist yet (through SQLite, one consistent copy)."""
-    from . import backup as b
 
     src = sqlite3.connect(b.ro_uri(backup_path, immutable=True), uri=True)
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -206,7 +210,6 @@ def _write_new(backup_path: Path, target: Path) -> int:
 
 def _replace_file(backup_path: Path, target: Path, kept: Path) -> int:
     """Write the backup beside the damaged ``target`` and rename it over; drop the stale WAL."""
-    from . import backup as b
 
     temp = target.with_name(f".{target.name}.restoring-{os.getpid()}")
     for leftover in (temp, Path(f"{temp}-journal")):
@@ -229,3 +232,111 @@ def _replace_file(backup_path: Path, target: Path, kept: Path) -> int:
         with contextlib.suppress(FileNotFoundError):
             temp.unlink()
     return memories
+
+
+#: How long a restore waits for a running backup of the same file by default, in seconds.
+RESTORE_WAIT = 30.0
+
+
+def restore_backup(backup_path: str | Path, target_path: str | Path, *,
+                   config: Config | None = None, wait: float = RESTORE_WAIT) -> RestoreReport:
+    """Replace ``target_path``'s content with a backup, after checking it and keeping the current file.
+
+    Refuses (``BackupError``, nothing changed) a backup that is not an Ora database or fails
+    ``integrity_check``. The restore holds the file's ``backup`` job lock — the one the backup job
+    takes in the window, the daemon and ``ora-desktop run`` — so a backup cannot copy the file
+    half-restored; while another process's backup holds it, the restore waits up to ``wait``
+    seconds, then refuses with ``OraError`` (nothing changed). Agents are held off for the whole
+    swap, and the current file — every row committed before the swap — is first copied aside
+    into the backup folder as ``<timestamp>-before-restore.site.db``; a damaged live file is kept
+    aside byte for byte and replaced (see :mod:`ora_desktop.core.restore`).
+    ``RestoreReport.strategy`` says which.
+    """
+
+    backup_path = Path(backup_path).expanduser()
+    target = Path(target_path).expanduser()
+    if not backup_path.is_file():
+        raise FileMissing(backup_path, "no such backup file")
+    try:
+        problems = check_file(backup_path)
+    except OraError as exc:
+        raise BackupError(f"{backup_path}: refused, not a usable backup ({exc}); nothing was changed") from exc
+    if problems:
+        raise BackupError(f"{backup_path}: refused, the backup fails its integrity check "
+                          f"({'; '.join(problems[:3])}); nothing was changed")
+    lock = job_lock("backup", target.resolve())
+    try:
+        lock.acquire(timeout=max(0.0, float(wait)))
+    except filelock.Timeout:
+        raise OraError(f"{target}: a backup of this file is running in another process (waited {wait:g} s); "
+                       "nothing was restored — try again when it has finished") from None
+    try:
+        return restore(backup_path, target, config or Config.load())
+    finally:
+        lock.release()
+
+
+def _aside_folder(target: Path, config: Config) -> Path:
+    folder = backup_folder(target, None, config)
+    try:
+        return private_dir(folder.parent.parent, folder.parent.name, folder.name)
+    except (OSError, UnsafePath) as exc:
+        raise BackupError(f"{target}: cannot use the backup folder {folder} ({getattr(exc, 'strerror', None) or exc}); "
+                          "nothing was restored") from exc
+
+
+def set_aside_live(target: Path, config: Config) -> Path:
+    """Copy the readable live file aside through SQLite (a checked, 0600 ``…-before-restore`` backup)."""
+    folder = _aside_folder(target, config)
+    aside = new_name(folder, datetime.now(UTC), aside=True)
+    temp = folder / f".{aside.name}{PARTIAL}-{os.getpid()}"
+    try:
+        _copy_live(target, temp)
+        problems = check_file(temp)
+        if problems:
+            raise BackupError(f"{target}: the copy kept aside failed its check ({'; '.join(problems[:3])}); "
+                              "nothing was restored")
+        os.chmod(temp, 0o600)
+        fsync_path(temp)
+        os.replace(temp, aside)
+        fsync_path(folder)
+    except (OSError, OraError) as exc:
+        raise BackupError(f"{target}: could not keep the current file aside in {folder} ({exc}); "
+                          "nothing was restored") from exc
+    finally:
+        for leftover in (temp, *(Path(f"{temp}{s}") for s in ("-journal", "-wal", "-shm"))):
+            with contextlib.suppress(FileNotFoundError):
+                leftover.unlink()
+    return aside
+
+
+def set_aside_raw(target: Path, config: Config) -> Path:
+    """Keep a damaged live file's bytes (and its ``-wal`` beside them) as they are, 0600."""
+    folder = _aside_folder(target, config)
+    aside = new_name(folder, datetime.now(UTC), aside=True)
+    temp = folder / f".{aside.name}{PARTIAL}-{os.getpid()}"
+    try:
+        _raw_copy(target, temp)
+        wal = Path(f"{target}-wal")
+        if wal.exists():
+            _raw_copy(wal, Path(f"{aside}-wal"))
+        fsync_path(temp)
+        os.replace(temp, aside)
+        fsync_path(folder)
+    except OSError as exc:
+        raise BackupError(f"{target}: could not keep the damaged file aside in {folder} ({exc}); "
+                          "nothing was restored") from exc
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            temp.unlink()
+    return aside
+
+
+def _raw_copy(source: Path, target: Path) -> None:
+    """Byte copy into a new private file; never through a link at the target."""
+    import shutil
+
+    refuse_link(target)
+    fd = open_private(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    with os.fdopen(fd, "wb") as out, source.open("rb") as src:
+        shutil.copyfileobj(src, out, 1 << 20)

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .config import Config, ConfigError, Setting, parse_interval
+from .config_values import ConfigError, Setting, parse_interval
+
+if TYPE_CHECKING:
+    from .config import Config
 
 DEFAULT_INTERVAL = "15m"
 KEYS = {"url", "interval", "sites", "agents"}

@@ -18,7 +18,7 @@ from .. import __version__
 from ..core import NotFound, OraError, Store, open_store
 from ..core.operations import agent_memory as ops
 from ..core.search import ensure_index
-from ..core.search.engine import location
+from ..core.search.hits import location
 from . import shapes
 from .tools import add_reading_tools, add_writing_tools
 

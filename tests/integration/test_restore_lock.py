@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from ora_desktop.core.backup import create_backup, list_backups, restore_backup
+from ora_desktop.core.backup import create_backup, list_backups
+from ora_desktop.core.restore import restore_backup
 
 from .test_backup_processes import big_db, cli, ids
 

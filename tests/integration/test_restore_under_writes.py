@@ -6,8 +6,8 @@ import sqlite3
 import time
 from pathlib import Path
 
-from ora_desktop.core.backup import create_backup, restore_backup
-from ora_desktop.core.restore import LOCKED_SWAP
+from ora_desktop.core.backup import create_backup
+from ora_desktop.core.restore import LOCKED_SWAP, restore_backup
 from tests.integration import agent_writer
 from tests.unit.maintenance_support import ids, make_db
 

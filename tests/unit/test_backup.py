@@ -18,10 +18,10 @@ from ora_desktop.core.backup import (
     check_file,
     create_backup,
     list_backups,
-    restore_backup,
 )
 from ora_desktop.core.config import Config
 from ora_desktop.core.maintenance import run_job
+from ora_desktop.core.restore import restore_backup
 from tests.unit.maintenance_support import ids, make_db
 
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from ora_desktop.core import paths
-from ora_desktop.core.backup import BackupInfo, backups_to_keep, check_file, create_backup, list_backups, restore_backup
+from ora_desktop.core.backup import BackupInfo, backups_to_keep, check_file, create_backup, list_backups
 from ora_desktop.core.config import Config, ConfigError
 from ora_desktop.core.maintenance import run_job
-from ora_desktop.core.restore import REPLACED_FILE
+from ora_desktop.core.restore import REPLACED_FILE, restore_backup
 from tests.unit.maintenance_support import ids, make_db
 
 

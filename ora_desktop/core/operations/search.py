@@ -31,6 +31,7 @@ from ..search.across import search_many
 from ..search.counting import Interrupted, match_facets
 from ..search.filters import filter_sql
 from ..search.highlight import match_spans, snippet
+from ..search.hits import make_hit
 from ..search.query import ParsedQuery, parse_query
 from ..search.results import Hit, Span
 from ..search.words import any_word_query
@@ -190,7 +191,7 @@ def answer_hits(store: Store, answer: SearchAnswer, start: int = 0, stop: int | 
     score = dict(zip(answer.ids, answer.scores, strict=False))
     out = []
     for memory in store.by_rowids(keys):
-        out.append(engine.make_hit(memory, score.get(memory.id, 0.0), answer.spans(memory.content), None,
+        out.append(make_hit(memory, score.get(memory.id, 0.0), answer.spans(memory.content), None,
                                    engine.path_of(store), snippet_chars, "keyword" if answer.ranked else "filter"))
     return out
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from ..errors import OraError
 from ..home import AgentFile, OraHome
-from .engine import as_partial, location, search
+from .engine import as_partial, search
+from .hits import location
 from .query import ParsedQuery, parse_query
 from .ranking import fused_order
 from .results import Hit, SearchResult

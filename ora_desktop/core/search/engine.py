@@ -10,18 +10,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..connection import translate
-from ..home import SUFFIX
-from ..records import Memory, row_to_memory
+from ..records import row_to_memory
 from ..schema import MEMORY_COLUMNS, check_shape, sniff_file
 from .build import ensure_index, finish_tags, index_state
 from .cjk import candidates_sql, substring_spans
 from .fallback import NOTE, fallback_hits
 from .filters import filter_sql
-from .highlight import fts_spans_many, snippet
+from .highlight import fts_spans_many
+from .hits import location, make_hit
 from .index import SearchIndex, get_index
 from .query import ParsedQuery, parse_query
 from .ranking import DEFAULT_WEIGHTS, Weights, relevance, score
-from .results import Hit, SearchResult, Span
+from .results import Hit, SearchResult
 from .sidecar import fts5_available
 from .tags import TAG_KINDS, extract_tags
 from .words import any_word_query
@@ -41,24 +41,6 @@ def path_of(target: Any) -> Path:
     """The database path of a ``Store``, an ``AgentFile`` or a path."""
     path = getattr(target, "path", target)
     return Path(path).expanduser()
-
-
-def location(path: Path) -> tuple[str | None, str | None]:
-    """(site, agent) for ``…/<site>/<agent>.site.db``, else (None, None)."""
-    if path.name.endswith(SUFFIX):
-        return path.parent.name or None, path.name[: -len(SUFFIX)] or None
-    return None, None
-
-
-def make_hit(memory: Memory, score: float, spans: list[Span], bm25: float | None, path: Path,
-             snippet_chars: int, source: str, where: tuple[str | None, str | None] | None = None) -> Hit:
-    text, inside, marked = snippet(memory.content, spans, snippet_chars)
-    site, agent = where or location(path)
-    return Hit(
-        memory=memory, score=score, snippet=marked, snippet_text=text, snippet_spans=inside,
-        spans=tuple(spans), bm25=bm25, expired=memory.is_expired(), superseded=memory.is_superseded,
-        path=path, site=site, agent=agent, source=source,
-    )
 
 
 def search(target: Store | str | Path, query: str | ParsedQuery, limit: int = 50, *,

@@ -21,6 +21,7 @@ from ..records import row_to_memory
 from ..schema import MEMORY_COLUMNS
 from .filters import filter_sql, like_escape
 from .highlight import light_stem, python_spans
+from .hits import make_hit
 from .query import ParsedQuery, Term
 from .ranking import Weights, blend
 from .results import Hit
@@ -48,7 +49,6 @@ def connect_source(path: Path) -> sqlite3.Connection:
 def fallback_hits(path: Path, parsed: ParsedQuery, limit: int, weights: Weights,
                   snippet_chars: int) -> tuple[list[Hit], list[str]]:
     """(hits best first, warnings) from a LIKE scan of ``path``."""
-    from .engine import make_hit
 
     warnings: list[str] = []
     if parsed.tags or parsed.not_tags:

@@ -32,10 +32,11 @@ from ..errors import OraError
 from ..records import row_to_memory
 from ..schema import MEMORY_COLUMNS, sniff_file
 from .build import ensure_index
-from .engine import location, make_hit, path_of
+from .engine import path_of
 from .engine import search as lexical_search
 from .filters import filter_sql
 from .highlight import match_spans
+from .hits import location, make_hit
 from .index import get_index
 from .query import ParsedQuery, parse_query
 from .results import Hit, SearchResult

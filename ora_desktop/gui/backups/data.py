@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ora_desktop.core import OraError, OraHome, open_store
-from ora_desktop.core.backup import BackupInfo, RestoreReport, backup_folder, list_backups, restore_backup
+from ora_desktop.core.backup import BackupInfo, backup_folder, list_backups
 from ora_desktop.core.config import Config
 from ora_desktop.core.maintenance import JobReport, run_job
+from ora_desktop.core.restore import RestoreReport, restore_backup
 
 
 @dataclass(frozen=True, slots=True)

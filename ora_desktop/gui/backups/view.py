@@ -23,8 +23,9 @@ from PySide6.QtWidgets import (
 )
 
 from ora_desktop.core import Change, Initiator, OraError
-from ora_desktop.core.backup import BackupInfo, RestoreReport
+from ora_desktop.core.backup import BackupInfo
 from ora_desktop.core.maintenance import JobReport
+from ora_desktop.core.restore import RestoreReport
 
 from ..formatting import exact, relative
 from ..jobs.background import Latest, Progress
