@@ -25,7 +25,9 @@ def linked_db(filled_db):
 
 
 def graph_tab(qtbot, window):
-    qtbot.waitUntil(lambda: "Graph" in window.panels, timeout=10000)
+    """The Graph tab, once the window has settled: the table selects its first row after the rows
+    load, and the tab follows the table's selection (a test driving the tab must not race it)."""
+    qtbot.waitUntil(lambda: "Graph" in window.panels and window.browser.detail.memory is not None, timeout=10000)
     view = window.panels["Graph"]
     window.tabs.setCurrentWidget(view)
     return view
