@@ -16,6 +16,18 @@ MAX_CHAIN = 10000
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
+#: The supersession edges of the chain ending at ``?`` (its head): every (older, newer) pair whose
+#: newer memory is reachable backwards from the head. A cycle stops, since UNION keeps each id once.
+_CHAIN_EDGES = """
+WITH RECURSIVE edges(old, new) AS MATERIALIZED (
+    SELECT id, superseded_by FROM memories WHERE superseded_by IS NOT NULL AND superseded_by != ''
+), back(id) AS (
+    SELECT ? UNION SELECT edges.old FROM edges JOIN back ON edges.new = back.id
+)
+SELECT old, new FROM edges WHERE new IN (SELECT id FROM back)
+"""
+
+
 class GraphMixin:
     """Methods of :class:`~ora_desktop.core.store.Store` for chains and links."""
 
@@ -64,12 +76,12 @@ class GraphMixin:
         start = self.get(memory_id)
         forward, cycle, dangling = self._forward(start.id)
         head = forward[-1]
-        # Walk backwards from the head over every supersession edge, read in one scan (there is
-        # no index on superseded_by, so one query per level would scan the table per level).
+        # Walk backwards from the head. There is no index on superseded_by, so SQLite reads the
+        # supersession edges in one scan into a temporary table and follows them there; only the
+        # chain's own edges come back to Python (a scan of a million rows in C, not a dict of
+        # every edge built while holding the GIL the window's thread needs).
         older_of: dict[str, list[str]] = {}
-        for old, new in self._fetch_all(
-            "SELECT id, superseded_by FROM memories WHERE superseded_by IS NOT NULL AND superseded_by != ''"
-        ):
+        for old, new in self._fetch_all(_CHAIN_EDGES, (head.id,)):
             older_of.setdefault(str(new), []).append(str(old))
         levels: list[list[str]] = []
         seen = {head.id}
