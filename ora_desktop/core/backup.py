@@ -216,25 +216,39 @@ def create_backup(path: str | Path, dest_dir: str | Path | None = None, *, confi
 def _write_backup(source: Path, folder: Path, progress, cancel) -> BackupInfo:
     _remove_partials(folder)
     final = new_name(folder, datetime.now(UTC))
+    try:
+        problems = checked_copy(source, final, progress, cancel)
+    except OSError as exc:
+        raise BackupError(f"{source}: could not write the backup in {folder} ({exc.strerror or exc}); "
+                          "no backup was kept") from exc
+    if problems:
+        raise BackupError(f"{source}: the copy failed its integrity check ({'; '.join(problems[:3])}); "
+                          "no backup was kept — the live file may be damaged, run 'ora-desktop run check'")
+    return _info(final)
+
+
+def checked_copy(source: Path, final: Path, progress=None, cancel=None) -> list[str]:
+    """Copy ``source`` through SQLite to ``final`` the way every backup is written: to a temporary
+    name beside it, checked with ``integrity_check``, made 0600, flushed, then renamed into place.
+
+    Returns the check's problems (an empty list when ``final`` was written; otherwise nothing is
+    kept). ``OSError`` and a cancel propagate; no temporary file is ever left behind."""
+    folder = final.parent
     temp = folder / f".{final.name}{PARTIAL}-{os.getpid()}"
     try:
         _copy_live(source, temp, progress, cancel)
         problems = check_file(temp)
         if problems:
-            raise BackupError(f"{source}: the copy failed its integrity check ({'; '.join(problems[:3])}); "
-                              "no backup was kept — the live file may be damaged, run 'ora-desktop run check'")
+            return problems
         os.chmod(temp, 0o600)
         fsync_path(temp)
         os.replace(temp, final)
         fsync_path(folder)
-    except OSError as exc:
-        raise BackupError(f"{source}: could not write the backup in {folder} ({exc.strerror or exc}); "
-                          "no backup was kept") from exc
+        return []
     finally:
         for leftover in (temp, *(Path(f"{temp}{s}") for s in ("-journal", "-wal", "-shm"))):
             with contextlib.suppress(FileNotFoundError):
                 leftover.unlink()
-    return _info(final)
 
 
 def rewrite_backup(backup_path: str | Path, edit: Callable[[Path], None]) -> BackupInfo:

@@ -31,7 +31,7 @@ from urllib.parse import quote
 import filelock
 
 from . import backup as b
-from .backup import PARTIAL, BackupError, _copy_live, backup_folder, check_file, fsync_path, new_name
+from .backup import PARTIAL, BackupError, backup_folder, check_file, fsync_path, new_name
 from .config import Config
 from .connection import BUSY_TIMEOUT_MS, translate
 from .errors import CorruptFile, EmptyFile, FileMissing, NotSQLite, OraError, WrongSchema
@@ -289,24 +289,14 @@ def set_aside_live(target: Path, config: Config) -> Path:
     """Copy the readable live file aside through SQLite (a checked, 0600 ``…-before-restore`` backup)."""
     folder = _aside_folder(target, config)
     aside = new_name(folder, datetime.now(UTC), aside=True)
-    temp = folder / f".{aside.name}{PARTIAL}-{os.getpid()}"
     try:
-        _copy_live(target, temp)
-        problems = check_file(temp)
-        if problems:
-            raise BackupError(f"{target}: the copy kept aside failed its check ({'; '.join(problems[:3])}); "
-                              "nothing was restored")
-        os.chmod(temp, 0o600)
-        fsync_path(temp)
-        os.replace(temp, aside)
-        fsync_path(folder)
+        problems = b.checked_copy(target, aside)
     except (OSError, OraError) as exc:
         raise BackupError(f"{target}: could not keep the current file aside in {folder} ({exc}); "
                           "nothing was restored") from exc
-    finally:
-        for leftover in (temp, *(Path(f"{temp}{s}") for s in ("-journal", "-wal", "-shm"))):
-            with contextlib.suppress(FileNotFoundError):
-                leftover.unlink()
+    if problems:
+        raise BackupError(f"{target}: the copy kept aside failed its check ({'; '.join(problems[:3])}); "
+                          "nothing was restored")
     return aside
 
 
