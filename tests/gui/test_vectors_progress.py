@@ -70,6 +70,9 @@ def test_cancel_stops_the_build_and_keeps_what_was_done(make_window, seed_db, qt
     bar.mode.setCurrentIndex(2)  # words + meaning
     bar.field.setText("deploys")
     qtbot.waitUntil(lambda: strip.isVisible() and bool(batches), timeout=15000)
+    # the typed word's debounced search must have run (a person's typing ends before they cancel),
+    # or it would start a second build right after the Cancel
+    qtbot.waitUntil(lambda: not bar.controller._debounce.isActive(), timeout=5000)
     assert strip.cancel_button.isEnabled()
     strip.cancel_button.click()
     qtbot.waitUntil(lambda: strip.building is None, timeout=30000)
