@@ -51,11 +51,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="replace")  # non-Latin memories on a non-UTF-8 terminal
     if _wants_window(argv):
-        return common.start_window(argv)
+        return common.start_window(argv, _read_ahead(argv))
     args = build_parser().parse_args(argv)
     if args.command is None:
         return common.start_window(argv)
     return common.run(args)
+
+
+def _read_ahead(argv: list[str]):  # noqa: ANN202 (FirstRows | None; core imported only here)
+    """Start reading the file the window will show first (the last ``.db`` path given) on a
+    thread, before Qt and the window are imported (``core.operations.first_rows``)."""
+    files = [arg for i, arg in enumerate(argv) if arg.endswith(".db") and (i == 0 or argv[i - 1] != "--home")]
+    if not files:
+        return None
+    from ..core import open_store
+    from ..core.operations.first_rows import FirstRows
+
+    return FirstRows(open_store, files[-1], readonly="--read-only" in argv)
 
 
 def _wants_window(argv: list[str]) -> bool:

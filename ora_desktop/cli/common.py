@@ -213,14 +213,15 @@ def decode_token(token: str, what: str = "--after") -> Any:
         raise OraError(f"{what}: {token!r} is not a page token printed by this command") from None
 
 
-def start_window(argv: list[str]) -> int:
-    """Start the desktop window (imported lazily so the CLI never loads Qt otherwise)."""
+def start_window(argv: list[str], first_rows: Any = None) -> int:
+    """Start the desktop window (imported lazily so the CLI never loads Qt otherwise);
+    ``first_rows`` is the ``FirstRows`` read ahead for it, if any."""
     try:
         from ..gui.app import main as gui_main
     except ImportError as exc:
         print(f"ora-desktop: the window cannot start ({exc}); try 'ora-desktop --help'", file=sys.stderr)
         return 2
-    return gui_main(argv)
+    return gui_main(argv, first_rows)
 
 
 # ----------------------------------------------------------------------------- argument types
