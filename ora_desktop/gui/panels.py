@@ -47,11 +47,13 @@ async def load_panels_async(ctx: Any, parent: QWidget | None = None) -> AsyncIte
 
 
 def import_later() -> None:
-    """Import what the window's actions use only when triggered (edits, purge, recover, export,
-    import): the window starts without them, and calls this on a worker thread once the first
-    rows are painted, so the first use does not wait for an import on the GUI thread."""
+    """Import what the window uses only when triggered (edits, purge, recover, export, import,
+    the search engine and search by meaning): the window starts without them, and calls this on
+    a worker thread once the first rows are painted, so the first use does not wait for an
+    import on the GUI thread."""
     from ..core.exchange import FORMATS  # noqa: F401
     from ..core.operations import edits, export, importing, merge, purge, recover, undo  # noqa: F401
+    from ..core.search import build, counting, engine, semantic  # noqa: F401
     from .exchange import dialogs  # noqa: F401
 
 
