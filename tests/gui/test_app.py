@@ -150,3 +150,31 @@ def test_every_module_imports():
     for module in pkgutil.walk_packages(ora_desktop.__path__, "ora_desktop."):
         if module.name != "ora_desktop.__main__":  # running it starts the command line
             importlib.import_module(module.name)
+
+
+def test_with_no_file_named_the_homes_first_file_is_read_ahead_and_shown(aloop, qtbot, filled_db, settings,
+                                                                         monkeypatch):
+    """Plain ``ora-desktop`` reads ahead the file the sidebar selects first (the first agent of
+    the first site), and the window lists it from those keys."""
+    from ora_desktop import cli
+    from ora_desktop.gui.app import build_window
+
+    first = filled_db(12, site="alpha-site", agent="ora")
+    filled_db(5, site="beta-site", agent="ora")
+    handed = []
+    monkeypatch.setattr("ora_desktop.cli.common.start_window", lambda argv, first_rows=None: handed.append(first_rows))
+    cli.main([])
+    ahead = handed[0]
+    assert ahead is not None and ahead.path == first.resolve()
+    ctx, window = build_window(parse_args([]), settings, ahead)
+    qtbot.addWidget(window)
+    try:
+        window.show()
+        window.start()
+        model = window.browser.model
+        qtbot.waitUntil(lambda: ctx.current_path() is not None and model.rowCount() == 12, timeout=10000)
+        assert ctx.current_path().resolve() == first.resolve() and ahead.taken
+    finally:
+        window._discard_confirmed = True
+        window.close()
+        ctx.close()
