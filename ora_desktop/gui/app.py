@@ -115,6 +115,7 @@ def tune_gc() -> None:
     often. A full collection over the app's objects otherwise takes 20-40 ms at random moments."""
     gc.freeze()  # no full collection first: that alone would block for ~100 ms
     gc.set_threshold(10_000, 20, 20)
+    gc.enable()  # the command line turns it off while the window's modules load
 
 
 async def build_window_async(args: argparse.Namespace, settings: QSettings | None = None,
