@@ -10,7 +10,6 @@ on the GUI thread as ``cls(ctx, parent)``, so the panels never delay the first r
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -42,12 +41,9 @@ def load_panels(ctx: Any, parent: QWidget | None = None) -> Iterator[tuple[str, 
 
 async def load_panels_async(ctx: Any, parent: QWidget | None = None) -> AsyncIterator[tuple[str, QWidget]]:
     """Like :func:`load_panels`, importing the panels on a worker thread first (imports are the
-    slow part; building the widgets stays on the GUI thread), so the window paints meanwhile.
-    Between two panels the event loop runs: building all nine at once blocked the GUI thread for
-    ~110 ms (Jobs 33, Review 29, Charts 19 ms ...), each alone blocks it for one panel's time."""
+    slow part; building the widgets stays on the GUI thread), so the window paints meanwhile."""
     for title, cls in await ctx.run(panel_classes):
         yield title, cls(ctx, parent)
-        await asyncio.sleep(0)  # back to the event loop between panels: one block each, not one for all
 
 
 def import_later() -> None:
