@@ -32,6 +32,7 @@ def test_it_reads_the_newest_rows_and_hands_them_out_once(seed_db) -> None:
     keys = ahead.take(store, query).result(timeout=10)
     assert list(keys) == list(store.row_keys(query))
     assert len(keys) == 10 and ahead.take(store, query).result(timeout=10) is None, "taken once"
+    ahead.close()
     store.close()
 
 
@@ -44,6 +45,7 @@ def test_another_query_or_file_gets_nothing_and_reads_itself(seed_db, tmp_path) 
     assert ahead.take(store, ListQuery(order_by="importance", limit=FIRST_ROWS)).result(timeout=10) is None
     with open_store(path) as other:
         assert ahead.take(other, default_query(other)).result(timeout=10) is None
+    ahead.close()
     store.close()
 
 
