@@ -7,13 +7,30 @@
         store.add("The site deploys from main", type="fact", importance=7)
         for memory in store.recall("fact"):
             print(memory.importance, memory.title)
+
+The names come from :mod:`ora_desktop.core`, each imported on first use, so this import stays
+light (the search engine, psycopg and the job runner load when something needs them).
 """
 
-from .core import *  # noqa: F403
-from .core import __all__ as _core_all
+from typing import TYPE_CHECKING
+
+from . import core as _core
 
 __version__ = "0.1.0"
-__all__ = [*_core_all, "__version__", "sync"]
+__all__ = [*_core.__all__, "__version__", "sync"]
+
+
+def __getattr__(name: str) -> object:
+    """A public name of :mod:`ora_desktop.core`, imported on first use."""
+    if name in _core.__all__:
+        value = getattr(_core, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
 
 
 def sync(*args, **kwargs):  # type: ignore[no-untyped-def]
@@ -28,3 +45,7 @@ def sync(*args, **kwargs):  # type: ignore[no-untyped-def]
     from .core.operations.sync import sync as run_sync
 
     return run_sync(*args, **kwargs)
+
+
+if TYPE_CHECKING:  # the names, for type checkers and readers
+    from .core import *  # noqa: F403

@@ -51,11 +51,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="replace")  # non-Latin memories on a non-UTF-8 terminal
     if _wants_window(argv):
-        return common.start_window(argv)
+        return common.start_window(argv, _read_ahead(argv))
     args = build_parser().parse_args(argv)
     if args.command is None:
         return common.start_window(argv)
     return common.run(args)
+
+
+def _read_ahead(argv: list[str]):  # noqa: ANN202 (FirstRows | None; core imported only here)
+    """Start reading the file the window will show first on a thread, before Qt and the window
+    are imported (``core.operations.first_rows``): the last ``.db`` path given, else the home's
+    first agent file, which is the one the sidebar selects when it opens."""
+    from ..core import OraError, OraHome, open_store
+    from ..core.operations.first_rows import FirstRows
+
+    files = [arg for i, arg in enumerate(argv) if arg.endswith(".db") and (i == 0 or argv[i - 1] != "--home")]
+    target = files[-1] if files else None
+    if target is None:
+        homes = [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == "--home"]
+        homes += [arg.split("=", 1)[1] for arg in argv if arg.startswith("--home=")]
+        try:
+            agents = OraHome(homes[-1] if homes else None).agents()
+        except (OSError, OraError):
+            agents = []
+        target = agents[0].path if agents else None
+    return FirstRows(open_store, target, readonly="--read-only" in argv) if target is not None else None
 
 
 def _wants_window(argv: list[str]) -> bool:

@@ -1,6 +1,14 @@
-"""The headless engine: no Qt, no qasync (an import-linter contract enforces it)."""
+"""The headless engine: no Qt, no qasync (an import-linter contract enforces it).
 
+The public names below are imported on first use (PEP 562 ``__getattr__``), so ``import
+ora_desktop`` and the window's start do not load what they do not need yet (the search engine, the
+context builder, conversation archiving). ``tests/unit/test_lazy_imports.py`` imports every name,
+so a broken import still fails loudly.
+"""
+
+import importlib as _importlib
 import sys as _sys
+from typing import TYPE_CHECKING
 
 # peewee probes for PostgreSQL drivers when it is first imported, and psycopg (the sync driver,
 # which talks to PostgreSQL itself, never through peewee) takes 0.1-0.2 s to import: hide it for
@@ -12,67 +20,86 @@ if "peewee" not in _sys.modules and "psycopg" not in _sys.modules:
     finally:
         del _sys.modules["psycopg"]
 
-from .context import ContextBundle, ContextItem, ContextSection, build_context
-from .conversation import ConversationMemory, PruneResult, Recall
-from .errors import (
-    Conflict,
-    CorruptFile,
-    DatabaseLocked,
-    EmptyFile,
-    FileMissing,
-    FileProblem,
-    InvalidName,
-    InvalidValue,
-    NotFound,
-    NotSQLite,
-    OraError,
-    ReadOnlyDatabase,
-    WrongSchema,
-)
-from .home import AgentFile, OraHome, Site, check_name
-from .library import Store, open_store
-from .listing import Cursor, ListQuery
-from .records import (
-    Chain,
-    Change,
-    ChangeKind,
-    DeletedMemory,
-    Facets,
-    Initiator,
-    Memory,
-    Neighbors,
-    Removed,
-    TaskContext,
-)
-from .schema import INIT_SQL, MEMORY_TYPES, SYNC_STATUSES, SchemaReport, create_database
-from .search import (
-    Hit,
-    IndexState,
-    ParsedQuery,
-    SearchResult,
-    ensure_index,
-    index_state,
-    parse_query,
-    search_many,
-    tag_facets,
-)
+#: Each public name and the module of core that defines it.
+_PUBLIC = {
+    "context": ("ContextBundle", "ContextItem", "ContextSection", "build_context"),
+    "conversation": ("ConversationMemory", "PruneResult", "Recall"),
+    "errors": ("Conflict", "CorruptFile", "DatabaseLocked", "Duplicate", "EmptyFile", "FileMissing",
+               "FileProblem", "InvalidName", "InvalidValue", "NotFound", "NotSQLite", "OraError",
+               "ReadOnlyDatabase", "WrongSchema"),
+    "home": ("AgentFile", "OraHome", "Site", "check_name"),
+    "library": ("Store", "open_store"),
+    "listing": ("Cursor", "ListQuery"),
+    "records": ("Chain", "Change", "ChangeKind", "DeletedMemory", "Facets", "Initiator", "Memory",
+                "Neighbors", "Removed", "TaskContext"),
+    "schema": ("INIT_SQL", "MEMORY_TYPES", "SYNC_STATUSES", "SchemaReport", "create_database"),
+    # The function ``search`` is not re-exported here: the name belongs to the ``core.search``
+    # package (use ``from ora_desktop.core.search import search`` or ``store.search(...)``).
+    "search": ("Hit", "IndexState", "ParsedQuery", "SearchResult", "ensure_index", "index_state",
+               "parse_query", "search_many", "tag_facets"),
+}
+_HOME = {name: module for module, names in _PUBLIC.items() for name in names}
+__all__ = sorted(_HOME)
 
-__all__ = [
-    "AgentFile", "Chain", "Change", "ChangeKind", "Conflict", "CorruptFile", "Cursor", "DatabaseLocked",
-    "DeletedMemory", "EmptyFile", "Facets", "FileMissing", "FileProblem", "INIT_SQL",
-    "Initiator", "InvalidName", "InvalidValue", "ListQuery", "MEMORY_TYPES", "Memory", "Neighbors",
-    "NotFound", "NotSQLite", "OraError", "OraHome", "ReadOnlyDatabase", "Removed", "SYNC_STATUSES",
-    "SchemaReport", "Site", "Store", "TaskContext", "WrongSchema", "check_name",
-    "create_database", "open_store",
-]
-# The function ``search`` is not re-exported here: the name belongs to the ``core.search`` package
-# (use ``from ora_desktop.core.search import search`` or ``store.search(...)``).
-__all__ += [
-    "ContextBundle", "ContextItem", "ContextSection", "ConversationMemory", "Hit", "IndexState",
-    "ParsedQuery", "PruneResult", "Recall", "SearchResult", "build_context", "ensure_index",
-    "index_state", "parse_query", "search_many", "tag_facets",
-]
-# Find by meaning (issue 15): duplicates and the refused add.
-from .errors import Duplicate  # noqa: E402
 
-__all__ += ["Duplicate"]
+def __getattr__(name: str) -> object:
+    """Import a public name's module on first use (a submodule name falls through to the import
+    system, which then imports ``ora_desktop.core.<name>``)."""
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOME})
+
+
+if TYPE_CHECKING:  # the names, for type checkers and readers (nothing is imported at run time)
+    from .context import ContextBundle, ContextItem, ContextSection, build_context  # noqa: F401
+    from .conversation import ConversationMemory, PruneResult, Recall  # noqa: F401
+    from .errors import (  # noqa: F401
+        Conflict,
+        CorruptFile,
+        DatabaseLocked,
+        Duplicate,
+        EmptyFile,
+        FileMissing,
+        FileProblem,
+        InvalidName,
+        InvalidValue,
+        NotFound,
+        NotSQLite,
+        OraError,
+        ReadOnlyDatabase,
+        WrongSchema,
+    )
+    from .home import AgentFile, OraHome, Site, check_name  # noqa: F401
+    from .library import Store, open_store  # noqa: F401
+    from .listing import Cursor, ListQuery  # noqa: F401
+    from .records import (  # noqa: F401
+        Chain,
+        Change,
+        ChangeKind,
+        DeletedMemory,
+        Facets,
+        Initiator,
+        Memory,
+        Neighbors,
+        Removed,
+        TaskContext,
+    )
+    from .schema import INIT_SQL, MEMORY_TYPES, SYNC_STATUSES, SchemaReport, create_database  # noqa: F401
+    from .search import (  # noqa: F401
+        Hit,
+        IndexState,
+        ParsedQuery,
+        SearchResult,
+        ensure_index,
+        index_state,
+        parse_query,
+        search_many,
+        tag_facets,
+    )

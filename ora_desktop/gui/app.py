@@ -25,7 +25,8 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
 from .. import __version__
-from ..core import OraError, OraHome
+from ..core import OraError, OraHome, open_store
+from ..core.operations.first_rows import FirstRows
 from ..core.paths import log_dir
 from ..core.private import PrivateLogHandler, private_dir, touch_private
 from .context import AppContext
@@ -81,12 +82,15 @@ def make_application(argv: Sequence[str] = ()) -> QApplication:
     return app
 
 
-def build_window(args: argparse.Namespace, settings: QSettings | None = None):  # noqa: ANN201
-    """The context and main window for parsed ``args`` (used by ``main``, tests and benchmarks)."""
+def build_window(args: argparse.Namespace, settings: QSettings | None = None,
+                 first_rows: FirstRows | None = None):  # noqa: ANN201
+    """The context and main window for parsed ``args`` (used by ``main``, tests and benchmarks);
+    ``first_rows``: the file read ahead while the window was being imported, if any."""
     from .main_window import MainWindow
 
     home = OraHome(args.home) if args.home else OraHome()
     ctx = AppContext(home, settings or private_settings(), read_only=args.read_only)
+    ctx.adopt_first_rows(first_rows)
     window = MainWindow(ctx)  # its start() adds the extra panels and starts the jobs service
     for name in args.files:
         window.open_file(Path(name))
@@ -111,20 +115,22 @@ def tune_gc() -> None:
     often. A full collection over the app's objects otherwise takes 20-40 ms at random moments."""
     gc.freeze()  # no full collection first: that alone would block for ~100 ms
     gc.set_threshold(10_000, 20, 20)
+    gc.enable()  # the command line turns it off while the window's modules load
 
 
-async def build_window_async(args: argparse.Namespace, settings: QSettings | None = None):  # noqa: ANN201
+async def build_window_async(args: argparse.Namespace, settings: QSettings | None = None,
+                             first_rows: FirstRows | None = None):  # noqa: ANN201
     """:func:`build_window`, with the window's modules imported on a worker thread first (the
     import is the slow part of starting; the GUI thread stays free meanwhile)."""
     await asyncio.get_running_loop().run_in_executor(None, importlib.import_module, "ora_desktop.gui.main_window")
-    return build_window(args, settings)
+    return build_window(args, settings, first_rows)
 
 
-async def _run(args: argparse.Namespace) -> int:
+async def _run(args: argparse.Namespace, first_rows: FirstRows | None = None) -> int:
     app = QApplication.instance()
     loop = asyncio.get_running_loop()
     install_excepthook(loop)
-    ctx, window = await build_window_async(args)
+    ctx, window = await build_window_async(args, first_rows=first_rows)
     with contextlib.suppress(ValueError):  # Ctrl+C in the terminal closes the window (main thread only)
         signal.signal(signal.SIGINT, lambda *_: window.close())
     window.show()
@@ -137,17 +143,21 @@ async def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the window until it is closed; returns the exit code."""
+def main(argv: Sequence[str] | None = None, first_rows: FirstRows | None = None) -> int:
+    """Run the window until it is closed; returns the exit code. ``first_rows``: the file the
+    window shows first, already being read (``ora-desktop FILE`` starts it before importing Qt);
+    without it, the last file given starts being read now, while the window is imported."""
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
+    if first_rows is None and args.files:
+        first_rows = FirstRows(open_store, args.files[-1], readonly=args.read_only)
     target = setup_logging()
     make_application()
     log.info("Ora Desktop %s starting (log: %s)", __version__, target)
     app = QApplication.instance()
     app.setQuitOnLastWindowClosed(False)
     with asyncio.Runner(loop_factory=qasync.QEventLoop) as runner:
-        return runner.run(_run(args))
+        return runner.run(_run(args, first_rows))
 
 
 if __name__ == "__main__":

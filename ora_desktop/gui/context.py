@@ -19,6 +19,10 @@ The contract (other GUI features code against it):
   when nothing is selected or the file cannot be opened).
 - ``ctx.store_for(path) -> Store`` — a cached store per file (raises an ``OraError`` naming the
   file). Opening is quick (a header sniff and a schema check) but is best done via ``run``.
+- ``ctx.adopt_first_rows(first_rows)`` / ``await ctx.first_rows(store, query)`` — the file and
+  first screenful read while the window was starting (``core.operations.first_rows``): its store
+  is the one ``store_for`` returns, and its keys answer the table's first listing if it is the
+  same query (else ``None``, and the table reads them itself).
 - ``await ctx.run(fn, *args, **kw)`` — runs ``fn`` in a thread pool through
   ``loop.run_in_executor`` and returns its result on the GUI thread. Every database call goes
   through here: never call the store on the GUI thread, never emit signals from worker threads.
@@ -47,6 +51,10 @@ from PySide6.QtGui import QUndoStack
 from ..core import AgentFile, Change, OraError, OraHome, Store, open_store
 
 if TYPE_CHECKING:
+    from array import array
+
+    from ..core import ListQuery
+    from ..core.operations.first_rows import FirstRows
     from .main_window import MainWindow
 
 log = logging.getLogger("ora_desktop.gui")
@@ -87,6 +95,7 @@ class AppContext(QObject):
         self.window: MainWindow | None = None
         self._stores: dict[Path, Store] = {}
         self._stores_lock = threading.Lock()
+        self._first_rows: FirstRows | None = None
         self._unsubscribe: dict[Path, Callable[[], None]] = {}
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ora-db")
         self._watch_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ora-watch")
@@ -115,10 +124,21 @@ class AppContext(QObject):
         with self._stores_lock:  # called from worker threads too
             store = self._stores.get(key)
             if store is None:
-                store = open_store(key, readonly=self.read_only)
+                ahead = self._first_rows.opened(key, self.read_only) if self._first_rows is not None else None
+                store = ahead or open_store(key, readonly=self.read_only)
                 self._stores[key] = store
                 self._unsubscribe[key] = store.subscribe(functools.partial(self._on_store_write, key))
             return store
+
+    def adopt_first_rows(self, first_rows: FirstRows | None) -> None:
+        """Use the store and first keys read while the window was starting (see the module docstring)."""
+        self._first_rows = first_rows
+
+    async def first_rows(self, store: Store, query: ListQuery) -> array | None:
+        """The keys read ahead for ``query`` on ``store`` (once), or ``None``: read them yourself."""
+        if self._first_rows is None:
+            return None
+        return await asyncio.wrap_future(self._first_rows.take(store, query), loop=self.loop)
 
     def cached_store(self, path: str | Path) -> Store | None:
         """The store of ``path`` if it is already open (never opens)."""
@@ -233,3 +253,5 @@ class AppContext(QObject):
             except Exception:  # closing is best effort
                 log.debug("closing %s", store.path, exc_info=True)
         self._stores.clear()
+        if self._first_rows is not None:
+            self._first_rows.close()

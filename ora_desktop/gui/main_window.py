@@ -12,10 +12,11 @@ import asyncio
 import logging
 import platform
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6 import __version__ as pyside_version
-from PySide6.QtCore import QByteArray, Qt, QTimer, Signal, qVersion
+from PySide6.QtCore import QByteArray, QEvent, QObject, Qt, QTimer, Signal, qVersion
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -31,7 +32,6 @@ from PySide6.QtWidgets import (
 
 from .. import __version__
 from ..core import AgentFile, OraError, Store
-from ..core.search import index_state
 from .context import AppContext, path_of
 from .curate.actions import Curator
 from .elided import ElidedLabel
@@ -39,7 +39,7 @@ from .exchange.actions import Exchanger
 from .keyboard import KeyboardPaths
 from .memories.page import MemoryBrowser
 from .notices import NoticeBar
-from .panels import load_panels_async, start_services_async
+from .panels import import_later, load_panels_async, start_services_async
 from .purge.actions import Forgetter
 from .resources import app_icon
 from .sidebar.view import Sidebar
@@ -269,15 +269,18 @@ class MainWindow(QMainWindow):
         return self.panels_task
 
     async def _add_panels(self) -> None:
-        """After the first rows are shown (or 1.5 s), so their imports do not compete with them."""
-        shown = asyncio.Event()
-        self.browser.model.loaded.connect(shown.set)
+        """Once the first rows are painted (or 1.5 s passed: no file, or it failed), so that
+        nothing else competes with them: import what the actions use when first triggered, add
+        the extra panels, start the services."""
+        painted = asyncio.Event()
+        watcher = FirstRowsPainted(self.browser, painted.set)
         try:
-            await asyncio.wait_for(shown.wait(), 1.5)
+            await asyncio.wait_for(painted.wait(), 1.5)
         except TimeoutError:
             pass
         finally:
-            self.browser.model.loaded.disconnect(shown.set)
+            watcher.stop()
+        await self.ctx.run(import_later)
         async for title, widget in load_panels_async(self.ctx, self):
             self.panels[title] = widget
             self._add_tab_action(self.tabs.addTab(widget, title))
@@ -426,7 +429,7 @@ class MainWindow(QMainWindow):
 
     async def _index_state(self, store: Store) -> None:
         try:
-            state = await self.ctx.run(index_state, store.path)
+            state = await self.ctx.run(_index_state, store.path)
         except OraError as exc:
             self.index_label.setText("Index: unavailable")
             self.index_label.setToolTip(str(exc))
@@ -501,3 +504,30 @@ class MainWindow(QMainWindow):
         self._index_timer.stop()
         super().closeEvent(event)
         self.closed.emit()
+
+
+class FirstRowsPainted(QObject):
+    """Calls ``done()`` once the Memories table has painted real rows (not placeholders)."""
+
+    def __init__(self, browser: MemoryBrowser, done: Callable[[], object]) -> None:
+        super().__init__(browser)
+        self.table, self.model, self.done = browser.table, browser.model, done
+        self.table.viewport().installEventFilter(self)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802
+        if event.type() == QEvent.Type.Paint and self.model.rowCount() \
+                and self.model.memory_at(max(0, self.table.rowAt(0))) is not None:
+            # after this paint has been drawn, not before it
+            QTimer.singleShot(0, self.done)
+            self.stop()
+        return False
+
+    def stop(self) -> None:
+        self.table.viewport().removeEventFilter(self)
+
+
+def _index_state(path: Path):  # noqa: ANN202 (an IndexState)
+    """The search index's state (the search package is imported here, on a worker thread)."""
+    from ..core.search import index_state
+
+    return index_state(path)

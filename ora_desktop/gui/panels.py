@@ -2,10 +2,10 @@
 
 :func:`panel_classes` imports the panels with plain import statements, so import-linter sees
 them and a broken import fails loudly (in tests and in the window) instead of silently dropping a
-tab. The window calls :func:`load_panels_async` just after it first paints: the imports (the slow
-part) run on a worker thread, each widget is built on the GUI thread as ``cls(ctx, parent)``, so
-the panels never delay the first rows. ``jobs.service.start(ctx)`` runs then too
-(:func:`start_services`).
+tab. Once the window has painted its first rows it calls :func:`import_later` and
+:func:`load_panels_async`: the imports (the slow part) run on a worker thread, each widget is built
+on the GUI thread as ``cls(ctx, parent)``, so the panels never delay the first rows.
+``jobs.service.start(ctx)`` runs then too (:func:`start_services`).
 """
 
 from __future__ import annotations
@@ -44,6 +44,17 @@ async def load_panels_async(ctx: Any, parent: QWidget | None = None) -> AsyncIte
     slow part; building the widgets stays on the GUI thread), so the window paints meanwhile."""
     for title, cls in await ctx.run(panel_classes):
         yield title, cls(ctx, parent)
+
+
+def import_later() -> None:
+    """Import what the window uses only when triggered (edits, purge, recover, export, import,
+    the search engine and search by meaning): the window starts without them, and calls this on
+    a worker thread once the first rows are painted, so the first use does not wait for an
+    import on the GUI thread."""
+    from ..core.exchange import FORMATS  # noqa: F401
+    from ..core.operations import edits, export, importing, merge, purge, recover, undo  # noqa: F401
+    from ..core.search import build, counting, engine, semantic  # noqa: F401
+    from .exchange import dialogs  # noqa: F401
 
 
 def start_services(ctx: Any) -> None:

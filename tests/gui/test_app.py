@@ -104,3 +104,77 @@ def test_command_line_options():
 
 def test_errors_are_described_in_words():
     assert errors.describe(PermissionError(13, "denied", "/x.db")) == "Permission denied: /x.db"
+
+
+def test_the_window_lists_the_rows_read_ahead_and_still_sees_a_later_write(aloop, qtbot, filled_db, settings):
+    """``ora-desktop FILE`` reads the file's first rows while the window is imported; the window
+    shows them, and a memory another program writes after that read still appears."""
+    import sqlite3
+
+    from ora_desktop.core import open_store
+    from ora_desktop.core.operations.first_rows import FirstRows
+    from ora_desktop.gui.app import build_window
+
+    path = filled_db(30)
+    ahead = FirstRows(open_store, path)
+    ahead.keys.result(timeout=10)
+    conn = sqlite3.connect(path)
+    conn.execute("INSERT INTO memories (id, content, type, importance, created_at, updated_at) "
+                 "VALUES ('agent-new', 'written by the agent just now', 'fact', 5, datetime('now'), datetime('now'))")
+    conn.commit()
+    conn.close()
+    ctx, window = build_window(parse_args([str(path)]), settings, ahead)
+    qtbot.addWidget(window)
+    try:
+        window.show()
+        window.start()
+        model = window.browser.model
+        qtbot.waitUntil(lambda: model.rowCount() == 31 and model.memory_at(0) is not None
+                        and model.memory_at(0).id == "agent-new", timeout=10000)
+        assert ahead.taken, "the first rows shown were the ones read ahead"
+        assert ctx.cached_store(path) is ahead.store.result(), "the store opened ahead is the window's"
+    finally:
+        window._discard_confirmed = True
+        window.close()
+        ctx.close()
+
+
+def test_every_module_imports():
+    """Modules the window imports only when first needed (panels, actions' operations, the search
+    engine) still fail loudly here when an import breaks."""
+    import importlib
+    import pkgutil
+
+    import ora_desktop
+
+    for module in pkgutil.walk_packages(ora_desktop.__path__, "ora_desktop."):
+        if module.name != "ora_desktop.__main__":  # running it starts the command line
+            importlib.import_module(module.name)
+
+
+def test_with_no_file_named_the_homes_first_file_is_read_ahead_and_shown(aloop, qtbot, filled_db, settings,
+                                                                         monkeypatch):
+    """Plain ``ora-desktop`` reads ahead the file the sidebar selects first (the first agent of
+    the first site), and the window lists it from those keys."""
+    from ora_desktop import cli
+    from ora_desktop.gui.app import build_window
+
+    first = filled_db(12, site="alpha-site", agent="ora")
+    filled_db(5, site="beta-site", agent="ora")
+    handed = []
+    monkeypatch.setattr("ora_desktop.cli.common.start_window", lambda argv, first_rows=None: handed.append(first_rows))
+    cli.main([])
+    ahead = handed[0]
+    assert ahead is not None and ahead.path == first.resolve()
+    ctx, window = build_window(parse_args([]), settings, ahead)
+    qtbot.addWidget(window)
+    try:
+        window.show()
+        window.start()
+        model = window.browser.model
+        qtbot.waitUntil(lambda: ctx.current_path() is not None and model.rowCount() == 12, timeout=10000)
+        assert ctx.current_path().resolve() == first.resolve() and ahead.taken
+    finally:
+        window._discard_confirmed = True
+        window.close()
+        ctx.close()

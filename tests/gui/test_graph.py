@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QModelIndex, Qt
 
 from ora_desktop.gui.graph.scene import NodeItem
 
@@ -88,3 +88,31 @@ def test_unknown_id_is_named(qtbot, make_window, filled_db) -> None:
     task = view.show_id("no-such-memory")
     qtbot.waitUntil(task.done, timeout=10000)
     assert "no-such-memory" in view.summary.text() and view.graph is None
+
+
+def test_a_typed_id_stays_when_the_table_selects_by_itself(qtbot, make_window, filled_db) -> None:
+    """A person who types an id into the Graph tab keeps that graph when the table then picks its
+    first row on its own (as it does once a big file's keys are read); a row they select in the
+    table afterwards is followed again."""
+    linked_db(filled_db)
+    window = make_window()
+    browser = window.browser
+    view = graph_tab(qtbot, window)
+    view.memory_id.clear()
+    qtbot.keyClicks(view.memory_id, "m003")
+    qtbot.keyClick(view.memory_id, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: view.graph is not None and view.graph.origin == "m003", timeout=10000)
+
+    browser.table.clearSelection()  # nothing selected: the next load selects the first row itself
+    browser.table.setCurrentIndex(QModelIndex())
+    browser.detail.show_memory(None, browser.store)
+    browser.model.reload(keep_rows=True)  # as File > Reload does
+    qtbot.waitUntil(lambda: browser.detail.memory is not None, timeout=10000)
+    assert browser.detail.memory.id != "m003", "the table did select another memory"
+    assert view.memory_id.text() == "m003" and view.graph.origin == "m003"
+
+    window.tabs.setCurrentIndex(0)  # the person selects a row in the table: the graph follows it
+    browser.follow("m002")
+    qtbot.waitUntil(lambda: browser.detail.memory is not None and browser.detail.memory.id == "m002", timeout=10000)
+    window.tabs.setCurrentWidget(view)
+    qtbot.waitUntil(lambda: view.graph is not None and view.graph.origin == "m002", timeout=10000)

@@ -77,8 +77,13 @@ def test_top_level_help_lists_the_commands(capsys) -> None:
 
 def test_no_arguments_or_only_files_start_the_window(capsys, monkeypatch) -> None:
     calls: list[list[str]] = []
-    monkeypatch.setattr("ora_desktop.cli.common.start_window", lambda argv: calls.append(argv) or 0)
+    read_ahead = []
+    monkeypatch.setattr("ora_desktop.cli.common.start_window",
+                        lambda argv, first_rows=None: calls.append(argv) or read_ahead.append(first_rows) or 0)
     assert cli(capsys, ).code == 0
     assert cli(capsys, "--read-only", "a.site.db", "--home", "/tmp/x").code == 0
     assert cli(capsys, "list", "--db", "a.site.db").code != 0  # a command never starts the window
     assert calls == [[], ["--read-only", "a.site.db", "--home", "/tmp/x"]]
+    # the file the window shows first is read while the window is imported, as it will open it
+    assert read_ahead[0] is None
+    assert read_ahead[1].path == Path("a.site.db").resolve() and read_ahead[1].readonly

@@ -26,9 +26,6 @@ from ..health_buckets import HEALTH_BUCKETS, UNKNOWN, bucket_filter
 from ..home import OraHome
 from ..listing import ListQuery
 from ..records import Memory
-from ..search import engine
-from ..search.across import search_many
-from ..search.counting import Interrupted, match_facets
 from ..search.filters import filter_sql
 from ..search.highlight import match_spans, snippet
 from ..search.hits import make_hit
@@ -37,6 +34,10 @@ from ..search.results import Hit, Span
 from ..search.words import any_word_query
 from ..store import Store
 from ..timefilter import AGE_BUCKETS
+
+# The engine and the facet counter (and with them the index builder, the sidecar and filelock)
+# are imported by the calls that run them: the window lists its first rows with this module,
+# before any search or count.
 
 RANK = "rank"  # sort by relevance (hits best first); without words, newest first
 MODES = ("lexical", "semantic", "hybrid")
@@ -185,6 +186,8 @@ def answer_hits(store: Store, answer: SearchAnswer, start: int = 0, stop: int | 
                 snippet_chars: int = 160) -> list[Hit]:
     """The hits at rows ``start:stop`` of ``answer``, with snippets and spans computed now (only
     for the rows asked: a face shows a screenful, the CLI its ``--limit``)."""
+    from ..search import engine
+
     if answer.hits:
         return list(answer.hits[start:stop])
     keys = list(answer.keys[start:stop])
@@ -233,6 +236,8 @@ def search_memories(target: Store | OraHome, request: SearchRequest, cancel: obj
     answers (a note says so) instead of building it first (the window builds it meanwhile).
     Never raises for what was typed; a file that cannot be read raises the ``OraError`` naming it.
     """
+    from ..search.across import search_many
+
     _check(request)
     text = request.query_text()
     parsed = parse_query(text)
@@ -260,6 +265,8 @@ def search_memories(target: Store | OraHome, request: SearchRequest, cancel: obj
 
 
 def _ranked(store: Store, request: SearchRequest, parsed: ParsedQuery, text: str, wait: bool) -> SearchAnswer:
+    from ..search import engine
+
     if request.mode == "lexical":
         result = engine.search(store, parsed, limit=request.limit, wait=wait, snippets=False, facets=False)
         kind = "like" if result.fallback else "full-text"
@@ -317,6 +324,8 @@ def count_answer_facets(store: Store, answer: SearchAnswer, cancel: object = Non
 
 
 def _tag_counts(store: Store, parsed: ParsedQuery) -> dict[str, dict[str, int]]:
+    from ..search import engine
+
     try:
         return engine.tag_facets(store, None if parsed.is_empty else parsed, limit=TAG_VALUES)
     except OraError:
@@ -326,6 +335,8 @@ def _tag_counts(store: Store, parsed: ParsedQuery) -> dict[str, dict[str, int]]:
 def _counts(store: Store, parsed: ParsedQuery, answer: SearchAnswer | None,
             cancel: object = None) -> dict[str, dict[str, int]]:
     """Type, sync, importance, health and created-age counts of what ``parsed`` selects."""
+    from ..search.counting import Interrupted, match_facets
+
     ranked = bool(parsed.groups or parsed.excluded or parsed.tags or parsed.not_tags)
     if not ranked:
         query = ListQuery(limit=None, superseded="show", extra_where=(filter_sql(parsed, store.columns),))

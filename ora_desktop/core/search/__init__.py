@@ -10,21 +10,52 @@ the agent's file is only ever read. Entry points:
 * :func:`ensure_index` / :func:`index_state` / :class:`BuildTask` — build with progress and cancel;
 * :func:`tag_facets` — tag counts (files, commands, functions, errors, languages, URLs);
 * :func:`match_spans` — where a query's terms occur in any text (for highlighting).
+
+Each name is imported on first use (PEP 562), so importing one module of this package (the query
+language, say) does not load the engine, the index builder and their dependencies.
 """
 
-from .across import search_many
-from .build import BuildTask, drop_index, ensure_index, index_state
-from .engine import search, tag_facets
-from .highlight import match_spans
-from .query import ParsedQuery, Term, parse_query
-from .ranking import DEFAULT_WEIGHTS, RRF_K, Weights, blend, rrf
-from .results import MARK_CLOSE, MARK_OPEN, Hit, IndexState, SearchResult
-from .sidecar import fts5_available, sidecar_path
-from .tags import TAG_KINDS, extract_tags
+import importlib as _importlib
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "BuildTask", "DEFAULT_WEIGHTS", "Hit", "IndexState", "MARK_CLOSE", "MARK_OPEN", "ParsedQuery",
-    "RRF_K", "SearchResult", "TAG_KINDS", "Term", "Weights", "blend", "drop_index", "ensure_index",
-    "extract_tags", "fts5_available", "index_state", "match_spans", "parse_query", "rrf", "search",
-    "search_many", "sidecar_path", "tag_facets",
-]
+#: Each public name and the module of this package that defines it.
+_PUBLIC = {
+    "across": ("search_many",),
+    "build": ("BuildTask", "drop_index", "ensure_index", "index_state"),
+    "engine": ("search", "tag_facets"),
+    "highlight": ("match_spans",),
+    "query": ("ParsedQuery", "Term", "parse_query"),
+    "ranking": ("DEFAULT_WEIGHTS", "RRF_K", "Weights", "blend", "rrf"),
+    "results": ("MARK_CLOSE", "MARK_OPEN", "Hit", "IndexState", "SearchResult"),
+    "sidecar": ("fts5_available", "sidecar_path"),
+    "tags": ("TAG_KINDS", "extract_tags"),
+}
+_HOME = {name: module for module, names in _PUBLIC.items() for name in names}
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name: str) -> object:
+    """Import a public name's module on first use (a submodule name falls through to the import
+    system, which then imports ``ora_desktop.core.search.<name>``)."""
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOME})
+
+
+if TYPE_CHECKING:  # the names, for type checkers and readers (nothing is imported at run time)
+    from .across import search_many  # noqa: F401
+    from .build import BuildTask, drop_index, ensure_index, index_state  # noqa: F401
+    from .engine import search, tag_facets  # noqa: F401
+    from .highlight import match_spans  # noqa: F401
+    from .query import ParsedQuery, Term, parse_query  # noqa: F401
+    from .ranking import DEFAULT_WEIGHTS, RRF_K, Weights, blend, rrf  # noqa: F401
+    from .results import MARK_CLOSE, MARK_OPEN, Hit, IndexState, SearchResult  # noqa: F401
+    from .sidecar import fts5_available, sidecar_path  # noqa: F401
+    from .tags import TAG_KINDS, extract_tags  # noqa: F401

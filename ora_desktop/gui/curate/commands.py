@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtGui import QUndoCommand
 
 from ...core import Memory, Store
-from ...core.operations import edits
-from ...core.operations.merge import merge_into_new
-from ...core.operations.undo import undo
+
+# The operations (edits, merge, undo) are imported where a step runs, on the worker thread: the
+# window starts without them and imports them once its first rows are shown (gui/panels.py).
 
 if TYPE_CHECKING:
     from .actions import Curator
@@ -82,6 +82,8 @@ class EditCommand(StoreCommand):
         return memory
 
     def run_redo(self, store: Store) -> Memory:
+        from ...core.operations import edits
+
         # A redo compares with the version the window's own latest write of this memory left
         # (another step's undo is ours, not "another program"); a write by anyone else still
         # conflicts. The first run compares with what the person saw.
@@ -95,6 +97,8 @@ class EditCommand(StoreCommand):
         return self._remember(done.memory)
 
     def run_undo(self, store: Store) -> Memory:
+        from ...core.operations.undo import undo
+
         undo(store, self.entry)
         return self._remember(store.get(self.memory_id))
 
@@ -105,6 +109,8 @@ class JournalledCommand(StoreCommand):
     entry: int | None = None
 
     def run_undo(self, store: Store) -> Any:
+        from ...core.operations.undo import undo
+
         return undo(store, self.entry).change
 
 
@@ -118,6 +124,8 @@ class BulkEditCommand(JournalledCommand):
         self.values = dict(values)
 
     def run_redo(self, store: Store) -> Any:
+        from ...core.operations import edits
+
         done = edits.bulk_edit(store, self.ids, self.values)
         self.entry = done.entry
         return done.change
@@ -133,6 +141,8 @@ class DeleteCommand(JournalledCommand):
         self.batch: str | None = None
 
     def run_redo(self, store: Store) -> Any:
+        from ...core.operations import edits
+
         done = edits.delete(store, self.ids, self.reason)
         self.entry, self.batch = done.entry, done.batch
         return done.removed
@@ -148,6 +158,8 @@ class RestoreCommand(JournalledCommand):
         self.skipped: tuple[str, ...] = ()
 
     def run_redo(self, store: Store) -> Any:
+        from ...core.operations import edits
+
         if not self.ids:
             done = edits.restore(store, self.trash_ids)
             self.ids, self.skipped = list(done.restored), done.skipped
@@ -166,6 +178,8 @@ class AddCommand(JournalledCommand):
         self.memory: Memory | None = None
 
     def run_redo(self, store: Store) -> Any:
+        from ...core.operations import edits
+
         if self.memory is not None:  # a redo: the memory the undo put in the trash
             done = edits.restore_latest(store, [self.memory.id])
             self.entry = done.entry
@@ -182,6 +196,8 @@ class SupersedeCommand(JournalledCommand):
         self.old_id, self.new_id, self.previous = old.id, new.id, old.superseded_by
 
     def run_redo(self, store: Store) -> Any:
+        from ...core.operations import edits
+
         done = edits.supersede(store, self.old_id, self.new_id)
         self.entry = done.entry
         return done.change
@@ -197,6 +213,8 @@ class MergeCommand(JournalledCommand):
         self.merged: Memory | None = None
 
     def run_redo(self, store: Store) -> Any:
+        from ...core.operations.merge import merge_into_new
+
         fields = self.fields if self.merged is None else {**self.fields, "id": self.merged.id}
         done = merge_into_new(store, [self.first, self.second], fields)
         self.merged, self.entry = done.kept, done.entry
@@ -209,6 +227,8 @@ class LinkCommand(JournalledCommand):
         self.memory_id, self.other_id, self.add = memory_id, other_id, add
 
     def run_redo(self, store: Store) -> Any:
+        from ...core.operations import edits
+
         done = edits.link(store, self.memory_id, self.other_id, remove=not self.add)
         self.entry = done.entry
         return done.change

@@ -17,16 +17,18 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QProgressDialog, QWidget
 
 from ...core import OraError, Store
-from ...core.exchange import ImportOptions
-from ...core.operations.export import ExportResult, export_memories
-from ...core.operations.importing import ImportResult, import_memories, undo_import
 from ..curate.commands import StoreCommand, memories
-from .dialogs import ExportDialog, ImportPreviewDialog
+
+# The exchange formats, operations and dialogs are imported when first used: the window starts without
+# them and imports them once its first rows are shown (gui/panels.py).
 
 if TYPE_CHECKING:
+    from ...core.operations.export import ExportResult
+    from ...core.operations.importing import ImportResult
     from ..context import AppContext
     from ..curate.actions import Curator
     from ..memories.page import MemoryBrowser
+    from .dialogs import ImportPreviewDialog
 
 _SUFFIX = {"jsonl": "jsonl", "csv": "csv", "md": "md"}
 PREVIEW_ROWS = 20
@@ -34,6 +36,9 @@ PREVIEW_ROWS = 20
 
 def _run_import(store: Store, source: Path, kw: dict, **extra: Any) -> ImportResult:
     """``import_memories`` with the dialog's options (``local_only``, ``messages`` made options)."""
+    from ...core.exchange import ImportOptions
+    from ...core.operations.importing import import_memories
+
     kw = dict(kw)
     local_only, messages = kw.pop("local_only"), kw.pop("messages")
     options = ImportOptions(sync_status="local_only" if local_only else "pending", messages=messages,
@@ -56,6 +61,8 @@ class ImportCommand(StoreCommand):
         return self.result
 
     def run_undo(self, store: Store) -> Any:
+        from ...core.operations.importing import undo_import
+
         return undo_import(store, self.result) if self.result is not None else None
 
 
@@ -86,6 +93,8 @@ class Exchanger(QObject):
 
     # ----------------------------------------------------------------- export
     def start_export(self) -> None:
+        from .dialogs import ExportDialog
+
         if self.ctx.current_store() is None:
             return
         dialog = ExportDialog(len(self.browser.table.selected_rows()), len(self.browser.model.keys), self.window)
@@ -107,6 +116,8 @@ class Exchanger(QObject):
         return asyncio.ensure_future(self._export(scope, fmt, path), loop=self.ctx.loop)
 
     async def _export(self, scope: str, fmt: str, path: Path) -> ExportResult | None:
+        from ...core.operations.export import export_memories
+
         store = self.ctx.current_store()
         if store is None:
             return None
@@ -141,6 +152,8 @@ class Exchanger(QObject):
 
     def preview(self, source: Path) -> ImportPreviewDialog | None:
         """Open the preview of importing ``source`` into the current file."""
+        from .dialogs import ImportPreviewDialog
+
         store = self.ctx.current_store()
         if store is None:
             return None
@@ -181,6 +194,8 @@ class Exchanger(QObject):
         return asyncio.ensure_future(self._import(source, target, options), loop=self.ctx.loop)
 
     async def _import(self, source: Path, target: Path, options: dict) -> ImportResult | None:
+        from ...core.operations.importing import ImportResult
+
         command = ImportCommand(self.curator, target, source, options)
         progress = self._progress(f"Importing {source.name}…", command.cancelled)
         command.progress = self._reporter(progress)

@@ -74,6 +74,9 @@ class GraphView(QWidget):
         self._latest = Latest()
         self._pending: str | None = None  # the id to show when the tab is next visible
         self._navigating: str | None = None  # a selection we caused: do not re-centre on it
+        #: The id the person asked for here (typed, or a double-click); the table's selection
+        #: replaces it only once the person selects a row there themselves.
+        self._asked: str | None = None
 
         self.memory_id = QLineEdit()
         self.memory_id.setPlaceholderText("memory id (or select one in the Memories tab)")
@@ -110,15 +113,16 @@ class GraphView(QWidget):
         layout.addWidget(self.summary)
         layout.addWidget(self.legend)
 
-        self.show_button.clicked.connect(lambda _c=False: self.show_id(self.memory_id.text().strip()))
-        self.memory_id.returnPressed.connect(lambda: self.show_id(self.memory_id.text().strip()))
+        self.show_button.clicked.connect(lambda _c=False: self.ask(self.memory_id.text().strip()))
+        self.memory_id.returnPressed.connect(lambda: self.ask(self.memory_id.text().strip()))
         self.hops.valueChanged.connect(lambda _v: self.graph and self.show_id(self.graph.origin))
         self.fit_button.clicked.connect(lambda _c=False: self.fit())
         self.scene.clicked.connect(self.navigate)
-        self.scene.activated.connect(self.show_id)
+        self.scene.activated.connect(self.ask)
         ctx.current_changed.connect(self._file_changed)
         ctx.data_changed.connect(self._data_changed)
         browser = ctx.window.browser if ctx.window is not None else None
+        self._table = browser.table if browser is not None else None
         if browser is not None:
             browser.table.current_memory.connect(self._table_selection)
             current = browser.detail.memory
@@ -131,6 +135,9 @@ class GraphView(QWidget):
         memory_id = memory.id if memory is not None else None
         if not memory_id or not self.follow.isChecked():
             return
+        if self._asked and (self._table is None or not self._table.isVisible()):
+            return  # the table moved by itself (its first automatic selection, a reload): keep the asked id
+        self._asked = None
         if memory_id == self._navigating:  # our own click selected it
             self._navigating = None
             return
@@ -147,6 +154,7 @@ class GraphView(QWidget):
 
     def _file_changed(self, _current: object) -> None:
         self.graph = None
+        self._asked = None
         self.scene.clear()
         self.scene.nodes, self.scene.edges = {}, []
         self.summary.setText("Select a memory in the Memories tab, or type its id, to see its links.")
@@ -154,6 +162,12 @@ class GraphView(QWidget):
     def _data_changed(self, _change: object) -> None:
         if self.graph is not None and self.isVisible():
             self.show_id(self.graph.origin)
+
+    def ask(self, memory_id: str) -> asyncio.Task | None:
+        """The person asked for ``memory_id`` (typed it, or double-clicked it): show it, and keep it
+        until they select a row in the table themselves."""
+        self._asked = memory_id or None
+        return self.show_id(memory_id)
 
     def show_id(self, memory_id: str) -> asyncio.Task | None:
         """Walk and draw the neighbourhood of ``memory_id`` in the selected file."""

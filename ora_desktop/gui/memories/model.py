@@ -31,6 +31,7 @@ from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication
 
 from ...core import Change, ListQuery, Memory, OraError, Store, timestamps
+from ...core.operations.first_rows import FIRST_ROWS
 from ...core.operations.row_refresh import merge_changes, plan_refresh
 from ..context import AppContext
 from ..resources import icon
@@ -43,7 +44,6 @@ HEALTH_ROLE = Qt.ItemDataRole.UserRole + 2
 ID_ROLE = Qt.ItemDataRole.UserRole + 3
 Index = QModelIndex | QPersistentModelIndex
 KeyLoader = Callable[[Store, ListQuery], array]
-FIRST_ROWS = 200
 DISPLAY = int(Qt.ItemDataRole.DisplayRole.value)
 TOOLTIP = int(Qt.ItemDataRole.ToolTipRole.value)
 DECORATION = int(Qt.ItemDataRole.DecorationRole.value)
@@ -163,7 +163,10 @@ class MemoryTableModel(QAbstractTableModel):
         try:
             if store is not None and not keep_rows and loader is default_loader and query.order_by != "dirty":
                 # A first screenful at once (LIMIT: a top-N sort), then every key (appended below).
-                first = await self.ctx.run(loader, store, query.with_(limit=FIRST_ROWS))
+                first_query = query.with_(limit=FIRST_ROWS)
+                first = await self.ctx.first_rows(store, first_query)  # read while the window started
+                if first is None:
+                    first = await self.ctx.run(loader, store, first_query)
                 if generation != self._generation:
                     return
                 self._replace_keys(first, keep_rows=False)

@@ -10,17 +10,21 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QWidget
 
 from ...core import Change, Initiator, Memory, OraError
-from ...core.operations.purge import PurgePlan, empty_trash, plan_empty_trash, plan_purge, purge
-from ...core.operations.recover import recover
 from ..context import AppContext
 from ..curate.dialogs import PreviewDialog
+
+if TYPE_CHECKING:
+    from ...core.operations.purge import PurgePlan
+
+# The operations (purge, recover) are imported when first used: the window starts without them
+# and imports them once its first rows are shown (gui/panels.py).
 
 Selection = Callable[[], Awaitable[list[Memory]]]
 
@@ -95,6 +99,8 @@ class Forgetter(QObject):
         return self._spawn(self._confirm_purge(Path(path), list(ids)))
 
     async def _confirm_purge(self, path: Path, ids: list[str]) -> None:
+        from ...core.operations.purge import plan_purge, purge
+
         try:
             store = await self.ctx.run(self.ctx.store_for, path)
             plan: PurgePlan = await self.ctx.run(plan_purge, store, ids)
@@ -112,6 +118,8 @@ class Forgetter(QObject):
         path = Path(path) if path is not None else self._writable()
         if path is None:
             return None
+
+        from ...core.operations.purge import empty_trash, plan_empty_trash
 
         async def run() -> None:
             try:
@@ -169,6 +177,8 @@ class Forgetter(QObject):
                   lambda: self._recover(path, out))
 
     async def _recover(self, path: Path, out: Path) -> None:
+        from ...core.operations.recover import recover
+
         try:
             report = await self.ctx.run(recover, path, out)
         except OraError as exc:

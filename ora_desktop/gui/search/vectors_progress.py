@@ -17,7 +17,6 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
 from ...core import OraError, Store
-from ...core.search.semantic import ensure_vectors, has_vectors
 from ..context import AppContext
 
 log = logging.getLogger("ora_desktop.gui")
@@ -25,6 +24,10 @@ log = logging.getLogger("ora_desktop.gui")
 
 def needs_vectors(store: Store) -> bool:
     """True when a search by meaning of ``store`` would first have to embed the whole file."""
+    # Imported here (it brings the search engine and the index builder): the window starts
+    # without it and preloads it once its first rows are painted (gui/panels.import_later).
+    from ...core.search.semantic import has_vectors
+
     try:
         return not has_vectors(store.path)
     except OraError:
@@ -88,6 +91,8 @@ class VectorsProgress(QWidget):
         self.bar.setFormat(f"{done:,} of {total:,} memories embedded")
 
     async def _run(self, store: Store, stop: threading.Event) -> None:
+        from ...core.search.semantic import ensure_vectors
+
         ok = False
         message = ""
         try:
