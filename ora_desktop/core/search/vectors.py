@@ -76,6 +76,7 @@ class VectorIndex:
         self._generation: int | None = None
         self._inode: int | None = None
         self._synced: tuple | None = None
+        self._exists: tuple[tuple, bool] | None = None  # (the sidecar's stats, exists()) once settled
 
     # ------------------------------------------------------------------ the file
     def _connect(self) -> sqlite3.Connection:
@@ -98,9 +99,23 @@ class VectorIndex:
                 "path": str(self.db_path)}
 
     def exists(self) -> bool:
-        """True when a sidecar made with this provider and model holds vectors for this file."""
-        if not self.sidecar.exists():
+        """True when a sidecar made with this provider and model holds vectors for this file.
+
+        The answer is kept against the sidecar's stats (the window asks at every search), once
+        they are older than the settle gap of :func:`.sidecar.settled`.
+        """
+        stats = file_stats(self.sidecar)
+        if stats[0] is None:
             return False
+        key = (stats, _inode(self.sidecar))
+        cached = self._exists
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        found = self._read_exists()
+        self._exists = (key, found) if settled(stats) else None
+        return found
+
+    def _read_exists(self) -> bool:
         try:
             conn = connect_sidecar(self.sidecar)
             try:
