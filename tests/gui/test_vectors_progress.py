@@ -133,7 +133,7 @@ def test_cancel_sticks_until_build_is_pressed(make_window, seed_db, qtbot, small
     bar.field.setText("where do deploys go")  # a query typed after Cancel
     qtbot.waitUntil(lambda: any(a.request.text == "where do deploys go" for a in answers), timeout=15000)
     qtbot.waitUntil(lambda: NOT_BUILT in bar.note.text(), timeout=15000)
-    assert "deploy" in _shown_ids(window)  # the words found it
+    qtbot.waitUntil(lambda: "deploy" in _shown_ids(window), timeout=15000)  # the words found it
     assert strip.isVisible() and strip.building is None and strip.build_button.isVisible()
     assert "cancelled" in strip.label.text()
     bar.quick["low_health"].click()
