@@ -278,3 +278,22 @@ def test_hybrid_hits_highlight_the_words_they_matched(db: Path) -> None:
         found = store.search("coffee machine", 5, mode="hybrid")
         assert [found.hits[0].memory.content[s:e] for s, e in found.hits[0].spans] == ["coffee", "machine"]
         assert all(not h.spans for h in found.hits if h.source == "semantic")
+
+
+def test_hybrid_at_a_large_limit_keeps_the_total_and_the_exact_match_first(ora_home: Path) -> None:
+    """With more matches than the limit, a hybrid answer lists the limit, says how many match
+    (every one), and keeps the memory holding the query as written first."""
+    from ora_desktop.core.operations.search import SearchRequest, search_memories
+
+    rows = [{"id": f"d{i:03d}", "content": f"Deploy number {i} went to the {('blue', 'green')[i % 2]} servers",
+             "importance": 1 + i % 9} for i in range(300)]
+    rows.append({"id": "exact", "content": "Rollback the deploy window tonight", "importance": 1})
+    path = make_file(ora_home / "sites" / "s" / "many.site.db", rows)
+    ensure_vectors(path)
+    assert semantic.hybrid_pool(250) < 4 * 250  # fewer candidates than the old 4x pool
+    with open_store(path, readonly=True) as store:
+        answer = search_memories(store, SearchRequest(text="deploy window", mode="hybrid", limit=250))
+        assert answer.ids[0] == "exact"
+        answer = search_memories(store, SearchRequest(text="deploy", mode="hybrid", limit=250))
+        assert len(answer.keys) == 250 and answer.total == 301
+        assert any("250 of 301" in note for note in answer.notes)

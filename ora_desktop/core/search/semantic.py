@@ -12,7 +12,8 @@ ranking), with the query language's filters in both.
 
   with ``K = 60`` and ``alpha = 0.5`` by default (a memory absent from one list gets nothing
   from it). A lexical hit whose text holds the whole query as written (case and spacing
-  aside) is an exact match: exact matches come first, in their lexical order.
+  aside) is an exact match: exact matches come first, in their lexical order. Each side gives
+  its best :func:`hybrid_pool` candidates; the vector scan runs beside the word ranking.
 
 :func:`ensure_vectors` builds or refreshes the vector sidecar (:mod:`.vectors`) after the FTS
 index, with progress and cancel.
@@ -54,6 +55,10 @@ MODES = ("lexical", "semantic", "hybrid")
 HYBRID_ALPHA = 0.5
 HYBRID_K = 60
 POOL_MIN = 100
+#: Hybrid fuses each side's best ``4 x limit`` candidates, but never more than this or the limit
+#: (whichever is larger): past it a candidate's RRF share is below 1/(2 x (60 + that)), and
+#: at the window's limit of 1,000 the words' side no longer ranks and reads 4,000 rows.
+HYBRID_POOL = 200
 #: Cosine below which a memory is not "about" the query at all (measured on the labelled set of
 #: tests/benchmarks/bench_meaning.py: unrelated pairs of the bundled model sit below 0.15).
 MIN_SIMILARITY = 0.15
@@ -130,7 +135,7 @@ def search_by_meaning(target: Any, query: str | ParsedQuery, limit: int = 50, *,
         semantic = _semantic_ids(path, vectors, parsed, text, limit) if text else []
         ranked = [(mid, cos, "semantic") for mid, cos in semantic[:limit]]
     else:
-        pool = max(limit * 4, POOL_MIN)
+        pool = hybrid_pool(limit)
         # The vector scan runs on one core while SQLite ranks the words on the other (both
         # release the GIL): the hybrid costs about the slower of the two, not their sum.
         scan = _background().submit(_semantic_ids, path, vectors, parsed, text, pool, 1) if text else None
@@ -146,6 +151,12 @@ def search_by_meaning(target: Any, query: str | ParsedQuery, limit: int = 50, *,
     hits = _hits(path, parsed, matched, ranked, {h.memory.id: h for h in lexical}, snippet_chars)
     return SearchResult(query=parsed.text, hits=hits, terms=parsed.terms, warnings=tuple(warnings),
                         elapsed_ms=(time.perf_counter() - started) * 1000.0)
+
+
+def hybrid_pool(limit: int) -> int:
+    """How many candidates of each side hybrid fuses for ``limit`` hits: at least the limit, so
+    the fused list is as long as before (and the total said is the same)."""
+    return max(POOL_MIN, min(limit * 4, max(limit, HYBRID_POOL)))
 
 
 def _flat(text: str) -> str:
