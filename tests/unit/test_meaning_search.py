@@ -297,3 +297,13 @@ def test_hybrid_at_a_large_limit_keeps_the_total_and_the_exact_match_first(ora_h
         answer = search_memories(store, SearchRequest(text="deploy", mode="hybrid", limit=250))
         assert len(answer.keys) == 250 and answer.total == 301
         assert any("250 of 301" in note for note in answer.notes)
+
+
+def test_hybrid_marks_cjk_words_found_as_substrings(ora_home: Path) -> None:
+    path = make_file(ora_home / "sites" / "s" / "cjk.site.db", [
+        {"id": "cjk", "content": "部署在周五进行 (deploys happen on friday)"},
+        {"id": "other", "content": "The coffee machine is on the third floor"},
+    ])
+    found = search_by_meaning(path, "部署", 5, mode="hybrid")
+    hit = next(h for h in found.hits if h.memory.id == "cjk")
+    assert [hit.memory.content[s:e] for s, e in hit.spans] == ["部署"]

@@ -35,6 +35,7 @@ from ..errors import OraError
 from ..records import row_to_memory
 from ..schema import MEMORY_COLUMNS, sniff_file
 from .build import ensure_index
+from .cjk import cjk_terms, substring_spans
 from .engine import path_of
 from .engine import search as lexical_search
 from .filters import filter_sql
@@ -267,7 +268,11 @@ def _spans(texts: list[str], parsed: ParsedQuery) -> list[list[Span]]:
     if not parsed.groups:
         return [[] for _ in texts]
     found = fts_spans_many(texts, parsed)
-    return found if found is not None else [match_spans(text, parsed) for text in texts]
+    if found is None:
+        return [match_spans(text, parsed) for text in texts]
+    if cjk_terms(parsed):  # matched as substrings, as the lexical engine marks them
+        return [sorted({*spans, *substring_spans(text, parsed)}) for spans, text in zip(found, texts, strict=True)]
+    return found
 
 
 _executor: ThreadPoolExecutor | None = None
