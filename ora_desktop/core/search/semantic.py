@@ -191,24 +191,27 @@ def _semantic_ids(path: Path, vectors: VectorIndex, parsed: ParsedQuery, text: s
                   wanted: int, threads: int = 0) -> list[tuple[str, float]]:
     """(id, cosine) of the memories nearest ``text`` that pass the query's filters, best first.
 
-    First the best rows of the exact ranking (:meth:`VectorIndex.nearest`) are checked against
-    the filters, twice the number wanted, then 16 times; when still too few pass, every memory
-    that passes them is listed (one SQL query) and only their vectors are scanned — three
-    steps at most, however rare the filter.
+    Every row's cosine is computed once (:meth:`VectorIndex.cosines`, an exact scan); the best
+    rows are checked against the filters, twice the number wanted, then 16 times; when still
+    too few pass, every memory that passes them is listed (one SQL query) and the best of
+    those taken — three steps at most, however rare the filter.
     """
     _, mids = vectors.snapshot()
     if not len(mids):
         return []
+    from .vectors import best
+
     query = vectors.provider.embed([text])[0]
     index = get_index(path)
+    cosines = vectors.cosines(query, threads)  # one scan; each step picks from it
     for pool in (2 * max(wanted, POOL_MIN), 16 * max(wanted, POOL_MIN)):
-        rows, scores = vectors.nearest(query, pool, threads=threads)
+        rows, scores = best(cosines, pool)
         candidates = _similar(mids, rows, scores)
         passing = _passing(index, parsed, [mid for mid, _ in candidates])
         found = [(mid, cos) for mid, cos in candidates if mid in passing]
         if len(found) >= wanted or len(rows) >= len(mids) or (len(scores) and scores[-1] < MIN_SIMILARITY):
             return found[:wanted]
-    rows, scores = vectors.nearest(query, wanted, among=_passing(index, parsed, None), threads=threads)
+    rows, scores = best(cosines, wanted, vectors.rows_of(_passing(index, parsed, None)))
     return _similar(mids, rows, scores)[:wanted]
 
 

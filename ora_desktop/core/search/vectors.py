@@ -357,6 +357,20 @@ class VectorIndex:
             rows = np.asarray([r for _, r in held], dtype=np.int64)
             return [m for m, _ in held], unit(self.matrix[rows]) if len(rows) else np.zeros((0, 1), np.float32)
 
+    def cosines(self, query: np.ndarray, threads: int = 0) -> np.ndarray:
+        """Every row's cosine with unit vector ``query`` (row ``i`` is ``mids[i]``; free rows 0),
+        for :func:`best` to pick from as often as needed (one scan, see :func:`scores`)."""
+        with self.lock:
+            held = len(self.mids)
+            return scores(self.matrix[:held], query, self.inv_norms[:held], threads)
+
+    def rows_of(self, mids: Iterable[str]) -> np.ndarray:
+        """The rows of those of ``mids`` that have a vector, in row order."""
+        with self.lock:
+            rows = np.fromiter((r for r in map(self.row_of.get, mids) if r is not None), dtype=np.int64)
+        rows.sort()
+        return rows
+
     def nearest(self, query: np.ndarray, k: int, among: Iterable[str] | None = None,
                 threads: int = 0) -> tuple[np.ndarray, np.ndarray]:
         """(rows, cosines) of the ``k`` rows most like unit vector ``query``, best first: an exact
@@ -410,19 +424,40 @@ def nearest(codes: np.ndarray, query: np.ndarray, k: int, inv_norms: np.ndarray 
     the best ``k`` by partition. ``threads``: rows split over this many threads (0: one per
     core); the kernel releases the GIL.
     """
-    k = min(int(k), len(codes))
-    if k <= 0 or not codes.shape[1]:
+    if min(int(k), len(codes)) <= 0 or not codes.shape[1]:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+    return best(scores(codes, query, inv_norms, threads), k)
+
+
+def scores(codes: np.ndarray, query: np.ndarray, inv_norms: np.ndarray | None = None,
+           threads: int = 0) -> np.ndarray:
+    """float64 cosine of every row of int8 ``codes`` with ``query`` (see :func:`nearest`)."""
+    if not len(codes) or not codes.shape[1]:
+        return np.zeros(len(codes))
     q = quantize(query.reshape(1, -1))
     q_norm = float(np.sqrt(np.dot(q[0].astype(np.int64), q[0].astype(np.int64))))
-    inv = inverse_norms(codes) if inv_norms is None else inv_norms
-    scores = _dots(codes, q, threads)
-    scores *= inv
-    cut = len(scores) - k
-    top = np.argpartition(scores, cut)[cut:] if cut > 0 else np.arange(len(scores))
-    order = top[np.argsort(-scores[top], kind="stable")]
-    cosines = scores[order] / q_norm if q_norm else np.zeros(len(order))
-    return order.astype(np.int64), cosines.astype(np.float32)
+    out = _dots(codes, q, threads)
+    out *= inverse_norms(codes) if inv_norms is None else inv_norms
+    if q_norm:
+        out /= q_norm
+    else:
+        out[:] = 0.0
+    return out
+
+
+def best(cosines: np.ndarray, k: int, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, cosines) of the ``k`` highest of ``cosines`` (only of ``rows`` when given), best first."""
+    if rows is not None:
+        rows = rows[rows < len(cosines)]
+    pick = cosines if rows is None else cosines[rows]
+    k = min(int(k), len(pick))
+    if k <= 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+    cut = len(pick) - k
+    top = np.argpartition(pick, cut)[cut:] if cut > 0 else np.arange(len(pick))
+    order = top[np.argsort(-pick[top], kind="stable")]
+    found = order if rows is None else rows[order]
+    return found.astype(np.int64), pick[order].astype(np.float32)
 
 
 def _dots(codes: np.ndarray, q: np.ndarray, threads: int) -> np.ndarray:
