@@ -25,7 +25,7 @@ $(SYSSTAMP): packaging/install-system-deps.sh | $(STAMP)
 $(HSTAMP): pyproject.toml
 	PYTHON=$(PYTHON) bash packaging/bootstrap-venv.sh $(HEADLESS)
 	$(HEADLESS)/bin/python -m pip install -q --upgrade pip
-	$(HEADLESS)/bin/python -m pip install -q "peewee>=4.5,<5" "APScheduler>=3.11,<4" platformdirs filelock "psycopg[binary]>=3.2" numpy "wordllama>=0.4,<0.5" "usearch>=2.26,<3" pytest pytest-timeout hypothesis
+	$(HEADLESS)/bin/python -m pip install -q "peewee>=4.5,<5" "APScheduler>=3.11,<4" platformdirs filelock "psycopg[binary]>=3.2" numpy "wordllama>=0.4,<0.5" "numkong>=7.8,<8" pytest pytest-timeout hypothesis
 	touch $(HSTAMP)
 
 run: $(STAMP) $(SYSSTAMP)

@@ -1,5 +1,6 @@
 """The first search by meaning of a file with no vectors shows a progress bar with Cancel
-(the window stays responsive), then searches; a cancelled build keeps its work and says so."""
+(the window stays responsive), then searches; a cancelled build keeps its work and says so,
+and stays cancelled (words answer, with a note) until the person presses Build."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import pytest
 from ora_desktop.core import open_store
 from ora_desktop.core.search import vectors
 from ora_desktop.core.search.semantic import has_vectors
+from ora_desktop.gui.search import vectors_progress
+from ora_desktop.gui.search.controller import NOT_BUILT
 
 from .conftest import wait_idle
 
@@ -81,7 +84,70 @@ def test_cancel_stops_the_build_and_keeps_what_was_done(make_window, seed_db, qt
     with vectors.connect_sidecar(vectors.vector_path(path)) as conn:
         kept = conn.execute("SELECT count(*) FROM vecs").fetchone()[0]
     assert 0 < kept < MEMORIES + 1  # partial work kept for the next build
-    bar.field.setText("deploys go")  # searching again carries on and finishes
+    assert strip.build_button.isVisible()
+    strip.build_button.click()  # asking again carries on and finishes
     qtbot.waitUntil(lambda: strip.isHidden() and "deploy" in _shown_ids(window), timeout=60000)
     assert has_vectors(path)
+    assert NOT_BUILT not in bar.note.text()
+    wait_idle(qtbot, window)
+
+
+def _kept(path) -> int:
+    with vectors.connect_sidecar(vectors.vector_path(path)) as conn:
+        return conn.execute("SELECT count(*) FROM vecs").fetchone()[0]
+
+
+def test_cancel_sticks_until_build_is_pressed(make_window, seed_db, qtbot, small_batches, monkeypatch):
+    """A search queued before Cancel, a query typed after it, a quick filter or a mode switch do
+    not start the build again: words answer with a note, the strip offers Build; its message goes
+    in Words mode and comes back in Meaning mode."""
+    path = _file(seed_db)
+    window = make_window()
+    bar = window.browser.search
+    strip = bar.vectors
+    store_batch = vectors.VectorIndex._store
+    builds: list[object] = []
+    build = vectors_progress.ensure_vectors
+
+    def counted_build(*args):
+        builds.append(args)
+        return build(*args)
+    monkeypatch.setattr(vectors_progress, "ensure_vectors", counted_build)
+
+    def store_then_wait(self, *args):
+        store_batch(self, *args)
+        stop = strip._stop
+        if stop is not None:
+            stop.wait(20)  # every batch waits for Cancel: the test does not race the build
+    monkeypatch.setattr(vectors.VectorIndex, "_store", store_then_wait)
+    answers: list[object] = []
+    bar.controller.answered.connect(answers.append)
+    bar.mode.setCurrentIndex(1)  # meaning
+    bar.field.setText("deploys")
+    qtbot.waitUntil(lambda: strip.isVisible() and strip.bar.maximum() > 0, timeout=15000)
+    bar.field.setText("deploys go")  # typed just before Cancel: its debounced search is still to come
+    strip.cancel_button.click()
+    qtbot.waitUntil(lambda: strip.building is None, timeout=30000)
+    kept = _kept(path)
+    assert 0 < kept < MEMORIES + 1
+    bar.field.setText("where do deploys go")  # a query typed after Cancel
+    qtbot.waitUntil(lambda: any(a.request.text == "where do deploys go" for a in answers), timeout=15000)
+    qtbot.waitUntil(lambda: NOT_BUILT in bar.note.text(), timeout=15000)
+    qtbot.waitUntil(lambda: "deploy" in _shown_ids(window), timeout=15000)  # the words found it
+    assert strip.isVisible() and strip.building is None and strip.build_button.isVisible()
+    assert "cancelled" in strip.label.text()
+    bar.quick["low_health"].click()
+    bar.quick["low_health"].click()
+    assert strip.building is None
+    bar.mode.setCurrentIndex(0)  # words: the strip's message no longer applies
+    qtbot.waitUntil(strip.isHidden, timeout=5000)
+    bar.mode.setCurrentIndex(2)  # words + meaning: still cancelled, said again
+    assert strip.isVisible() and strip.building is None and "cancelled" in strip.label.text()
+    wait_idle(qtbot, window)
+    assert len(builds) == 1 and _kept(path) == kept and not has_vectors(path)
+    monkeypatch.setattr(vectors.VectorIndex, "_store", store_batch)
+    strip.build_button.click()
+    qtbot.waitUntil(lambda: strip.isHidden() and _shown_ids(window)[:1] == ["deploy"], timeout=60000)
+    assert has_vectors(path) and len(builds) == 2
+    qtbot.waitUntil(lambda: NOT_BUILT not in bar.note.text(), timeout=15000)
     wait_idle(qtbot, window)

@@ -223,3 +223,87 @@ def test_filters_reach_past_the_first_pool(ora_home: Path) -> None:
     found = search_by_meaning(path, "deploys to production type:task", 5, mode="semantic")
     assert ids(found) == ["far"]
     assert len(search_by_meaning(path, "deploys to production", 5, mode="semantic").hits) == 5
+
+
+def _brute_cosines(index: vectors.VectorIndex, query: np.ndarray) -> dict[str, float]:
+    """Every held memory's cosine with ``query``, from its int8 code (numpy, no kept lengths)."""
+    codes, mids = index.snapshot()
+    q = vectors.unit(vectors.quantize(query[None]))[0]
+    scores = vectors.unit(codes) @ q
+    return {mid: float(scores[row]) for row, mid in enumerate(mids) if mid is not None}
+
+
+def test_scan_scores_stay_exact_after_edits_deletes_and_reloads(db: Path) -> None:
+    """Each row's kept length follows its vector: after an edit, a delete (its row reused by a new
+    memory) and a reload, the scan's cosines are numpy's over the same codes."""
+    provider = WordLlamaProvider()
+    query = provider.embed(["where can I make espresso"])[0]
+    with open_store(db, readonly=True) as store:
+        ensure_vectors(store)
+        _write_from_another_process(db, """
+        conn.execute("DELETE FROM memories WHERE id = 'cookie-recipe'")
+        conn.execute("UPDATE memories SET content = 'The espresso maker sits in the kitchen', "
+                     "updated_at = datetime('now') WHERE id = 'coffee'")
+        """)
+        ensure_vectors(store)
+        _write_from_another_process(db, """
+        conn.execute("INSERT INTO memories (id, content, created_at, updated_at) VALUES "
+                     "('k8s', 'Production runs on a Kubernetes cluster in Frankfurt and it is very large', "
+                     "datetime('now'), datetime('now'))")
+        """)
+        index = ensure_vectors(store)
+        for scanned in (index, None):
+            if scanned is None:  # as a new process would load it
+                vectors._registry.clear()
+                scanned = ensure_vectors(db)
+            want = _brute_cosines(scanned, query)
+            rows, cosines = scanned.nearest(query, 10)
+            got = {scanned.mids[r]: float(c) for r, c in zip(rows.tolist(), cosines.tolist(), strict=True)}
+            assert set(got) == set(want) and "cookie-recipe" not in got
+            assert all(abs(got[m] - want[m]) < 1e-5 for m in got)
+            assert next(iter(got)) == "coffee"
+            for threads in (1, 2):
+                assert scanned.nearest(query, 3, threads=threads)[0].tolist() == rows[:3].tolist()
+
+
+def test_hybrid_hits_highlight_the_words_they_matched(db: Path) -> None:
+    """Hybrid hits carry the spans of the words found, also when no memory holds every word (the
+    any-word matches), and meaning-only hits carry none."""
+    with open_store(db, readonly=True) as store:
+        ensure_vectors(store)
+        found = store.search("where do deploys go?", 5, mode="hybrid")
+        deploy = next(h for h in found.hits if h.memory.id == "deploy")
+        assert [deploy.memory.content[s:e].lower() for s, e in deploy.spans] == ["deploys"]
+        assert "deploys" in deploy.snippet.lower()
+        found = store.search("coffee machine", 5, mode="hybrid")
+        assert [found.hits[0].memory.content[s:e] for s, e in found.hits[0].spans] == ["coffee", "machine"]
+        assert all(not h.spans for h in found.hits if h.source == "semantic")
+
+
+def test_hybrid_at_a_large_limit_keeps_the_total_and_the_exact_match_first(ora_home: Path) -> None:
+    """With more matches than the limit, a hybrid answer lists the limit, says how many match
+    (every one), and keeps the memory holding the query as written first."""
+    from ora_desktop.core.operations.search import SearchRequest, search_memories
+
+    rows = [{"id": f"d{i:03d}", "content": f"Deploy number {i} went to the {('blue', 'green')[i % 2]} servers",
+             "importance": 1 + i % 9} for i in range(300)]
+    rows.append({"id": "exact", "content": "Rollback the deploy window tonight", "importance": 1})
+    path = make_file(ora_home / "sites" / "s" / "many.site.db", rows)
+    ensure_vectors(path)
+    assert semantic.hybrid_pool(250) < 4 * 250  # fewer candidates than the old 4x pool
+    with open_store(path, readonly=True) as store:
+        answer = search_memories(store, SearchRequest(text="deploy window", mode="hybrid", limit=250))
+        assert answer.ids[0] == "exact"
+        answer = search_memories(store, SearchRequest(text="deploy", mode="hybrid", limit=250))
+        assert len(answer.keys) == 250 and answer.total == 301
+        assert any("250 of 301" in note for note in answer.notes)
+
+
+def test_hybrid_marks_cjk_words_found_as_substrings(ora_home: Path) -> None:
+    path = make_file(ora_home / "sites" / "s" / "cjk.site.db", [
+        {"id": "cjk", "content": "部署在周五进行 (deploys happen on friday)"},
+        {"id": "other", "content": "The coffee machine is on the third floor"},
+    ])
+    found = search_by_meaning(path, "部署", 5, mode="hybrid")
+    hit = next(h for h in found.hits if h.memory.id == "cjk")
+    assert [hit.memory.content[s:e] for s, e in hit.spans] == ["部署"]

@@ -12,7 +12,8 @@ ranking), with the query language's filters in both.
 
   with ``K = 60`` and ``alpha = 0.5`` by default (a memory absent from one list gets nothing
   from it). A lexical hit whose text holds the whole query as written (case and spacing
-  aside) is an exact match: exact matches come first, in their lexical order.
+  aside) is an exact match: exact matches come first, in their lexical order. Each side gives
+  its best :func:`hybrid_pool` candidates; the vector scan runs beside the word ranking.
 
 :func:`ensure_vectors` builds or refreshes the vector sidecar (:mod:`.vectors`) after the FTS
 index, with progress and cancel.
@@ -22,8 +23,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,15 +35,17 @@ from ..errors import OraError
 from ..records import row_to_memory
 from ..schema import MEMORY_COLUMNS, sniff_file
 from .build import ensure_index
+from .cjk import cjk_terms, substring_spans
 from .engine import path_of
 from .engine import search as lexical_search
 from .filters import filter_sql
-from .highlight import match_spans
+from .highlight import fts_spans_many, match_spans
 from .hits import location, make_hit
 from .index import get_index
 from .query import ParsedQuery, parse_query
-from .results import Hit, SearchResult
+from .results import Hit, SearchResult, Span
 from .sidecar import fts5_available
+from .words import any_word_query
 
 if TYPE_CHECKING:
     from ..embeddings import Provider
@@ -51,6 +56,10 @@ MODES = ("lexical", "semantic", "hybrid")
 HYBRID_ALPHA = 0.5
 HYBRID_K = 60
 POOL_MIN = 100
+#: Hybrid fuses each side's best ``4 x limit`` candidates, but never more than this or the limit
+#: (whichever is larger): past it a candidate's RRF share is below 1/(2 x (60 + that)), and
+#: at the window's limit of 1,000 the words' side no longer ranks and reads 4,000 rows.
+HYBRID_POOL = 200
 #: Cosine below which a memory is not "about" the query at all (measured on the labelled set of
 #: tests/benchmarks/bench_meaning.py: unrelated pairs of the bundled model sit below 0.15).
 MIN_SIMILARITY = 0.15
@@ -118,22 +127,37 @@ def search_by_meaning(target: Any, query: str | ParsedQuery, limit: int = 50, *,
         return SearchResult(query=parsed.text, hits=[], terms=parsed.terms, warnings=parsed.warnings)
     vectors = ensure_vectors(path, progress, cancel, provider)
     text = query_text(parsed)
-    pool = max(limit * 4, POOL_MIN)
-    semantic = _semantic_ids(path, vectors, parsed, text, pool if mode == "hybrid" else limit) if text else []
     if mode == "semantic" and not text:  # filters only: the lexical engine lists them
         return lexical_search(path, parsed, limit, snippet_chars=snippet_chars)
     warnings = list(parsed.warnings)
+    lexical: list[Hit] = []
+    matched = parsed  # what the lexical hits matched (their any-word form when no memory holds every word)
     if mode == "semantic":
+        semantic = _semantic_ids(path, vectors, parsed, text, limit) if text else []
         ranked = [(mid, cos, "semantic") for mid, cos in semantic[:limit]]
-        lexical: list[Hit] = []
     else:
-        result = lexical_search(path, parsed, pool, snippet_chars=snippet_chars)
+        pool = hybrid_pool(limit)
+        # The vector scan runs on one core while SQLite ranks the words on the other (both
+        # release the GIL): the hybrid costs about the slower of the two, not their sum.
+        scan = _background().submit(_semantic_ids, path, vectors, parsed, text, pool, 1) if text else None
+        try:
+            result = lexical_search(path, parsed, pool, snippets=False, facets=False)
+        finally:
+            semantic = scan.result() if scan is not None else []
         lexical = result.hits
+        if result.partial:
+            matched = any_word_query(parsed) or parsed
         warnings.extend(w for w in result.warnings if w not in warnings)
         ranked = fuse(lexical, semantic, parsed, alpha)[:limit]
-    hits = _hits(path, parsed, ranked, {h.memory.id: h for h in lexical}, snippet_chars)
+    hits = _hits(path, parsed, matched, ranked, {h.memory.id: h for h in lexical}, snippet_chars)
     return SearchResult(query=parsed.text, hits=hits, terms=parsed.terms, warnings=tuple(warnings),
                         elapsed_ms=(time.perf_counter() - started) * 1000.0)
+
+
+def hybrid_pool(limit: int) -> int:
+    """How many candidates of each side hybrid fuses for ``limit`` hits: at least the limit, so
+    the fused list is as long as before (and the total said is the same)."""
+    return max(POOL_MIN, min(limit * 4, max(limit, HYBRID_POOL)))
 
 
 def _flat(text: str) -> str:
@@ -164,27 +188,30 @@ def fuse(lexical: list[Hit], semantic: list[tuple[str, float]], parsed: ParsedQu
 
 
 def _semantic_ids(path: Path, vectors: VectorIndex, parsed: ParsedQuery, text: str,
-                  wanted: int) -> list[tuple[str, float]]:
+                  wanted: int, threads: int = 0) -> list[tuple[str, float]]:
     """(id, cosine) of the memories nearest ``text`` that pass the query's filters, best first.
 
-    First the best rows of the exact ranking (:meth:`VectorIndex.nearest`) are checked against
-    the filters, twice the number wanted, then 16 times; when still too few pass, every memory
-    that passes them is listed (one SQL query) and only their vectors are scanned — three
-    steps at most, however rare the filter.
+    Every row's cosine is computed once (:meth:`VectorIndex.cosines`, an exact scan); the best
+    rows are checked against the filters, twice the number wanted, then 16 times; when still
+    too few pass, every memory that passes them is listed (one SQL query) and the best of
+    those taken — three steps at most, however rare the filter.
     """
     _, mids = vectors.snapshot()
     if not len(mids):
         return []
+    from .vectors import best
+
     query = vectors.provider.embed([text])[0]
     index = get_index(path)
+    cosines = vectors.cosines(query, threads)  # one scan; each step picks from it
     for pool in (2 * max(wanted, POOL_MIN), 16 * max(wanted, POOL_MIN)):
-        rows, scores = vectors.nearest(query, pool)
+        rows, scores = best(cosines, pool)
         candidates = _similar(mids, rows, scores)
         passing = _passing(index, parsed, [mid for mid, _ in candidates])
         found = [(mid, cos) for mid, cos in candidates if mid in passing]
         if len(found) >= wanted or len(rows) >= len(mids) or (len(scores) and scores[-1] < MIN_SIMILARITY):
             return found[:wanted]
-    rows, scores = vectors.nearest(query, wanted, among=_passing(index, parsed, None))
+    rows, scores = best(cosines, wanted, vectors.rows_of(_passing(index, parsed, None)))
     return _similar(mids, rows, scores)[:wanted]
 
 
@@ -214,8 +241,10 @@ def _passing(index: Any, parsed: ParsedQuery, ids: list[str] | None) -> set[str]
     return {r[0] for r in rows}
 
 
-def _hits(path: Path, parsed: ParsedQuery, ranked: list[tuple[str, float, str]], lexical: dict[str, Hit],
-          snippet_chars: int) -> list[Hit]:
+def _hits(path: Path, parsed: ParsedQuery, matched: ParsedQuery, ranked: list[tuple[str, float, str]],
+          lexical: dict[str, Hit], snippet_chars: int) -> list[Hit]:
+    """Hits for the ``ranked`` ids: lexical ones from their hit (spans of ``matched``), the others
+    read now (spans of ``parsed``); spans are computed for these rows only, in one statement each."""
     index = get_index(path)
     need = [mid for mid, _, _ in ranked if mid not in lexical]
     rows: dict[str, Any] = {}
@@ -228,16 +257,38 @@ def _hits(path: Path, parsed: ParsedQuery, ranked: list[tuple[str, float, str]],
                 memory = row_to_memory(row)
                 rows[memory.id] = memory
     where = location(path)
-    hits: list[Hit] = []
-    for mid, score, source in ranked:
-        if mid in lexical:
-            old = lexical[mid]
-            hits.append(make_hit(old.memory, score, list(old.spans), old.bm25, path, snippet_chars, source, where))
-        elif mid in rows:
-            memory = rows[mid]
-            spans = match_spans(memory.content, parsed) if parsed.groups else []
-            hits.append(make_hit(memory, score, spans, None, path, snippet_chars, source, where))
-    return hits
+    chosen = [(score, source, lexical.get(mid), lexical[mid].memory if mid in lexical else rows[mid])
+              for mid, score, source in ranked if mid in lexical or mid in rows]
+    by_words = iter(_spans([m.content for _, _, old, m in chosen if old is not None], matched))
+    by_meaning = iter(_spans([m.content for _, _, old, m in chosen if old is None], parsed))
+    return [make_hit(memory, score, next(by_words) if old is not None else next(by_meaning),
+                     None if old is None else old.bm25, path, snippet_chars, source, where)
+            for score, source, old, memory in chosen]
+
+
+def _spans(texts: list[str], parsed: ParsedQuery) -> list[list[Span]]:
+    """Where ``parsed``'s words occur in each text (one statement for all; see :mod:`.highlight`)."""
+    if not parsed.groups:
+        return [[] for _ in texts]
+    found = fts_spans_many(texts, parsed)
+    if found is None:
+        return [match_spans(text, parsed) for text in texts]
+    if cjk_terms(parsed):  # matched as substrings, as the lexical engine marks them
+        return [sorted({*spans, *substring_spans(text, parsed)}) for spans, text in zip(found, texts, strict=True)]
+    return found
+
+
+_executor: ThreadPoolExecutor | None = None
+_executor_lock = threading.Lock()
+
+
+def _background() -> ThreadPoolExecutor:
+    """Threads for the vector half of hybrid searches (one per search running at once)."""
+    global _executor
+    with _executor_lock:
+        if _executor is None:
+            _executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="ora-meaning")
+        return _executor
 
 
 def choose_mode(target: Any, mode: str | None, provider: Provider | None = None) -> str:

@@ -17,8 +17,9 @@ Embedding runs in batches, each committed on its own: a cancelled build keeps wh
 the next refresh carries on from there.
 
 In memory the vectors are one int8 matrix (256 bytes a memory with the bundled model: 256 MB
-at a million, a quarter of float32), searched exactly by :func:`nearest` with usearch's SIMD
-int8 cosine kernel over every row — no approximate graph, so recall is 1.0 and filters are
+at a million, a quarter of float32) beside each row's inverse length (4 MB), searched exactly
+by :func:`nearest`: NumKong's SIMD int8 dot product over every row, times that length — no
+approximate graph, so recall is 1.0 and filters are
 checked on the exact ranking; see :mod:`.semantic` and ``tests/benchmarks/bench_meaning.py``
 for why (an HNSW graph took minutes to build per 100k vectors on this machine).
 """
@@ -30,6 +31,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +48,9 @@ VEC_VERSION = 3
 #: (cosine changes by 0.001 on average, 0.01 at most, measured on the bundled model).
 DISK_DTYPE = np.int8
 BATCH = 10000
+NORM_BLOCK = 65536
+#: Below twice this many rows a scan is not split over threads.
+SPLIT_MIN = 65536
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value);
 CREATE TABLE IF NOT EXISTS vecs (row INTEGER PRIMARY KEY, mid TEXT NOT NULL UNIQUE, ver TEXT, len INTEGER,
@@ -71,11 +76,14 @@ class VectorIndex:
         self.lock = threading.RLock()
         self.file_lock = filelock.FileLock(str(self.sidecar) + ".lock")
         self.matrix = np.zeros((0, 0), dtype=DISK_DTYPE)
+        #: 1 / the length of each row's int8 code (0 for a free row): a cosine is a dot times this.
+        self.inv_norms = np.zeros(0, dtype=np.float32)
         self.mids: list[str | None] = []
         self.row_of: dict[str, int] = {}
         self._generation: int | None = None
         self._inode: int | None = None
         self._synced: tuple | None = None
+        self._exists: tuple[tuple, bool] | None = None  # (the sidecar's stats, exists()) once settled
 
     # ------------------------------------------------------------------ the file
     def _connect(self) -> sqlite3.Connection:
@@ -98,9 +106,23 @@ class VectorIndex:
                 "path": str(self.db_path)}
 
     def exists(self) -> bool:
-        """True when a sidecar made with this provider and model holds vectors for this file."""
-        if not self.sidecar.exists():
+        """True when a sidecar made with this provider and model holds vectors for this file.
+
+        The answer is kept against the sidecar's stats (the window asks at every search), once
+        they are older than the settle gap of :func:`.sidecar.settled`.
+        """
+        stats = file_stats(self.sidecar)
+        if stats[0] is None:
             return False
+        key = (stats, _inode(self.sidecar))
+        cached = self._exists
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        found = self._read_exists()
+        self._exists = (key, found) if settled(stats) else None
+        return found
+
+    def _read_exists(self) -> bool:
         try:
             conn = connect_sidecar(self.sidecar)
             try:
@@ -187,6 +209,7 @@ class VectorIndex:
         codes = quantize(vectors)  # what memory holds is what the file holds
         if self.matrix.shape[1] != codes.shape[1]:
             self.matrix = np.zeros((0, codes.shape[1]), dtype=DISK_DTYPE)
+            self.inv_norms = np.zeros(0, dtype=np.float32)
             self.mids, self.row_of = [], {}
         free = [i for i, m in enumerate(self.mids) if m is None] if len(self.row_of) < len(self.mids) else []
         rows: list[int] = []
@@ -214,6 +237,7 @@ class VectorIndex:
             conn.execute("ROLLBACK")
             raise
         self.matrix[np.asarray(rows, dtype=np.int64)] = codes
+        self.inv_norms[np.asarray(rows, dtype=np.int64)] = inverse_norms(codes)
         for row, (mid, _, _) in zip(rows, items, strict=True):
             self.mids[row] = mid
             self.row_of[mid] = row
@@ -227,6 +251,7 @@ class VectorIndex:
             if self.matrix.shape[1] == dims:
                 grown[:self.matrix.shape[0]] = self.matrix
             self.matrix = grown
+            self._grow_norms(rows)
 
     def _grow(self, rows: int) -> None:
         if rows > len(self.mids):
@@ -236,6 +261,13 @@ class VectorIndex:
             grown = np.zeros((capacity, self.matrix.shape[1]), dtype=DISK_DTYPE)
             grown[:self.matrix.shape[0]] = self.matrix
             self.matrix = grown
+            self._grow_norms(capacity)
+
+    def _grow_norms(self, capacity: int) -> None:
+        held = min(len(self.inv_norms), capacity) if self.matrix.shape[1] else 0
+        grown = np.zeros(capacity, dtype=np.float32)
+        grown[:held] = self.inv_norms[:held]
+        self.inv_norms = grown
 
     def _bump(self, conn: sqlite3.Connection) -> int:
         row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
@@ -255,12 +287,15 @@ class VectorIndex:
         if first:
             dims = first[0] // np.dtype(DISK_DTYPE).itemsize
         self.matrix = np.zeros((count, dims), dtype=DISK_DTYPE)
+        self.inv_norms = np.zeros(count, dtype=np.float32)
         self.mids = [None] * count
         self.row_of = {}
         cursor = conn.execute("SELECT row, mid, v FROM vecs ORDER BY row")
         while batch := cursor.fetchmany(50000):
             rows = np.fromiter((r[0] for r in batch), dtype=np.int64, count=len(batch))
-            self.matrix[rows] = np.frombuffer(b"".join(r[2] for r in batch), dtype=DISK_DTYPE).reshape(-1, dims)
+            codes = np.frombuffer(b"".join(r[2] for r in batch), dtype=DISK_DTYPE).reshape(-1, dims)
+            self.matrix[rows] = codes
+            self.inv_norms[rows] = inverse_norms(codes)
             for row, mid, _ in batch:
                 self.mids[row] = mid
                 self.row_of[mid] = row
@@ -299,6 +334,7 @@ class VectorIndex:
             if row is not None:
                 self.mids[row] = None
                 self.matrix[row] = 0
+                self.inv_norms[row] = 0
         self._generation = generation
         return removed
 
@@ -321,17 +357,33 @@ class VectorIndex:
             rows = np.asarray([r for _, r in held], dtype=np.int64)
             return [m for m, _ in held], unit(self.matrix[rows]) if len(rows) else np.zeros((0, 1), np.float32)
 
-    def nearest(self, query: np.ndarray, k: int, among: Iterable[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def cosines(self, query: np.ndarray, threads: int = 0) -> np.ndarray:
+        """Every row's cosine with unit vector ``query`` (row ``i`` is ``mids[i]``; free rows 0),
+        for :func:`best` to pick from as often as needed (one scan, see :func:`scores`)."""
+        with self.lock:
+            held = len(self.mids)
+            return scores(self.matrix[:held], query, self.inv_norms[:held], threads)
+
+    def rows_of(self, mids: Iterable[str]) -> np.ndarray:
+        """The rows of those of ``mids`` that have a vector, in row order."""
+        with self.lock:
+            rows = np.fromiter((r for r in map(self.row_of.get, mids) if r is not None), dtype=np.int64)
+        rows.sort()
+        return rows
+
+    def nearest(self, query: np.ndarray, k: int, among: Iterable[str] | None = None,
+                threads: int = 0) -> tuple[np.ndarray, np.ndarray]:
         """(rows, cosines) of the ``k`` rows most like unit vector ``query``, best first: an exact
-        scan of every row (usearch's int8 cosine kernel, all cores), or only of the vectors of
-        the memory ids ``among``. Free rows score 0."""
+        scan of every row (see :func:`nearest`; ``threads`` 0: one per core), or only of the
+        vectors of the memory ids ``among``. Free rows score 0."""
         with self.lock:
             if among is None:
-                return nearest(self.matrix[:len(self.mids)], query, k)
+                held = len(self.mids)
+                return nearest(self.matrix[:held], query, k, self.inv_norms[:held], threads)
             rows = np.fromiter((r for r in map(self.row_of.get, among) if r is not None), dtype=np.int64)
             rows.sort()
-            codes = self.matrix[rows]
-        found, cosines = nearest(codes, query, k)
+            codes, inv = self.matrix[rows], self.inv_norms[rows]
+        found, cosines = nearest(codes, query, k, inv, threads)
         return rows[found], cosines
 
 
@@ -351,15 +403,85 @@ def unit(codes: np.ndarray) -> np.ndarray:
     return normalize(np.asarray(codes, dtype=np.float32))
 
 
-def nearest(codes: np.ndarray, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """(rows, cosines) of the ``k`` rows of int8 ``codes`` nearest ``query``, best first (exact)."""
-    k = min(int(k), len(codes))
-    if k <= 0 or not codes.shape[1]:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-    from usearch.index import MetricKind, search
+def inverse_norms(codes: np.ndarray) -> np.ndarray:
+    """1 / the Euclidean length of each int8 code (0 for a zero row), float32."""
+    out = np.zeros(len(codes), dtype=np.float32)
+    for start in range(0, len(codes), NORM_BLOCK):  # int32 squares of a block, not of the whole matrix
+        block = codes[start:start + NORM_BLOCK].astype(np.int32)
+        squares = np.einsum("ij,ij->i", block, block).astype(np.float64)
+        out[start:start + NORM_BLOCK] = np.divide(1.0, np.sqrt(squares), out=np.zeros_like(squares),
+                                                  where=squares > 0)
+    return out
 
-    found = search(codes, quantize(query.reshape(1, -1))[0], k, MetricKind.Cos, exact=True, threads=0)
-    return found.keys.astype(np.int64), (1.0 - found.distances).astype(np.float32)
+
+def nearest(codes: np.ndarray, query: np.ndarray, k: int, inv_norms: np.ndarray | None = None,
+            threads: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, cosines) of the ``k`` rows of int8 ``codes`` nearest ``query``, best first (exact).
+
+    Every row's integer dot product with the quantized query (NumKong's int8 kernel, which
+    usearch ships with: 3x faster here than usearch's own cosine scan, which recomputes both
+    lengths per row) times its inverse length (``inv_norms``, computed when not given), then
+    the best ``k`` by partition. ``threads``: rows split over this many threads (0: one per
+    core); the kernel releases the GIL.
+    """
+    if min(int(k), len(codes)) <= 0 or not codes.shape[1]:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+    return best(scores(codes, query, inv_norms, threads), k)
+
+
+def scores(codes: np.ndarray, query: np.ndarray, inv_norms: np.ndarray | None = None,
+           threads: int = 0) -> np.ndarray:
+    """float64 cosine of every row of int8 ``codes`` with ``query`` (see :func:`nearest`)."""
+    if not len(codes) or not codes.shape[1]:
+        return np.zeros(len(codes))
+    q = quantize(query.reshape(1, -1))
+    q_norm = float(np.sqrt(np.dot(q[0].astype(np.int64), q[0].astype(np.int64))))
+    out = _dots(codes, q, threads)
+    out *= inverse_norms(codes) if inv_norms is None else inv_norms
+    if q_norm:
+        out /= q_norm
+    else:
+        out[:] = 0.0
+    return out
+
+
+def best(cosines: np.ndarray, k: int, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, cosines) of the ``k`` highest of ``cosines`` (only of ``rows`` when given), best first."""
+    if rows is not None:
+        rows = rows[rows < len(cosines)]
+    pick = cosines if rows is None else cosines[rows]
+    k = min(int(k), len(pick))
+    if k <= 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+    cut = len(pick) - k
+    top = np.argpartition(pick, cut)[cut:] if cut > 0 else np.arange(len(pick))
+    order = top[np.argsort(-pick[top], kind="stable")]
+    found = order if rows is None else rows[order]
+    return found.astype(np.int64), pick[order].astype(np.float32)
+
+
+def _dots(codes: np.ndarray, q: np.ndarray, threads: int) -> np.ndarray:
+    """float64 integer dot products of every row of ``codes`` with the one row of ``q``."""
+    import numkong
+
+    threads = threads or os.cpu_count() or 1
+    if threads == 1 or len(codes) < 2 * SPLIT_MIN:
+        return np.asarray(numkong.cdist(q, codes, metric="dot")).reshape(-1)
+    step = -(-len(codes) // threads)
+    parts = [codes[i:i + step] for i in range(0, len(codes), step)]
+    found = list(_pool().map(lambda part: np.asarray(numkong.cdist(q, part, metric="dot")).reshape(-1), parts))
+    return np.concatenate(found)
+
+
+_executor: ThreadPoolExecutor | None = None
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _executor
+    with _registry_lock:
+        if _executor is None:
+            _executor = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="ora-vectors")
+        return _executor
 
 
 def _inode(path: Path) -> int | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from dataclasses import replace
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
@@ -36,6 +37,8 @@ from .vectors_progress import needs_vectors
 
 log = logging.getLogger("ora_desktop.gui")
 DEBOUNCE_MS = 200
+#: The note of a search by meaning answered by words because the person cancelled the build.
+NOT_BUILT = "meaning index not built (cancelled): matching words instead — press Build to search by meaning"
 
 
 class SearchLoader:
@@ -59,6 +62,9 @@ class SearchController(QObject):
     searching = Signal(object)  # True while a search or listing runs
     answered = Signal(object)  # the SearchAnswer applied to the table
     vectors_needed = Signal(object)  # Store: search by meaning must embed it first (VectorsProgress)
+    #: Store whose build the person cancelled (words answer until they press Build), or None:
+    #: nothing to say about the shown file's vectors (the strip's last message goes).
+    vectors_declined = Signal(object)
 
     def __init__(self, ctx: AppContext, model: MemoryTableModel, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -79,6 +85,9 @@ class SearchController(QObject):
         self._everywhere_task: asyncio.Task | None = None
         self._everywhere_asked: tuple[str, str] | None = None
         self._sort_before_search: tuple[str, bool] = ("created_at", True)
+        #: Files whose vectors build the person cancelled: no search builds them again until
+        #: :meth:`build_vectors` (their Build button); meanwhile words answer, with a note.
+        self.declined: set[str] = set()
         model.loaded.connect(self._after_load)
 
     # ----------------------------------------------------------------- inputs
@@ -95,6 +104,29 @@ class SearchController(QObject):
         """Words (lexical), meaning (semantic) or both (hybrid); searches again."""
         self.mode = mode
         self.apply()
+
+    def build_vectors(self) -> None:
+        """The person asks for the shown file's meaning index (after a Cancel): build it, then search."""
+        store = self.model.store
+        if store is not None:
+            self.declined.discard(str(store.path))
+        self.apply()
+
+    def vectors_cancelled(self, store: Store) -> None:
+        """The person cancelled ``store``'s build: later searches answer by words until they ask
+        again (a search queued before the Cancel, a filter or a refresh must not restart it)."""
+        self.declined.add(str(store.path))
+        if store is self.model.store:
+            self.apply()
+
+    def _meaning_declined(self, store: Store | None) -> bool:
+        """True when a search by meaning of ``store`` would need a build the person cancelled."""
+        if self.mode == "lexical" or store is None or str(store.path) not in self.declined:
+            return False
+        if needs_vectors(store):
+            return True
+        self.declined.discard(str(store.path))  # built meanwhile (another window, the CLI)
+        return False
 
     def set_scope(self, scope: str) -> None:
         self.scope = scope
@@ -139,6 +171,10 @@ class SearchController(QObject):
                 task.cancel()
         store = self.model.store
         request = self.request()
+        declined = self._meaning_declined(store)
+        self.vectors_declined.emit(store if declined else None)
+        if declined:
+            request = request.with_(mode="lexical")  # words answer until the person presses Build
         parsed = parse_query(request.query_text())
         self.terms = parsed.terms if self.text.strip() else ()
         self.terms_changed.emit(self.terms)
@@ -159,7 +195,7 @@ class SearchController(QObject):
         if self.model.query.order_by != RANK and not self._was_searching():
             self._sort_before_search = (self.model.query.order_by, self.model.query.descending)
             request = request.with_(sort=RANK, descending=True)
-        if self.mode != "lexical" and store is not None and needs_vectors(store):
+        if request.mode != "lexical" and store is not None and needs_vectors(store):
             self.vectors_needed.emit(store)  # built with progress and Cancel, then apply() again
             return
         if store is None:
@@ -185,6 +221,8 @@ class SearchController(QObject):
             return
         if generation != self._generation or store is not self.model.store:
             return  # a newer keystroke (or another file) owns the table now
+        if request.mode != self.mode:  # a cancelled meaning index: words answered
+            answer = replace(answer, notes=(NOT_BUILT, *answer.notes))
         self.answer = answer
         self.searching.emit(False)
         query = self.model.query.with_(order_by=request.sort, descending=request.descending)

@@ -4,7 +4,10 @@ A file with no vectors yet is embedded before it can be searched by meaning (abo
 and a half per million memories). Instead of a table that seems frozen, the search bar shows
 this strip: a progress bar counting memories embedded, and Cancel. The build runs on a worker
 thread (``ctx.run``); progress hops to the GUI thread through ``ctx.from_thread``. When it
-ends the search runs; a cancelled build keeps what it embedded (the next one carries on).
+ends the search runs. A cancelled build keeps what it embedded, and Cancel sticks: searches
+match words (the controller says so in its note) and the strip offers Build, which carries on
+where the build stopped. The strip's last message goes when it no longer applies (words mode,
+another file).
 """
 
 from __future__ import annotations
@@ -39,6 +42,10 @@ class VectorsProgress(QWidget):
 
     #: True when the vectors were built, False when cancelled or failed.
     finished = Signal(bool)
+    #: The Store whose build the person cancelled.
+    cancelled = Signal(object)
+    #: The person pressed Build (after a Cancel or a failure).
+    build_asked = Signal()
 
     def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -52,9 +59,13 @@ class VectorsProgress(QWidget):
         self.bar.setTextVisible(True)
         layout.addWidget(self.bar, 1)
         self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setToolTip("Stop embedding (what is done is kept; searching by meaning again carries on)")
+        self.cancel_button.setToolTip("Stop embedding (what is done is kept; Build carries on)")
         self.cancel_button.clicked.connect(self.cancel)
         layout.addWidget(self.cancel_button)
+        self.build_button = QPushButton("Build")
+        self.build_button.setToolTip("Build the meaning index of this file (carries on from what was embedded)")
+        self.build_button.clicked.connect(self.build_asked)
+        layout.addWidget(self.build_button)
         self._stop: threading.Event | None = None
         self._task: asyncio.Future | None = None
         self.building: Store | None = None
@@ -71,6 +82,7 @@ class VectorsProgress(QWidget):
         self.cancel_button.setEnabled(True)
         self.bar.show()
         self.cancel_button.show()
+        self.build_button.hide()
         self.show()
         self._task = asyncio.ensure_future(self._run(store, self._stop), loop=self.ctx.loop)
 
@@ -79,6 +91,23 @@ class VectorsProgress(QWidget):
             self._stop.set()
             self.cancel_button.setEnabled(False)
             self.label.setText("Cancelling…")
+
+    def show_declined(self, store: Store | None) -> None:
+        """Say that ``store``'s build was cancelled, with Build; None: the last message goes
+        (nothing changes while a build runs)."""
+        if self.building is not None:
+            return
+        if store is None:
+            self.hide()
+            return
+        self._stopped("cancelled: searches match words until you press Build (what was embedded is kept)")
+
+    def _stopped(self, why: str) -> None:
+        self.bar.hide()
+        self.cancel_button.hide()
+        self.build_button.show()
+        self.label.setText(f"Search by meaning stopped: {why}")
+        self.show()
 
     def _report(self, done: int, total: int) -> None:  # worker thread
         self.ctx.from_thread(self._on_progress, done, total)
@@ -107,9 +136,9 @@ class VectorsProgress(QWidget):
         self._stop = None
         if ok:
             self.hide()
-        else:  # the strip stays, saying why, until the next build
-            self.bar.hide()
-            self.cancel_button.hide()
-            self.label.setText("Search by meaning stopped: " + ("cancelled; searching by meaning again carries on"
-                                                                  if stop.is_set() else message))
+        else:  # the strip stays, saying why, until it no longer applies or Build is pressed
+            self._stopped("cancelled: searches match words until you press Build (what was embedded is kept)"
+                          if stop.is_set() else message)
         self.finished.emit(ok)
+        if not ok and stop.is_set():
+            self.cancelled.emit(store)

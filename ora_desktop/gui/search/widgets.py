@@ -87,7 +87,10 @@ class SearchBar(QWidget):
         self.vectors = VectorsProgress(controller.ctx)  # the first search by meaning of a big file
         layout.addWidget(self.vectors)
         controller.vectors_needed.connect(self.vectors.build)
+        controller.vectors_declined.connect(self.vectors.show_declined)
         self.vectors.finished.connect(self._vectors_built)
+        self.vectors.cancelled.connect(controller.vectors_cancelled)
+        self.vectors.build_asked.connect(controller.build_vectors)
 
     def _vectors_built(self, ok: bool) -> None:
         if ok:
