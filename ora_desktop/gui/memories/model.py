@@ -115,6 +115,11 @@ class MemoryTableModel(QAbstractTableModel):
         self.key_reads = 0
         #: How many rows were repainted in place after writes (no key read).
         self.rows_repainted = 0
+        #: While ``loaded`` is emitted after an in-place repaint: ``(before, after)``, the memories
+        #: as cached before the write and as they are now, when every changed memory is one of them
+        #: (derived views such as the facets can then follow the edit without counting again);
+        #: ``None`` otherwise.
+        self.edited: tuple[tuple[Memory, ...], tuple[Memory, ...]] | None = None
         ctx.store_changed.connect(self._on_store_changed)
 
     # ----------------------------------------------------------------- source
@@ -444,14 +449,23 @@ class MemoryTableModel(QAbstractTableModel):
             log.debug("reloading the row keys: %s", plan.reason)
             await self.reload(keep_rows=True)
             return
-        self._repaint(plan.rows)
+        self._repaint(plan.rows, every_change_listed=len(plan.rows) == len(change.changed))
 
-    def _repaint(self, rows: Sequence[tuple[int, Memory]]) -> None:
+    def _repaint(self, rows: Sequence[tuple[int, Memory]], every_change_listed: bool = False) -> None:
         """Put fresh memories at their rows (cached pages only) and repaint just those rows."""
         self.rows_repainted += len(rows)
+        before: list[Memory] = []
         for row, memory in rows:
-            page = self._pages.get(row // self.page_size)
+            page_no = row // self.page_size
+            page = self._pages.get(page_no)
             if page is not None and memory.rowid in page:
+                if page_no not in self._stale:
+                    before.append(page[memory.rowid])
                 page[memory.rowid] = memory
             self._emit_rows(row, row)
-        self.loaded.emit(len(self.keys))  # derived views (facets, counts) follow the new values
+        known = every_change_listed and bool(rows) and len(before) == len(rows)
+        self.edited = (tuple(before), tuple(m for _, m in rows)) if known else None
+        try:
+            self.loaded.emit(len(self.keys))  # derived views (facets, counts) follow the new values
+        finally:
+            self.edited = None

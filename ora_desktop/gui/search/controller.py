@@ -6,7 +6,8 @@ is debounced (200 ms); each keystroke's request runs the engine once on a worker
 newer request cancels the older one (its answer is never applied). With words, the answer's row
 keys go straight to the table; without, the table lists the filtered rows itself (a first
 screenful at once). Facet counts for the same request follow, off the GUI thread, and are dropped
-when a newer request comes.
+when a newer request comes. An edit repainted in place moves the shown counts by the edited rows'
+old and new values instead of counting a million rows again.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import threading
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from ...core import ListQuery, OraError, Store
+from ...core.operations.row_refresh import shift_facets
 from ...core.operations.search import (
     RANK,
     Cancelled,
@@ -79,6 +81,8 @@ class SearchController(QObject):
         self._everywhere_task: asyncio.Task | None = None
         self._everywhere_asked: tuple[str, str] | None = None
         self._sort_before_search: tuple[str, bool] = ("created_at", True)
+        #: The counts last shown and the store and request they describe (None once outdated).
+        self._shown_facets: tuple[Store, int, FacetCounts] | None = None
         model.loaded.connect(self._after_load)
 
     # ----------------------------------------------------------------- inputs
@@ -199,8 +203,25 @@ class SearchController(QObject):
         if owns_note:
             notes = answer.notes if answer is not None else parse_query(self.full_text).warnings
             self.note.emit("; ".join(n for n in notes if n))
-        if store is not None:
+        if store is not None and not self._shift_facets(store):
             self._compute_facets(store, answer, count)
+
+    def _shift_facets(self, store: Store) -> bool:
+        """After an edit repainted in place: move the shown counts by the edited rows (see
+        :func:`~ora_desktop.core.facets.shift_facets`); False when they must be counted again."""
+        edited, shown = self.model.edited, self._shown_facets
+        if edited is None or shown is None or shown[0] is not store or shown[1] != self._generation:
+            return False
+        if self._facet_task is not None and not self._facet_task.done():
+            return False  # a count is running: it may or may not have seen the edit
+        counts = shown[2]
+        groups = shift_facets(counts.groups, *edited)
+        if groups is None:
+            return False
+        counted = FacetCounts(counts.total, groups)
+        self._shown_facets = (store, self._generation, counted)
+        self.facets_ready.emit(counted)
+        return True
 
     def _compute_facets(self, store: Store, answer: SearchAnswer | None, count: int) -> None:
         if self._facet_task is not None and not self._facet_task.done():
@@ -225,7 +246,8 @@ class SearchController(QObject):
             self.note.emit("; ".join(n for n in counted.notes if n))  # the total is known now
         groups = counted.facets or {}
         total = counted.total if counted.total is not None else sum(groups.get("type", {}).values())
-        self.facets_ready.emit(FacetCounts(total, groups))
+        self._shown_facets = (store, generation, FacetCounts(total, groups))
+        self.facets_ready.emit(self._shown_facets[2])
 
     def _search_everywhere(self, request: SearchRequest) -> None:
         asked = (request.query_text(), request.mode)

@@ -1,0 +1,49 @@
+"""An edit repainted in place moves the facet counts by the edited row, without counting the file
+again (on a million memories a recount takes seconds of a core after every edit)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+from ora_desktop.gui.search import controller as controller_module
+from ora_desktop.gui.search.widgets import VALUE_ROLE
+
+from .conftest import wait_idle
+from .test_curate import select_id
+
+
+def shown_counts(window, group: str) -> dict[str, str]:
+    facets = window.browser.facets
+    for i in range(facets.topLevelItemCount()):
+        top = facets.topLevelItem(i)
+        if top.data(0, VALUE_ROLE) == group:
+            return {top.child(j).text(0): top.child(j).text(1) for j in range(top.childCount())}
+    return {}
+
+
+def test_an_importance_edit_moves_the_facet_counts_without_counting_again(make_window, filled_db, qtbot,
+                                                                           monkeypatch):
+    filled_db(30)  # importance 1 + i % 10: three memories at each level
+    window = make_window()
+    window.ctx.start_watching(3_600_000)  # only the window's own write in this test
+    wait_idle(qtbot, window)
+    qtbot.waitUntil(lambda: shown_counts(window, "importance").get("9") == "3", timeout=10000)
+    counted = []
+    real = controller_module.count_answer_facets
+    monkeypatch.setattr(controller_module, "count_answer_facets",
+                        lambda *args: counted.append(1) or real(*args))
+    select_id(qtbot, window, "m004")  # importance 5
+    window.browser.detail.editor.importance.setText("9")
+    qtbot.mouseClick(window.browser.detail.save_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: shown_counts(window, "importance").get("9") == "4", timeout=10000)
+    assert shown_counts(window, "importance")["5"] == "2"
+    assert list(shown_counts(window, "importance"))[:2] == ["10", "9"]  # still most important first
+    assert shown_counts(window, "type")["fact"] == "6"  # the other groups are untouched
+    qtbot.wait(200)
+    assert counted == []  # moved by the edited row: the file was not counted again
+    # and the moved counts are what counting again gives
+    window.browser.controller.apply()
+    qtbot.waitUntil(lambda: bool(counted), timeout=10000)
+    wait_idle(qtbot, window)
+    qtbot.wait(200)
+    assert shown_counts(window, "importance")["9"] == "4" and shown_counts(window, "importance")["5"] == "2"
