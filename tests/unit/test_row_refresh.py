@@ -169,3 +169,17 @@ def test_shift_facets_moves_an_edited_memory_between_values_as_a_fresh_count_wou
     assert shift_facets(groups, [old], [replace(new, content="y")], now=now) is None
     assert shift_facets(groups, [old], [replace(old, sync_status="local_only")], now=now) is None
     assert shift_facets({**groups, "type": {"task": 3}}, [old], [new], now=now) is None
+
+
+def test_positions_of_a_few_rowids_and_of_many_agree():
+    from array import array
+
+    from ora_desktop.core.operations.row_refresh import FEW_ROWIDS, _positions
+
+    keys = array("q", [5, 1 << 40, 7, 256, -3, 9])  # 1 << 40 and 256 share bytes across key borders
+    few = [7, 256, -3, 4, 1 << 40]
+    assert len(few) <= FEW_ROWIDS
+    expected = {7: 2, 256: 3, -3: 4, 1 << 40: 1}
+    assert _positions(keys, few) == expected
+    many = few + list(range(1000, 1000 + FEW_ROWIDS))
+    assert _positions(keys, many) == expected
