@@ -162,6 +162,8 @@ class DetailPane(QScrollArea):
     # ----------------------------------------------------------------- showing
     def show_memory(self, memory: Memory | None, store: Store | None) -> None:
         """Show ``memory``. The same memory, refreshed, keeps unsaved edits (and says it changed)."""
+        if memory is not None and memory == self.memory and store is self.store and not self.editor.is_modified():
+            return  # shown as it is already (its row repainted after our own save): no re-layout
         same = memory is not None and self.memory is not None and memory.id == self.memory.id
         if not same and self.memory is not None and self.editor.is_modified() and not self._leave_edit(memory, store):
             return
