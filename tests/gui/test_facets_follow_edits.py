@@ -3,6 +3,8 @@ again (on a million memories a recount takes seconds of a core after every edit)
 
 from __future__ import annotations
 
+import threading
+
 from PySide6.QtCore import Qt
 
 from ora_desktop.gui.search import controller as controller_module
@@ -47,3 +49,40 @@ def test_an_importance_edit_moves_the_facet_counts_without_counting_again(make_w
     wait_idle(qtbot, window)
     qtbot.wait(200)
     assert shown_counts(window, "importance")["9"] == "4" and shown_counts(window, "importance")["5"] == "2"
+
+
+def test_an_edit_during_a_count_counts_once_more_after_it_never_twice_at_once(make_window, filled_db, qtbot,
+                                                                             monkeypatch):
+    filled_db(30)
+    window = make_window()
+    window.ctx.start_watching(3_600_000)
+    wait_idle(qtbot, window)
+    qtbot.waitUntil(lambda: shown_counts(window, "importance").get("9") == "3", timeout=10000)
+    select_id(qtbot, window, "m004")  # importance 5
+    release, running, calls = threading.Event(), [], []
+    real = controller_module.count_answer_facets
+
+    def slow_count(*args):  # the first count takes long (a million rows)
+        running.append(1)
+        calls.append(len(running))  # how many counts run at once
+        try:
+            if len(calls) == 1:
+                release.wait(10)
+            return real(*args)
+        finally:
+            running.pop()
+
+    monkeypatch.setattr(controller_module, "count_answer_facets", slow_count)
+    window.browser.controller.apply()  # a count starts (and waits)
+    qtbot.waitUntil(lambda: len(calls) == 1, timeout=10000)
+    window.browser.detail.editor.importance.setText("9")
+    qtbot.mouseClick(window.browser.detail.save_button, Qt.MouseButton.LeftButton)
+    model = window.browser.model
+    qtbot.waitUntil(lambda: any(model.memory_at(r) is not None and model.memory_at(r).id == "m004"
+                                and model.memory_at(r).importance == 9 for r in range(30)), timeout=10000)
+    qtbot.wait(200)
+    assert calls == [1]  # no second count while the first runs
+    release.set()
+    qtbot.waitUntil(lambda: len(calls) == 2 and not running, timeout=10000)
+    qtbot.waitUntil(lambda: shown_counts(window, "importance").get("9") == "4", timeout=10000)
+    assert calls == [1, 1] and shown_counts(window, "importance")["5"] == "2"

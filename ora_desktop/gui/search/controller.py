@@ -83,6 +83,7 @@ class SearchController(QObject):
         self._sort_before_search: tuple[str, bool] = ("created_at", True)
         #: The counts last shown and the store and request they describe (None once outdated).
         self._shown_facets: tuple[Store, int, FacetCounts] | None = None
+        self._count_again = False  # count once more when the running count ends (an edit came)
         model.loaded.connect(self._after_load)
 
     # ----------------------------------------------------------------- inputs
@@ -203,12 +204,19 @@ class SearchController(QObject):
         if owns_note:
             notes = answer.notes if answer is not None else parse_query(self.full_text).warnings
             self.note.emit("; ".join(n for n in notes if n))
-        if store is not None and not self._shift_facets(store):
-            self._compute_facets(store, answer, count)
+        if store is None or self._shift_facets(store):
+            return
+        if self.model.edited is not None and self._facet_task is not None and not self._facet_task.done():
+            # An edit while the same list's count runs (it may or may not see the edit): count once
+            # more after it, rather than a second count of every row at the same time.
+            self._count_again = True
+            return
+        self._compute_facets(store, answer, count)
 
     def _shift_facets(self, store: Store) -> bool:
         """After an edit repainted in place: move the shown counts by the edited rows (see
-        :func:`~ora_desktop.core.facets.shift_facets`); False when they must be counted again."""
+        :func:`~ora_desktop.core.operations.row_refresh.shift_facets`); False when they must be
+        counted again."""
         edited, shown = self.model.edited, self._shown_facets
         if edited is None or shown is None or shown[0] is not store or shown[1] != self._generation:
             return False
@@ -224,6 +232,7 @@ class SearchController(QObject):
         return True
 
     def _compute_facets(self, store: Store, answer: SearchAnswer | None, count: int) -> None:
+        self._count_again = False
         if self._facet_task is not None and not self._facet_task.done():
             self._facet_task.cancel()
         if answer is None:
@@ -239,6 +248,7 @@ class SearchController(QObject):
             return
         except OraError as exc:
             log.info("facets: %s", exc)
+            self._count_after(generation, store)
             return
         if generation != self._generation or store is not self.model.store:
             return
@@ -248,6 +258,13 @@ class SearchController(QObject):
         total = counted.total if counted.total is not None else sum(groups.get("type", {}).values())
         self._shown_facets = (store, generation, FacetCounts(total, groups))
         self.facets_ready.emit(self._shown_facets[2])
+        self._count_after(generation, store)
+
+    def _count_after(self, generation: int, store: Store) -> None:
+        """Count again now that the running count ended, if an edit came meanwhile."""
+        if self._count_again and generation == self._generation and store is self.model.store:
+            self._facet_task = None  # this one is ending: not to be cancelled by the next
+            self._compute_facets(store, self.answer if self._was_searching() else None, self.model.rowCount())
 
     def _search_everywhere(self, request: SearchRequest) -> None:
         asked = (request.query_text(), request.mode)
