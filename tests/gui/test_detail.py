@@ -148,3 +148,24 @@ def test_an_edit_of_other_fields_keeps_the_links_and_chain_without_reading_them_
     qtbot.waitUntil(task.done, timeout=5000)
     qtbot.waitUntil(lambda: detail.chain_list.count() == 3, timeout=10000)
     assert chains == ["m001"]
+
+
+def test_moving_through_rows_reads_the_chain_only_where_the_selection_rests(make_window, filled_db, qtbot,
+                                                                            monkeypatch):
+    from ora_desktop.core import Store
+
+    filled_db(12)
+    window = make_window()
+    model, table, detail = window.browser.model, window.browser.table, window.browser.detail
+    qtbot.waitUntil(lambda: all(model.memory_at(r) is not None for r in range(6)), timeout=10000)
+    qtbot.wait(300)
+    chains = []
+    real = Store.chain
+    monkeypatch.setattr(Store, "chain", lambda self, memory_id: chains.append(memory_id) or real(self, memory_id))
+    for row in range(1, 6):  # Down, Down, ... as fast as a held key
+        table.select_row(row)
+        qtbot.wait(30)
+    last = model.memory_at(5).id
+    qtbot.waitUntil(lambda: detail.memory.id == last and detail.chain_list.count() == 1, timeout=10000)
+    qtbot.wait(300)
+    assert chains == [last]  # one scan of the file, for the memory that stays shown
