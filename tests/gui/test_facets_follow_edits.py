@@ -86,3 +86,27 @@ def test_an_edit_during_a_count_counts_once_more_after_it_never_twice_at_once(ma
     qtbot.waitUntil(lambda: len(calls) == 2 and not running, timeout=10000)
     qtbot.waitUntil(lambda: shown_counts(window, "importance").get("9") == "4", timeout=10000)
     assert calls == [1, 1] and shown_counts(window, "importance")["5"] == "2"
+
+
+def test_sorting_keeps_the_facet_counts_without_counting_again(make_window, filled_db, qtbot, monkeypatch):
+    from ora_desktop.gui.memories.columns import column_index
+
+    filled_db(30)
+    window = make_window()
+    window.ctx.start_watching(3_600_000)
+    wait_idle(qtbot, window)
+    qtbot.waitUntil(lambda: shown_counts(window, "importance").get("9") == "3", timeout=10000)
+    counted = []
+    real = controller_module.count_answer_facets
+    monkeypatch.setattr(controller_module, "count_answer_facets", lambda *args: counted.append(1) or real(*args))
+    model, table = window.browser.model, window.browser.table
+    table.sortByColumn(column_index("health"), Qt.SortOrder.DescendingOrder)
+    qtbot.waitUntil(lambda: model.query.order_by == "health_score" and not model.is_loading(), timeout=10000)
+    wait_idle(qtbot, window)
+    assert model.memory_at(0).health_score == 1.0  # sorted
+    qtbot.wait(200)
+    assert counted == []  # the same memories in another order: the same counts
+    assert shown_counts(window, "importance")["9"] == "3" and shown_counts(window, "type")["fact"] == "6"
+    # Narrowing the list does count again.
+    window.browser.controller.toggle_quick("low_health", True)
+    qtbot.waitUntil(lambda: bool(counted), timeout=10000)

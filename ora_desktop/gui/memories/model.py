@@ -120,6 +120,10 @@ class MemoryTableModel(QAbstractTableModel):
         #: (derived views such as the facets can then follow the edit without counting again);
         #: ``None`` otherwise.
         self.edited: tuple[tuple[Memory, ...], tuple[Memory, ...]] | None = None
+        #: While ``loaded`` is emitted: True when that load only put the same rows in another
+        #: order (a sort), so what is counted over them (the facets) still holds.
+        self.reordered = False
+        self._reordering = False  # the running reload is a sort's
         ctx.store_changed.connect(self._on_store_changed)
 
     # ----------------------------------------------------------------- source
@@ -146,21 +150,24 @@ class MemoryTableModel(QAbstractTableModel):
         if self._reload_task is not None and not self._reload_task.done():
             self._reload_task.cancel()
         self._generation += 1
+        self._reordering = False
         self.query, self.loader = query, loader
         self._loading_store = self.store
         self._replace_keys(keys, keep_rows=False)
         self._finish(self._generation)
 
-    def reload(self, keep_rows: bool = False) -> asyncio.Task:
-        """Re-query the row keys (cancelling a reload in progress); returns the task."""
+    def reload(self, keep_rows: bool = False, reorder: bool = False) -> asyncio.Task:
+        """Re-query the row keys (cancelling a reload in progress); returns the task.
+        ``reorder``: only the order changed (a sort), not which rows are listed."""
         if self._reload_task is not None and not self._reload_task.done():
             self._reload_task.cancel()
-        self._reload_task = asyncio.ensure_future(self._reload(keep_rows), loop=self.ctx.loop)
+        self._reload_task = asyncio.ensure_future(self._reload(keep_rows, reorder), loop=self.ctx.loop)
         return self._reload_task
 
-    async def _reload(self, keep_rows: bool) -> None:
+    async def _reload(self, keep_rows: bool, reorder: bool = False) -> None:
         self._generation += 1
         generation = self._generation
+        self._reordering = reorder
         store, loader = self.store, self.loader
         self._loading_store = store
         query = self.query.with_(limit=None, after=None)
@@ -215,7 +222,11 @@ class MemoryTableModel(QAbstractTableModel):
     def _finish(self, generation: int) -> None:
         if generation == self._generation:
             self.loading.emit(False)
-            self.loaded.emit(len(self.keys))
+            self.reordered = self._reordering
+            try:
+                self.loaded.emit(len(self.keys))
+            finally:
+                self.reordered = False
 
     # ----------------------------------------------------------------- Qt model API
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008
@@ -280,8 +291,9 @@ class MemoryTableModel(QAbstractTableModel):
         query = self.query.with_(order_by=self.columns[column].sort, descending=descending)
         if query == self.query and self.keys:
             return
+        same_rows = query.with_(order_by=self.query.order_by, descending=self.query.descending) == self.query
         self.query = query
-        self.reload()
+        self.reload(reorder=same_rows and self.keys_store is self.store)
 
     # ----------------------------------------------------------------- rows
     def _memory(self, row: int) -> Memory | None:

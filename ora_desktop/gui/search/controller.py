@@ -84,6 +84,7 @@ class SearchController(QObject):
         #: The counts last shown and the store and request they describe (None once outdated).
         self._shown_facets: tuple[Store, int, FacetCounts] | None = None
         self._count_again = False  # count once more when the running count ends (an edit came)
+        self._facet_for: tuple[Store, int] | None = None  # the store and request being counted
         model.loaded.connect(self._after_load)
 
     # ----------------------------------------------------------------- inputs
@@ -206,12 +207,21 @@ class SearchController(QObject):
             self.note.emit("; ".join(n for n in notes if n))
         if store is None or self._shift_facets(store):
             return
+        if self.model.reordered and self._facets_hold(store):
+            return  # a sort: the same rows in another order, the same counts
         if self.model.edited is not None and self._facet_task is not None and not self._facet_task.done():
             # An edit while the same list's count runs (it may or may not see the edit): count once
             # more after it, rather than a second count of every row at the same time.
             self._count_again = True
             return
         self._compute_facets(store, answer, count)
+
+    def _facets_hold(self, store: Store) -> bool:
+        """Whether the counts shown, or being counted, are of this store's current request."""
+        shown = self._shown_facets
+        if self._facet_task is not None and not self._facet_task.done():
+            return self._facet_for == (store, self._generation)
+        return shown is not None and shown[0] is store and shown[1] == self._generation
 
     def _shift_facets(self, store: Store) -> bool:
         """After an edit repainted in place: move the shown counts by the edited rows (see
@@ -238,6 +248,7 @@ class SearchController(QObject):
         if answer is None:
             request = self.request()
             answer = SearchAnswer.listing(request, parse_query(request.query_text()), count)
+        self._facet_for = (store, self._generation)
         self._facet_task = asyncio.ensure_future(
             self._facets(self._generation, store, answer, self._cancel), loop=self.ctx.loop)
 
