@@ -110,3 +110,28 @@ def test_sorting_keeps_the_facet_counts_without_counting_again(make_window, fill
     # Narrowing the list does count again.
     window.browser.controller.toggle_quick("low_health", True)
     qtbot.waitUntil(lambda: bool(counted), timeout=10000)
+
+
+def test_the_facet_panel_updates_its_counts_in_place_and_its_ticks_follow_the_filters(make_window, filled_db,
+                                                                                     qtbot):
+    filled_db(30)
+    window = make_window()
+    window.ctx.start_watching(3_600_000)
+    wait_idle(qtbot, window)
+    facets = window.browser.facets
+    qtbot.waitUntil(lambda: shown_counts(window, "importance").get("9") == "3", timeout=10000)
+    nine = facets.item_for("importance", "9")
+    select_id(qtbot, window, "m004")
+    window.browser.detail.editor.importance.setText("9")
+    qtbot.mouseClick(window.browser.detail.save_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: nine.text(1) == "4", timeout=10000)
+    assert facets.item_for("importance", "9") is nine  # moved in place: no rebuild, nothing jumps
+    # A tick, then Clear search: the box is unticked with the filter gone, counts unchanged.
+    facets.item_for("type", "fact").setCheckState(0, Qt.CheckState.Checked)
+    qtbot.waitUntil(lambda: window.browser.model.rowCount() == 6 and not window.browser.model.is_loading(),
+                    timeout=10000)
+    window.clear_search()
+    qtbot.waitUntil(lambda: window.browser.model.rowCount() == 30, timeout=10000)
+    qtbot.waitUntil(lambda: facets.item_for("type", "fact").checkState(0) == Qt.CheckState.Unchecked,
+                    timeout=10000)
+    assert shown_counts(window, "type")["fact"] == "6"
