@@ -135,3 +135,22 @@ def test_the_facet_panel_updates_its_counts_in_place_and_its_ticks_follow_the_fi
     qtbot.waitUntil(lambda: facets.item_for("type", "fact").checkState(0) == Qt.CheckState.Unchecked,
                     timeout=10000)
     assert shown_counts(window, "type")["fact"] == "6"
+
+
+def test_typing_counts_the_facets_of_the_words_it_rests_on_only(make_window, filled_db, qtbot, monkeypatch):
+    filled_db(30)
+    window = make_window()
+    wait_idle(qtbot, window)
+    controller = window.browser.controller
+    counted, answers = [], []
+    real = controller_module.count_answer_facets
+    monkeypatch.setattr(controller_module, "count_answer_facets",
+                        lambda store, answer, *rest: counted.append(answer.request.text) or real(store, answer, *rest))
+    controller.answered.connect(answers.append)
+    for text in ("cof", "coffe", "coffee"):  # each keystroke's hits are shown before the next one
+        controller.set_text(text, immediate=True)
+        qtbot.waitUntil(lambda text=text: bool(answers) and answers[-1].request.text == text, timeout=10000)
+    # the counts of "coffee" (20 of the 30 memories) are shown...
+    qtbot.waitUntil(lambda: sum(int(n) for n in shown_counts(window, "type").values()) == 20, timeout=10000)
+    qtbot.wait(300)
+    assert counted == ["coffee"]  # ...from one count of every match, for the words typed last
