@@ -182,6 +182,9 @@ class MemoryTableModel(QAbstractTableModel):
                 if len(first) < FIRST_ROWS:
                     self._finish(generation)
                     return
+                await self._first_rows_shown()
+                if generation != self._generation:
+                    return
             if store is None:
                 keys = array("q")
             else:
@@ -206,6 +209,16 @@ class MemoryTableModel(QAbstractTableModel):
         else:
             self._replace_keys(keys, keep_rows)
         self._finish(generation)
+
+    async def _first_rows_shown(self, limit: float = 0.25) -> None:
+        """Until the rows on screen are fetched (a view asks for them as it paints), at most
+        ``limit`` seconds: reading every key next runs Python on a worker for seconds at 1M,
+        and the GUI thread paints those first rows slower while it competes for the GIL."""
+        started = time.monotonic()
+        await asyncio.sleep(0.02)  # the view paints the placeholders and asks for its rows
+        while (self._wanted or self._fetching) and time.monotonic() - started < limit:
+            await asyncio.sleep(0.005)
+        await asyncio.sleep(0)  # and repaints them
 
     def _replace_keys(self, keys: array, keep_rows: bool) -> None:
         self.beginResetModel()
