@@ -118,3 +118,54 @@ def test_dark_mode_follows_the_system(aloop):
     finally:
         theme.apply_scheme(app, QGuiApplication.styleHints().colorScheme())
 
+
+def test_an_edit_of_other_fields_keeps_the_links_and_chain_without_reading_them_again(
+        make_window, filled_db, qtbot, monkeypatch):
+    from ora_desktop.core import Store
+
+    path = filled_db(8)
+    window = make_window()
+    window.ctx.start_watching(3_600_000)  # only the window's own writes in this test
+    store = window.ctx.store_for(path)
+    store.link("m001", "m005")
+    store.supersede("m002", "m001")
+    select_id(qtbot, window, "m001")
+    detail = window.browser.detail
+    qtbot.waitUntil(lambda: detail.related.count() == 1 and detail.chain_list.count() == 2, timeout=10000)
+    chains = []
+    real = Store.chain
+    monkeypatch.setattr(Store, "chain", lambda self, memory_id: chains.append(memory_id) or real(self, memory_id))
+    detail.editor.importance.setText("9")
+    qtbot.mouseClick(detail.save_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: db_rows(path, "SELECT importance FROM memories WHERE id = 'm001'") == [(9,)], timeout=10000)
+    qtbot.waitUntil(lambda: detail.memory.importance == 9, timeout=10000)
+    qtbot.wait(200)
+    assert chains == []  # a scan of the whole file on a large one: not read again for an importance edit
+    assert detail.related.count() == 1 and "number 5" in detail.related.item(0).text()
+    assert detail.chain_list.count() == 2
+    # A write to a chained memory elsewhere (another view, a job) reads them again.
+    task = window.ctx.loop.create_task(window.ctx.run(store.supersede, "m003", "m002"))
+    qtbot.waitUntil(task.done, timeout=5000)
+    qtbot.waitUntil(lambda: detail.chain_list.count() == 3, timeout=10000)
+    assert chains == ["m001"]
+
+
+def test_moving_through_rows_reads_the_chain_only_where_the_selection_rests(make_window, filled_db, qtbot,
+                                                                            monkeypatch):
+    from ora_desktop.core import Store
+
+    filled_db(12)
+    window = make_window()
+    model, table, detail = window.browser.model, window.browser.table, window.browser.detail
+    qtbot.waitUntil(lambda: all(model.memory_at(r) is not None for r in range(6)), timeout=10000)
+    qtbot.wait(300)
+    chains = []
+    real = Store.chain
+    monkeypatch.setattr(Store, "chain", lambda self, memory_id: chains.append(memory_id) or real(self, memory_id))
+    for row in range(1, 6):  # Down, Down, ... as fast as a held key
+        table.select_row(row)
+        qtbot.wait(30)
+    last = model.memory_at(5).id
+    qtbot.waitUntil(lambda: detail.memory.id == last and detail.chain_list.count() == 1, timeout=10000)
+    qtbot.wait(300)
+    assert chains == [last]  # one scan of the file, for the memory that stays shown

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QMimeData, QPointF, QSettings, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QMessageBox
@@ -152,3 +153,29 @@ def test_the_live_memory_of_a_chain_is_marked(make_window, filled_db, qtbot):
     assert labels[1].startswith("○") and "number 1" in labels[1]
     assert "recall threshold" in detail.health.text()
     assert db_rows(path, "SELECT count(*) FROM memories") == [(4,)]
+
+
+def test_an_edit_counts_again_only_its_own_file_in_the_sidebar(make_window, filled_db, qtbot, monkeypatch):
+    from ora_desktop.gui.sidebar import view as sidebar_view
+
+    from .test_curate import select_id
+
+    path = filled_db(10)
+    filled_db(5, agent="other")
+    window = make_window()
+    window.ctx.start_watching(3_600_000)  # only the window's own write in this test
+    item = window.sidebar.item_for(path)
+    qtbot.waitUntil(lambda: item is not None and "Average health" in item.toolTip(0), timeout=10000)
+    before = window.sidebar.info_for(item).average_health
+    scans = []
+    real = sidebar_view.scan
+    monkeypatch.setattr(sidebar_view, "scan", lambda *args: scans.append(1) or real(*args))
+    select_id(qtbot, window, "m004")  # health 0.4
+    window.browser.detail.editor.health.setText("1")
+    qtbot.mouseClick(window.browser.detail.save_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.sidebar.info_for(window.sidebar.item_for(path)).average_health
+                    == pytest.approx(before + 0.06), timeout=10000)
+    item = window.sidebar.item_for(path)
+    assert f"{before + 0.06:.2f}" in item.toolTip(0) and item.text(1) == "10"
+    qtbot.wait(500)
+    assert scans == []  # the other files were not read again

@@ -136,3 +136,50 @@ def test_a_repaint_is_only_ever_planned_when_the_keys_are_unchanged(store):
             listed = set(keys)
             assert {m.id for _, m in plan.rows} == {i for i in targets if store.get(i).rowid in listed}
     assert repaints > 30 and reloads > 10  # both paths were exercised
+
+
+def test_shift_facets_moves_an_edited_memory_between_values_as_a_fresh_count_would():
+    from dataclasses import replace
+    from datetime import UTC, datetime, timedelta
+
+    from ora_desktop.core import Memory
+    from ora_desktop.core.operations.row_refresh import shift_facets
+
+    now = datetime(2026, 3, 1, tzinfo=UTC)
+    old = Memory(id="a", content="x", type="fact", importance=5, health_score=0.55, sync_status="synced",
+                 created_at=now - timedelta(days=3))
+    groups = {
+        "type": {"task": 3, "fact": 2},
+        "sync": {"pending": 4, "synced": 1},
+        "importance": {"7": 1, "5": 2, "2": 2},
+        "health": {"0.9-1.0": 4, "0.5-0.6": 1},
+        "created": {"1-7 days ago": 5},
+        "tag:topic": {"deploy": 2},
+    }
+    new = replace(old, type="task", importance=9, health_score=1.0, sync_status="pending")
+    shifted = shift_facets(groups, [old], [new], now=now)
+    assert shifted["type"] == {"task": 4, "fact": 1}
+    assert shifted["sync"] == {"pending": 5}
+    assert list(shifted["importance"].items()) == [("9", 1), ("7", 1), ("5", 1), ("2", 2)]
+    assert shifted["health"]["0.9-1.0"] == 5 and shifted["health"]["0.5-0.6"] == 0
+    assert list(shifted["health"])[0] == "0.9-1.0" and "unknown" not in shifted["health"]
+    assert shifted["created"] == {"1-7 days ago": 5} and shifted["tag:topic"] == {"deploy": 2}
+    assert groups["type"] == {"task": 3, "fact": 2}  # the counts given are not changed
+    # only counting again can tell: a content edit (tags), a status not counted yet, other counts
+    assert shift_facets(groups, [old], [replace(new, content="y")], now=now) is None
+    assert shift_facets(groups, [old], [replace(old, sync_status="local_only")], now=now) is None
+    assert shift_facets({**groups, "type": {"task": 3}}, [old], [new], now=now) is None
+
+
+def test_positions_of_a_few_rowids_and_of_many_agree():
+    from array import array
+
+    from ora_desktop.core.operations.row_refresh import FEW_ROWIDS, _positions
+
+    keys = array("q", [5, 1 << 40, 7, 256, -3, 9])  # 1 << 40 and 256 share bytes across key borders
+    few = [7, 256, -3, 4, 1 << 40]
+    assert len(few) <= FEW_ROWIDS
+    expected = {7: 2, 256: 3, -3: 4, 1 << 40: 1}
+    assert _positions(keys, few) == expected
+    many = few + list(range(1000, 1000 + FEW_ROWIDS))
+    assert _positions(keys, many) == expected

@@ -1,8 +1,10 @@
 """``DetailPane``: the selected memory in full — editor, links, chain, access, health.
 
 Related memories and the supersession chain are read on a worker thread whenever the shown
-memory changes. Saving is not done here: ``save_requested(base, changes)`` goes to the curate
-actions, which push an undoable command and handle a conflicting write.
+memory, its links or its place in a chain change (not when the same memory is shown again after
+an edit of its other fields: on a large file the chain costs a scan). Saving is not done here:
+``save_requested(base, changes)`` goes to the curate actions, which push an undoable command and
+handle a conflicting write.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...core import Chain, InvalidValue, Memory, OraError, Store
+from ...core import Chain, Change, InvalidValue, Memory, OraError, Store
 from ..context import AppContext
 from ..formatting import exact, first_line, relative
 from ..theme import styled
@@ -36,6 +38,10 @@ from .health import explain
 log = logging.getLogger("ora_desktop.gui")
 ID_ROLE = Qt.ItemDataRole.UserRole + 30
 
+
+#: The related list and the chain are read this long after a memory is shown (if still shown):
+#: the chain is a scan of the file (~0.4 s of a core at 1M memories).
+LINKS_AFTER_S = 0.15
 
 #: The bold title is the content's first line, cut to this many characters (at most ~2 lines).
 TITLE_CHARS = 90
@@ -57,6 +63,8 @@ class DetailPane(QScrollArea):
         self.memory: Memory | None = None
         self.chain: Chain | None = None
         self._task: asyncio.Task | None = None
+        #: What the related list and the chain were read for (None: read them at the next show).
+        self._links_for: tuple | None = None
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # everything wraps instead
@@ -143,6 +151,7 @@ class DetailPane(QScrollArea):
         # clipping the Save button, the type box and "Remove link" on a small screen.
         self.setMinimumWidth(body.minimumSizeHint().width() + self.verticalScrollBar().sizeHint().width())
         self.show_memory(None, None)
+        ctx.store_changed.connect(self._store_changed)
 
     def _memory_list(self, name: str, height: int) -> QListWidget:
         """A short list of memories (related, chain); activating an item follows it."""
@@ -157,6 +166,8 @@ class DetailPane(QScrollArea):
     # ----------------------------------------------------------------- showing
     def show_memory(self, memory: Memory | None, store: Store | None) -> None:
         """Show ``memory``. The same memory, refreshed, keeps unsaved edits (and says it changed)."""
+        if memory is not None and memory == self.memory and store is self.store and not self.editor.is_modified():
+            return  # shown as it is already (its row repainted after our own save): no re-layout
         same = memory is not None and self.memory is not None and memory.id == self.memory.id
         if not same and self.memory is not None and self.editor.is_modified() and not self._leave_edit(memory, store):
             return
@@ -169,11 +180,13 @@ class DetailPane(QScrollArea):
             self.memory = memory
             self._show_facts(memory)
             return
-        if not same:  # no stale links or chain of the previous memory while the new ones load
-            self.related.clear()
-            self.chain_list.clear()
-            self.related_note.clear()
-            self.chain_note.clear()
+        links_for = _links_key(memory, store)
+        if not same:
+            if links_for != self._links_for:  # no stale links or chain of the previous memory
+                self.related.clear()
+                self.chain_list.clear()
+                self.related_note.clear()
+                self.chain_note.clear()
             self.verticalScrollBar().setValue(0)  # another memory starts at its top
         self.memory, self.store = memory, store
         self.changed_underneath.hide()
@@ -188,10 +201,40 @@ class DetailPane(QScrollArea):
             self.chain_list.clear()
             self.related_note.clear()
             self.chain_note.clear()
+            self._links_for = None
             return
+        if links_for == self._links_for:
+            return  # its links and chain are shown (or being read) already
+        self._read_links(memory, store)
+
+    def _read_links(self, memory: Memory, store: Store | None) -> None:
+        self._links_for = _links_key(memory, store)
         if self._task is not None and not self._task.done():
             self._task.cancel()
         self._task = asyncio.ensure_future(self._load_links(memory, store), loop=self.ctx.loop)
+
+    def _store_changed(self, path: object, change: Change) -> None:
+        """A write to the shown file: read the links and chain again when rows came or went, a
+        linked or chained memory changed, or a changed memory now points into the chain (the
+        shown memory's own edits come with its row, see :meth:`show_memory`)."""
+        memory, store = self.memory, self.store
+        if memory is None or store is None or self._links_for is None or path != store.path.resolve():
+            return
+        chained = {m.id for m in self.chain.members} if self.chain else set()
+        others = change.ids - {memory.id}
+        if change.membership_changed or others & (chained | set(memory.related_to)):
+            self._read_links(memory, store)
+        elif others:
+            asyncio.ensure_future(self._joins_chain(memory, store, others, chained | {memory.id}), loop=self.ctx.loop)
+
+    async def _joins_chain(self, memory: Memory, store: Store, ids: set[str], chained: set[str]) -> None:
+        """Read the chain again if one of the changed memories ``ids`` now points into it."""
+        try:
+            changed = await self.ctx.run(store.get_many, sorted(ids))
+        except OraError:
+            changed = {}
+        if any(m.superseded_by in chained for m in changed.values()) and self.memory is memory:
+            self._read_links(memory, store)
 
     def _leave_edit(self, memory: Memory | None, store: Store | None) -> bool:
         """Moving away from unsaved edits: save them when valid (undoable); when not, stay on
@@ -247,11 +290,19 @@ class DetailPane(QScrollArea):
         if store is None:
             return
         try:
+            # Once the selection rests: moving through rows with the keyboard, or typing a search
+            # that selects its first hit, starts no scans for the memories passed over.
+            await asyncio.sleep(LINKS_AFTER_S)
             related = await self.ctx.run(store.get_many, list(memory.related_to))
             chain = await self.ctx.run(store.chain, memory.id)
         except OraError as exc:
             self.related_note.setText(str(exc))
+            self._links_for = None  # try again at the next show
             return
+        except asyncio.CancelledError:
+            if self._links_for == _links_key(memory, store):
+                self._links_for = None  # cancelled for its own memory (e.g. the window closing)
+            raise
         if self.memory is None or self.memory.id != memory.id:
             return
         self.related.clear()
@@ -340,6 +391,13 @@ class DetailPane(QScrollArea):
         item = self.related.currentItem()
         if self.memory is not None and item is not None:
             self.link_requested.emit(self.memory.id, item.data(ID_ROLE), False)
+
+
+def _links_key(memory: Memory | None, store: Store | None) -> tuple | None:
+    """What the related list and the chain of ``memory`` depend on in its own row."""
+    if memory is None:
+        return None
+    return (store, memory.id, memory.related_to, memory.related_malformed, memory.superseded_by)
 
 
 def _when(value) -> str:  # noqa: ANN001

@@ -115,6 +115,15 @@ class MemoryTableModel(QAbstractTableModel):
         self.key_reads = 0
         #: How many rows were repainted in place after writes (no key read).
         self.rows_repainted = 0
+        #: While ``loaded`` is emitted after an in-place repaint: ``(before, after)``, the memories
+        #: as cached before the write and as they are now, when every changed memory is one of them
+        #: (derived views such as the facets can then follow the edit without counting again);
+        #: ``None`` otherwise.
+        self.edited: tuple[tuple[Memory, ...], tuple[Memory, ...]] | None = None
+        #: While ``loaded`` is emitted: True when that load only put the same rows in another
+        #: order (a sort), so what is counted over them (the facets) still holds.
+        self.reordered = False
+        self._reordering = False  # the running reload is a sort's
         ctx.store_changed.connect(self._on_store_changed)
 
     # ----------------------------------------------------------------- source
@@ -141,21 +150,24 @@ class MemoryTableModel(QAbstractTableModel):
         if self._reload_task is not None and not self._reload_task.done():
             self._reload_task.cancel()
         self._generation += 1
+        self._reordering = False
         self.query, self.loader = query, loader
         self._loading_store = self.store
         self._replace_keys(keys, keep_rows=False)
         self._finish(self._generation)
 
-    def reload(self, keep_rows: bool = False) -> asyncio.Task:
-        """Re-query the row keys (cancelling a reload in progress); returns the task."""
+    def reload(self, keep_rows: bool = False, reorder: bool = False) -> asyncio.Task:
+        """Re-query the row keys (cancelling a reload in progress); returns the task.
+        ``reorder``: only the order changed (a sort), not which rows are listed."""
         if self._reload_task is not None and not self._reload_task.done():
             self._reload_task.cancel()
-        self._reload_task = asyncio.ensure_future(self._reload(keep_rows), loop=self.ctx.loop)
+        self._reload_task = asyncio.ensure_future(self._reload(keep_rows, reorder), loop=self.ctx.loop)
         return self._reload_task
 
-    async def _reload(self, keep_rows: bool) -> None:
+    async def _reload(self, keep_rows: bool, reorder: bool = False) -> None:
         self._generation += 1
         generation = self._generation
+        self._reordering = reorder
         store, loader = self.store, self.loader
         self._loading_store = store
         query = self.query.with_(limit=None, after=None)
@@ -172,6 +184,9 @@ class MemoryTableModel(QAbstractTableModel):
                 self._replace_keys(first, keep_rows=False)
                 if len(first) < FIRST_ROWS:
                     self._finish(generation)
+                    return
+                await self._first_rows_shown()
+                if generation != self._generation:
                     return
             if store is None:
                 keys = array("q")
@@ -198,6 +213,16 @@ class MemoryTableModel(QAbstractTableModel):
             self._replace_keys(keys, keep_rows)
         self._finish(generation)
 
+    async def _first_rows_shown(self, limit: float = 0.25) -> None:
+        """Until the rows on screen are fetched (a view asks for them as it paints), at most
+        ``limit`` seconds: reading every key next runs Python on a worker for seconds at 1M,
+        and the GUI thread paints those first rows slower while it competes for the GIL."""
+        started = time.monotonic()
+        await asyncio.sleep(0.02)  # the view paints the placeholders and asks for its rows
+        while (self._wanted or self._fetching) and time.monotonic() - started < limit:
+            await asyncio.sleep(0.005)
+        await asyncio.sleep(0)  # and repaints them
+
     def _replace_keys(self, keys: array, keep_rows: bool) -> None:
         self.beginResetModel()
         self.keys = keys
@@ -213,7 +238,11 @@ class MemoryTableModel(QAbstractTableModel):
     def _finish(self, generation: int) -> None:
         if generation == self._generation:
             self.loading.emit(False)
-            self.loaded.emit(len(self.keys))
+            self.reordered = self._reordering
+            try:
+                self.loaded.emit(len(self.keys))
+            finally:
+                self.reordered = False
 
     # ----------------------------------------------------------------- Qt model API
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008
@@ -278,8 +307,9 @@ class MemoryTableModel(QAbstractTableModel):
         query = self.query.with_(order_by=self.columns[column].sort, descending=descending)
         if query == self.query and self.keys:
             return
+        same_rows = query.with_(order_by=self.query.order_by, descending=self.query.descending) == self.query
         self.query = query
-        self.reload()
+        self.reload(reorder=same_rows and self.keys_store is self.store)
 
     # ----------------------------------------------------------------- rows
     def _memory(self, row: int) -> Memory | None:
@@ -447,14 +477,23 @@ class MemoryTableModel(QAbstractTableModel):
             log.debug("reloading the row keys: %s", plan.reason)
             await self.reload(keep_rows=True)
             return
-        self._repaint(plan.rows)
+        self._repaint(plan.rows, every_change_listed=len(plan.rows) == len(change.changed))
 
-    def _repaint(self, rows: Sequence[tuple[int, Memory]]) -> None:
+    def _repaint(self, rows: Sequence[tuple[int, Memory]], every_change_listed: bool = False) -> None:
         """Put fresh memories at their rows (cached pages only) and repaint just those rows."""
         self.rows_repainted += len(rows)
+        before: list[Memory] = []
         for row, memory in rows:
-            page = self._pages.get(row // self.page_size)
+            page_no = row // self.page_size
+            page = self._pages.get(page_no)
             if page is not None and memory.rowid in page:
+                if page_no not in self._stale:
+                    before.append(page[memory.rowid])
                 page[memory.rowid] = memory
             self._emit_rows(row, row)
-        self.loaded.emit(len(self.keys))  # derived views (facets, counts) follow the new values
+        known = every_change_listed and bool(rows) and len(before) == len(rows)
+        self.edited = (tuple(before), tuple(m for _, m in rows)) if known else None
+        try:
+            self.loaded.emit(len(self.keys))  # derived views (facets, counts) follow the new values
+        finally:
+            self.edited = None

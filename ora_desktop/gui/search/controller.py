@@ -5,8 +5,9 @@ ticks and quick filters are query-language words, applied by the engine before r
 is debounced (200 ms); each keystroke's request runs the engine once on a worker thread, and a
 newer request cancels the older one (its answer is never applied). With words, the answer's row
 keys go straight to the table; without, the table lists the filtered rows itself (a first
-screenful at once). Facet counts for the same request follow, off the GUI thread, and are dropped
-when a newer request comes.
+screenful at once). Facet counts for the same request follow, off the GUI thread (a search's once
+its words rest), and are dropped when a newer request comes. An edit repainted in place moves the
+shown counts by the edited rows' old and new values instead of counting a million rows again.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import replace
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from ...core import ListQuery, OraError, Store
+from ...core.operations.row_refresh import shift_facets
 from ...core.operations.search import (
     RANK,
     Cancelled,
@@ -39,6 +41,9 @@ log = logging.getLogger("ora_desktop.gui")
 DEBOUNCE_MS = 200
 #: The note of a search by meaning answered by words because the person cancelled the build.
 NOT_BUILT = "meaning index not built (cancelled): matching words instead — press Build to search by meaning"
+#: A search's facet counts start this long after its hits are shown (a newer keystroke cancels
+#: them first): each counts every match of the file (~0.5 s of a core at 1M).
+FACETS_AFTER_MS = 250
 
 
 class SearchLoader:
@@ -88,6 +93,10 @@ class SearchController(QObject):
         #: Files whose vectors build the person cancelled: no search builds them again until
         #: :meth:`build_vectors` (their Build button); meanwhile words answer, with a note.
         self.declined: set[str] = set()
+        #: The counts last shown and the store and request they describe (None once outdated).
+        self._shown_facets: tuple[Store, int, FacetCounts] | None = None
+        self._count_again = False  # count once more when the running count ends (an edit came)
+        self._facet_for: tuple[Store, int] | None = None  # the store and request being counted
         model.loaded.connect(self._after_load)
 
     # ----------------------------------------------------------------- inputs
@@ -237,25 +246,63 @@ class SearchController(QObject):
         if owns_note:
             notes = answer.notes if answer is not None else parse_query(self.full_text).warnings
             self.note.emit("; ".join(n for n in notes if n))
-        if store is not None:
-            self._compute_facets(store, answer, count)
+        if store is None or self._shift_facets(store):
+            return
+        if self.model.reordered and self._facets_hold(store):
+            return  # a sort: the same rows in another order, the same counts
+        if self.model.edited is not None and self._facet_task is not None and not self._facet_task.done():
+            # An edit while the same list's count runs (it may or may not see the edit): count once
+            # more after it, rather than a second count of every row at the same time.
+            self._count_again = True
+            return
+        self._compute_facets(store, answer, count)
+
+    def _facets_hold(self, store: Store) -> bool:
+        """Whether the counts shown, or being counted, are of this store's current request."""
+        shown = self._shown_facets
+        if self._facet_task is not None and not self._facet_task.done():
+            return self._facet_for == (store, self._generation)
+        return shown is not None and shown[0] is store and shown[1] == self._generation
+
+    def _shift_facets(self, store: Store) -> bool:
+        """After an edit repainted in place: move the shown counts by the edited rows (see
+        :func:`~ora_desktop.core.operations.row_refresh.shift_facets`); False when they must be
+        counted again."""
+        edited, shown = self.model.edited, self._shown_facets
+        if edited is None or shown is None or shown[0] is not store or shown[1] != self._generation:
+            return False
+        if self._facet_task is not None and not self._facet_task.done():
+            return False  # a count is running: it may or may not have seen the edit
+        counts = shown[2]
+        groups = shift_facets(counts.groups, *edited)
+        if groups is None:
+            return False
+        counted = FacetCounts(counts.total, groups)
+        self._shown_facets = (store, self._generation, counted)
+        self.facets_ready.emit(counted)
+        return True
 
     def _compute_facets(self, store: Store, answer: SearchAnswer | None, count: int) -> None:
+        self._count_again = False
         if self._facet_task is not None and not self._facet_task.done():
             self._facet_task.cancel()
         if answer is None:
             request = self.request()
             answer = SearchAnswer.listing(request, parse_query(request.query_text()), count)
+        self._facet_for = (store, self._generation)
         self._facet_task = asyncio.ensure_future(
             self._facets(self._generation, store, answer, self._cancel), loop=self.ctx.loop)
 
     async def _facets(self, generation: int, store: Store, answer: SearchAnswer, cancel: threading.Event) -> None:
         try:
+            if answer.ranked:  # typing: count once the words rest, not for every keystroke's hits
+                await asyncio.sleep(FACETS_AFTER_MS / 1000)
             counted: SearchAnswer = await self.ctx.run(count_answer_facets, store, answer, cancel)
         except Cancelled:
             return
         except OraError as exc:
             log.info("facets: %s", exc)
+            self._count_after(generation, store)
             return
         if generation != self._generation or store is not self.model.store:
             return
@@ -263,7 +310,15 @@ class SearchController(QObject):
             self.note.emit("; ".join(n for n in counted.notes if n))  # the total is known now
         groups = counted.facets or {}
         total = counted.total if counted.total is not None else sum(groups.get("type", {}).values())
-        self.facets_ready.emit(FacetCounts(total, groups))
+        self._shown_facets = (store, generation, FacetCounts(total, groups))
+        self.facets_ready.emit(self._shown_facets[2])
+        self._count_after(generation, store)
+
+    def _count_after(self, generation: int, store: Store) -> None:
+        """Count again now that the running count ended, if an edit came meanwhile."""
+        if self._count_again and generation == self._generation and store is self.model.store:
+            self._facet_task = None  # this one is ending: not to be cancelled by the next
+            self._compute_facets(store, self.answer if self._was_searching() else None, self.model.rowCount())
 
     def _search_everywhere(self, request: SearchRequest) -> None:
         asked = (request.query_text(), request.mode)

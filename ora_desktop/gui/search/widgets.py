@@ -122,37 +122,79 @@ class FacetPanel(QTreeWidget):
     def show_counts(self, counts: FacetCounts) -> None:
         if self.controller.scope == "all" and self.controller.text.strip():
             return  # the list shows hits of every file: one file's counts would mislead
+        chosen = self.controller.filters.facets
+        groups: list[tuple[str, dict[str, int]]] = []
+        for group, values in counts.groups.items():
+            if not values and group not in chosen:
+                continue
+            shown = dict(values)
+            for value in chosen.get(group, ()):
+                shown.setdefault(value, 0)
+            groups.append((group, shown))
+        if self._same_values(groups):
+            self._update_counts(groups, chosen)  # e.g. an edit moved some counts: no rebuild
+            return
         self._filling = True
         for i in range(self.topLevelItemCount()):
             top = self.topLevelItem(i)
             self._expanded[top.data(0, VALUE_ROLE)] = top.isExpanded()
         self.clear()
-        chosen = self.controller.filters.facets
-        for group, values in counts.groups.items():
-            if not values and group not in chosen:
-                continue
+        for group, shown in groups:
             title = GROUP_TITLES.get(group, group.replace("tag:", "Tags: ").capitalize()
                                      if not group.startswith("tag:") else f"Tags · {group[4:]}")
             top = QTreeWidgetItem([title, ""])
             top.setData(0, VALUE_ROLE, group)
             top.setFlags(Qt.ItemFlag.ItemIsEnabled)
             self.addTopLevelItem(top)
-            shown = dict(values)
-            for value in chosen.get(group, ()):
-                shown.setdefault(value, 0)
             for value, count in shown.items():
                 label = value if group != "sync" else value.replace("_", " ")
-                item = QTreeWidgetItem([label, f"{count:,}"])
+                item = QTreeWidgetItem([label, ""])
                 item.setData(0, VALUE_ROLE, value)
                 item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsUserCheckable)
                 on = value in chosen.get(group, ())
                 item.setCheckState(0, Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
                 item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                if count == 0 and not on:
-                    item.setForeground(0, self.palette().placeholderText())
+                self._show_count(item, count, on)
                 top.addChild(item)
             top.setExpanded(self._expanded.get(group, not group.startswith("tag:")))
         self._filling = False
+
+    def _same_values(self, groups: list[tuple[str, dict[str, int]]]) -> bool:
+        """Whether the panel lists exactly these groups and values, in this order."""
+        if self.topLevelItemCount() != len(groups):
+            return False
+        for i, (group, shown) in enumerate(groups):
+            top = self.topLevelItem(i)
+            if top.data(0, VALUE_ROLE) != group or top.childCount() != len(shown):
+                return False
+            if any(top.child(j).data(0, VALUE_ROLE) != value for j, value in enumerate(shown)):
+                return False
+        return True
+
+    def _update_counts(self, groups: list[tuple[str, dict[str, int]]], chosen: dict[str, set[str]]) -> None:
+        self._filling = True
+        try:
+            for i, (group, shown) in enumerate(groups):
+                top = self.topLevelItem(i)
+                for j, (value, count) in enumerate(shown.items()):
+                    item = top.child(j)
+                    on = value in chosen.get(group, ())
+                    state = Qt.CheckState.Checked if on else Qt.CheckState.Unchecked
+                    if item.checkState(0) != state:
+                        item.setCheckState(0, state)
+                    self._show_count(item, count, on)
+        finally:
+            self._filling = False
+
+    def _show_count(self, item: QTreeWidgetItem, count: int, on: bool) -> None:
+        text = f"{count:,}"
+        if item.text(1) != text:
+            item.setText(1, text)
+        faded = count == 0 and not on
+        if faded:
+            item.setForeground(0, self.palette().placeholderText())
+        elif item.data(0, Qt.ItemDataRole.ForegroundRole) is not None:
+            item.setData(0, Qt.ItemDataRole.ForegroundRole, None)
 
     def show_unavailable(self, text: str) -> None:
         """No counts, and why (e.g. across all sites: facets describe one file)."""

@@ -8,21 +8,33 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from pathlib import Path
 
 from PySide6.QtCore import QFileSystemWatcher, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QIcon, QPainter, QPalette, QPixmap
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTreeWidget, QTreeWidgetItem, QWidget
 
-from ...core import AgentFile
+from ...core import AgentFile, Change
 from ..context import AppContext, path_of
 from ..memories.delegates import health_color
 from ..resources import icon
-from .model import FileInfo, SiteInfo, scan
+from .model import FileInfo, SiteInfo, file_info, scan
 
 log = logging.getLogger("ora_desktop.gui")
 ITEM_ROLE = Qt.ItemDataRole.UserRole + 10
 DAMAGED_COLOUR = "#d0443e"
+
+
+_SIDE_FILES = ("-journal", "-wal", "-shm")
+
+
+def _entries(folder: str) -> frozenset[str] | None:
+    """The names in ``folder`` but SQLite's side files (None when it cannot be read)."""
+    try:
+        return frozenset(name for name in os.listdir(folder) if not name.endswith(_SIDE_FILES))
+    except OSError:
+        return None
 
 
 def health_dot(value: float | None) -> QIcon:
@@ -62,11 +74,15 @@ class Sidebar(QTreeWidget):
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.customContextMenuRequested.connect(self._menu)
         self.watcher = QFileSystemWatcher(self)
-        self.watcher.directoryChanged.connect(lambda _p: self.rescan_soon())
+        self.watcher.directoryChanged.connect(self._directory_changed)
+        self._listed: dict[str, frozenset[str]] = {}  # watched folder -> its entries when last read
         self._debounce = QTimer(self, singleShot=True, interval=300)
         self._debounce.timeout.connect(self.rescan)
         self._task: asyncio.Task | None = None
         self._again = False
+        self._edited: set[Path] = set()  # files whose rows were edited in place, to count again
+        self._edit_debounce = QTimer(self, singleShot=True, interval=300)
+        self._edit_debounce.timeout.connect(self._recount_edited)
         ctx.store_changed.connect(self._store_changed)
 
     # ----------------------------------------------------------------- scanning
@@ -77,8 +93,36 @@ class Sidebar(QTreeWidget):
             self.extra.append(path)
         self.rescan()
 
-    def _store_changed(self, *_args: object) -> None:
-        self.rescan_soon()
+    def _store_changed(self, path: object, change: Change) -> None:
+        """Rows came or went (or nobody knows): read every file again. Rows of one file edited in
+        place: count that file again, not every file of every site (a scan of each at 1M)."""
+        if change.membership_changed or self.item_for(Path(path)) is None:
+            self.rescan_soon()
+            return
+        self._edited.add(Path(path).resolve())
+        self._edit_debounce.start()
+
+    def _recount_edited(self) -> asyncio.Task:
+        paths, self._edited = sorted(self._edited), set()
+        return asyncio.ensure_future(self._recount(paths), loop=self.ctx.loop)
+
+    async def _recount(self, paths: list[Path]) -> None:
+        for path in paths:
+            old = self.infos.get(path)
+            if old is None or not old.ok:
+                self.rescan_soon()
+                return
+            info = await self.ctx.run(file_info, self.ctx.store_for, path, old.label, old.agent)
+            item = self.item_for(path)
+            if item is None or not info.ok:
+                self.rescan_soon()
+                return
+            self.infos[path] = info
+            item.setText(1, "" if info.count is None else f"{info.count:,}")
+            item.setToolTip(0, info.tooltip())
+            item.setToolTip(1, info.tooltip())
+            if not info.damaged:
+                item.setIcon(1, health_dot(info.average_health))
 
     def rescan_soon(self) -> None:
         self._debounce.start()
@@ -100,6 +144,13 @@ class Sidebar(QTreeWidget):
             if not self._again:
                 return
 
+    def _directory_changed(self, folder: str) -> None:
+        """A watched folder changed: read every file again only when files came or went, not
+        when SQLite's journal or WAL files of a write did (every write to a file in ORA_HOME)."""
+        entries = _entries(folder)
+        if entries is None or entries != self._listed.get(folder):
+            self.rescan_soon()
+
     def _watch(self, sites: list[SiteInfo]) -> None:
         wanted = {str(self.ctx.home.root), str(self.ctx.home.sites_dir), *(str(s.path) for s in sites)}
         wanted = {p for p in wanted if Path(p).is_dir()}
@@ -108,6 +159,7 @@ class Sidebar(QTreeWidget):
             self.watcher.removePaths(list(current - wanted))
         if wanted - current:
             self.watcher.addPaths(list(wanted - current))
+        self._listed = {folder: entries for folder in wanted if (entries := _entries(folder)) is not None}
 
     # ----------------------------------------------------------------- items
     def _fill(self, sites: list[SiteInfo], others: list[FileInfo]) -> None:
