@@ -39,7 +39,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import sys
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -60,12 +59,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("ora_desktop.gui")
 T = TypeVar("T")
-#: How long a thread running Python keeps the GIL when another thread wants it. The GUI thread
-#: re-takes the GIL for every call Qt makes into Python (each painted cell, each signal) and Qt's
-#: own calls release it; with CPython's default 5 ms, each of those waits up to 5 ms while a
-#: worker runs Python (reading row keys, building rows), so a repaint of the table took 4-5x as
-#: long; at 0.5 ms about 2x (one worker busy in Python, the 1M bench's table, measured under load).
-SWITCH_INTERVAL = 0.0005
 
 
 def path_of(item: object) -> Path | None:
@@ -104,7 +97,6 @@ class AppContext(QObject):
         self._stores_lock = threading.Lock()
         self._first_rows: FirstRows | None = None
         self._unsubscribe: dict[Path, Callable[[], None]] = {}
-        sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ora-db")
         self._watch_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ora-watch")
         self._loop: asyncio.AbstractEventLoop | None = None
