@@ -6,9 +6,10 @@ context builder, conversation archiving). ``tests/unit/test_lazy_imports.py`` im
 so a broken import still fails loudly.
 """
 
-import importlib as _importlib
 import sys as _sys
 from typing import TYPE_CHECKING
+
+from . import lazy as _lazy
 
 # peewee probes for PostgreSQL drivers when it is first imported, and psycopg (the sync driver,
 # which talks to PostgreSQL itself, never through peewee) takes 0.1-0.2 s to import: hide it for
@@ -38,23 +39,7 @@ _PUBLIC = {
     "search": ("Hit", "IndexState", "ParsedQuery", "SearchResult", "ensure_index", "index_state",
                "parse_query", "search_many", "tag_facets"),
 }
-_HOME = {name: module for module, names in _PUBLIC.items() for name in names}
-__all__ = sorted(_HOME)
-
-
-def __getattr__(name: str) -> object:
-    """Import a public name's module on first use (a submodule name falls through to the import
-    system, which then imports ``ora_desktop.core.<name>``)."""
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_HOME})
+__all__, __getattr__, __dir__ = _lazy.exports(__name__, globals(), _PUBLIC)
 
 
 if TYPE_CHECKING:  # the names, for type checkers and readers (nothing is imported at run time)

@@ -15,8 +15,9 @@ Each name is imported on first use (PEP 562), so importing one module of this pa
 language, say) does not load the engine, the index builder and their dependencies.
 """
 
-import importlib as _importlib
 from typing import TYPE_CHECKING
+
+from .. import lazy as _lazy
 
 #: Each public name and the module of this package that defines it.
 _PUBLIC = {
@@ -30,23 +31,7 @@ _PUBLIC = {
     "sidecar": ("fts5_available", "sidecar_path"),
     "tags": ("TAG_KINDS", "extract_tags"),
 }
-_HOME = {name: module for module, names in _PUBLIC.items() for name in names}
-__all__ = sorted(_HOME)
-
-
-def __getattr__(name: str) -> object:
-    """Import a public name's module on first use (a submodule name falls through to the import
-    system, which then imports ``ora_desktop.core.search.<name>``)."""
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_HOME})
+__all__, __getattr__, __dir__ = _lazy.exports(__name__, globals(), _PUBLIC)
 
 
 if TYPE_CHECKING:  # the names, for type checkers and readers (nothing is imported at run time)
