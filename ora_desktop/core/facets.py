@@ -8,6 +8,7 @@ superseded rows grouped in one scan. Any other filter runs one scan grouped on a
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -81,3 +82,23 @@ def age_facet(store: Store, query: ListQuery, field: str = "created", now: datet
         [timestamps.to_sql(now or timestamps.now()), *params])
     found = dict(rows)
     return {label: found.get(i, 0) for i, (label, _, _) in enumerate(AGE_BUCKETS)}
+
+
+def order_group(group: str, values: Mapping[object, int]) -> dict[str, int]:
+    """A facet group's values (keys as text) in the order, and with the zero counts, the facet
+    panel shows them: health every bucket, healthiest first ("unknown" only when some are);
+    created by age; type most frequent first; importance most important first; others as given,
+    without zeros. One rule for a fresh count and for counts moved by an edit."""
+    if group == "health":
+        shown = {label: values.get(label, 0) for label in reversed(HEALTH_BUCKETS)}
+        if values.get(UNKNOWN):
+            shown[UNKNOWN] = values[UNKNOWN]
+        return shown
+    if group == "created":
+        return {label: values[label] for label, _, _ in AGE_BUCKETS if values.get(label)}
+    kept = {str(value): n for value, n in values.items() if n}
+    if group == "type":
+        return dict(sorted(kept.items(), key=lambda kv: (-kv[1], kv[0])))
+    if group == "importance":
+        return dict(sorted(kept.items(), key=lambda kv: -(int(kv[0]) if kv[0].lstrip("-").isdigit() else 0)))
+    return kept

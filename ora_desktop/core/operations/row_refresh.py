@@ -34,12 +34,13 @@ from datetime import datetime
 from typing import Any
 
 from .. import timestamps
-from ..health_buckets import HEALTH_BUCKETS, UNKNOWN, bucket_label
+from ..facets import order_group
+from ..health_buckets import bucket_label
 from ..listing import ListQuery, order_clause, sort_expression, where_clause
 from ..rawsql import all_rows
 from ..records import Change, Memory
 from ..store import Store
-from ..timefilter import AGE_BUCKETS, age_bucket
+from ..timefilter import age_bucket
 
 #: Past this many changed ids a reload is cheaper than checking each row (a bulk edit).
 MAX_CHANGED = 5000
@@ -207,7 +208,7 @@ def shift_facets(groups: Mapping[str, Mapping[str, int]], before: Sequence[Memor
             values[value] = values.get(value, 0) + n
             if values[value] < 0:
                 return None
-        shifted[group] = _ordered(group, values)
+        shifted[group] = order_group(group, values)
     return shifted
 
 
@@ -218,21 +219,3 @@ _VALUE_OF = {
     "health": lambda m, _now: bucket_label(m.health_score),
     "created": lambda m, now: age_bucket(m.created_at, now),
 }
-
-
-def _ordered(group: str, values: dict[str, int]) -> dict[str, int]:
-    """A group's values in the order, and with the zero counts, that a fresh count gives them
-    (``core.operations.search``)."""
-    if group == "health":  # every bucket, healthiest first; "unknown" only when some are
-        shown = {label: values.get(label, 0) for label in reversed(HEALTH_BUCKETS)}
-        if values.get(UNKNOWN):
-            shown[UNKNOWN] = values[UNKNOWN]
-        return shown
-    if group == "created":
-        return {label: values[label] for label, _, _ in AGE_BUCKETS if values.get(label)}
-    kept = {value: n for value, n in values.items() if n}
-    if group == "type":  # most frequent first
-        return dict(sorted(kept.items(), key=lambda kv: (-kv[1], kv[0])))
-    if group == "importance":  # most important first
-        return dict(sorted(kept.items(), key=lambda kv: -(int(kv[0]) if kv[0].lstrip("-").isdigit() else 0)))
-    return kept

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import InvalidValue, OraError
-from ..facets import age_facet, count_facets
-from ..health_buckets import HEALTH_BUCKETS, UNKNOWN, bucket_filter
+from ..facets import age_facet, count_facets, order_group
+from ..health_buckets import bucket_filter
 from ..home import OraHome
 from ..listing import ListQuery
 from ..records import Memory
@@ -365,14 +365,6 @@ def _counts(store: Store, parsed: ParsedQuery, answer: SearchAnswer | None,
 
 
 def _groups(types: dict, syncs: dict, importance: dict, buckets: dict, ages: dict) -> dict[str, dict[str, int]]:
-    health = {label: buckets.get(label, 0) for label in reversed(HEALTH_BUCKETS)}
-    if buckets.get(UNKNOWN):
-        health[UNKNOWN] = buckets[UNKNOWN]
-    return {
-        "type": {str(k): v for k, v in sorted(types.items(), key=lambda kv: (-kv[1], str(kv[0])))},
-        "sync": {str(k): v for k, v in syncs.items()},
-        "importance": {str(k): v for k, v in sorted(importance.items(), key=lambda kv: -(kv[0] or 0))},
-        "health": health,
-        "created": {label: ages[label] for label, _, _ in AGE_BUCKETS if ages.get(label)},
-    }
+    counted = {"type": types, "sync": syncs, "importance": importance, "health": buckets, "created": ages}
+    return {group: order_group(group, values) for group, values in counted.items()}
 
