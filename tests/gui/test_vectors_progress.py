@@ -54,21 +54,28 @@ def test_first_meaning_search_shows_progress_then_results(make_window, seed_db, 
     wait_idle(qtbot, window)
 
 
+def _batches_wait_for_cancel(monkeypatch, strip, first_only: bool) -> list[int]:
+    """Make the meaning build's first batch (or every batch) wait for the strip's Cancel, so a test
+    does not race the build; returns the list of batches stored so far."""
+    store_batch = vectors.VectorIndex._store
+    batches: list[int] = []
+
+    def store_then_wait(self, *args):
+        store_batch(self, *args)
+        batches.append(1)
+        stop = strip._stop
+        if stop is not None and (len(batches) == 1 or not first_only):
+            stop.wait(20)
+    monkeypatch.setattr(vectors.VectorIndex, "_store", store_then_wait)
+    return batches
+
+
 def test_cancel_stops_the_build_and_keeps_what_was_done(make_window, seed_db, qtbot, small_batches, monkeypatch):
     path = _file(seed_db)
     window = make_window()
     bar = window.browser.search
     strip = bar.vectors
-    store_batch = vectors.VectorIndex._store
-    batches: list[int] = []
-
-    def store_then_wait(self, *args):  # the first batch waits for Cancel, so the test does not race the build
-        store_batch(self, *args)
-        batches.append(1)
-        stop = strip._stop
-        if len(batches) == 1 and stop is not None:
-            stop.wait(20)
-    monkeypatch.setattr(vectors.VectorIndex, "_store", store_then_wait)
+    batches = _batches_wait_for_cancel(monkeypatch, strip, first_only=True)
     bar.mode.setCurrentIndex(2)  # words + meaning
     bar.field.setText("deploys")
     qtbot.waitUntil(lambda: strip.isVisible() and bool(batches), timeout=15000)
@@ -113,13 +120,7 @@ def test_cancel_sticks_until_build_is_pressed(make_window, seed_db, qtbot, small
             builds.append(args)
         return build(*args)
     monkeypatch.setattr(semantic, "ensure_vectors", counted_build)
-
-    def store_then_wait(self, *args):
-        store_batch(self, *args)
-        stop = strip._stop
-        if stop is not None:
-            stop.wait(20)  # every batch waits for Cancel: the test does not race the build
-    monkeypatch.setattr(vectors.VectorIndex, "_store", store_then_wait)
+    _batches_wait_for_cancel(monkeypatch, strip, first_only=False)
     answers: list[object] = []
     bar.controller.answered.connect(answers.append)
     bar.mode.setCurrentIndex(1)  # meaning

@@ -454,7 +454,9 @@ class MemoryTableModel(QAbstractTableModel):
             except OraError as exc:
                 self.failed.emit(exc)
             except asyncio.CancelledError:
-                task = asyncio.current_task()
+                # This task is ``self._refresh_task``; asking asyncio for the current task would
+                # raise once the loop has stopped (a window closed at the end of a session).
+                task = self._refresh_task
                 if task is not None and task.cancelling():
                     raise  # this task itself was cancelled (the window is closing)
                 # The reload awaited was replaced by one the person started (another search,
