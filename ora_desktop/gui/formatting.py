@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 from ..core import timestamps
@@ -47,10 +48,26 @@ def sync_label(status: str | None) -> str:
     return SYNC_LABELS.get(status or "", status or "Unknown")
 
 
+_NOT_SPACE = re.compile(r"\S")
+
+
 def first_line(text: str, limit: int = 300) -> str:
-    """The first non-empty line, shortened with an ellipsis past ``limit`` characters."""
-    for line in text.splitlines():
-        line = line.strip()
-        if line:
-            return line if len(line) <= limit else line[: limit - 1] + "…"
-    return ""
+    """The first non-empty line, stripped, shortened with an ellipsis past ``limit`` characters.
+
+    Reads only as far as that line needs (about ``limit`` characters), not the whole text: the
+    table, the title and the chain list call it on memories of megabytes.
+    """
+    found = _NOT_SPACE.search(text)  # the first non-empty line starts here, its indent skipped
+    if found is None:
+        return ""
+    start, window = found.start(), limit + 1
+    while True:
+        piece = text[start:start + window]
+        line = piece.splitlines()[0]
+        if len(line) < len(piece) or start + window >= len(text):
+            line = line.rstrip()  # the line ends within the piece
+            break
+        if not piece[-1].isspace():  # over ``limit`` characters whatever follows
+            break
+        window *= 4  # only trailing blanks so far: read further to know where the line ends
+    return line if len(line) <= limit else line[: limit - 1] + "…"
