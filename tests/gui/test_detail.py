@@ -169,3 +169,38 @@ def test_moving_through_rows_reads_the_chain_only_where_the_selection_rests(make
     qtbot.waitUntil(lambda: detail.memory.id == last and detail.chain_list.count() == 1, timeout=10000)
     qtbot.wait(300)
     assert chains == [last]  # one scan of the file, for the memory that stays shown
+
+
+def test_saving_keeps_the_pane_and_the_cursor_where_the_person_was(make_window, filled_db, qtbot):
+    path = filled_db(8)
+    window = make_window()
+    window.resize(1024, 600)
+    select_id(qtbot, window, "m004")
+    detail = window.browser.detail
+    bar = detail.verticalScrollBar()
+    qtbot.waitUntil(lambda: detail.chain_list.count() == 1 and bar.maximum() > 0, timeout=5000)
+    bar.setValue(bar.maximum())  # down at the fields, below the text
+    down = bar.value()
+    detail.editor.importance.setFocus()
+    detail.editor.importance.setText("9")
+    qtbot.keyClick(detail.editor.importance, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: detail.memory.importance == 9 and not detail.editor.is_modified(), timeout=10000)
+    qtbot.wait(100)
+    assert db_rows(path, "SELECT importance FROM memories WHERE id = 'm004'") == [(9,)]
+    assert bar.value() == down > 0  # not thrown back to the top of the pane
+
+    content = detail.editor.content
+    cursor = content.textCursor()
+    cursor.setPosition(len("Memory number 4"))
+    content.setTextCursor(cursor)
+    content.setFocus()
+    content.insertPlainText(" (checked)")
+    at = content.textCursor().position()
+    qtbot.keyClick(content, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: detail.memory.content.startswith("Memory number 4 (checked)")
+                    and not detail.editor.is_modified(), timeout=10000)
+    assert content.textCursor().position() == at  # typing goes on where it was
+    assert not detail.save_button.isEnabled() and detail.editor.base == detail.memory
+    undo(qtbot, window)
+    qtbot.waitUntil(lambda: detail.memory.content.startswith("Memory number 4 about"), timeout=10000)
+    assert content.toPlainText() == detail.memory.content  # an undo shows the stored text again

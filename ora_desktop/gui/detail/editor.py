@@ -184,6 +184,27 @@ class MemoryEditor(QWidget):
             self._loading = False
         self._show_message("")
 
+    def rebase(self, memory: Memory) -> None:
+        """Make ``memory`` (this editor's memory as stored after a save, undo or redo) the base,
+        setting only the fields that show something else. Text that did not change is not set
+        again: laying it out again is what a save would cost, and the cursor and scroll stay."""
+        base = self.base
+        shown = base.content if base is not None and self.excerpt is not None else self.content.toPlainText()
+        if base is None or memory.id != base.id or shown != memory.content:
+            self.load(memory)
+            return
+        self.base = memory
+        self._loading = True
+        try:
+            _set_text(self.importance, "" if memory.importance is None else str(memory.importance))
+            _set_text(self.health, "" if memory.health_score is None else f"{memory.health_score:g}")
+            _set_text(self.expires, _expiry_text(memory))
+            self.type.setCurrentIndex(max(0, self.type.findText(memory.type or "fact")))
+            self.sync.setCurrentIndex(max(0, self.sync.findData(memory.sync_status or "pending")))
+        finally:
+            self._loading = False
+        self._show_message("")
+
     def _show_content(self, text: str, whole: bool = False) -> None:
         """The text, or for a large memory an excerpt around the first search match; then scroll
         to that match."""
@@ -281,6 +302,12 @@ class MemoryEditor(QWidget):
         self.message.setText(text)
         self.message.setVisible(bool(text))
         self.validity.emit(text)
+
+
+def _set_text(field: QLineEdit, text: str) -> None:
+    """Set ``text`` unless shown already (setting it again would reset the field's cursor and undo)."""
+    if field.text() != text:
+        field.setText(text)
 
 
 FIELD_NAMES = {"content": "Content", "type": "Type", "importance": "Importance", "health_score": "Health",

@@ -183,10 +183,7 @@ class DetailPane(QScrollArea):
         links_for = _links_key(memory, store)
         if not same:
             if links_for != self._links_for:  # no stale links or chain of the previous memory
-                self.related.clear()
-                self.chain_list.clear()
-                self.related_note.clear()
-                self.chain_note.clear()
+                self._clear_links()
             self.verticalScrollBar().setValue(0)  # another memory starts at its top
         self.memory, self.store = memory, store
         self.changed_underneath.hide()
@@ -197,15 +194,18 @@ class DetailPane(QScrollArea):
         if memory is None:
             self.title.setText("No memory selected")
             self.meta.setText("Select a memory in the table, or press Ctrl+N to write a new one.")
-            self.related.clear()
-            self.chain_list.clear()
-            self.related_note.clear()
-            self.chain_note.clear()
+            self._clear_links()
             self._links_for = None
             return
         if links_for == self._links_for:
             return  # its links and chain are shown (or being read) already
         self._read_links(memory, store)
+
+    def _clear_links(self) -> None:
+        self.related.clear()
+        self.chain_list.clear()
+        self.related_note.clear()
+        self.chain_note.clear()
 
     def _read_links(self, memory: Memory, store: Store | None) -> None:
         self._links_for = _links_key(memory, store)
@@ -372,9 +372,21 @@ class DetailPane(QScrollArea):
             self.save_requested.emit(self.editor.base, changes)
 
     def saved(self, memory: Memory) -> None:
-        """Called after a successful save: show the stored version, edits cleared."""
-        self.memory = None
-        self.show_memory(memory, self.store)
+        """Called after a successful save (or undo, redo) of the shown memory: show the stored
+        version, edits cleared. The pane stays where the person was, and only what changed is
+        set again (a save re-lays out no more than its own fields)."""
+        if self.memory is None or memory.id != self.memory.id:
+            self.memory = None
+            self.show_memory(memory, self.store)
+            return
+        self.memory = memory
+        self.changed_underneath.hide()
+        self.editor.rebase(memory)
+        self._show_facts(memory)
+        self._update_buttons()
+        if _links_key(memory, self.store) != self._links_for:
+            self._clear_links()
+            self._read_links(memory, self.store)
 
     def _follow_item(self, item: QListWidgetItem) -> None:
         memory_id = item.data(ID_ROLE)
