@@ -227,3 +227,28 @@ def test_moving_away_saves_valid_edits_and_keeps_invalid_ones(make_window, fille
     assert window.isVisible()
     detail.revert_button.click()
     assert not detail.editor.is_modified()
+
+
+def test_an_edit_leaves_the_hidden_jobs_tab_unread_until_it_is_shown(make_window, filled_db, qtbot, monkeypatch):
+    from ora_desktop.gui.jobs.view import JobsView
+
+    path = filled_db(6)
+    window = make_window()
+    qtbot.waitUntil(lambda: "Jobs" in window.panels, timeout=10000)
+    jobs = window.panels["Jobs"]
+    qtbot.waitUntil(lambda: jobs.snapshot is not None, timeout=10000)
+    reads = []
+    real = JobsView._gather
+    monkeypatch.setattr(JobsView, "_gather", lambda self, *args: reads.append(args) or real(self, *args))
+    select_id(qtbot, window, "m002")
+    detail = window.browser.detail
+    detail.editor.importance.setText("9")
+    qtbot.mouseClick(detail.save_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: db_rows(path, "SELECT importance FROM memories WHERE id = 'm002'") == [(9,)],
+                    timeout=10000)
+    qtbot.wait(300)
+    assert reads == []  # the schedule and history are not read for a tab nobody looks at
+    window.tabs.setCurrentWidget(jobs)
+    qtbot.waitUntil(lambda: len(reads) == 1, timeout=10000)  # shown: read once, current
+    qtbot.wait(200)
+    assert len(reads) == 1 and jobs.schedule.rowCount() > 0

@@ -13,6 +13,7 @@ import logging
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -59,6 +60,8 @@ class JobsView(QWidget):
         self._progress: Progress | None = None
         self._latest = Latest()
         self._running: asyncio.Task | None = None
+        #: An edit came while the panel was hidden: read the schedule and history when shown.
+        self._stale = False
 
         self.file_label = QLabel()
         self.all_files = QCheckBox("All files")
@@ -151,10 +154,19 @@ class JobsView(QWidget):
     def _on_data_changed(self, change: Change) -> None:
         if change.initiator is Initiator.EXTERNAL:
             return  # another process wrote memories: the schedule and history did not change
-        self.refresh()
+        if self.isVisible():
+            self.refresh()
+        else:  # read when shown: not at every edit made on the Memories tab (it competes with the repaint)
+            self._stale = True
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
+        super().showEvent(event)
+        if self._stale:
+            self.refresh()
 
     def refresh(self) -> asyncio.Task | None:
         """Reload schedule and history in the background."""
+        self._stale = False
         return self._latest.start(self.reload())
 
     async def reload(self) -> data.JobsSnapshot | None:
