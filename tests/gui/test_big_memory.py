@@ -73,3 +73,24 @@ def test_the_detail_pane_starts_at_the_top_for_each_memory(make_window, filled_d
     bar.setValue(bar.maximum())
     select_id(qtbot, window, "m005")
     assert bar.value() == 0
+
+
+def test_with_no_search_the_text_is_shown_without_the_highlighter_and_marked_once_searched(
+        make_window, filled_db, qtbot, monkeypatch):
+    from ora_desktop.gui.detail.editor import TermHighlighter
+
+    path, text = big_file(filled_db)
+    lines = []
+    real = TermHighlighter.highlightBlock
+    monkeypatch.setattr(TermHighlighter, "highlightBlock", lambda self, block: lines.append(block) or real(self, block))
+    window = make_window()
+    select_id(qtbot, window, "m004")
+    editor = window.browser.detail.editor
+    assert editor.excerpt is not None and lines == []  # no line of the text went through Python to be marked
+    window.browser.detail.set_terms(("needle",))
+    select_id(qtbot, window, "m003")
+    select_id(qtbot, window, "m004")
+    block = editor.content.document().findBlock(editor.content.textCursor().position())
+    assert any(f.start == 4 and f.length == len("needle") for f in block.layout().formats())  # "the needle-word"
+    window.browser.detail.set_terms(())
+    assert not block.layout().formats()  # no search: no marks

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QColor, QGuiApplication, QSyntaxHighlighter, QTextCharFormat, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (
     QComboBox,
@@ -54,10 +54,14 @@ def first_match(text: str, terms: tuple[str, ...]) -> int | None:
 
 class TermHighlighter(QSyntaxHighlighter):
     """Marks what the current search matches in the content editor (core's stem-aware spans:
-    a search for ``running`` marks ``runs``), one text block at a time, cached per block."""
+    a search for ``running`` marks ``runs``), one text block at a time, cached per block.
 
-    def __init__(self, document: QTextDocument) -> None:
-        super().__init__(document)
+    It is attached to the editor's document only while a search marks something: with none,
+    showing a memory does not call into Python once per line of its text."""
+
+    def __init__(self, document: QTextDocument, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.target = document
         self.terms: tuple[str, ...] = ()
         self.cache = SpanCache(size=500)
 
@@ -70,7 +74,12 @@ class TermHighlighter(QSyntaxHighlighter):
         if query != self.cache.query:
             self.terms = query.terms
             self.cache.set_query(query)
-            self.rehighlight()
+            if not query.groups:
+                self.setDocument(None)  # takes the marks off
+            elif self.document() is None:
+                self.setDocument(self.target)  # marks the text
+            else:
+                self.rehighlight()
 
     def highlightBlock(self, text: str) -> None:  # noqa: N802
         if not self.cache.query.groups or self.document().characterCount() > HIGHLIGHT_LIMIT:
@@ -126,7 +135,7 @@ class MemoryEditor(QWidget):
         self.content.setObjectName("ContentEditor")
         self.content.setPlaceholderText("The memory's text (required)")
         self.content.setMinimumHeight(120)
-        self.highlighter = TermHighlighter(self.content.document())
+        self.highlighter = TermHighlighter(self.content.document(), self.content)
         layout.addWidget(self.content, 3)
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
