@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QEvent, QObject, Qt
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QWidget
 
 
@@ -27,9 +27,12 @@ class KeyboardPaths(QObject):
         table.setTabKeyNavigation(False)
         search.installEventFilter(self)
         table.installEventFilter(self)
-        detail.installEventFilter(self)
-        for child in detail.findChildren(QWidget):
-            child.installEventFilter(self)
+        # Escape in the detail pane is a shortcut, not an event filter on each of its widgets: a
+        # filter calls into Python for every paint and layout event of the pane (hundreds when a
+        # memory is shown), each waiting for the GIL while a worker runs Python.
+        back = QShortcut(QKeySequence(Qt.Key.Key_Escape), detail, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        back.activated.connect(self._back_to_table)
+        self._back = back
 
     def next_zone(self, step: int = 1) -> None:
         """Focus the next (``step`` 1) or previous (-1) visible zone after the one holding focus."""
@@ -52,11 +55,15 @@ class KeyboardPaths(QObject):
             return self._to_table()
         if watched is self.table and plain and key in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_F2):
             return self._edit_current()
-        if key == Qt.Key.Key_Escape and plain and watched is not self.table and (
-                watched is self.detail or self.detail.isAncestorOf(watched)):  # type: ignore[arg-type]
-            self.table.setFocus(Qt.FocusReason.OtherFocusReason)
-            return True
         return False
+
+    def _back_to_table(self) -> None:
+        """Escape in the detail pane: back to the table (a list popped up from the pane closes first)."""
+        popup = QApplication.activePopupWidget()
+        if popup is not None:
+            popup.close()
+            return
+        self.table.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def _to_table(self) -> bool:
         model = self.table.model()

@@ -59,3 +59,45 @@ def test_tab_leaves_the_table_and_f6_cycles_the_panes(make_window, filled_db, qt
     assert focused() is order[3]
     assert window.next_pane_action.shortcut().toString() == "F6"
     assert window.previous_pane_action.shortcut().toString() == "Shift+F6"
+
+
+def test_escape_from_any_field_of_the_detail_pane_and_its_lists(make_window, filled_db, qtbot):
+    filled_db(12)
+    window = make_window()
+    wait_idle(qtbot, window)
+    window.activateWindow()
+    table, detail = window.browser.table, window.browser.detail
+    table.setFocus()
+    table.selectRow(2)
+    qtbot.waitUntil(lambda: detail.memory is not None, timeout=5000)
+    detail.editor.importance.setFocus()
+    qtbot.keyClick(detail.editor.importance, Qt.Key.Key_Escape)
+    assert focused() is table
+    combo = detail.editor.type
+    combo.setFocus()
+    combo.showPopup()
+    qtbot.waitUntil(lambda: QApplication.activePopupWidget() is not None, timeout=5000)
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: QApplication.activePopupWidget() is None, timeout=5000)
+    assert focused() is combo  # the list closed; the person is still on the field
+    qtbot.keyClick(combo, Qt.Key.Key_Escape)
+    assert focused() is table
+
+
+def test_showing_a_memory_sends_none_of_the_panes_events_through_python(make_window, filled_db, qtbot, monkeypatch):
+    from ora_desktop.gui.keyboard import KeyboardPaths
+
+    filled_db(12)
+    seen = []
+    real = KeyboardPaths.eventFilter
+    monkeypatch.setattr(KeyboardPaths, "eventFilter", lambda self, watched, event: seen.append(watched)
+                        or real(self, watched, event))
+    window = make_window()
+    wait_idle(qtbot, window)
+    detail = window.browser.detail
+    seen.clear()
+    window.browser.table.selectRow(3)
+    qtbot.waitUntil(lambda: detail.memory is not None and detail.memory.id == window.browser.model.memory_at(3).id,
+                    timeout=5000)
+    qtbot.wait(200)  # laid out and painted
+    assert [w for w in seen if w is detail or detail.isAncestorOf(w)] == []
