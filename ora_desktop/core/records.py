@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import json.scanner
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
@@ -13,6 +14,9 @@ from typing import Any
 from . import timestamps
 from .decoding import Replaced
 from .schema import MEMORY_COLUMNS, RECALL_THRESHOLD
+
+_NOT_SPACE = re.compile(r"\S")
+_LINE_END = re.compile("[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")  # where str.splitlines splits
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,11 +74,13 @@ class Memory:
 
     @property
     def title(self) -> str:
-        """The first non-empty line of the content."""
-        for line in self.content.splitlines():
-            if line.strip():
-                return line.strip()
-        return ""
+        """The first non-empty line of the content, stripped (read from where it starts to where
+        it ends, not by splitting a content of megabytes into lines)."""
+        found = _NOT_SPACE.search(self.content)  # everything before it is blank: its line is the first
+        if found is None:
+            return ""
+        end = _LINE_END.search(self.content, found.start())
+        return self.content[found.start():end.start() if end else None].rstrip()
 
 
 @dataclass(frozen=True, slots=True)
