@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 from ora_desktop.gui.detail.editor import EXCERPT_CHARS, LARGE_CHARS
 
 from .conftest import db_rows
+from .python_calls import calls_of
 from .test_curate import select_id
 
 LINE = "2026-01-01 10:00:00 INFO worker processed job in 37 ms\n"
@@ -76,16 +77,15 @@ def test_the_detail_pane_starts_at_the_top_for_each_memory(make_window, filled_d
 
 
 def test_with_no_search_the_text_is_shown_without_the_highlighter_and_marked_once_searched(
-        make_window, filled_db, qtbot, monkeypatch):
+        make_window, filled_db, qtbot):
     from ora_desktop.gui.detail.editor import TermHighlighter
 
     path, text = big_file(filled_db)
-    lines = []
-    real = TermHighlighter.highlightBlock
-    monkeypatch.setattr(TermHighlighter, "highlightBlock", lambda self, block: lines.append(block) or real(self, block))
     window = make_window()
-    select_id(qtbot, window, "m004")
     editor = window.browser.detail.editor
+    with calls_of(TermHighlighter.highlightBlock, "text") as lines:
+        select_id(qtbot, window, "m004")
+        qtbot.wait(100)
     assert editor.excerpt is not None and lines == []  # no line of the text went through Python to be marked
     window.browser.detail.set_terms(("needle",))
     select_id(qtbot, window, "m003")

@@ -6,6 +6,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from .conftest import wait_idle
+from .python_calls import calls_of
 
 
 def focused():
@@ -84,20 +85,15 @@ def test_escape_from_any_field_of_the_detail_pane_and_its_lists(make_window, fil
     assert focused() is table
 
 
-def test_showing_a_memory_sends_none_of_the_panes_events_through_python(make_window, filled_db, qtbot, monkeypatch):
+def test_showing_a_memory_sends_none_of_the_panes_events_through_python(make_window, filled_db, qtbot):
     from ora_desktop.gui.keyboard import KeyboardPaths
 
     filled_db(12)
-    seen = []
-    real = KeyboardPaths.eventFilter
-    monkeypatch.setattr(KeyboardPaths, "eventFilter", lambda self, watched, event: seen.append(watched)
-                        or real(self, watched, event))
     window = make_window()
     wait_idle(qtbot, window)
-    detail = window.browser.detail
-    seen.clear()
-    window.browser.table.selectRow(3)
-    qtbot.waitUntil(lambda: detail.memory is not None and detail.memory.id == window.browser.model.memory_at(3).id,
-                    timeout=5000)
-    qtbot.wait(200)  # laid out and painted
+    detail, model = window.browser.detail, window.browser.model
+    with calls_of(KeyboardPaths.eventFilter, "watched") as seen:
+        window.browser.table.selectRow(3)
+        qtbot.waitUntil(lambda: detail.memory is not None and detail.memory.id == model.memory_at(3).id, timeout=5000)
+        qtbot.wait(200)  # laid out and painted
     assert [w for w in seen if w is detail or detail.isAncestorOf(w)] == []
