@@ -258,15 +258,27 @@ async def scenario(path: Path, edit_path: Path, results: dict) -> None:
                 and not model.is_loading() and model.rowCount() == 2)
     # The file opens with its first row selected, which may be the big one: show the small one
     # first, so that what is measured is selecting the big memory, not re-selecting it.
+    text_painted: list[float] = []
+
+    class TextPaints(QObject):
+        def eventFilter(self, obj, event):  # noqa: N802, ANN001
+            if event.type() == QEvent.Type.Paint:
+                text_painted.append(time.perf_counter())
+            return False
+
+    text_spy = TextPaints()
+    window.browser.detail.editor.content.viewport().installEventFilter(text_spy)
     window.browser.follow(small.id)
     await until(lambda: window.browser.detail.memory is not None and window.browser.detail.memory.id == small.id)
     await asyncio.sleep(0.5)
     beat.reset()
     started = time.perf_counter()
     window.browser.follow(large.id)
-    await until(lambda: window.browser.detail.memory is not None and window.browser.detail.memory.id == large.id)
-    await asyncio.sleep(0.2)  # let it paint
-    results["big"] = (time.perf_counter() - started, beat.read(), len(large.content))
+    await until(lambda: window.browser.detail.memory is not None and window.browser.detail.memory.id == large.id
+                and text_painted and text_painted[-1] > started)
+    shown = text_painted[-1] - started  # to its text painted in the detail pane
+    await asyncio.sleep(0.2)  # whatever follows the paint counts as blocking too
+    results["big"] = (shown, beat.read(), len(large.content))
     # Return right after closing: closing the last window quits the loop. Never call
     # QApplication.processEvents() inside this running task: it steps other tasks, which then fail
     # ("Cannot enter into task") and stay pending forever, and the runner's shutdown hangs on them.
@@ -324,7 +336,7 @@ def run(memories: int) -> None:
             raw_edit, ""),
         Row("    times every row key was read again", results["edit_indexed"][2], None, "0", unit="reads"),
         Row("    longest GUI-thread block", results["edit_indexed"][1], None, "< 20 ms"),
-        Row(f"select a {results['big'][2] / 1e6:.1f} MB memory, shown", results["big"][0], None, ""),
+        Row(f"select a {results['big'][2] / 1e6:.1f} MB memory, to its text painted", results["big"][0], None, ""),
         Row("  longest GUI-thread block", results["big"][1], None, "< 100 ms"),
         Row("peak RSS of the whole session", rss_peak_mb(), None, "", unit="MB"),
     ])
