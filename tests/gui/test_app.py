@@ -178,3 +178,41 @@ def test_with_no_file_named_the_homes_first_file_is_read_ahead_and_shown(aloop, 
         window._discard_confirmed = True
         window.close()
         ctx.close()
+
+
+def test_a_file_opened_at_launch_is_listed_once_its_first_rows_are_painted_with_one_scan(
+        aloop, qtbot, filled_db, settings, monkeypatch):
+    """``ora-desktop FILE``: the sidebar's scan, which counts every file (a full read of a big
+    one), waits until the file's first rows are painted, and runs once, not twice."""
+    from PySide6.QtCore import QEvent, QObject
+
+    from ora_desktop.gui.app import build_window
+    from ora_desktop.gui.sidebar import view as sidebar_view
+
+    path = filled_db(30, site="outside", agent="opened")
+    painted, scans = [], []
+    real_scan = sidebar_view.scan
+    monkeypatch.setattr(sidebar_view, "scan", lambda *args: scans.append(bool(painted)) or real_scan(*args))
+
+    class PaintSpy(QObject):
+        def eventFilter(self, obj, event):  # noqa: N802, ANN001, ANN201
+            if event.type() == QEvent.Type.Paint and model.rowCount() and model.memory_at(0) is not None:
+                painted.append(True)
+            return False
+
+    ctx, window = build_window(parse_args([str(path)]), settings)
+    qtbot.addWidget(window)
+    try:
+        model = window.browser.model
+        spy = PaintSpy(window)
+        window.browser.table.viewport().installEventFilter(spy)
+        window.show()
+        window.start()
+        qtbot.waitUntil(lambda: window.sidebar.item_for(path) is not None
+                        and window.sidebar.item_for(path).text(1) == "30", timeout=10000)
+        qtbot.waitUntil(lambda: window.panels_task.done(), timeout=20000)
+        assert scans == [True], "one scan, after the first rows were painted"
+    finally:
+        window._discard_confirmed = True
+        window.close()
+        ctx.close()
