@@ -55,7 +55,8 @@ class MainWindow(QMainWindow):
 
     closed = Signal()
 
-    def __init__(self, ctx: AppContext) -> None:
+    def __init__(self, ctx: AppContext, browser: MemoryBrowser | None = None) -> None:
+        """``browser``: the Memories tab, if built already (``app.build_window_async``)."""
         super().__init__()
         self.ctx = ctx
         ctx.window = self
@@ -64,7 +65,7 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(app_icon())
         self.setAcceptDrops(True)
         self.resize(1400, 860)
-        self.browser = MemoryBrowser(ctx)
+        self.browser = browser or MemoryBrowser(ctx)
         self.sidebar = Sidebar(ctx)
         self.curator = Curator(ctx, self.browser.selected_memories, self.browser.detail, self,
                                lambda: len(self.browser.table.selected_rows()))

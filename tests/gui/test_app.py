@@ -216,3 +216,38 @@ def test_a_file_opened_at_launch_is_listed_once_its_first_rows_are_painted_with_
         window._discard_confirmed = True
         window.close()
         ctx.close()
+
+
+def test_the_window_built_in_turns_as_launched_lists_the_file_read_ahead(aloop, qtbot, filled_db, settings):
+    """``build_window_async`` (the launch's path: the Memories tab, the rest of the window and the
+    files opened, each in an event-loop turn of its own) gives the same window: the file opened,
+    its rows from the keys read ahead, the Memories tab the window's own."""
+    import qasync
+
+    from ora_desktop.core import open_store
+    from ora_desktop.core.operations.first_rows import FirstRows
+    from ora_desktop.gui.app import build_window_async
+
+    path = filled_db(25)
+    ahead = FirstRows(open_store, path)
+    importer = qasync.QThreadExecutor(1)  # the modules' import runs here; shut down below
+    aloop.set_default_executor(importer)
+    try:
+        task = aloop.create_task(build_window_async(parse_args([str(path)]), settings, ahead))
+        qtbot.waitUntil(task.done, timeout=10000)
+    finally:
+        aloop.set_default_executor(None)
+        importer.shutdown()
+    ctx, window = task.result()
+    qtbot.addWidget(window)
+    try:
+        window.show()
+        window.start()
+        model = window.browser.model
+        qtbot.waitUntil(lambda: model.rowCount() == 25 and model.memory_at(0) is not None, timeout=10000)
+        assert ahead.taken and ctx.current_path().resolve() == path.resolve()
+        assert window.memories.indexOf(window.browser) == 0 and window.browser.window() is window
+    finally:
+        window._discard_confirmed = True
+        window.close()
+        ctx.close()
