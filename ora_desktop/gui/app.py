@@ -132,17 +132,25 @@ async def build_window_async(args: argparse.Namespace, settings: QSettings | Non
     """:func:`build_window`, with the window's modules imported on a worker thread first (the
     import is the slow part of starting; the GUI thread stays free meanwhile), and the window
     built in three event-loop turns (the Memories tab, the rest, the files opened), so that no
-    one turn blocks the GUI thread for the whole build; returns in a turn of its own."""
-    await asyncio.get_running_loop().run_in_executor(None, importlib.import_module, "ora_desktop.gui.main_window")
-    from .main_window import MainWindow
-    from .memories.page import MemoryBrowser
+    one turn blocks the GUI thread for the whole build; returns in a turn of its own.
 
-    ctx = _context(args, settings, first_rows)
-    browser = MemoryBrowser(ctx)
-    await asyncio.sleep(0)
-    window = MainWindow(ctx, browser)
-    await asyncio.sleep(0)
-    _open_files(window, args)
+    No garbage collection runs meanwhile (as from the command line's start): a full collection
+    over the objects the import made (~100 ms) would land in one of these turns; tune_gc() turns
+    it back on, tuned, once the window is built."""
+    gc.disable()
+    try:
+        await asyncio.get_running_loop().run_in_executor(None, importlib.import_module, "ora_desktop.gui.main_window")
+        from .main_window import MainWindow
+        from .memories.page import MemoryBrowser
+
+        ctx = _context(args, settings, first_rows)
+        browser = MemoryBrowser(ctx)
+        await asyncio.sleep(0)
+        window = MainWindow(ctx, browser)
+        await asyncio.sleep(0)
+        _open_files(window, args)
+    finally:
+        gc.enable()  # done by tune_gc() already, unless the build failed
     await asyncio.sleep(0)
     return ctx, window
 

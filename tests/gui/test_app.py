@@ -222,6 +222,8 @@ def test_the_window_built_in_turns_as_launched_lists_the_file_read_ahead(aloop, 
     """``build_window_async`` (the launch's path: the Memories tab, the rest of the window and the
     files opened, each in an event-loop turn of its own) gives the same window: the file opened,
     its rows from the keys read ahead, the Memories tab the window's own."""
+    import gc
+
     import qasync
 
     from ora_desktop.core import open_store
@@ -247,6 +249,7 @@ def test_the_window_built_in_turns_as_launched_lists_the_file_read_ahead(aloop, 
         qtbot.waitUntil(lambda: model.rowCount() == 25 and model.memory_at(0) is not None, timeout=10000)
         assert ahead.taken and ctx.current_path().resolve() == path.resolve()
         assert window.memories.indexOf(window.browser) == 0 and window.browser.window() is window
+        assert gc.isenabled(), "garbage collection is back on once the window is built"
     finally:
         window._discard_confirmed = True
         window.close()
