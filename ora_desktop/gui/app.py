@@ -88,14 +88,23 @@ def build_window(args: argparse.Namespace, settings: QSettings | None = None,
     ``first_rows``: the file read ahead while the window was being imported, if any."""
     from .main_window import MainWindow
 
+    ctx = _context(args, settings, first_rows)
+    window = MainWindow(ctx)  # its start() adds the extra panels and starts the jobs service
+    _open_files(window, args)
+    return ctx, window
+
+
+def _context(args: argparse.Namespace, settings: QSettings | None, first_rows: FirstRows | None) -> AppContext:
     home = OraHome(args.home) if args.home else OraHome()
     ctx = AppContext(home, settings or private_settings(), read_only=args.read_only)
     ctx.adopt_first_rows(first_rows)
-    window = MainWindow(ctx)  # its start() adds the extra panels and starts the jobs service
+    return ctx
+
+
+def _open_files(window, args: argparse.Namespace) -> None:  # noqa: ANN001 (a MainWindow)
     for name in args.files:
         window.open_file(Path(name))
     tune_gc()
-    return ctx, window
 
 
 def private_settings() -> QSettings:
@@ -121,9 +130,29 @@ def tune_gc() -> None:
 async def build_window_async(args: argparse.Namespace, settings: QSettings | None = None,
                              first_rows: FirstRows | None = None):  # noqa: ANN201
     """:func:`build_window`, with the window's modules imported on a worker thread first (the
-    import is the slow part of starting; the GUI thread stays free meanwhile)."""
-    await asyncio.get_running_loop().run_in_executor(None, importlib.import_module, "ora_desktop.gui.main_window")
-    return build_window(args, settings, first_rows)
+    import is the slow part of starting; the GUI thread stays free meanwhile), and the window
+    built in three event-loop turns (the Memories tab, the rest, the files opened), so that no
+    one turn blocks the GUI thread for the whole build; returns in a turn of its own.
+
+    No garbage collection runs meanwhile (as from the command line's start): a full collection
+    over the objects the import made (~100 ms) would land in one of these turns; tune_gc() turns
+    it back on, tuned, once the window is built."""
+    gc.disable()
+    try:
+        await asyncio.get_running_loop().run_in_executor(None, importlib.import_module, "ora_desktop.gui.main_window")
+        from .main_window import MainWindow
+        from .memories.page import MemoryBrowser
+
+        ctx = _context(args, settings, first_rows)
+        browser = MemoryBrowser(ctx)
+        await asyncio.sleep(0)
+        window = MainWindow(ctx, browser)
+        await asyncio.sleep(0)
+        _open_files(window, args)
+    finally:
+        gc.enable()  # done by tune_gc() already, unless the build failed
+    await asyncio.sleep(0)
+    return ctx, window
 
 
 async def _run(args: argparse.Namespace, first_rows: FirstRows | None = None) -> int:

@@ -55,7 +55,8 @@ class MainWindow(QMainWindow):
 
     closed = Signal()
 
-    def __init__(self, ctx: AppContext) -> None:
+    def __init__(self, ctx: AppContext, browser: MemoryBrowser | None = None) -> None:
+        """``browser``: the Memories tab, if built already (``app.build_window_async``)."""
         super().__init__()
         self.ctx = ctx
         ctx.window = self
@@ -64,7 +65,7 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(app_icon())
         self.setAcceptDrops(True)
         self.resize(1400, 860)
-        self.browser = MemoryBrowser(ctx)
+        self.browser = browser or MemoryBrowser(ctx)
         self.sidebar = Sidebar(ctx)
         self.curator = Curator(ctx, self.browser.selected_memories, self.browser.detail, self,
                                lambda: len(self.browser.table.selected_rows()))
@@ -119,6 +120,9 @@ class MainWindow(QMainWindow):
         self._index_timer.timeout.connect(self._poll_index)
         self._index_task: asyncio.Task | None = None
         self._build = None
+        #: Files opened before start() (the command line's): listed in the sidebar once the first
+        #: rows are painted (its scan counts every file, a full read of a 1M-row file); then ``None``.
+        self._unlisted: list[Path] | None = []
 
     # ----------------------------------------------------------------- building
     def _make_status_bar(self) -> None:
@@ -261,17 +265,21 @@ class MainWindow(QMainWindow):
 
     # ----------------------------------------------------------------- starting
     def start(self) -> asyncio.Task:
-        """Scan ORA_HOME, watch for other processes' writes, then add the extra panels and services."""
-        self.sidebar.rescan()
+        """Scan ORA_HOME (once the first rows are painted when a file was opened already: the
+        sidebar then needs nothing from the scan to show it), watch for other processes' writes,
+        then add the extra panels and services."""
+        unlisted, self._unlisted = self._unlisted or [], None
+        if not unlisted:
+            self.sidebar.rescan()
         self.ctx.start_watching()
         self._index_timer.start()
-        self.panels_task = asyncio.ensure_future(self._add_panels(), loop=self.ctx.loop)
+        self.panels_task = asyncio.ensure_future(self._add_panels(unlisted), loop=self.ctx.loop)
         return self.panels_task
 
-    async def _add_panels(self) -> None:
+    async def _add_panels(self, unlisted: list[Path]) -> None:
         """Once the first rows are painted (or 1.5 s passed: no file, or it failed), so that
-        nothing else competes with them: import what the actions use when first triggered, add
-        the extra panels, start the services."""
+        nothing else competes with them: list the ``unlisted`` files in the sidebar, import what
+        the actions use when first triggered, add the extra panels, start the services."""
         painted = asyncio.Event()
         watcher = FirstRowsPainted(self.browser, painted.set)
         try:
@@ -280,6 +288,8 @@ class MainWindow(QMainWindow):
             pass
         finally:
             watcher.stop()
+        for path in unlisted:
+            self.sidebar.add_file(path)
         await self.ctx.run(import_later)
         async for title, widget in load_panels_async(self.ctx, self):
             self.panels[title] = widget
@@ -303,7 +313,10 @@ class MainWindow(QMainWindow):
             return
         path = path.resolve()
         self._remember_recent(path)
-        self.sidebar.add_file(path)
+        if self._unlisted is not None:
+            self._unlisted.append(path)  # listed by start(), once the first rows are painted
+        else:
+            self.sidebar.add_file(path)
         agent = self.ctx.home.agent_for(path)
         self.memories.setCurrentWidget(self.browser)
         self.tabs.setCurrentIndex(0)

@@ -24,10 +24,10 @@ def main() -> int:
 
         from ora_desktop.gui import app
 
-        real_build = app.build_window
+        real_build = app.build_window_async
 
-        def build_window(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
-            ctx, window = real_build(*args, **kwargs)
+        async def build_window_async(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            ctx, window = await real_build(*args, **kwargs)
             table, model = window.browser.table, window.browser.model
 
             class PaintSpy(QObject):
@@ -43,7 +43,7 @@ def main() -> int:
             table.viewport().installEventFilter(window._launch_spy)
             return ctx, window
 
-        app.build_window = build_window
+        app.build_window_async = build_window_async
         return real_start(argv, first_rows)
 
     common.start_window = start_window

@@ -178,3 +178,79 @@ def test_with_no_file_named_the_homes_first_file_is_read_ahead_and_shown(aloop, 
         window._discard_confirmed = True
         window.close()
         ctx.close()
+
+
+def test_a_file_opened_at_launch_is_listed_once_its_first_rows_are_painted_with_one_scan(
+        aloop, qtbot, filled_db, settings, monkeypatch):
+    """``ora-desktop FILE``: the sidebar's scan, which counts every file (a full read of a big
+    one), waits until the file's first rows are painted, and runs once, not twice."""
+    from PySide6.QtCore import QEvent, QObject
+
+    from ora_desktop.gui.app import build_window
+    from ora_desktop.gui.sidebar import view as sidebar_view
+
+    path = filled_db(30, site="outside", agent="opened")
+    painted, scans = [], []
+    real_scan = sidebar_view.scan
+    monkeypatch.setattr(sidebar_view, "scan", lambda *args: scans.append(bool(painted)) or real_scan(*args))
+
+    class PaintSpy(QObject):
+        def eventFilter(self, obj, event):  # noqa: N802, ANN001, ANN201
+            if event.type() == QEvent.Type.Paint and model.rowCount() and model.memory_at(0) is not None:
+                painted.append(True)
+            return False
+
+    ctx, window = build_window(parse_args([str(path)]), settings)
+    qtbot.addWidget(window)
+    try:
+        model = window.browser.model
+        spy = PaintSpy(window)
+        window.browser.table.viewport().installEventFilter(spy)
+        window.show()
+        window.start()
+        qtbot.waitUntil(lambda: window.sidebar.item_for(path) is not None
+                        and window.sidebar.item_for(path).text(1) == "30", timeout=10000)
+        qtbot.waitUntil(lambda: window.panels_task.done(), timeout=20000)
+        assert scans == [True], "one scan, after the first rows were painted"
+    finally:
+        window._discard_confirmed = True
+        window.close()
+        ctx.close()
+
+
+def test_the_window_built_in_turns_as_launched_lists_the_file_read_ahead(aloop, qtbot, filled_db, settings):
+    """``build_window_async`` (the launch's path: the Memories tab, the rest of the window and the
+    files opened, each in an event-loop turn of its own) gives the same window: the file opened,
+    its rows from the keys read ahead, the Memories tab the window's own."""
+    import gc
+
+    import qasync
+
+    from ora_desktop.core import open_store
+    from ora_desktop.core.operations.first_rows import FirstRows
+    from ora_desktop.gui.app import build_window_async
+
+    path = filled_db(25)
+    ahead = FirstRows(open_store, path)
+    importer = qasync.QThreadExecutor(1)  # the modules' import runs here; shut down below
+    aloop.set_default_executor(importer)
+    try:
+        task = aloop.create_task(build_window_async(parse_args([str(path)]), settings, ahead))
+        qtbot.waitUntil(task.done, timeout=10000)
+    finally:
+        aloop.set_default_executor(None)
+        importer.shutdown()
+    ctx, window = task.result()
+    qtbot.addWidget(window)
+    try:
+        window.show()
+        window.start()
+        model = window.browser.model
+        qtbot.waitUntil(lambda: model.rowCount() == 25 and model.memory_at(0) is not None, timeout=10000)
+        assert ahead.taken and ctx.current_path().resolve() == path.resolve()
+        assert window.memories.indexOf(window.browser) == 0 and window.browser.window() is window
+        assert gc.isenabled(), "garbage collection is back on once the window is built"
+    finally:
+        window._discard_confirmed = True
+        window.close()
+        ctx.close()
