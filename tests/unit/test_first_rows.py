@@ -59,3 +59,40 @@ def test_a_file_that_cannot_be_opened_is_left_to_the_window(tmp_path) -> None:
     assert not (tmp_path / "gone.site.db").exists(), "reading ahead creates nothing"
     ahead.close()
     missing.close()
+
+
+def test_closing_waits_for_a_read_still_running_before_closing_its_store(seed_db) -> None:
+    """A window closed (or a test ending) while the read-ahead still reads: the store is closed
+    after the read, never under it (closing a connection mid-query can crash SQLite's module)."""
+    import threading
+
+    path = make_file(seed_db, 5)
+    reading, release = threading.Event(), threading.Event()
+    events: list[str] = []
+
+    def opener(p, readonly=False):
+        store = open_store(p, readonly=readonly)
+        real_keys, real_close = store.row_keys, store.close
+
+        def slow_row_keys(query):
+            reading.set()
+            release.wait(10)
+            keys = real_keys(query)
+            events.append("read")
+            return keys
+
+        def close():
+            events.append("closed")
+            real_close()
+        store.row_keys, store.close = slow_row_keys, close
+        return store
+
+    ahead = FirstRows(opener, path)
+    assert reading.wait(10)
+    closer = threading.Thread(target=ahead.close)
+    closer.start()
+    closer.join(0.3)
+    assert closer.is_alive() and events == [], "close() must not close the store under the read"
+    release.set()
+    closer.join(10)
+    assert events == ["read", "closed"]

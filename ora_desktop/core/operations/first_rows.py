@@ -44,7 +44,8 @@ class FirstRows:
         self._taken = False
         self._adopted = False
         self._closed = threading.Event()
-        threading.Thread(target=self._read, name="ora-first-rows", daemon=True).start()
+        self._thread = threading.Thread(target=self._read, name="ora-first-rows", daemon=True)
+        self._thread.start()
 
     def _read(self) -> None:
         futures = (self.store, self.query, self.keys)
@@ -106,6 +107,10 @@ class FirstRows:
         """Let the thread end, and close the store if the window never adopted it (the window
         closes the stores it uses)."""
         self._closed.set()
+        # The read may still be running on the thread's connection: closing the store under it
+        # can crash SQLite's module (seen once in a full test run). The thread ends right after it.
+        if self._thread is not threading.current_thread():
+            self._thread.join()
         if not self._adopted and self.store.done() and self.store.exception() is None:
             self.store.result().close()
 
