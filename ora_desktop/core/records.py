@@ -148,6 +148,9 @@ class Change:
     source: str = ""
     kind: ChangeKind | None = None
     initiator: Initiator | None = None
+    #: The columns an in-place edit of ``changed`` wrote, ``None`` when not known (then views
+    #: assume any may have changed).
+    columns: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
         if self.kind is None:

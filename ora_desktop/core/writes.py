@@ -148,7 +148,7 @@ class WritesMixin:
                 )
             self._update_where("id = ?", [memory_id], values)
         memory = self.get(memory_id)
-        self._emit(Change(changed=frozenset({memory_id}), source="update"))
+        self._emit(Change(changed=frozenset({memory_id}), source="update", columns=self._written(values)))
         return memory
 
     def update_many(self: Store, ids: Iterable[str], **fields: Any) -> Change:
@@ -161,7 +161,11 @@ class WritesMixin:
         with self.write():
             changed = self._existing(ids)
             self._update_where(f"id IN {IDS_JSON}", [json.dumps(ids)], values)
-        return self._emit(Change(changed=changed, source="update_many"))
+        return self._emit(Change(changed=changed, source="update_many", columns=self._written(values)))
+
+    def _written(self: Store, values: Mapping[str, Any]) -> frozenset[str]:
+        """The columns ``_update_where`` writes for ``values`` (the sync rule's included)."""
+        return frozenset(name for name in (*values, "updated_at", "sync_status") if name in self.columns)
 
     def _existing(self: Store, ids: Sequence[str]) -> frozenset[str]:
         """Which of ``ids`` are in the file (one statement)."""

@@ -179,3 +179,28 @@ def test_an_edit_counts_again_only_its_own_file_in_the_sidebar(make_window, fill
     assert f"{before + 0.06:.2f}" in item.toolTip(0) and item.text(1) == "10"
     qtbot.wait(500)
     assert scans == []  # the other files were not read again
+
+
+def test_an_importance_edit_does_not_count_the_file_again(make_window, filled_db, qtbot, monkeypatch):
+    """An edit that leaves every health score as it was cannot move the sidebar's count or health:
+    the file is not read again (a scan of every row at a million memories)."""
+    from ora_desktop.gui.sidebar import view as sidebar_view
+
+    from .test_curate import select_id
+
+    path = filled_db(10)
+    window = make_window()
+    window.ctx.start_watching(3_600_000)  # only the window's own write in this test
+    item = window.sidebar.item_for(path)
+    qtbot.waitUntil(lambda: item is not None and "Average health" in item.toolTip(0), timeout=10000)
+    before = window.sidebar.info_for(item)
+    counted = []
+    real = sidebar_view.file_info
+    monkeypatch.setattr(sidebar_view, "file_info", lambda *args: counted.append(args[1]) or real(*args))
+    select_id(qtbot, window, "m004")
+    window.browser.detail.editor.importance.setText("9")
+    qtbot.mouseClick(window.browser.detail.save_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: db_rows(path, "SELECT importance FROM memories WHERE id = 'm004'") == [(9,)], timeout=10000)
+    qtbot.wait(800)  # past the sidebar's 300 ms recount debounce
+    assert counted == []
+    assert window.sidebar.info_for(window.sidebar.item_for(path)) == before

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from ora_desktop.core import Change, ListQuery, open_store
-from ora_desktop.core.operations.row_refresh import MAX_CHANGED, plan_refresh
+from ora_desktop.core.operations.row_refresh import MAX_CHANGED, merge_changes, plan_refresh
 
 EVERYTHING = ListQuery(limit=None)
 
@@ -183,3 +183,22 @@ def test_positions_of_a_few_rowids_and_of_many_agree():
     assert _positions(keys, few) == expected
     many = few + list(range(1000, 1000 + FEW_ROWIDS))
     assert _positions(keys, many) == expected
+
+
+def test_an_edit_names_the_columns_it_wrote_and_only_a_health_edit_can_move_file_health(seed_db) -> None:
+    from ora_desktop.core.operations.stats import health_may_change
+
+    heard: list[Change] = []
+    with open_store(seed_db()) as store:
+        store.add_many({"id": f"m{i}", "content": f"memory {i}", "type": "fact"} for i in range(3))
+        store.subscribe(heard.append)
+        store.update("m0", importance=9)
+        store.update_many(["m1", "m2"], health_score=0.5)
+    importance, health = heard[-2:]
+    assert importance.columns == {"importance", "updated_at", "sync_status"}
+    assert not health_may_change(importance)
+    assert "health_score" in health.columns and health_may_change(health)
+    assert merge_changes([importance, health]).columns == importance.columns | health.columns
+    assert merge_changes([importance, Change(changed=frozenset({"m0"}))]).columns is None  # one unknown
+    assert health_may_change(Change(changed=frozenset({"m0"})))  # columns unknown: assume it can
+    assert health_may_change(Change(added=frozenset({"m9"}), columns=frozenset({"importance"})))

@@ -115,9 +115,10 @@ def merge_changes(changes: Sequence[Change]) -> Change:
             return change
     if len(changes) == 1:
         return changes[0]
+    columns = None if any(c.columns is None for c in changes) else frozenset().union(*(c.columns for c in changes))
     return Change(added=frozenset().union(*(c.added for c in changes)),
                   changed=frozenset().union(*(c.changed for c in changes)),
-                  removed=frozenset().union(*(c.removed for c in changes)))
+                  removed=frozenset().union(*(c.removed for c in changes)), columns=columns)
 
 
 def _positions(keys: Sequence[int], rowids: list[int]) -> dict[int, int]:

@@ -20,6 +20,7 @@ from ..errors import OraError
 from ..health_buckets import HEALTH_BUCKETS, UNKNOWN
 from ..history import history
 from ..rawsql import all_rows
+from ..records import Change
 from ..schema import RECALL_THRESHOLD
 from ..store import Store
 
@@ -47,6 +48,14 @@ def file_health(store: Store) -> FileHealth:
         "SELECT count(*), avg(health_score), sum(health_score <= ?) FROM memories", (RECALL_THRESHOLD,)
     )[0]
     return FileHealth(count=row[0], average_health=row[1], low_health=row[2] or 0, warnings=tuple(store.warnings))
+
+
+def health_may_change(change: Change) -> bool:
+    """Whether ``change`` can move a file's :class:`FileHealth` (its count or its health figures):
+    not when it only edited rows in place through columns other than ``health_score``."""
+    if change.membership_changed or change.columns is None:
+        return True
+    return "health_score" in change.columns
 
 
 def last_check_damage(path: Path) -> str | None:

@@ -16,6 +16,7 @@ from PySide6.QtGui import QBrush, QColor, QIcon, QPainter, QPalette, QPixmap
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTreeWidget, QTreeWidgetItem, QWidget
 
 from ...core import AgentFile, Change
+from ...core.operations.stats import health_may_change
 from ..context import AppContext, path_of
 from ..memories.delegates import health_color
 from ..resources import icon
@@ -99,6 +100,8 @@ class Sidebar(QTreeWidget):
         if change.membership_changed or self.item_for(Path(path)) is None:
             self.rescan_soon()
             return
+        if not health_may_change(change):
+            return  # an importance, content or type edit: the count and health shown still hold
         self._edited.add(Path(path).resolve())
         self._edit_debounce.start()
 
