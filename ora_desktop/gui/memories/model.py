@@ -54,6 +54,10 @@ ROW_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 RIGHT = int((Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter).value)
 DIRTY_COLOR = QColor("#d98a1c")
 _KEY = struct.Struct("=q")  # one row key as stored in the keys array
+#: The roles :meth:`MemoryTableModel.data` can answer (a delegate also asks for check state,
+#: background and more, for every cell).
+_ANSWERED = frozenset({DISPLAY, TOOLTIP, DECORATION, ALIGNMENT, FOREGROUND, FONT,
+                       int(MEMORY_ROLE), int(HEALTH_ROLE), int(ID_ROLE)})
 
 
 @functools.cache
@@ -267,11 +271,18 @@ class MemoryTableModel(QAbstractTableModel):
         return ROW_FLAGS if index.isValid() else Qt.ItemFlag.NoItemFlags
 
     def data(self, index: Index, role: int = DISPLAY) -> Any:
-        # Called for every cell and role on each paint: plain int comparisons, cheap paths first.
+        # Called for every cell and role on each paint (seven roles a cell): plain int comparisons,
+        # and the roles no cell answers, or that the column alone answers, before the row's lookup.
+        if role not in _ANSWERED:
+            return None
         row = index.row()
         if row < 0 or row >= len(self.keys):
             return None
         column = self.columns[index.column()]
+        if role == ALIGNMENT:
+            return RIGHT if column.numeric else None
+        if role == DECORATION and column.key != "sync":
+            return None
         memory = self._memory(row)
         if memory is None:
             return "…" if role == DISPLAY and column.key == "content" else None
@@ -281,11 +292,7 @@ class MemoryTableModel(QAbstractTableModel):
             if memory.superseded_by or (memory.expires_at is not None and memory.expires_at < _now()):
                 return QApplication.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text)
             return DIRTY_COLOR if column.key == "dirty" else None
-        if role == ALIGNMENT:
-            return RIGHT if column.numeric else None
         if role == DECORATION:
-            if column.key != "sync":
-                return None
             return icon(f"sync-{memory.sync_status}" if memory.sync_status else "sync-unknown")
         if role == TOOLTIP:
             return column.tooltip(memory) if column.tooltip else None
