@@ -73,7 +73,6 @@ def apply_scheme(app: QApplication, scheme: Qt.ColorScheme) -> None:
 
 #: Style sheets for single widgets, by the widget's object name (see :func:`styled`).
 WIDGET_SHEETS = {
-    "MemoryTable": "QTableView { gridline-color: palette(midlight); } QTableView::item { padding: 2px 6px; }",
     "EmptyState": "QLabel { color: palette(placeholder-text); font-size: 14px; }",
     "ValidationMessage": "QLabel { color: #c0392b; font-weight: 600; }",
     "QuickFilter": (

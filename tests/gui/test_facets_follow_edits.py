@@ -154,3 +154,50 @@ def test_typing_counts_the_facets_of_the_words_it_rests_on_only(make_window, fil
     qtbot.waitUntil(lambda: sum(int(n) for n in shown_counts(window, "type").values()) == 20, timeout=10000)
     qtbot.wait(300)
     assert counted == ["coffee"]  # ...from one count of every match, for the words typed last
+
+
+def test_clearing_a_search_shows_the_listings_counts_again_without_counting_every_row(
+        make_window, filled_db, qtbot, monkeypatch):
+    """On a million memories a listing's count takes seconds of a core: clearing a search brings
+    back the counts from before it at once (the scroll that usually follows is not slowed)."""
+    filled_db(30)
+    window = make_window()
+    window.ctx.start_watching(3_600_000)
+    wait_idle(qtbot, window)
+    qtbot.waitUntil(lambda: shown_counts(window, "importance").get("9") == "3", timeout=10000)
+    before = {group: shown_counts(window, group) for group in ("type", "importance", "health")}
+    counted: list = []
+    real = controller_module.count_answer_facets
+    monkeypatch.setattr(controller_module, "count_answer_facets",
+                        lambda store, answer, *rest: counted.append(answer.ranked) or real(store, answer, *rest))
+    controller = window.browser.controller
+    controller.set_text("deploys", immediate=True)
+    qtbot.waitUntil(lambda: counted == [True] and shown_counts(window, "type") != before["type"], timeout=10000)
+    controller.set_text("", immediate=True)
+    qtbot.waitUntil(lambda: shown_counts(window, "type") == before["type"], timeout=10000)
+    wait_idle(qtbot, window)
+    qtbot.wait(300)
+    assert counted == [True]  # the search's count only: the listing's came back as they were
+    assert {group: shown_counts(window, group) for group in before} == before
+    assert window.browser.model.rowCount() == 30
+
+
+def test_after_a_write_clearing_a_search_counts_the_listing_again(make_window, filled_db, qtbot, monkeypatch):
+    filled_db(30)
+    window = make_window()
+    window.ctx.start_watching(3_600_000)
+    wait_idle(qtbot, window)
+    qtbot.waitUntil(lambda: shown_counts(window, "importance").get("9") == "3", timeout=10000)
+    controller = window.browser.controller
+    controller.set_text("deploys", immediate=True)  # m000, m003, ... m027 match
+    wait_idle(qtbot, window)
+    select_id(qtbot, window, "m003")  # importance 4
+    window.browser.detail.editor.importance.setText("9")
+    qtbot.mouseClick(window.browser.detail.save_button, Qt.MouseButton.LeftButton)
+    model = window.browser.model
+    qtbot.waitUntil(lambda: any(model.memory_at(r) is not None and model.memory_at(r).id == "m003"
+                                and model.memory_at(r).importance == 9 for r in range(model.rowCount())),
+                    timeout=10000)
+    controller.set_text("", immediate=True)
+    qtbot.waitUntil(lambda: shown_counts(window, "importance").get("9") == "4", timeout=10000)
+    assert shown_counts(window, "importance")["4"] == "2"

@@ -168,3 +168,38 @@ def test_own_edit_updates_the_row(ctx, qtbot, filled_db):
     ctx.loop.create_task(ctx.run(ctx.store_for(path).update, target.id, content="Edited here"))
     qtbot.waitUntil(lambda: any((m := model.memory_at(r)) is not None and m.content == "Edited here"
                                 for r in range(10)), timeout=5000)
+
+
+def test_every_cell_is_painted_with_its_own_values(ctx, qtbot, filled_db):
+    """A delegate asks for all of a cell's roles at once and reuses that request from cell to cell:
+    each cell shows its own text, alignment, icon and colour, never the previous cell's."""
+    from PySide6.QtWidgets import QStyleOptionViewItem
+
+    path = filled_db(6)
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE memories SET expires_at = '2020-01-01 00:00:00' WHERE id = 'm001'")  # shown grey
+    conn.execute("UPDATE memories SET sync_status = 'local_only' WHERE id = 'm002'")
+    conn.commit()
+    conn.close()
+    model = loaded_model(ctx, qtbot, path)
+    table = MemoryTable(model)
+    qtbot.addWidget(table)
+    fetch_all_visible(model, qtbot, range(6))
+    delegate = table.itemDelegate()
+    for row in range(6):
+        for column in range(len(COLUMNS)):
+            index = model.index(row, column)
+            option = QStyleOptionViewItem()
+            delegate.initStyleOption(option, index)
+            assert option.text == (model.data(index) or "")
+            assert option.icon.isNull() == (model.data(index, Qt.ItemDataRole.DecorationRole) is None)
+            aligned_right = bool(option.displayAlignment & Qt.AlignmentFlag.AlignRight)
+            assert aligned_right == COLUMNS[column].numeric
+            foreground = model.data(index, Qt.ItemDataRole.ForegroundRole)
+            if foreground is not None:
+                assert option.palette.color(option.palette.ColorRole.Text) == foreground
+            else:
+                assert option.palette.color(option.palette.ColorRole.Text) == table.palette().color(
+                    table.palette().ColorRole.Text)
+    expired = next(r for r in range(6) if model.memory_at(r).id == "m001")
+    assert model.data(model.index(expired, 0), Qt.ItemDataRole.ForegroundRole) is not None

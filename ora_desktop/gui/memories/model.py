@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QModelRoleDataSpan, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication
 
@@ -50,10 +50,13 @@ DECORATION = int(Qt.ItemDataRole.DecorationRole.value)
 ALIGNMENT = int(Qt.ItemDataRole.TextAlignmentRole.value)
 FOREGROUND = int(Qt.ItemDataRole.ForegroundRole.value)
 FONT = int(Qt.ItemDataRole.FontRole.value)
-ROW_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 RIGHT = int((Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter).value)
 DIRTY_COLOR = QColor("#d98a1c")
 _KEY = struct.Struct("=q")  # one row key as stored in the keys array
+#: The roles :meth:`MemoryTableModel.data` can answer (a delegate also asks for check state,
+#: background and more, for every cell).
+_ANSWERED = frozenset({DISPLAY, TOOLTIP, DECORATION, ALIGNMENT, FOREGROUND, FONT,
+                       int(MEMORY_ROLE), int(HEALTH_ROLE), int(ID_ROLE)})
 
 
 @functools.cache
@@ -251,6 +254,13 @@ class MemoryTableModel(QAbstractTableModel):
     def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008
         return 0 if parent.isValid() else len(self.columns)
 
+    def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:  # noqa: B008
+        """As Qt's own, in one call into Python (Qt's asks :meth:`rowCount` and :meth:`columnCount`:
+        two calls per cell painted)."""
+        if parent.isValid() or not (0 <= row < len(self.keys) and 0 <= column < len(self.columns)):
+            return QModelIndex()
+        return self.createIndex(row, column)
+
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
         if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(self.columns):
             return None
@@ -263,15 +273,39 @@ class MemoryTableModel(QAbstractTableModel):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
 
-    def flags(self, index: Index) -> Qt.ItemFlag:
-        return ROW_FLAGS if index.isValid() else Qt.ItemFlag.NoItemFlags
+    # flags(): QAbstractTableModel's own (enabled, selectable, no children), answered in C++: a
+    # Python override is one more call into Python per cell painted.
 
     def data(self, index: Index, role: int = DISPLAY) -> Any:
-        # Called for every cell and role on each paint: plain int comparisons, cheap paths first.
+        # Called for every cell and role on each paint (seven roles a cell, unless through
+        # multiData): the roles no cell answers, or that the column alone answers, before the row.
+        if role not in _ANSWERED:
+            return None
         row = index.row()
         if row < 0 or row >= len(self.keys):
             return None
-        column = self.columns[index.column()]
+        return self._value(row, self.columns[index.column()], role)
+
+    def multiData(self, index: Index, roleDataSpan: QModelRoleDataSpan) -> None:  # noqa: N802, N803
+        """Every role a delegate asks for, in one call (Qt's default calls :meth:`data` once per
+        role: each call into Python from the painting thread may wait for the GIL a worker holds).
+        Every item is set or cleared: a delegate reuses its span from cell to cell."""
+        row = index.row()
+        column = self.columns[index.column()] if 0 <= row < len(self.keys) else None
+        for item in roleDataSpan:
+            role = item.role()
+            value = None if column is None or role not in _ANSWERED else self._value(row, column, role)
+            if value is None:
+                item.clearData()
+            else:
+                item.setData(value)
+
+    def _value(self, row: int, column: Column, role: int) -> Any:
+        """The value of one answered role at ``row`` (a valid row) and ``column``."""
+        if role == ALIGNMENT:
+            return RIGHT if column.numeric else None
+        if role == DECORATION and column.key != "sync":
+            return None
         memory = self._memory(row)
         if memory is None:
             return "…" if role == DISPLAY and column.key == "content" else None
@@ -281,11 +315,7 @@ class MemoryTableModel(QAbstractTableModel):
             if memory.superseded_by or (memory.expires_at is not None and memory.expires_at < _now()):
                 return QApplication.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text)
             return DIRTY_COLOR if column.key == "dirty" else None
-        if role == ALIGNMENT:
-            return RIGHT if column.numeric else None
         if role == DECORATION:
-            if column.key != "sync":
-                return None
             return icon(f"sync-{memory.sync_status}" if memory.sync_status else "sync-unknown")
         if role == TOOLTIP:
             return column.tooltip(memory) if column.tooltip else None

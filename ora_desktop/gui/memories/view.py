@@ -7,9 +7,8 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTableView, QWidget
 
 from ...core import Memory
-from ..theme import styled
 from .columns import COLUMNS, column_index
-from .delegates import HealthDelegate, HighlightDelegate
+from .delegates import CELL_PADDING, HealthDelegate, HighlightDelegate, PaddedDelegate
 from .model import MemoryTableModel
 
 SETTINGS_KEY = "memories/header-v2"  # v2: compact default columns
@@ -24,8 +23,7 @@ class MemoryTable(QTableView):
     def __init__(self, model: MemoryTableModel, settings: QSettings | None = None,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        styled(self, "MemoryTable")
-        self.setObjectName("MemoryTable")
+        self.setObjectName("MemoryTable")  # no style sheet: the delegates draw the cells' padding
         self.settings = settings
         self.setModel(model)
         self.memory_model = model
@@ -48,9 +46,10 @@ class MemoryTable(QTableView):
         header.setMinimumSectionSize(36)
         header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         header.customContextMenuRequested.connect(self._header_menu)
-        self.highlight = HighlightDelegate(self)
+        self.setItemDelegate(PaddedDelegate(self, CELL_PADDING))
+        self.highlight = HighlightDelegate(self, CELL_PADDING)
         self.setItemDelegateForColumn(column_index("content"), self.highlight)
-        self.setItemDelegateForColumn(column_index("health"), HealthDelegate(self))
+        self.setItemDelegateForColumn(column_index("health"), HealthDelegate(self, CELL_PADDING))
         for i, column in enumerate(COLUMNS):
             self.setColumnWidth(i, column.width)
             self.setColumnHidden(i, not column.default)
