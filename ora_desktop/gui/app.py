@@ -131,8 +131,9 @@ async def build_window_async(args: argparse.Namespace, settings: QSettings | Non
                              first_rows: FirstRows | None = None):  # noqa: ANN201
     """:func:`build_window`, with the window's modules imported on a worker thread first (the
     import is the slow part of starting; the GUI thread stays free meanwhile), and the window
-    built in three event-loop turns (the Memories tab, the rest, the files opened), so that no
-    one turn blocks the GUI thread for the whole build; returns in a turn of its own.
+    built in event-loop turns (the Memories tab, the rest, the files opened, then its parts drawn
+    once ahead of ``show()``: ``MainWindow.prepare_first_paint``), so that no one turn blocks the
+    GUI thread for long; returns in a turn of its own.
 
     No garbage collection runs meanwhile (as from the command line's start): a full collection
     over the objects the import made (~100 ms) would land in one of these turns; tune_gc() turns
@@ -149,6 +150,8 @@ async def build_window_async(args: argparse.Namespace, settings: QSettings | Non
         window = MainWindow(ctx, browser)
         await asyncio.sleep(0)
         _open_files(window, args)
+        for _part in window.prepare_first_paint():
+            await asyncio.sleep(0)
     finally:
         gc.enable()  # done by tune_gc() already, unless the build failed
     await asyncio.sleep(0)
