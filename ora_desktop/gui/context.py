@@ -22,7 +22,8 @@ The contract (other GUI features code against it):
 - ``ctx.adopt_first_rows(first_rows)`` / ``await ctx.first_rows(store, query)`` — the file and
   first screenful read while the window was starting (``core.operations.first_rows``): its store
   is the one ``store_for`` returns, and its keys answer the table's first listing if it is the
-  same query (else ``None``, and the table reads them itself).
+  same query (else ``None``, and the table reads them itself); ``await ctx.first_memories()`` —
+  the memories those keys list, read with them (the first paint shows rows, not placeholders).
 - ``await ctx.run(fn, *args, **kw)`` — runs ``fn`` in a thread pool through
   ``loop.run_in_executor`` and returns its result on the GUI thread. Every database call goes
   through here: never call the store on the GUI thread, never emit signals from worker threads.
@@ -53,7 +54,7 @@ from ..core import AgentFile, Change, OraError, OraHome, Store, open_store
 if TYPE_CHECKING:
     from array import array
 
-    from ..core import ListQuery
+    from ..core import ListQuery, Memory
     from ..core.operations.first_rows import FirstRows
     from .main_window import MainWindow
 
@@ -139,6 +140,13 @@ class AppContext(QObject):
         if self._first_rows is None:
             return None
         return await asyncio.wrap_future(self._first_rows.take(store, query), loop=self.loop)
+
+    async def first_memories(self) -> list[Memory] | None:
+        """The memories listed by the keys :meth:`first_rows` handed out, read ahead with them
+        (``None``: none were handed out, or that read failed)."""
+        if self._first_rows is None:
+            return None
+        return await asyncio.wrap_future(self._first_rows.taken_memories(), loop=self.loop)
 
     def cached_store(self, path: str | Path) -> Store | None:
         """The store of ``path`` if it is already open (never opens)."""

@@ -254,3 +254,52 @@ def test_the_window_built_in_turns_as_launched_lists_the_file_read_ahead(aloop, 
         window._discard_confirmed = True
         window.close()
         ctx.close()
+
+
+def test_the_first_rows_read_ahead_are_shown_at_once_not_as_placeholders(aloop, qtbot, filled_db, settings,
+                                                                         monkeypatch):
+    """At launch the memories of the first screenful are read with their keys: when the table
+    first lists rows it already has their contents (no placeholder rows painted, then filled)."""
+    import qasync
+
+    from ora_desktop.core import open_store
+    from ora_desktop.core.operations.first_rows import FIRST_ROWS, FirstRows
+    from ora_desktop.gui.app import build_window_async
+    from ora_desktop.gui.memories.model import MemoryTableModel
+
+    listed: list[tuple[int, bool]] = []  # (rows, every row already has its memory), at each reset
+    made = MemoryTableModel.__init__
+
+    def spied(model: MemoryTableModel, *args, **kwargs) -> None:  # noqa: ANN002, ANN003
+        made(model, *args, **kwargs)
+        model.modelReset.connect(lambda: listed.append(
+            (model.rowCount(), all(model.memory_at(row) is not None for row in range(model.rowCount())))))
+
+    monkeypatch.setattr(MemoryTableModel, "__init__", spied)
+
+    path = filled_db(FIRST_ROWS + 50)
+    ahead = FirstRows(open_store, path)
+    importer = qasync.QThreadExecutor(1)
+    aloop.set_default_executor(importer)
+    try:
+        task = aloop.create_task(build_window_async(parse_args([str(path)]), settings, ahead))
+        qtbot.waitUntil(task.done, timeout=10000)
+    finally:
+        aloop.set_default_executor(None)
+        importer.shutdown()
+    ctx, window = task.result()
+    qtbot.addWidget(window)
+    model = window.browser.model
+    try:
+        window.show()
+        window.start()
+        qtbot.waitUntil(lambda: model.rowCount() == FIRST_ROWS + 50 and not model.is_loading(), timeout=10000)
+        assert ahead.taken
+        listed_rows = [reset for reset in listed if reset[0]]
+        assert listed_rows and listed_rows[0] == (FIRST_ROWS, True), "the first rows come with their memories"
+        with open_store(path) as store:
+            assert [model.memory_at(row) for row in range(FIRST_ROWS)] == store.by_rowids(model.keys[:FIRST_ROWS])
+    finally:
+        window._discard_confirmed = True
+        window.close()
+        ctx.close()

@@ -96,3 +96,25 @@ def test_closing_waits_for_a_read_still_running_before_closing_its_store(seed_db
     release.set()
     closer.join(10)
     assert events == ["read", "closed"]
+
+
+def test_the_memories_of_the_keys_handed_out_come_with_them(seed_db) -> None:
+    path = make_file(seed_db, 30)
+    ahead = FirstRows(open_store, path, rows=10)
+    store = ahead.opened(path, readonly=False)
+    assert ahead.taken_memories().result(timeout=10) is None, "nothing before the keys are handed out"
+    keys = ahead.take(store, default_query(store, 10)).result(timeout=10)
+    memories = ahead.taken_memories().result(timeout=10)
+    assert [m.rowid for m in memories] == list(keys) and memories == store.by_rowids(keys)
+    ahead.close()
+    store.close()
+
+
+def test_no_memories_when_the_keys_answered_another_query(seed_db) -> None:
+    path = make_file(seed_db, 5)
+    ahead = FirstRows(open_store, path)
+    store = ahead.opened(path, readonly=False)
+    assert ahead.take(store, ListQuery(order_by="importance", limit=FIRST_ROWS)).result(timeout=10) is None
+    assert ahead.taken_memories().result(timeout=10) is None
+    ahead.close()
+    store.close()

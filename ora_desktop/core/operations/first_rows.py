@@ -4,7 +4,8 @@ At a million memories the window's first rows need one top-N sort over the whole
 third of a second, spent inside SQLite with the GIL released). ``ora-desktop FILE`` starts
 :class:`FirstRows` before it imports Qt and the window, so that sort runs on another core while
 the imports run; the window then adopts the opened store and, if its first listing asks for the
-same query, the keys already read (``AppContext.adopt_first_rows``). Anything else (another sort
+same query, the keys already read and the memories they list (so that the table's first paint
+shows rows, not placeholders: ``AppContext.adopt_first_rows``). Anything else (another sort
 saved by the table, a search typed first) simply runs as usual: nothing is guessed.
 
 The store is opened exactly as the window opens it, before the query, so a write by another
@@ -20,6 +21,7 @@ from concurrent.futures import Future
 from pathlib import Path
 
 from ..listing import ListQuery
+from ..records import Memory
 from ..store import Store
 
 #: How many rows the window lists at once before reading every key (the table's first screenful).
@@ -41,19 +43,23 @@ class FirstRows:
         #: The query the keys answer, known once the store is open.
         self.query: Future[ListQuery] = Future()
         self.keys: Future[array] = Future()
+        #: The memories those keys list, in their order (read right after the keys).
+        self.memories: Future[list[Memory]] = Future()
         self._taken = False
+        self._handed = False  # the keys were handed out (they answered the query asked)
         self._adopted = False
         self._closed = threading.Event()
         self._thread = threading.Thread(target=self._read, name="ora-first-rows", daemon=True)
         self._thread.start()
 
     def _read(self) -> None:
-        futures = (self.store, self.query, self.keys)
+        futures = (self.store, self.query, self.keys, self.memories)
         try:
             store = self.open_store(self.path, readonly=self.readonly)
             self.store.set_result(store)
             self.query.set_result(default_query(store, self.rows))
             self.keys.set_result(store.row_keys(self.query.result()))
+            self.memories.set_result(store.by_rowids(self.keys.result()))
         except BaseException as exc:  # noqa: BLE001 (handed on: the window tries again and reports it)
             for future in futures:
                 if not future.done():
@@ -87,7 +93,8 @@ class FirstRows:
         self._taken = True
 
         def keys_read(keys: Future[array]) -> None:
-            answer.set_result(keys.result() if keys.exception() is None else None)
+            self._handed = keys.exception() is None
+            answer.set_result(keys.result() if self._handed else None)
 
         def planned(plan: Future[ListQuery]) -> None:
             if plan.exception() is None and plan.result() == query:
@@ -97,6 +104,21 @@ class FirstRows:
 
         self.query.add_done_callback(planned)
         return answer
+
+    def taken_memories(self) -> Future[list[Memory] | None]:
+        """Once the keys were handed out by :meth:`take`: a future of the memories they list, in
+        their order (``None`` if that read failed); before that, or if they never were, of ``None``."""
+        if not self._handed:
+            answer: Future[list[Memory] | None] = Future()
+            answer.set_result(None)
+            return answer
+        read: Future[list[Memory] | None] = Future()
+
+        def done(memories: Future[list[Memory]]) -> None:
+            read.set_result(memories.result() if memories.exception() is None else None)
+
+        self.memories.add_done_callback(done)
+        return read
 
     @property
     def taken(self) -> bool:

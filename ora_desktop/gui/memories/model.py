@@ -180,11 +180,12 @@ class MemoryTableModel(QAbstractTableModel):
                 # A first screenful at once (LIMIT: a top-N sort), then every key (appended below).
                 first_query = query.with_(limit=FIRST_ROWS)
                 first = await self.ctx.first_rows(store, first_query)  # read while the window started
+                ahead = None if first is None else await self.ctx.first_memories()  # and its rows
                 if first is None:
                     first = await self.ctx.run(loader, store, first_query)
                 if generation != self._generation:
                     return
-                self._replace_keys(first, keep_rows=False)
+                self._replace_keys(first, keep_rows=False, rows=ahead)
                 if len(first) < FIRST_ROWS:
                     self._finish(generation)
                     return
@@ -226,7 +227,9 @@ class MemoryTableModel(QAbstractTableModel):
             await asyncio.sleep(0.005)
         await asyncio.sleep(0)  # and repaints them
 
-    def _replace_keys(self, keys: array, keep_rows: bool) -> None:
+    def _replace_keys(self, keys: array, keep_rows: bool, rows: Sequence[Memory] | None = None) -> None:
+        """``rows``: memories already read for these keys (the launch's read-ahead): their whole
+        pages are cached before the view sees the keys, so its first paint shows them."""
         self.beginResetModel()
         self.keys = keys
         self.keys_store = self._loading_store
@@ -236,6 +239,12 @@ class MemoryTableModel(QAbstractTableModel):
             self._pages.clear()
             self._stale.clear()
         self._wanted.clear()
+        if rows:
+            by_rowid = {m.rowid: m for m in rows}
+            for start in range(0, len(keys), self.page_size):
+                page = keys[start:start + self.page_size]
+                if all(rid in by_rowid for rid in page):
+                    self._pages[start // self.page_size] = {rid: by_rowid[rid] for rid in page}
         self.endResetModel()
 
     def _finish(self, generation: int) -> None:
