@@ -131,7 +131,7 @@ async def build_window_async(args: argparse.Namespace, settings: QSettings | Non
                              first_rows: FirstRows | None = None):  # noqa: ANN201
     """:func:`build_window`, with the window's modules imported on a worker thread first (the
     import is the slow part of starting; the GUI thread stays free meanwhile), and the window
-    built in event-loop turns (the Memories tab, the rest, the files opened, then its parts drawn
+    built in event-loop turns (the detail pane, the Memories tab, the rest, the files opened, its parts drawn
     once ahead of ``show()``: ``MainWindow.prepare_first_paint``), so that no one turn blocks the
     GUI thread for long; returns in a turn of its own.
 
@@ -141,11 +141,14 @@ async def build_window_async(args: argparse.Namespace, settings: QSettings | Non
     gc.disable()
     try:
         await asyncio.get_running_loop().run_in_executor(None, importlib.import_module, "ora_desktop.gui.main_window")
+        from .detail.view import DetailPane
         from .main_window import MainWindow
         from .memories.page import MemoryBrowser
 
         ctx = _context(args, settings, first_rows)
-        browser = MemoryBrowser(ctx)
+        detail = DetailPane(ctx)
+        await asyncio.sleep(0)
+        browser = MemoryBrowser(ctx, detail=detail)
         await asyncio.sleep(0)
         window = MainWindow(ctx, browser)
         await asyncio.sleep(0)

@@ -31,7 +31,8 @@ class MemoryBrowser(QWidget):
     store_shown = Signal(object)  # Store | None
     counts_changed = Signal(int, int)  # rows listed, rows selected
 
-    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: AppContext, parent: QWidget | None = None, detail: DetailPane | None = None) -> None:
+        """``detail``: the detail pane, if built already (the launch builds it in a turn of its own)."""
         super().__init__(parent)
         self.setObjectName("MemoryBrowser")
         self.ctx = ctx
@@ -45,7 +46,7 @@ class MemoryBrowser(QWidget):
         self.search = SearchBar(self.controller)
         self.facets = FacetPanel(self.controller)
         self.everywhere = EverywhereView()
-        self.detail = DetailPane(ctx)
+        self.detail = detail or DetailPane(ctx)
         self.message = QLabel()
         styled(self.message, "EmptyState")
         self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
