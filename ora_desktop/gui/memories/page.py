@@ -46,7 +46,7 @@ class MemoryBrowser(QWidget):
         self.search = SearchBar(self.controller)
         self.facets = FacetPanel(self.controller)
         self.everywhere = EverywhereView()
-        self.detail = detail or DetailPane(ctx)
+        self.detail = detail if detail is not None else DetailPane(ctx)
         self.message = QLabel()
         styled(self.message, "EmptyState")
         self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
