@@ -151,6 +151,21 @@ def test_a_keystroke_runs_the_engine_once(make_window, filled_db, qtbot, monkeyp
     assert answers[-1].total == 20
 
 
+def test_hits_are_painted_with_their_rows_not_blank_first(make_window, filled_db, qtbot):
+    """The table shows a keystroke's hits the moment it lists them: no frame of empty rows."""
+    filled_db(60)
+    window = make_window()
+    browser = window.browser
+    model = browser.model
+    at_reset = []
+    model.modelReset.connect(lambda: at_reset.append([model.memory_at(r) for r in range(model.rowCount())]))
+    browser.search.field.setText("deploys")
+    qtbot.waitUntil(lambda: model.rowCount() == 20 and not model.is_loading(), timeout=10000)
+    wait_idle(qtbot, window)
+    assert at_reset and len(at_reset[-1]) == 20
+    assert all(m is not None and "deploys" in m.content for m in at_reset[-1])
+
+
 def test_a_superseded_keystroke_is_not_applied(make_window, filled_db, qtbot, monkeypatch):
     from ora_desktop.core.search import ensure_index
 

@@ -147,16 +147,19 @@ class MemoryTableModel(QAbstractTableModel):
         self.loader = loader or default_loader
         self.reload()
 
-    def show_keys(self, keys: array, query: ListQuery, loader: KeyLoader) -> None:
+    def show_keys(self, keys: array, query: ListQuery, loader: KeyLoader,
+                  first_rows: Sequence[Memory] = ()) -> None:
         """Show row keys computed elsewhere (a search answer) for ``query``, with no query of its
-        own; ``loader`` computes them again after a write or a sort."""
+        own; ``loader`` computes them again after a write or a sort. ``first_rows``: memories of
+        the first page read with the keys, so the table paints them at once (not placeholders
+        first, then the rows after one more read)."""
         if self._reload_task is not None and not self._reload_task.done():
             self._reload_task.cancel()
         self._generation += 1
         self._reordering = False
         self.query, self.loader = query, loader
         self._loading_store = self.store
-        self._replace_keys(keys, keep_rows=False)
+        self._replace_keys(keys, keep_rows=False, first_rows=first_rows)
         self._finish(self._generation)
 
     def reload(self, keep_rows: bool = False, reorder: bool = False) -> asyncio.Task:
@@ -226,7 +229,7 @@ class MemoryTableModel(QAbstractTableModel):
             await asyncio.sleep(0.005)
         await asyncio.sleep(0)  # and repaints them
 
-    def _replace_keys(self, keys: array, keep_rows: bool) -> None:
+    def _replace_keys(self, keys: array, keep_rows: bool, first_rows: Sequence[Memory] = ()) -> None:
         self.beginResetModel()
         self.keys = keys
         self.keys_store = self._loading_store
@@ -235,6 +238,9 @@ class MemoryTableModel(QAbstractTableModel):
         else:
             self._pages.clear()
             self._stale.clear()
+            if first_rows:
+                by_rowid = {m.rowid: m for m in first_rows}
+                self._pages[0] = {rid: by_rowid[rid] for rid in keys[:self.page_size] if rid in by_rowid}
         self._wanted.clear()
         self.endResetModel()
 
