@@ -151,6 +151,52 @@ def test_a_keystroke_runs_the_engine_once(make_window, filled_db, qtbot, monkeyp
     assert answers[-1].total == 20
 
 
+def test_hits_are_painted_with_their_rows_not_blank_first(make_window, filled_db, qtbot):
+    """The table shows a keystroke's hits the moment it lists them: no frame of empty rows."""
+    filled_db(60)
+    window = make_window()
+    browser = window.browser
+    model = browser.model
+    at_reset = []
+    model.modelReset.connect(lambda: at_reset.append([model.memory_at(r) for r in range(model.rowCount())]))
+    browser.search.field.setText("deploys")
+    qtbot.waitUntil(lambda: model.rowCount() == 20 and not model.is_loading(), timeout=10000)
+    wait_idle(qtbot, window)
+    assert at_reset and len(at_reset[-1]) == 20
+    assert all(m is not None and "deploys" in m.content for m in at_reset[-1])
+
+
+def test_a_keystroke_paints_the_table_once(make_window, filled_db, qtbot):
+    """The previous hits are not painted again with the new words' marks just before the new
+    hits replace them: one table paint per keystroke, with the marks right."""
+    from PySide6.QtCore import QEvent, QObject
+
+    class Paints(QObject):
+        count = 0
+
+        def eventFilter(self, watched, event):  # noqa: N802
+            if event.type() == QEvent.Type.Paint:
+                self.count += 1
+            return False
+
+    filled_db(60)
+    window = make_window()
+    browser = window.browser
+    browser.controller.set_text("deploy", immediate=True)
+    qtbot.waitUntil(lambda: browser.model.rowCount() == 20 and not browser.model.is_loading(), timeout=10000)
+    wait_idle(qtbot, window)
+    qtbot.wait(300)
+    paints = Paints()
+    browser.table.viewport().installEventFilter(paints)
+    browser.controller.set_text("deploys", immediate=True)
+    qtbot.waitUntil(lambda: browser.controller.terms == ("deploys",) and not browser.model.is_loading(),
+                    timeout=10000)
+    qtbot.wait(300)
+    assert paints.count == 1
+    assert browser.table.highlight.terms == ("deploys",)
+    assert all("deploys" in m.content for m in shown(window))
+
+
 def test_a_superseded_keystroke_is_not_applied(make_window, filled_db, qtbot, monkeypatch):
     from ora_desktop.core.search import ensure_index
 

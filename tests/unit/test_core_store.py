@@ -600,3 +600,20 @@ def test_a_commit_landing_right_after_ours_is_someone_elses(store, db):
     raw(db, "UPDATE memories SET content = 'theirs' WHERE id = 'm-task'")
     store._watch.own_commit_ended(connection)  # we changed nothing, yet the counter moved
     assert store.changed_externally()
+
+
+def test_row_keys_match_sqlite_order_across_parse_slices(store, db, monkeypatch):
+    """Keys are read joined and parsed a slice at a time: every slice boundary keeps them whole."""
+    from ora_desktop.core import store as store_module
+
+    raw(db, "INSERT INTO memories (id, content, type, importance, created_at, updated_at) "
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000) "
+            "SELECT 'bulk-' || i, 'row ' || i, 'fact', 1 + i % 10, datetime('now'), datetime('now') FROM n")
+    raw(db, "INSERT INTO memories (rowid, id, content, type, importance, created_at, updated_at) "
+            "VALUES (-5, 'negative', 'rowid below zero', 'fact', 10, datetime('now'), datetime('now'))")
+    monkeypatch.setattr(store_module, "KEY_SLICE", 7)  # many slices
+    expected = [r[0] for r in raw(db, "SELECT rowid FROM memories ORDER BY importance DESC, rowid DESC")]
+    assert list(store.row_keys(order_by="importance", descending=True, limit=None)) == expected
+    assert list(store.row_keys(order_by="importance", descending=True, limit=5)) == expected[:5]
+    assert -5 in expected
+    assert list(store.row_keys(limit=0)) == []  # group_concat of no rows is NULL

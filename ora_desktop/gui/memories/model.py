@@ -147,16 +147,19 @@ class MemoryTableModel(QAbstractTableModel):
         self.loader = loader or default_loader
         self.reload()
 
-    def show_keys(self, keys: array, query: ListQuery, loader: KeyLoader) -> None:
+    def show_keys(self, keys: array, query: ListQuery, loader: KeyLoader,
+                  first_rows: Sequence[Memory] = ()) -> None:
         """Show row keys computed elsewhere (a search answer) for ``query``, with no query of its
-        own; ``loader`` computes them again after a write or a sort."""
+        own; ``loader`` computes them again after a write or a sort. ``first_rows``: memories of
+        the first page read with the keys, so the table paints them at once (not placeholders
+        first, then the rows after one more read)."""
         if self._reload_task is not None and not self._reload_task.done():
             self._reload_task.cancel()
         self._generation += 1
         self._reordering = False
         self.query, self.loader = query, loader
         self._loading_store = self.store
-        self._replace_keys(keys, keep_rows=False)
+        self._replace_keys(keys, keep_rows=False, rows=first_rows)
         self._finish(self._generation)
 
     def reload(self, keep_rows: bool = False, reorder: bool = False) -> asyncio.Task:
@@ -228,8 +231,9 @@ class MemoryTableModel(QAbstractTableModel):
         await asyncio.sleep(0)  # and repaints them
 
     def _replace_keys(self, keys: array, keep_rows: bool, rows: Sequence[Memory] | None = None) -> None:
-        """``rows``: memories already read for these keys (the launch's read-ahead): their whole
-        pages are cached before the view sees the keys, so its first paint shows them."""
+        """``rows``: memories already read for the first keys (a search answer's first page, the
+        launch's read-ahead): their whole pages are cached before the view sees the keys, so its
+        first paint shows them."""
         self.beginResetModel()
         self.keys = keys
         self.keys_store = self._loading_store
@@ -243,8 +247,9 @@ class MemoryTableModel(QAbstractTableModel):
             by_rowid = {m.rowid: m for m in rows}
             for start in range(0, len(keys), self.page_size):
                 page = keys[start:start + self.page_size]
-                if all(rid in by_rowid for rid in page):
-                    self._pages[start // self.page_size] = {rid: by_rowid[rid] for rid in page}
+                if not all(rid in by_rowid for rid in page):
+                    break  # the rows read cover the first pages only
+                self._pages[start // self.page_size] = {rid: by_rowid[rid] for rid in page}
         self.endResetModel()
 
     def _finish(self, generation: int) -> None:

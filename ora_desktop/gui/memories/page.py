@@ -162,11 +162,12 @@ class MemoryBrowser(QWidget):
 
     def _highlight(self, query: object) -> None:
         """Mark what the search matches, stem-aware (core's spans), in the table, the all-sites
-        list and the detail pane."""
+        list and the detail pane. The table is not repainted here: the request that changed the
+        query replaces its rows next (a model reset paints them with these marks), and a repaint
+        now would draw the previous rows once more, a second full table paint per keystroke."""
         self.table.highlight.set_query(query)
         self.everywhere.highlight.set_query(query)
         self.detail.set_query(query)
-        self.table.viewport().update()
         self.everywhere.viewport().update()
 
     def _everywhere(self, hits: list, note: str) -> None:
