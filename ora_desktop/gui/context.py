@@ -40,8 +40,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import os
-import sys
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -73,22 +71,6 @@ def path_of(item: object) -> Path | None:
     return None
 
 
-#: How much nicer than the GUI thread the database workers run (Linux only, per thread): when
-#: the cores are busy the scheduler gives the thread that paints first claim on them.
-WORKER_NICENESS = 5
-
-
-def _yield_cpu_to_gui() -> None:
-    """Worker thread initializer: lower this thread's CPU priority below the GUI thread's."""
-    if sys.platform.startswith("linux"):
-        try:
-            thread = threading.get_native_id()
-            niceness = os.getpriority(os.PRIO_PROCESS, thread) + WORKER_NICENESS
-            os.setpriority(os.PRIO_PROCESS, thread, min(niceness, 19))
-        except OSError:
-            pass  # a sandbox may forbid it: the workers then run at the window's priority
-
-
 class AppContext(QObject):
     """Shared state and services of one window (see the module docstring for the contract)."""
 
@@ -116,8 +98,7 @@ class AppContext(QObject):
         self._stores_lock = threading.Lock()
         self._first_rows: FirstRows | None = None
         self._unsubscribe: dict[Path, Callable[[], None]] = {}
-        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ora-db",
-                                            initializer=_yield_cpu_to_gui)
+        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ora-db")
         self._watch_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ora-watch")
         self._loop: asyncio.AbstractEventLoop | None = None
         self._polling = False

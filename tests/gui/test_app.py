@@ -30,19 +30,6 @@ def test_run_executes_off_the_gui_thread_and_returns_on_it(ctx, qtbot, filled_db
     assert seen == {"count": (True, 5), "back_on_gui": True}
 
 
-def test_database_work_yields_the_cpu_to_the_gui_thread(ctx, qtbot):
-    """While a long read keeps the cores busy, the thread that paints the window comes first."""
-    import os
-    import threading
-
-    def niceness() -> int:
-        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-
-    task = ctx.loop.create_task(ctx.run(niceness))
-    qtbot.waitUntil(task.done, timeout=5000)
-    assert task.result() > niceness()
-
-
 def test_our_write_is_announced_on_the_gui_thread(ctx, qtbot, filled_db):
     path = filled_db(3)
     store = ctx.store_for(path)
