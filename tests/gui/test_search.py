@@ -151,21 +151,6 @@ def test_a_keystroke_runs_the_engine_once(make_window, filled_db, qtbot, monkeyp
     assert answers[-1].total == 20
 
 
-def test_hits_are_painted_with_their_rows_not_blank_first(make_window, filled_db, qtbot):
-    """The table shows a keystroke's hits the moment it lists them: no frame of empty rows."""
-    filled_db(60)
-    window = make_window()
-    browser = window.browser
-    model = browser.model
-    at_reset = []
-    model.modelReset.connect(lambda: at_reset.append([model.memory_at(r) for r in range(model.rowCount())]))
-    browser.search.field.setText("deploys")
-    qtbot.waitUntil(lambda: model.rowCount() == 20 and not model.is_loading(), timeout=10000)
-    wait_idle(qtbot, window)
-    assert at_reset and len(at_reset[-1]) == 20
-    assert all(m is not None and "deploys" in m.content for m in at_reset[-1])
-
-
 def test_a_keystroke_paints_the_table_once(make_window, filled_db, qtbot):
     """The previous hits are not painted again with the new words' marks just before the new
     hits replace them: one table paint per keystroke, with the marks right."""

@@ -147,19 +147,16 @@ class MemoryTableModel(QAbstractTableModel):
         self.loader = loader or default_loader
         self.reload()
 
-    def show_keys(self, keys: array, query: ListQuery, loader: KeyLoader,
-                  first_rows: Sequence[Memory] = ()) -> None:
+    def show_keys(self, keys: array, query: ListQuery, loader: KeyLoader) -> None:
         """Show row keys computed elsewhere (a search answer) for ``query``, with no query of its
-        own; ``loader`` computes them again after a write or a sort. ``first_rows``: memories of
-        the first page read with the keys, so the table paints them at once (not placeholders
-        first, then the rows after one more read)."""
+        own; ``loader`` computes them again after a write or a sort."""
         if self._reload_task is not None and not self._reload_task.done():
             self._reload_task.cancel()
         self._generation += 1
         self._reordering = False
         self.query, self.loader = query, loader
         self._loading_store = self.store
-        self._replace_keys(keys, keep_rows=False, rows=first_rows)
+        self._replace_keys(keys, keep_rows=False)
         self._finish(self._generation)
 
     def reload(self, keep_rows: bool = False, reorder: bool = False) -> asyncio.Task:

@@ -20,7 +20,7 @@ from dataclasses import replace
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from ...core import ListQuery, Memory, OraError, Store
+from ...core import ListQuery, OraError, Store
 from ...core.operations.row_refresh import shift_facets
 from ...core.operations.search import (
     RANK,
@@ -229,10 +229,8 @@ class SearchController(QObject):
 
     async def _search(self, generation: int, store: Store, request: SearchRequest, cancel: threading.Event) -> None:
         """One keystroke: one core call on a worker; applied only if no newer request came."""
-        writes = self.model.rows_repainted
         try:
-            answer, first_rows = await self.ctx.run(
-                _answer_and_first_rows, store, request.with_(facets=False), cancel, self.model.page_size)
+            answer = await self.ctx.run(search_memories, store, request.with_(facets=False), cancel, False)
         except Cancelled:
             return
         except OraError as exc:
@@ -247,9 +245,7 @@ class SearchController(QObject):
         self.answer = answer
         self.searching.emit(False)
         query = self.model.query.with_(order_by=request.sort, descending=request.descending)
-        if writes != self.model.rows_repainted:  # a write landed meanwhile: read the rows again
-            first_rows = []
-        self.model.show_keys(answer.keys, query, SearchLoader(request), first_rows)
+        self.model.show_keys(answer.keys, query, SearchLoader(request))
         self.answered.emit(answer)
 
     def _after_load(self, count: int) -> None:
@@ -364,11 +360,3 @@ class SearchController(QObject):
                 self.note.emit(note)
 
         self._everywhere_task = asyncio.ensure_future(run(), loop=self.ctx.loop)
-
-
-def _answer_and_first_rows(store: Store, request: SearchRequest, cancel: threading.Event,
-                           page: int) -> tuple[SearchAnswer, list[Memory]]:
-    """A keystroke's answer and the memories of its first ``page`` keys, in one worker call:
-    the table then paints the hits once, with no second read and repaint."""
-    answer = search_memories(store, request, cancel, False)
-    return answer, store.by_rowids(answer.keys[:page])
