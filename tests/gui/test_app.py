@@ -224,24 +224,9 @@ def test_the_window_built_in_turns_as_launched_lists_the_file_read_ahead(aloop, 
     its rows from the keys read ahead, the Memories tab the window's own."""
     import gc
 
-    import qasync
-
-    from ora_desktop.core import open_store
-    from ora_desktop.core.operations.first_rows import FirstRows
-    from ora_desktop.gui.app import build_window_async
 
     path = filled_db(25)
-    ahead = FirstRows(open_store, path)
-    importer = qasync.QThreadExecutor(1)  # the modules' import runs here; shut down below
-    aloop.set_default_executor(importer)
-    try:
-        task = aloop.create_task(build_window_async(parse_args([str(path)]), settings, ahead))
-        qtbot.waitUntil(task.done, timeout=10000)
-    finally:
-        aloop.set_default_executor(None)
-        importer.shutdown()
-    ctx, window = task.result()
-    qtbot.addWidget(window)
+    ahead, ctx, window = _built_as_launched(aloop, qtbot, settings, path)
     try:
         window.show()
         window.start()
@@ -260,11 +245,9 @@ def test_the_first_rows_read_ahead_are_shown_at_once_not_as_placeholders(aloop, 
                                                                          monkeypatch):
     """At launch the memories of the first screenful are read with their keys: when the table
     first lists rows it already has their contents (no placeholder rows painted, then filled)."""
-    import qasync
 
     from ora_desktop.core import open_store
-    from ora_desktop.core.operations.first_rows import FIRST_ROWS, FirstRows
-    from ora_desktop.gui.app import build_window_async
+    from ora_desktop.core.operations.first_rows import FIRST_ROWS
     from ora_desktop.gui.memories.model import MemoryTableModel
 
     listed: list[tuple[int, bool]] = []  # (rows, every row already has its memory), at each reset
@@ -278,17 +261,7 @@ def test_the_first_rows_read_ahead_are_shown_at_once_not_as_placeholders(aloop, 
     monkeypatch.setattr(MemoryTableModel, "__init__", spied)
 
     path = filled_db(FIRST_ROWS + 50)
-    ahead = FirstRows(open_store, path)
-    importer = qasync.QThreadExecutor(1)
-    aloop.set_default_executor(importer)
-    try:
-        task = aloop.create_task(build_window_async(parse_args([str(path)]), settings, ahead))
-        qtbot.waitUntil(task.done, timeout=10000)
-    finally:
-        aloop.set_default_executor(None)
-        importer.shutdown()
-    ctx, window = task.result()
-    qtbot.addWidget(window)
+    ahead, ctx, window = _built_as_launched(aloop, qtbot, settings, path)
     model = window.browser.model
     try:
         window.show()
@@ -303,3 +276,26 @@ def test_the_first_rows_read_ahead_are_shown_at_once_not_as_placeholders(aloop, 
         window._discard_confirmed = True
         window.close()
         ctx.close()
+
+
+def _built_as_launched(aloop, qtbot, settings, path):
+    """The window built as ``ora-desktop FILE`` builds it (rows read ahead, built in turns, its
+    modules imported on a worker): ``(read-ahead, context, window)``."""
+    import qasync
+
+    from ora_desktop.core import open_store
+    from ora_desktop.core.operations.first_rows import FirstRows
+    from ora_desktop.gui.app import build_window_async
+
+    ahead = FirstRows(open_store, path)
+    importer = qasync.QThreadExecutor(1)  # the modules' import runs here; shut down below
+    aloop.set_default_executor(importer)
+    try:
+        task = aloop.create_task(build_window_async(parse_args([str(path)]), settings, ahead))
+        qtbot.waitUntil(task.done, timeout=10000)
+    finally:
+        aloop.set_default_executor(None)
+        importer.shutdown()
+    ctx, window = task.result()
+    qtbot.addWidget(window)
+    return ahead, ctx, window
