@@ -68,10 +68,10 @@ class MainWindow(QMainWindow):
         self.browser = browser or MemoryBrowser(ctx)
         self.sidebar = Sidebar(ctx)
         self.curator = Curator(ctx, self.browser.selected_memories, self.browser.detail, self,
-                               lambda: len(self.browser.table.selected_rows()))
+                               lambda: self.browser.table.selected_count())
         self.exchanger = Exchanger(ctx, self.browser, self.curator, self)
         self.forgetter = Forgetter(ctx, self.browser.selected_memories, self,
-                                   lambda: len(self.browser.table.selected_rows()))
+                                   lambda: self.browser.table.selected_count())
         self.curator.deleted_view_made.connect(self._deleted_view_made)
         self.sidebar.recover_requested.connect(self.forgetter.recover)
         self.forgetter.recovered.connect(self.open_file)

@@ -66,8 +66,13 @@ def apply_scheme(app: QApplication, scheme: Qt.ColorScheme) -> None:
     :func:`styled`. The dark scheme does need one (Fusion draws check boxes invisibly on a
     dark base), so a dark launch pays that cost.
     """
+    from .memories.delegates import highlight_color
+    from .memories.health_bar import forget_bars
+
     dark = scheme == Qt.ColorScheme.Dark
     app.setPalette(dark_palette() if dark else app.style().standardPalette())
+    forget_bars()  # the bars' track is drawn in the palette's colours
+    highlight_color.cache_clear()
     app.setStyleSheet(style_sheet(dark))
 
 

@@ -212,7 +212,6 @@ def main() -> None:
     patch(delegates.SpanCache, ["fill"], "spans")
     patch(delegates.HighlightDelegate, ["paint"], "cell.highlight")
     patch(delegates.PaddedDelegate, ["paint"], "cell.padded")
-    patch(delegates.HealthDelegate, ["paint"], "cell.health")
     global PROFILE
     _log_jobs()
     import gc

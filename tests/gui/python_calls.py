@@ -15,13 +15,15 @@ from typing import Any
 
 
 @contextmanager
-def calls_of(function: Callable[..., Any], argument: str) -> Iterator[list[Any]]:
-    """Yield a list that collects ``argument`` of every call of ``function`` on this thread."""
+def calls_of(function: Callable[..., Any], argument: str,
+             read: Callable[[Any], Any] = lambda value: value) -> Iterator[list[Any]]:
+    """Yield a list that collects ``argument`` of every call of ``function`` on this thread, as
+    ``read`` returns it during the call (a Qt argument such as an index lives only that long)."""
     code, seen = function.__code__, []
 
     def hook(frame: FrameType, event: str, _arg: object) -> None:
         if event == "call" and frame.f_code is code:
-            seen.append(frame.f_locals.get(argument))
+            seen.append(read(frame.f_locals.get(argument)))
 
     previous = sys.getprofile()
     sys.setprofile(hook)

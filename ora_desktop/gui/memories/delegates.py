@@ -1,19 +1,19 @@
-"""Painting cells: the health bar, and text with the searched words highlighted."""
+"""Painting cells: padded text, and text with the searched words highlighted (the health bar is a
+pixmap the model hands the default delegate, see :mod:`.health_bar`)."""
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
 from collections.abc import Iterable
 
-from PySide6.QtCore import QMargins, QModelIndex, QPersistentModelIndex, QPoint, QRect, QSize, Qt
+from PySide6.QtCore import QMargins, QModelIndex, QPersistentModelIndex, QPoint, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPalette
 from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
-from ...core.schema import RECALL_THRESHOLD
 from ...core.search import highlight
 from ...core.search.query import ParsedQuery, Term
 from ..theme import is_dark
-from .model import HEALTH_ROLE
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -21,17 +21,6 @@ Index = QModelIndex | QPersistentModelIndex
 #: ``QTableView::item { padding }`` style sheet drew the same, but it sends every cell of every
 #: paint through Qt's style-sheet style: a fifth of a table paint's instructions.
 CELL_PADDING = (6, 2)
-
-
-def health_color(value: float | None) -> QColor:
-    """Red below the recall threshold, amber below 0.6, green above."""
-    if value is None:
-        return QColor("#8a8f98")
-    if value <= RECALL_THRESHOLD:
-        return QColor("#d0453a")
-    if value < 0.6:
-        return QColor("#e0a020")
-    return QColor("#2e9d57")
 
 
 def query_of_terms(terms: Iterable[str]) -> ParsedQuery:
@@ -128,8 +117,15 @@ def visible_texts(option: QStyleOptionViewItem, index: Index) -> list[str]:
     return texts
 
 
+@functools.cache
 def highlight_color() -> QColor:
+    """The marks' colour for the current scheme (forgotten when the palette changes)."""
     return QColor(150, 110, 0, 200) if is_dark() else QColor(255, 214, 64, 200)
+
+
+_HAS_FOCUS = QStyle.StateFlag.State_HasFocus.value
+_SELECTED = QStyle.StateFlag.State_Selected.value
+_LEFT_MIDDLE = int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft)
 
 
 class PaddedDelegate(QStyledItemDelegate):
@@ -148,7 +144,7 @@ class PaddedDelegate(QStyledItemDelegate):
         opt = QStyleOptionViewItem(option)
         if self.padding != (0, 0):
             opt.rect = option.rect.marginsRemoved(self._margins)
-            if opt.state & QStyle.StateFlag.State_HasFocus:
+            if opt.state.value & _HAS_FOCUS:  # ints: Python enum flag arithmetic costs per cell
                 opt.state |= QStyle.StateFlag.State_KeyboardFocusChange
         return opt
 
@@ -159,38 +155,6 @@ class PaddedDelegate(QStyledItemDelegate):
         return super().sizeHint(option, index).grownBy(self._margins)
 
 
-class HealthDelegate(PaddedDelegate):
-    """A small bar (width = health) with the value beside it."""
-
-    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
-        opt = self.padded(option)
-        self.initStyleOption(opt, index)
-        value = index.data(HEALTH_ROLE)
-        text = opt.text
-        opt.text = ""
-        style = opt.widget.style() if opt.widget else QApplication.style()
-        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
-        if not text:
-            return
-        painter.save()
-        rect = option.rect.adjusted(6, 0, -6, 0)
-        text_width = opt.fontMetrics.horizontalAdvance("0.00") + 6
-        bar = QRect(rect.left(), rect.center().y() - 4, max(10, rect.width() - text_width), 8)
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(opt.palette.color(QPalette.ColorRole.Mid))
-        painter.drawRoundedRect(bar, 3, 3)
-        if value is not None:
-            filled = QRect(bar)
-            filled.setWidth(max(2, int(bar.width() * max(0.0, min(1.0, float(value))))))
-            painter.setBrush(health_color(value))
-            painter.drawRoundedRect(filled, 3, 3)
-        selected = bool(opt.state & QStyle.StateFlag.State_Selected)
-        painter.setPen(opt.palette.color(QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text))
-        painter.drawText(QRect(bar.right() + 6, rect.top(), text_width, rect.height()),
-                         int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft), text)
-        painter.restore()
-
-
 class HighlightDelegate(PaddedDelegate):
     """Elided text with the current search's matches painted on a highlight: core's stem-aware
     spans, computed only for the rows painted and cached per text."""
@@ -199,6 +163,8 @@ class HighlightDelegate(PaddedDelegate):
         super().__init__(parent, padding)
         self._terms: tuple[str, ...] = ()
         self.cache = SpanCache()
+        #: (shown text, marks) by (text, width, italic), for the current search (see _layout).
+        self._layouts: dict[tuple[str, int, bool], tuple[str, list[tuple[int, int]]]] = {}
 
     @property
     def terms(self) -> tuple[str, ...]:
@@ -208,11 +174,16 @@ class HighlightDelegate(PaddedDelegate):
     @terms.setter
     def terms(self, terms: tuple[str, ...]) -> None:
         self._terms = tuple(terms)
-        self.cache.set_query(query_of_terms(self._terms))
+        self._set_query(query_of_terms(self._terms))
 
     def set_query(self, query: ParsedQuery) -> None:
         """Highlight what ``query`` matches (its prefixes and phrases as the index matched them)."""
         self._terms = query.terms
+        self._set_query(query)
+
+    def _set_query(self, query: ParsedQuery) -> None:
+        if query != self.cache.query:
+            self._layouts.clear()
         self.cache.set_query(query)
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
@@ -220,38 +191,47 @@ class HighlightDelegate(PaddedDelegate):
             super().paint(painter, option, index)
             return
         opt = self.padded(option)
-        self.initStyleOption(opt, index)
+        self.initStyleOption(opt, index)  # the palette's Text is the row's foreground, if any
         text = opt.text
         opt.text = ""
         style = opt.widget.style() if opt.widget else QApplication.style()
         style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
+        if not text:
+            return
         rect = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, opt, opt.widget).adjusted(3, 0, -3, 0)
-        metrics = opt.fontMetrics
-        shown = metrics.elidedText(text, Qt.TextElideMode.ElideRight, rect.width())
-        selected = bool(opt.state & QStyle.StateFlag.State_Selected)
+        shown, marks = self._layout(text, rect.width(), opt, option, index)
         painter.save()
+        if marks:
+            color = highlight_color()
+            top, height = rect.top() + 2, rect.height() - 4
+            for x, width in marks:
+                painter.fillRect(rect.left() + x, top, width, height, color)
+        selected = bool(opt.state.value & _SELECTED)
         painter.setFont(opt.font)
-        pen = opt.palette.color(QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text)
-        if opt.index.data(Qt.ItemDataRole.ForegroundRole) is not None and not selected:
-            pen = opt.index.data(Qt.ItemDataRole.ForegroundRole)
-        x = rect.left()
-        position = 0
-        flags = int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft)
+        painter.setPen(opt.palette.color(QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text))
+        painter.drawText(rect, _LEFT_MIDDLE, shown)  # one run of text: shaped once, not per piece
+        painter.restore()
+
+    def _layout(self, text: str, width: int, opt: QStyleOptionViewItem, option: QStyleOptionViewItem,
+                index: Index) -> tuple[str, list[tuple[int, int]]]:
+        """The text as shown in ``width`` pixels (elided) and the marks behind its matches, as
+        (x, width) from the text's left; kept per text, width and font for the current search."""
+        key = (text, width, opt.font.italic())
+        found = self._layouts.get(key)
+        if found is not None:
+            return found
         if text not in self.cache:  # a miss computes the spans of the whole screenful at once
             self.cache.fill([text, *visible_texts(option, index)])
-        spans = [(a, min(b, len(shown))) for a, b in self.cache.spans(text) if a < len(shown)]
-        if shown != text and spans and spans[-1][1] > len(shown) - 1:  # the "…" of an elided text
-            spans[-1] = (spans[-1][0], max(spans[-1][0], len(shown) - 1))
-        for start, end in [*spans, (len(shown), len(shown))]:
-            for piece, marked in ((shown[position:start], False), (shown[start:end], True)):
-                if not piece:
-                    continue
-                width = metrics.horizontalAdvance(piece)
-                box = QRect(x, rect.top(), width, rect.height())
-                if marked:
-                    painter.fillRect(box.adjusted(0, 2, 0, -2), highlight_color())
-                painter.setPen(pen)
-                painter.drawText(box, flags, piece)
-                x += width
-            position = end
-        painter.restore()
+        metrics = opt.fontMetrics
+        shown = metrics.elidedText(text, Qt.TextElideMode.ElideRight, width)
+        end_of_shown = len(shown) - 1 if shown != text else len(shown)  # the "…" of an elided text
+        marks = []
+        for start, end in self.cache.spans(text):
+            end = min(end, end_of_shown)
+            if start < end:
+                x = metrics.horizontalAdvance(shown[:start])
+                marks.append((x, metrics.horizontalAdvance(shown[:end]) - x))
+        if len(self._layouts) > 2000:
+            self._layouts.clear()
+        self._layouts[key] = (shown, marks)
+        return shown, marks

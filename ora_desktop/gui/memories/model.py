@@ -36,6 +36,7 @@ from ...core.operations.row_refresh import merge_changes, plan_refresh
 from ..context import AppContext
 from ..resources import icon
 from .columns import COLUMNS, Column
+from .health_bar import health_bar
 
 log = logging.getLogger("ora_desktop.gui")
 
@@ -55,6 +56,8 @@ DIRTY_COLOR = QColor("#d98a1c")
 _KEY = struct.Struct("=q")  # one row key as stored in the keys array
 #: The roles :meth:`MemoryTableModel.data` can answer (a delegate also asks for check state,
 #: background and more, for every cell).
+#: The columns with a decoration: the sync state's icon, the health bar.
+_DECORATED = frozenset({"sync", "health"})
 _ANSWERED = frozenset({DISPLAY, TOOLTIP, DECORATION, ALIGNMENT, FOREGROUND, FONT,
                        int(MEMORY_ROLE), int(HEALTH_ROLE), int(ID_ROLE)})
 
@@ -302,10 +305,15 @@ class MemoryTableModel(QAbstractTableModel):
         role: each call into Python from the painting thread may wait for the GIL a worker holds).
         Every item is set or cleared: a delegate reuses its span from cell to cell."""
         row = index.row()
-        column = self.columns[index.column()] if 0 <= row < len(self.keys) else None
+        if not 0 <= row < len(self.keys):
+            for item in roleDataSpan:
+                item.clearData()
+            return
+        column = self.columns[index.column()]
+        memory = self._memory(row)  # once per cell, not once per role
         for item in roleDataSpan:
             role = item.role()
-            value = None if column is None or role not in _ANSWERED else self._value(row, column, role)
+            value = self._answer(memory, column, role) if role in _ANSWERED else None
             if value is None:
                 item.clearData()
             else:
@@ -313,11 +321,16 @@ class MemoryTableModel(QAbstractTableModel):
 
     def _value(self, row: int, column: Column, role: int) -> Any:
         """The value of one answered role at ``row`` (a valid row) and ``column``."""
+        if role == ALIGNMENT or (role == DECORATION and column.key not in _DECORATED):
+            return self._answer(None, column, role)  # the column alone answers: no fetch
+        return self._answer(self._memory(row), column, role)
+
+    def _answer(self, memory: Memory | None, column: Column, role: int) -> Any:
+        """The value of one answered role of ``memory`` (None: not fetched yet) in ``column``."""
         if role == ALIGNMENT:
             return RIGHT if column.numeric else None
-        if role == DECORATION and column.key != "sync":
+        if role == DECORATION and column.key not in _DECORATED:
             return None
-        memory = self._memory(row)
         if memory is None:
             return "…" if role == DISPLAY and column.key == "content" else None
         if role == DISPLAY:
@@ -327,6 +340,8 @@ class MemoryTableModel(QAbstractTableModel):
                 return QApplication.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text)
             return DIRTY_COLOR if column.key == "dirty" else None
         if role == DECORATION:
+            if column.key == "health":
+                return health_bar(memory.health_score)
             return icon(f"sync-{memory.sync_status}" if memory.sync_status else "sync-unknown")
         if role == TOOLTIP:
             return column.tooltip(memory) if column.tooltip else None

@@ -150,7 +150,7 @@ class MemoryBrowser(QWidget):
         self.detail.show_memory(memory, self.store)
 
     def _loaded(self, count: int) -> None:
-        self.counts_changed.emit(count, len(self.table.selected_rows()))
+        self.counts_changed.emit(count, self.table.selected_count())
         if self.store is not None and self.center.currentWidget() is self.message:
             self._update_center()
         if self._select_after_load:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPoint, QSettings, Qt, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTableView, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QStyle, QStyleOptionViewItem, QTableView, QWidget
 
 from ...core import Memory
 from .columns import COLUMNS, column_index
-from .delegates import CELL_PADDING, HealthDelegate, HighlightDelegate, PaddedDelegate
+from .delegates import CELL_PADDING, HighlightDelegate
 from .model import MemoryTableModel
 
 SETTINGS_KEY = "memories/header-v2"  # v2: compact default columns
@@ -46,10 +46,12 @@ class MemoryTable(QTableView):
         header.setMinimumSectionSize(36)
         header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         header.customContextMenuRequested.connect(self._header_menu)
-        self.setItemDelegate(PaddedDelegate(self, CELL_PADDING))
+        # The narrow columns are drawn by Qt's own delegate, with the style's margin: a Python
+        # delegate costs a call into Python and a copy of the cell's options per cell painted. The
+        # health bar is a cell decoration (a cached pixmap). Content, first and widest, keeps a
+        # padding, and its delegate marks what a search matched.
         self.highlight = HighlightDelegate(self, CELL_PADDING)
         self.setItemDelegateForColumn(column_index("content"), self.highlight)
-        self.setItemDelegateForColumn(column_index("health"), HealthDelegate(self, CELL_PADDING))
         for i, column in enumerate(COLUMNS):
             self.setColumnWidth(i, column.width)
             self.setColumnHidden(i, not column.default)
@@ -63,14 +65,37 @@ class MemoryTable(QTableView):
         self._restoring: tuple[str | None, int | None] = (None, None)
         self._restoring_in: object = None  # the store the remembered row belongs to
         self.selectionModel().currentRowChanged.connect(self._current_row_changed)
-        self.selectionModel().selectionChanged.connect(lambda *_: self.selection_size.emit(len(self.selected_rows())))
+        self.selectionModel().selectionChanged.connect(lambda *_: self.selection_size.emit(self.selected_count()))
         model.modelAboutToBeReset.connect(self._remember_current)
         model.modelReset.connect(self._restore_current)
         model.dataChanged.connect(self._data_changed)
 
+    def initViewItemOption(self, option: QStyleOptionViewItem) -> None:  # noqa: N802
+        """Once per paint: the current cell's focus frame shows whenever the table has focus (the
+        Fusion style draws it only after a key moved the focus, not after a click)."""
+        super().initViewItemOption(option)
+        if self.hasFocus():
+            option.state |= QStyle.StateFlag.State_KeyboardFocusChange
+
     # ----------------------------------------------------------------- selection
+    def _selected_spans(self) -> list[tuple[int, int]]:
+        """The selected rows as merged (first, last) spans. Read from the selection's ranges:
+        ``selectedRows()`` asks the model for its column count, in Python, once per row."""
+        spans: list[tuple[int, int]] = []
+        for top, bottom in sorted((r.top(), r.bottom()) for r in self.selectionModel().selection()):
+            if spans and top <= spans[-1][1] + 1:
+                spans[-1] = (spans[-1][0], max(spans[-1][1], bottom))
+            else:
+                spans.append((top, bottom))
+        return spans
+
     def selected_rows(self) -> list[int]:
-        return sorted(i.row() for i in self.selectionModel().selectedRows())
+        """The selected rows, in order."""
+        return [row for top, bottom in self._selected_spans() for row in range(top, bottom + 1)]
+
+    def selected_count(self) -> int:
+        """How many rows are selected (without listing them)."""
+        return sum(bottom - top + 1 for top, bottom in self._selected_spans())
 
     def current_memory_now(self) -> Memory | None:
         index = self.currentIndex()

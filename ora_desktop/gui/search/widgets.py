@@ -20,7 +20,8 @@ from PySide6.QtWidgets import (
 
 from ..elided import ElidedLabel
 from ..formatting import first_line, health_text
-from ..memories.delegates import HealthDelegate, HighlightDelegate
+from ..memories.delegates import HighlightDelegate
+from ..memories.health_bar import health_bar
 from ..memories.model import HEALTH_ROLE
 from ..theme import styled
 from .backend import EverywhereHit, FacetCounts
@@ -239,7 +240,6 @@ class EverywhereView(QTreeWidget):
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.highlight = HighlightDelegate(self)  # the searched words, as in the table
         self.setItemDelegateForColumn(0, self.highlight)
-        self.setItemDelegateForColumn(4, HealthDelegate(self))
         self.itemActivated.connect(self._activated)
         self.currentItemChanged.connect(self._current)
         self.hits: list[EverywhereHit] = []
@@ -255,6 +255,7 @@ class EverywhereView(QTreeWidget):
             item.setToolTip(1, str(hit.path))
             item.setData(0, VALUE_ROLE, (str(hit.path), m.id))
             item.setData(4, HEALTH_ROLE, m.health_score)
+            item.setData(4, Qt.ItemDataRole.DecorationRole, health_bar(m.health_score))
             self.addTopLevelItem(item)
         self.setToolTip(note)
 

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTreeWidget
 from ...core import AgentFile, Change
 from ...core.operations.stats import health_may_change
 from ..context import AppContext, path_of
-from ..memories.delegates import health_color
+from ..memories.health_bar import health_color
 from ..resources import icon
 from .model import FileInfo, SiteInfo, file_info, scan
 
