@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import sqlite3
 import time
@@ -191,6 +192,7 @@ def test_schedule_lists_jobs_switched_off_and_files_outside_the_home(ctx, loop, 
     write_agent(elsewhere, 3, seed=6)
     view = JobsView(ctx)
     qtbot.addWidget(view)
+    view.show()  # the Jobs tab is in front: it follows the file shown
 
     async def scenario() -> None:
         ctx.set_current(agent)
@@ -216,6 +218,7 @@ def test_all_files_shows_every_agents_schedule_and_history(ctx, loop, ora_home: 
     run_job("check", writer)
     view = JobsView(ctx)
     qtbot.addWidget(view)
+    view.show()
 
     async def scenario() -> None:
         ctx.set_current(agent)
@@ -245,3 +248,34 @@ def test_a_broken_history_database_is_reported_in_words(ctx, loop, ora_home: Pat
 
     loop.run_until_complete(scenario())
     assert "Traceback" not in view.message.text()
+
+
+def test_a_hidden_jobs_tab_reads_the_new_file_only_when_shown(ctx, loop, ora_home: Path, qtbot) -> None:
+    """Opening agents on the Memories tab does not read the job history behind it (it competed
+    with the table's first paint); showing the tab reads the file now shown."""
+    agent, _path = agent_with_expired(ora_home)
+    writer = ora_home / "sites" / "anwe-sh" / "writer.site.db"
+    write_agent(writer, 5, seed=7)
+    view = JobsView(ctx)
+    qtbot.addWidget(view)
+    reads: list[object] = []
+    real = view._gather  # noqa: SLF001
+
+    def gather(path, *args):  # noqa: ANN001, ANN202
+        reads.append(path)
+        return real(path, *args)
+
+    view._gather = gather  # noqa: SLF001  (a plain Python method, not a Qt virtual)
+
+    async def scenario() -> None:
+        await until(lambda: view.snapshot is not None)  # the read at construction
+        reads.clear()
+        ctx.set_current(agent)
+        ctx.set_current(writer)
+        await asyncio.sleep(0.3)
+        assert reads == [], "a hidden tab reads nothing when another file is opened"
+        view.show()
+        await until(lambda: view.snapshot is not None and "writer" in view.file_label.text())
+
+    loop.run_until_complete(scenario())
+    assert reads == [writer]

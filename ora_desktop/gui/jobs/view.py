@@ -145,7 +145,7 @@ class JobsView(QWidget):
         self.all_files.toggled.connect(lambda _on: self.refresh())
         self.run_in_window.toggled.connect(self._toggle_schedule)
         self.schedule.itemSelectionChanged.connect(self._pick_scheduled_job)
-        ctx.current_changed.connect(lambda _current: self.refresh())
+        ctx.current_changed.connect(lambda _current: self._refresh_when_shown())
         ctx.data_changed.connect(self._on_data_changed)
         self._service: service.JobService | None = None
         self.refresh()
@@ -154,9 +154,14 @@ class JobsView(QWidget):
     def _on_data_changed(self, change: Change) -> None:
         if change.initiator is Initiator.EXTERNAL:
             return  # another process wrote memories: the schedule and history did not change
+        self._refresh_when_shown()
+
+    def _refresh_when_shown(self) -> None:
+        """Reload now if the tab is shown, else when it is: not at every edit or file opened on
+        the Memories tab (reading the history competes with the table's repaint)."""
         if self.isVisible():
             self.refresh()
-        else:  # read when shown: not at every edit made on the Memories tab (it competes with the repaint)
+        else:
             self._stale = True
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
