@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from .errors import InvalidValue, NotFound
 from .records import Chain, Change, Memory, Neighbors
+from .supersession import EDGES_SQL, EdgeCache, file_version, id_key
 
 if TYPE_CHECKING:
     from .store import Store
@@ -25,6 +26,13 @@ WITH RECURSIVE edges(old, new) AS MATERIALIZED (
     SELECT ? UNION SELECT edges.old FROM edges JOIN back ON edges.new = back.id
 )
 SELECT old, new FROM edges WHERE new IN (SELECT id FROM back)
+"""
+
+#: The edges out of the rows an :class:`~.supersession.EdgeIndex` proposed, as the file holds
+#: them now: (rowid, older id, newer id), the newer one found by its id (the primary key).
+_PROPOSED_EDGES = """
+SELECT o.rowid, o.id, n.id FROM memories AS o CROSS JOIN memories AS n ON n.id = o.superseded_by
+WHERE o.rowid IN (SELECT value FROM json_each(?)) AND o.superseded_by != ''
 """
 
 
@@ -76,12 +84,8 @@ class GraphMixin:
         start = self.get(memory_id)
         forward, cycle, dangling = self._forward(start.id)
         head = forward[-1]
-        # Walk backwards from the head. There is no index on superseded_by, so SQLite reads the
-        # supersession edges in one scan into a temporary table and follows them there; only the
-        # chain's own edges come back to Python (a scan of a million rows in C, not a dict of
-        # every edge built while holding the GIL the window's thread needs).
         older_of: dict[str, list[str]] = {}
-        for old, new in self._fetch_all(_CHAIN_EDGES, (head.id,)):
+        for old, new in self._edges_into(head):
             older_of.setdefault(str(new), []).append(str(old))
         levels: list[list[str]] = []
         seen = {head.id}
@@ -105,6 +109,42 @@ class GraphMixin:
             ordered.extend(members)
         live = None if (cycle or dangling) else head
         return Chain(tuple(ordered), live, cycle, (dangling,) if dangling else ())
+
+    def _edges_into(self: Store, head: Memory) -> list[tuple]:
+        """Every (older, newer) edge of the chain ending at ``head``, found backwards from it.
+
+        The store keeps the file's edges in an :class:`~.supersession.EdgeIndex` for the file's
+        current version (one scan per version), so a chain costs a few lookups by key. Without a
+        version (inside a write transaction, whose changes no version shows), or when the index
+        proposes a row whose edge is not what it was (a hash collision, or a write since the
+        version was read), SQLite follows the edges itself in one scan of the file.
+        """
+        edges = None if self.db.in_transaction() else self._indexed_edges_into(head)
+        if edges is None:
+            edges = self._fetch_all(_CHAIN_EDGES, (head.id,))
+        return edges
+
+    def _indexed_edges_into(self: Store, head: Memory) -> list[tuple] | None:
+        if self.immutable:  # its connection sees the file as of its last reopen
+            self._follow_file()
+            version: tuple | None = ("immutable", self._stamp)
+        else:
+            version = file_version(self.path)
+        if version is None:
+            return None
+        cache: EdgeCache = self.__dict__.setdefault("_edge_cache", EdgeCache())
+        index = cache.get(version, lambda: self._one(EDGES_SQL) or (0, None, None, None))
+        row = self._one("SELECT hex(id) FROM memories WHERE rowid = ? AND id = ?", (head.rowid, head.id))
+        if index is None or row is None:
+            return None
+        proposed = index.walk_back(id_key(row[0]), int(head.rowid or 0), MAX_CHAIN)
+        if not proposed:
+            return None if proposed is None else []
+        rows = self._fetch_all(_PROPOSED_EDGES, (json.dumps(proposed),))
+        walked = {head.id, *(str(old) for _, old, _ in rows)}
+        if len(rows) != len(proposed) or any(str(new) not in walked for _, _, new in rows):
+            return None
+        return [(old, new) for _, old, new in rows]
 
     def live_version(self: Store, memory_id: str) -> Memory | None:
         """The newest memory of ``memory_id``'s chain (itself if not superseded)."""
