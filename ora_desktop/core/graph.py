@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from .errors import InvalidValue, NotFound
 from .records import Chain, Change, Memory, Neighbors
-from .supersession import EDGES_SQL, EdgeCache, file_version, id_key
+from .supersession import EDGES_SQL, EdgeCache, file_version
 
 if TYPE_CHECKING:
     from .store import Store
@@ -28,10 +28,10 @@ WITH RECURSIVE edges(old, new) AS MATERIALIZED (
 SELECT old, new FROM edges WHERE new IN (SELECT id FROM back)
 """
 
-#: The edges out of the rows an :class:`~.supersession.EdgeIndex` proposed, as the file holds
-#: them now: (rowid, older id, newer id), the newer one found by its id (the primary key).
-_PROPOSED_EDGES = """
-SELECT o.rowid, o.id, n.id FROM memories AS o CROSS JOIN memories AS n ON n.id = o.superseded_by
+#: The edges out of the rows an :class:`~.supersession.EdgeIndex` found, as the file holds them
+#: now: (older rowid, older id, newer rowid, newer id), the newer one found by its id.
+_FOUND_EDGES = """
+SELECT o.rowid, o.id, n.rowid, n.id FROM memories AS o CROSS JOIN memories AS n ON n.id = o.superseded_by
 WHERE o.rowid IN (SELECT value FROM json_each(?)) AND o.superseded_by != ''
 """
 
@@ -114,10 +114,10 @@ class GraphMixin:
         """Every (older, newer) edge of the chain ending at ``head``, found backwards from it.
 
         The store keeps the file's edges in an :class:`~.supersession.EdgeIndex` for the file's
-        current version (one scan per version), so a chain costs a few lookups by key. Without a
-        version (inside a write transaction, whose changes no version shows), or when the index
-        proposes a row whose edge is not what it was (a hash collision, or a write since the
-        version was read), SQLite follows the edges itself in one scan of the file.
+        current version (one scan per version), so a chain costs a few lookups by key. Inside a
+        write transaction (whose changes no version shows), without a version, or when an edge
+        the index found is not in the file any more (a write since the version was read), SQLite
+        follows the edges itself in one scan of the file, as it did for every chain before.
         """
         edges = None if self.db.in_transaction() else self._indexed_edges_into(head)
         if edges is None:
@@ -133,18 +133,17 @@ class GraphMixin:
         if version is None:
             return None
         cache: EdgeCache = self.__dict__.setdefault("_edge_cache", EdgeCache())
-        index = cache.get(version, lambda: self._one(EDGES_SQL) or (0, None, None, None))
-        row = self._one("SELECT hex(id) FROM memories WHERE rowid = ? AND id = ?", (head.rowid, head.id))
-        if index is None or row is None:
+        index = cache.get(version, lambda: self._one(EDGES_SQL))
+        row = self._one("SELECT rowid FROM memories WHERE id = ?", (head.id,))  # as of this version
+        if row is None:
             return None
-        proposed = index.walk_back(id_key(row[0]), int(head.rowid or 0), MAX_CHAIN)
-        if not proposed:
-            return None if proposed is None else []
-        rows = self._fetch_all(_PROPOSED_EDGES, (json.dumps(proposed),))
-        walked = {head.id, *(str(old) for _, old, _ in rows)}
-        if len(rows) != len(proposed) or any(str(new) not in walked for _, _, new in rows):
+        found = index.walk_back(row[0], MAX_CHAIN)
+        if not found:
+            return []
+        rows = self._fetch_all(_FOUND_EDGES, (json.dumps(list(found)),))
+        if len(rows) != len(found) or any(found.get(older) != newer for older, _, newer, _ in rows):
             return None
-        return [(old, new) for _, old, new in rows]
+        return [(old, new) for _, old, _, new in rows]
 
     def live_version(self: Store, memory_id: str) -> Memory | None:
         """The newest memory of ``memory_id``'s chain (itself if not superseded)."""

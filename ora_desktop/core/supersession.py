@@ -2,10 +2,10 @@
 
 ``superseded_by`` has no index, and a file we did not create is never given one (DESIGN.md,
 contract 2): finding what supersedes into a memory means reading every row. :class:`EdgeIndex`
-is built by one such scan and answers "which rows supersede into these ids?" by lookups. Each
-edge is three integers (24 bytes), not two Python strings: the hash of the newer id's bytes
-(sorted), the rowid of the older memory and the hash of the older memory's own id. Hashes can
-collide, so a walk only proposes rowids: the caller checks them against the rows themselves.
+is built by one such scan and answers "which rows supersede into this row?" by a binary search.
+Each edge is two integers (16 bytes), not two Python strings: the rowids of the newer and the
+older memory, the newer one found by SQLite through the primary key (the same comparison of ids
+as a scan's), sorted by SQLite; Python only decodes them.
 
 :func:`file_version` says when the index is out of date: SQLite's own record of commits (the
 wal-index header in ``-shm``, or the file header's change counter), which every commit moves,
@@ -28,94 +28,64 @@ from .fileheader import read_header
 if TYPE_CHECKING:
     import numpy as np
 
-#: One scan of the file: every edge's older rowid (16 hex digits each), the newer id's bytes and
-#: the older id's bytes (hex, comma-separated). SQLite joins them in C, without the GIL; blobs
-#: and text are kept apart by the check the caller runs on the rows.
-EDGES_SQL = (
-    "SELECT count(*), group_concat(printf('%016x', rowid), ''), group_concat(hex(superseded_by), ','), "
-    "group_concat(hex(id), ',') FROM memories WHERE superseded_by IS NOT NULL AND superseded_by != ''"
+#: One scan of the file: every edge as the rowids of its newer and older memories (16 hex digits
+#: each), ordered by them and joined into one string by SQLite in C, without the GIL.
+EDGES_SQL = """
+SELECT count(*), group_concat(printf('%016x%016x', newer, older), '') FROM (
+    SELECT n.rowid AS newer, o.rowid AS older FROM memories AS o CROSS JOIN memories AS n ON n.id = o.superseded_by
+    WHERE o.superseded_by IS NOT NULL AND o.superseded_by != '' ORDER BY 1, 2
 )
+"""
 
-#: Values hashed (or rowids decoded) between two yields of the GIL, about a millisecond of work.
-SLICE = 65536
-
-
-def id_key(hex_bytes: str) -> int:
-    """The key of an id in the index, from SQLite's ``hex(id)`` (its stored bytes)."""
-    return hash(hex_bytes)
+#: Edges decoded between two yields of the GIL (about a millisecond of work).
+SLICE = 32768
 
 
 class EdgeIndex:
-    """Supersession edges by newer id (see the module docstring)."""
+    """Supersession edges by newer rowid (see the module docstring)."""
 
-    def __init__(self, newer: np.ndarray, older_rowid: np.ndarray, older: np.ndarray) -> None:
-        self.newer, self.older_rowid, self.older = newer, older_rowid, older
+    def __init__(self, newer: np.ndarray, older: np.ndarray) -> None:
+        self.newer, self.older = newer, older
 
     def __len__(self) -> int:
         return len(self.newer)
 
     @classmethod
-    def from_scan(cls, row: tuple[Any, ...]) -> EdgeIndex | None:
-        """The index from the row of :data:`EDGES_SQL`; ``None`` if its parts do not line up."""
+    def from_scan(cls, row: tuple[Any, ...] | None) -> EdgeIndex:
+        """The index from the row of :data:`EDGES_SQL`."""
         import numpy as np
 
-        count, rowids, newer, older = row
-        if not count:
-            empty = np.empty(0, dtype=np.int64)
-            return cls(empty, empty, empty)
-        newer_keys, older_keys = _keys(newer, count), _keys(older, count)
-        if newer_keys is None or older_keys is None or len(rowids or "") != 16 * count:
-            return None
-        older_rowid = np.empty(count, dtype=np.int64)
+        count, joined = row or (0, None)
+        pairs = np.empty((count, 2), dtype=np.int64)
         for start in range(0, count, SLICE):
             stop = min(count, start + SLICE)
-            older_rowid[start:stop] = np.frombuffer(bytes.fromhex(rowids[16 * start:16 * stop]), dtype=">i8")
+            pairs[start:stop] = np.frombuffer(bytes.fromhex(joined[32 * start:32 * stop]), dtype=">i8").reshape(-1, 2)
             time.sleep(0)
-        order = np.argsort(newer_keys, kind="stable")
-        return cls(newer_keys[order], older_rowid[order], older_keys[order])
+        return cls(np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1]))
 
-    def walk_back(self, head_key: int, head_rowid: int, limit: int) -> list[int] | None:
-        """Rowids of the rows that may lead to the head, level by level as :meth:`Store.chain`
-        walks them: a level is read while fewer than ``limit`` memories (the head included) were
-        found. Every proposed edge is returned, also one into a row already found (a cycle).
-        ``None`` when two rows found have ids of the same hash: the walk cannot be trusted."""
+    def walk_back(self, head: int, limit: int) -> dict[int, int]:
+        """The edges (older rowid -> newer rowid) that lead to the row ``head``, found level by
+        level as :meth:`Store.chain` walks them: a level is read while fewer than ``limit``
+        memories (the head included) were found. An edge into a row already found (a cycle)
+        is returned too; it is not followed."""
         import numpy as np
 
-        proposed: dict[int, None] = {}
-        seen, keys = {head_rowid}, {head_key}
-        frontier = [head_key]
+        edges: dict[int, int] = {}
+        seen = {head}
+        frontier = [head]
         while frontier and len(seen) < limit:
             wanted = np.array(frontier, dtype=np.int64)
             lows = np.searchsorted(self.newer, wanted, side="left").tolist()
             highs = np.searchsorted(self.newer, wanted, side="right").tolist()
             level: list[int] = []
-            for low, high in zip(lows, highs, strict=True):
-                for rowid, key in zip(self.older_rowid[low:high].tolist(), self.older[low:high].tolist(), strict=True):
-                    proposed[rowid] = None
-                    if rowid in seen:
-                        continue
-                    if key in keys:
-                        return None
-                    seen.add(rowid)
-                    keys.add(key)
-                    level.append(key)
+            for newer, low, high in zip(frontier, lows, highs, strict=True):
+                for older in self.older[low:high].tolist():
+                    edges[older] = newer
+                    if older not in seen:
+                        seen.add(older)
+                        level.append(older)
             frontier = level
-        return list(proposed)
-
-
-def _keys(joined: str | None, count: int) -> np.ndarray | None:
-    """Hashes of ``count`` comma-separated hex values, a slice at a time (``None``: not ``count``)."""
-    import numpy as np
-
-    parts = (joined or "").split(",")
-    if len(parts) != count:
-        return None
-    keys = np.empty(count, dtype=np.int64)
-    for start in range(0, count, SLICE):
-        stop = min(count, start + SLICE)
-        keys[start:stop] = np.fromiter(map(id_key, parts[start:stop]), dtype=np.int64, count=stop - start)
-        time.sleep(0)
-    return keys
+        return edges
 
 
 def file_version(path: Path) -> tuple | None:
@@ -153,14 +123,12 @@ class EdgeCache:
         self._version: tuple | None = None
         self._index: EdgeIndex | None = None
 
-    def get(self, version: tuple, scan: Callable[[], tuple[Any, ...]]) -> EdgeIndex | None:
+    def get(self, version: tuple, scan: Callable[[], tuple[Any, ...] | None]) -> EdgeIndex:
         """The index for ``version``, scanning the file (once, whichever threads ask) when the
-        one held is for another version. ``None`` when the scan's parts did not line up."""
+        one held is for another version."""
         with self._lock:
             if self._version != version or self._index is None:
                 self._version, self._index = None, None
-                index = EdgeIndex.from_scan(scan())
-                if index is not None:
-                    self._version, self._index = version, index
-                return index
+                self._index = EdgeIndex.from_scan(scan())
+                self._version = version
             return self._index

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ora_desktop import open_store
-from ora_desktop.core import graph, supersession
+from ora_desktop.core import graph
 from ora_desktop.core.backup import create_backup
 from ora_desktop.core.restore import restore_backup
 from ora_desktop.core.store import Store
@@ -182,11 +182,11 @@ def test_a_chain_longer_than_the_limit_stops_where_the_scan_stops(
             assert indexed == store.chain(memory_id), memory_id
 
 
-def test_ids_of_the_same_hash_fall_back_to_the_scan(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The index keeps hashes of ids: where two collide, the rows decide, never the hashes."""
-    monkeypatch.setattr(supersession, "id_key", len)  # every id here has the same length
-    monkeypatch.setattr(graph, "id_key", len)
-    store.supersede("m080", "m081")
-    assert ids(store, "m081") == ["m081", "m080"]
+def test_an_edge_gone_after_the_version_was_read_is_never_shown(
+        store: Store, db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write landing between the file's version and the walk: the rows decide, not the index."""
+    monkeypatch.setattr(graph, "file_version", lambda path: ("always the same",))
     assert ids(store, "m002") == ["m002", "m001", "m003", "m000"]
-    assert ids(store, "m082") == ["m082"]
+    link(db, "m003", None)
+    link(db, "m000", "m090")
+    assert ids(store, "m002") == ["m002", "m001"]
