@@ -3,9 +3,9 @@
 ``superseded_by`` has no index, and a file we did not create is never given one (DESIGN.md,
 contract 2): finding what supersedes into a memory means reading every row. :class:`EdgeIndex`
 is built by one such scan and answers "which rows supersede into this row?" by a binary search.
-Each edge is two integers (16 bytes), not two Python strings: the rowids of the newer and the
-older memory, the newer one found by SQLite through the primary key (the same comparison of ids
-as a scan's), sorted by SQLite; Python only decodes them.
+Each edge is two integers (16 bytes, in two ``array('q')``), not two Python strings: the rowids
+of the newer and the older memory, the newer one found by SQLite through the primary key (the
+same comparison of ids as a scan's), sorted by SQLite; Python only decodes them.
 
 :func:`file_version` says when the index is out of date: SQLite's own record of commits (the
 wal-index header in ``-shm``, or the file header's change counter), which every commit moves,
@@ -17,16 +17,16 @@ version or a newer one, never an older one.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
+from array import array
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .fileheader import read_header
-
-if TYPE_CHECKING:
-    import numpy as np
 
 #: One scan of the file: every edge as the rowids of its newer and older memories (16 hex digits
 #: each), ordered by them and joined into one string by SQLite in C, without the GIL.
@@ -44,8 +44,8 @@ SLICE = 32768
 class EdgeIndex:
     """Supersession edges by newer rowid (see the module docstring)."""
 
-    def __init__(self, newer: np.ndarray, older: np.ndarray) -> None:
-        self.newer, self.older = newer, older
+    def __init__(self, newer: array, older: array) -> None:
+        self.newer, self.older = newer, older  # array('q') each, sorted by (newer, older)
 
     def __len__(self) -> int:
         return len(self.newer)
@@ -53,33 +53,27 @@ class EdgeIndex:
     @classmethod
     def from_scan(cls, row: tuple[Any, ...] | None) -> EdgeIndex:
         """The index from the row of :data:`EDGES_SQL`."""
-        import numpy as np
-
         count, joined = row or (0, None)
-        pairs = np.empty((count, 2), dtype=np.int64)
+        pairs = array("q")
         for start in range(0, count, SLICE):
-            stop = min(count, start + SLICE)
-            pairs[start:stop] = np.frombuffer(bytes.fromhex(joined[32 * start:32 * stop]), dtype=">i8").reshape(-1, 2)
+            pairs.frombytes(bytes.fromhex(joined[32 * start:32 * min(count, start + SLICE)]))
             time.sleep(0)
-        return cls(np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1]))
+        if sys.byteorder == "little":  # printf wrote them big-endian (two's complement)
+            pairs.byteswap()
+        return cls(pairs[0::2], pairs[1::2])
 
     def walk_back(self, head: int, limit: int) -> dict[int, int]:
         """The edges (older rowid -> newer rowid) that lead to the row ``head``, found level by
         level as :meth:`Store.chain` walks them: a level is read while fewer than ``limit``
         memories (the head included) were found. An edge into a row already found (a cycle)
         is returned too; it is not followed."""
-        import numpy as np
-
         edges: dict[int, int] = {}
         seen = {head}
         frontier = [head]
         while frontier and len(seen) < limit:
-            wanted = np.array(frontier, dtype=np.int64)
-            lows = np.searchsorted(self.newer, wanted, side="left").tolist()
-            highs = np.searchsorted(self.newer, wanted, side="right").tolist()
             level: list[int] = []
-            for newer, low, high in zip(frontier, lows, highs, strict=True):
-                for older in self.older[low:high].tolist():
+            for newer in frontier:
+                for older in self.older[bisect_left(self.newer, newer):bisect_right(self.newer, newer)]:
                     edges[older] = newer
                     if older not in seen:
                         seen.add(older)
