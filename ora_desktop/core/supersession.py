@@ -23,6 +23,7 @@ import time
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,11 @@ class EdgeIndex:
             time.sleep(0)
         if sys.byteorder == "little":  # printf wrote them big-endian (two's complement)
             pairs.byteswap()
-        return cls(pairs[0::2], pairs[1::2])
+        newer, older = pairs[0::2], pairs[1::2]
+        if any(a > b for a, b in pairwise(newer)):  # SQLite keeps the subquery's order; never assume it
+            ordered = sorted(zip(newer, older, strict=True))
+            newer, older = array("q", (n for n, _ in ordered)), array("q", (o for _, o in ordered))
+        return cls(newer, older)
 
     def walk_back(self, head: int, limit: int) -> dict[int, int]:
         """The edges (older rowid -> newer rowid) that lead to the row ``head``, found level by

@@ -15,6 +15,7 @@ from ora_desktop.core import graph
 from ora_desktop.core.backup import create_backup
 from ora_desktop.core.restore import restore_backup
 from ora_desktop.core.store import Store
+from ora_desktop.core.supersession import EdgeIndex
 
 ROWS = [(f"m{i:03}", f"memory {i}", "fact", 5) for i in range(200)]
 
@@ -191,3 +192,14 @@ def test_an_edge_moved_after_the_version_was_read_sends_the_chain_to_the_file(
     link(db, "m050", "m001")  # an edge the index does not know ...
     link(db, "m003", "m050")  # ... found because an edge it knows moved onto it
     assert ids(store, "m002") == ["m002", "m001", "m050", "m000", "m003"]
+
+
+def test_the_index_finds_edges_whatever_order_the_scan_returned_them_in() -> None:
+    """Rowids as the scan writes them (16 hex digits each, two's complement), out of order."""
+    pairs = [(2, 9), (-5, 7), (2, 3), (9, 4)]
+    row = (len(pairs), "".join(f"{newer & (2**64 - 1):016x}{older & (2**64 - 1):016x}" for newer, older in pairs))
+    index = EdgeIndex.from_scan(row)
+    assert index.walk_back(2, 100) == {9: 2, 3: 2, 4: 9}
+    assert index.walk_back(-5, 100) == {7: -5}
+    assert index.walk_back(2, 2) == {9: 2, 3: 2}  # the limit stops after the level that reached it
+    assert EdgeIndex.from_scan((0, None)).walk_back(2, 100) == {}
