@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from .errors import InvalidValue, NotFound
 from .records import Chain, Change, Memory, Neighbors
+from .supersession import EDGES_SQL, EdgeCache, file_version
 
 if TYPE_CHECKING:
     from .store import Store
@@ -25,6 +26,13 @@ WITH RECURSIVE edges(old, new) AS MATERIALIZED (
     SELECT ? UNION SELECT edges.old FROM edges JOIN back ON edges.new = back.id
 )
 SELECT old, new FROM edges WHERE new IN (SELECT id FROM back)
+"""
+
+#: The edges out of the rows an :class:`~.supersession.EdgeIndex` found, as the file holds them
+#: now: (older rowid, older id, newer rowid, newer id), the newer one found by its id.
+_FOUND_EDGES = """
+SELECT o.rowid, o.id, n.rowid, n.id FROM memories AS o CROSS JOIN memories AS n ON n.id = o.superseded_by
+WHERE o.rowid IN (SELECT value FROM json_each(?)) AND o.superseded_by != ''
 """
 
 
@@ -76,12 +84,8 @@ class GraphMixin:
         start = self.get(memory_id)
         forward, cycle, dangling = self._forward(start.id)
         head = forward[-1]
-        # Walk backwards from the head. There is no index on superseded_by, so SQLite reads the
-        # supersession edges in one scan into a temporary table and follows them there; only the
-        # chain's own edges come back to Python (a scan of a million rows in C, not a dict of
-        # every edge built while holding the GIL the window's thread needs).
         older_of: dict[str, list[str]] = {}
-        for old, new in self._fetch_all(_CHAIN_EDGES, (head.id,)):
+        for old, new in self._edges_into(head):
             older_of.setdefault(str(new), []).append(str(old))
         levels: list[list[str]] = []
         seen = {head.id}
@@ -105,6 +109,41 @@ class GraphMixin:
             ordered.extend(members)
         live = None if (cycle or dangling) else head
         return Chain(tuple(ordered), live, cycle, (dangling,) if dangling else ())
+
+    def _edges_into(self: Store, head: Memory) -> list[tuple]:
+        """Every (older, newer) edge of the chain ending at ``head``, found backwards from it.
+
+        The store keeps the file's edges in an :class:`~.supersession.EdgeIndex` for the file's
+        current version (one scan per version), so a chain costs a few lookups by key. Inside a
+        write transaction (whose changes no version shows), without a version, or when an edge
+        the index found is not in the file any more (a write since the version was read), SQLite
+        follows the edges itself in one scan of the file, as it did for every chain before.
+        """
+        edges = None if self.db.in_transaction() else self._indexed_edges_into(head)
+        if edges is None:
+            edges = self._fetch_all(_CHAIN_EDGES, (head.id,))
+        return edges
+
+    def _indexed_edges_into(self: Store, head: Memory) -> list[tuple] | None:
+        if self.immutable:  # its connection sees the file as of its last reopen
+            self._follow_file()
+            version: tuple | None = ("immutable", self._stamp)
+        else:
+            version = file_version(self.path)
+        if version is None:
+            return None
+        cache: EdgeCache = self.__dict__.setdefault("_edge_cache", EdgeCache())
+        index = cache.get(version, lambda: self._one(EDGES_SQL))
+        row = self._one("SELECT rowid FROM memories WHERE id = ?", (head.id,))  # as of this version
+        if row is None:
+            return None
+        found = index.walk_back(row[0], MAX_CHAIN)
+        if not found:
+            return []
+        rows = self._fetch_all(_FOUND_EDGES, (json.dumps(list(found)),))
+        if len(rows) != len(found) or any(found.get(older) != newer for older, _, newer, _ in rows):
+            return None
+        return [(old, new) for _, old, _, new in rows]
 
     def live_version(self: Store, memory_id: str) -> Memory | None:
         """The newest memory of ``memory_id``'s chain (itself if not superseded)."""

@@ -2,7 +2,7 @@
 
 Related memories and the supersession chain are read on a worker thread whenever the shown
 memory, its links or its place in a chain change (not when the same memory is shown again after
-an edit of its other fields: on a large file the chain costs a scan). Saving is not done here:
+an edit of its other fields: the first chain after any write to a large file costs a scan). Saving is not done here:
 ``save_requested(base, changes)`` goes to the curate actions, which push an undoable command and
 handle a conflicting write.
 """
@@ -40,7 +40,8 @@ ID_ROLE = Qt.ItemDataRole.UserRole + 30
 
 
 #: The related list and the chain are read this long after a memory is shown (if still shown):
-#: the chain is a scan of the file (~0.4 s of a core at 1M memories).
+#: the first chain after a write to the file scans it (~0.2 s of a core at 1M memories; later
+#: chains are lookups in the store's index of the edges, core/supersession.py).
 LINKS_AFTER_S = 0.15
 
 #: The bold title is the content's first line, cut to this many characters (at most ~2 lines).

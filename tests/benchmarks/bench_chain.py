@@ -1,0 +1,62 @@
+"""The supersession chain the detail pane reads for each selected memory, beside the scan it
+used to run every time (the same recursive SQL on a raw ``sqlite3`` connection).
+
+A store scans the file once per version of the file to index its edges; later chains are
+lookups. Each run opens a fresh read-only store, so its first chain includes that scan.
+Figures are the worst of the runs (every run is printed).
+"""
+
+from __future__ import annotations
+
+import gc
+import sqlite3
+import time
+from collections.abc import Callable
+
+from ora_desktop import open_store
+from ora_desktop.core.graph import _CHAIN_EDGES
+
+from .bench_core import _raw_reader
+from .common import Row, bench_file, report
+
+RUNS = 3
+
+
+def _seconds(fn: Callable[[], object]) -> float:
+    gc.collect()
+    started = time.perf_counter()
+    fn()
+    return time.perf_counter() - started
+
+
+def _pick(raw: sqlite3.Connection) -> tuple[str, str]:
+    """A memory that no other supersedes and that supersedes nothing, and the newest memory of
+    a chain (the head, where chain() walks back from)."""
+    lone = raw.execute(
+        "SELECT id FROM memories WHERE (superseded_by IS NULL OR superseded_by = '') AND id NOT IN "
+        "(SELECT superseded_by FROM memories WHERE superseded_by IS NOT NULL) ORDER BY rowid LIMIT 1 OFFSET 500000"
+    ).fetchone()[0]
+    head = raw.execute(
+        "SELECT superseded_by FROM memories WHERE superseded_by IS NOT NULL AND superseded_by != '' "
+        "ORDER BY rowid LIMIT 1 OFFSET 25000").fetchone()[0]
+    return lone, head
+
+
+def run(memories: int) -> None:
+    path = bench_file(memories)
+    raw = _raw_reader(path)
+    rows: list[Row] = []
+    for label, memory_id in zip(("no predecessor", "head of a chain"), _pick(raw), strict=True):
+        first, second, base = [], [], []
+        for _ in range(RUNS):
+            with open_store(path, readonly=True) as store:
+                first.append(_seconds(lambda store=store, memory_id=memory_id: store.chain(memory_id)))
+                second.append(_seconds(lambda store=store, memory_id=memory_id: store.chain(memory_id)))
+            base.append(_seconds(lambda memory_id=memory_id: raw.execute(_CHAIN_EDGES, (memory_id,)).fetchall()))
+        for name, samples in (("first call", first), ("second call", second), ("raw scan", base)):
+            print(f"  chain, {label}, {name}: " + ", ".join(f"{s * 1000:.2f}" for s in samples) + " ms")
+        rows.append(Row(f"chain, {label}: first (scans once)", max(first), max(base), "<= 1.5x"))
+        rows.append(Row(f"chain, {label}: second (file unchanged)", max(second), max(base), "<= 0.01x"))
+    raw.close()
+    report(f"supersession chain on {memories:,} memories (worst of {RUNS} runs; raw = the old scan in sqlite3)",
+           rows)
