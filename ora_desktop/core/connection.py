@@ -25,6 +25,12 @@ from .errors import CorruptFile, DatabaseLocked, InvalidValue, NotSQLite, OraErr
 from .fileheader import read_header
 
 BUSY_TIMEOUT_MS = 5000
+#: SQLite VM steps between two cancel checks inside a long statement (a progress handler): about
+#: 10 ms of SQLite's work. Each check is a call into Python, which takes the GIL: every 20,000
+#: steps (a check every ~0.1 ms) a worker's facet count took the GIL so often that the window's
+#: thread waited for it at each of a paint's calls into Python (GUI-thread gaps of 50-120 ms
+#: with 1-25 ms of its own work in them).
+CANCEL_CHECK_STEPS = 1_000_000
 
 
 def _uri(path: Path, **params: str) -> str:

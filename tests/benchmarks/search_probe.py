@@ -21,7 +21,10 @@ from .bench_gui import until
 from .common import DATA, bench_file
 
 T0 = time.perf_counter()
+#: ORA_PROBE_FACETS=1: each keystroke waits for its facet counts, as bench_search_keystrokes does.
+WAIT_FACETS = bool(os.environ.get("ORA_PROBE_FACETS"))
 ARMED = [False]  # profile the next table paint (set when a page of rows arrived)
+WHOLE = None  # a cProfile.Profile over the whole of each typed word (ORA_PROBE_PROFILE=all)
 PROFILE = None  # a cProfile.Profile to run over the table's paints (ORA_PROBE_PROFILE=1)
 spans: list[tuple[float, float, str, int]] = []  # start, end, name, depth
 paint_cpu: list[tuple[float, float, float]] = []  # start, end, GUI-thread CPU of each table paint
@@ -86,12 +89,12 @@ async def scenario(path: Path, rounds: int, gaps: list) -> None:
     class PaintTimer(QObject):
         """Delivers the paint itself, timed (and returns True: delivered once)."""
 
-        def __init__(self, deliver, name: str) -> None:  # noqa: ANN001
+        def __init__(self, deliver, name: str, kind: QEvent.Type = QEvent.Type.Paint) -> None:  # noqa: ANN001
             super().__init__()
-            self.deliver, self.name, self.busy = deliver, name, False
+            self.deliver, self.name, self.busy, self.kind = deliver, name, False, kind
 
         def eventFilter(self, obj, event):  # noqa: N802, ANN001
-            if event.type() != QEvent.Type.Paint or self.busy:
+            if event.type() != self.kind or self.busy:
                 return False
             self.busy = True
             started, cpu = time.perf_counter(), time.thread_time()
@@ -114,8 +117,11 @@ async def scenario(path: Path, rounds: int, gaps: list) -> None:
                     paint_cpu.append((started, time.perf_counter(), time.thread_time() - cpu))
             return True
 
-    filters = [PaintTimer(table.viewportEvent, "paint table")]
+    filters = [PaintTimer(table.viewportEvent, "paint table"),
+               # the window's backing store: every dirty widget painted, then flushed
+               PaintTimer(window.event, "window update", QEvent.Type.UpdateRequest)]
     table.viewport().installEventFilter(filters[0])
+    window.installEventFilter(filters[1])
     for widget in editor_view.findChildren(QObject):
         if hasattr(widget, "viewportEvent") and hasattr(widget, "viewport"):
             f = PaintTimer(widget.viewportEvent, f"paint {type(widget).__name__}")
@@ -135,6 +141,8 @@ async def scenario(path: Path, rounds: int, gaps: list) -> None:
     controller = window.browser.controller
     answers: list = []
     controller.answered.connect(answers.append)
+    counted: list = []
+    controller.facets_ready.connect(counted.append)
 
     def first_row_shown() -> bool:
         row = max(0, table.rowAt(0))
@@ -151,6 +159,8 @@ async def scenario(path: Path, rounds: int, gaps: list) -> None:
         await asyncio.sleep(1.0)
         last[0] = time.perf_counter()
         beat.start()
+        if WHOLE is not None:
+            WHOLE.enable()
         for i in range(1, len(word) + 1):
             text = word[:i]
             field.blockSignals(True)
@@ -159,7 +169,12 @@ async def scenario(path: Path, rounds: int, gaps: list) -> None:
             controller.set_text(text, immediate=True)
             await until(lambda text=text: answers and answers[-1].request.text == text and first_row_shown(),
                         timeout=300)
+            if WAIT_FACETS:  # as bench_search_keystrokes does: the counts shown before the next key
+                await until(lambda: bool(counted), timeout=60)
+                counted.clear()
         await asyncio.sleep(0.6)
+        if WHOLE is not None:
+            WHOLE.disable()
         beat.stop()
     window.close()
     ctx.close()
@@ -208,16 +223,23 @@ def main() -> None:
     patch(MemoryTable, ["_data_changed", "_restore_current", "_remember_current", "_current_row_changed"], "table")
     patch(MemoryBrowser, ["_loaded", "_current_memory", "_highlight"], "page")
     patch(SearchController, ["_after_load", "apply"], "controller")
+    from ora_desktop.gui.search.widgets import FacetPanel
+
+    patch(FacetPanel, ["show_counts"], "facets")
     patch(DetailPane, ["show_memory"], "detail")
     patch(delegates.SpanCache, ["fill"], "spans")
     patch(delegates.HighlightDelegate, ["paint"], "cell.highlight")
     patch(delegates.PaddedDelegate, ["paint"], "cell.padded")
-    global PROFILE
+    global PROFILE, WHOLE
     _log_jobs()
     import gc
 
     gc.callbacks.append(_gc)
-    if os.environ.get("ORA_PROBE_PROFILE"):
+    if os.environ.get("ORA_PROBE_PROFILE") == "all":
+        import cProfile
+
+        WHOLE = cProfile.Profile()
+    elif os.environ.get("ORA_PROBE_PROFILE"):
         import cProfile
 
         PROFILE = cProfile.Profile()
@@ -232,10 +254,10 @@ def main() -> None:
     if os.environ.get("ORA_PROBE_PAINTS"):
         print("every table paint (s from start: wall / GUI CPU ms):")
         print("  " + ", ".join(f"{s - T0:.2f}: {1000 * (e - s):.0f}/{1000 * c:.0f}" for s, e, c in paint_cpu))
-    if PROFILE is not None:
+    if PROFILE is not None or WHOLE is not None:
         import pstats
 
-        pstats.Stats(PROFILE).sort_stats("tottime").print_stats(35)
+        pstats.Stats(PROFILE or WHOLE).sort_stats("tottime").print_stats(35)
     for start, end in gaps:
         print(f"gap {1000 * (end - start):.1f} ms at {start - T0:.2f}s")
         inside: dict[tuple[str, int], list[float]] = {}

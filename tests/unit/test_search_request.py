@@ -194,3 +194,28 @@ def test_an_obsolete_facet_count_is_interrupted_inside_sqlite(tmp_path):
         assert polled  # asked while the statement ran, not only between steps
         counted = count_answer_facets(store, answer)  # the connection is usable afterwards
         assert counted.total == 3000
+
+
+def test_a_facet_count_checks_for_cancel_rarely_but_stops_when_asked(tmp_path, monkeypatch):
+    """The count's cancel check is a call into Python (it takes the GIL the window's thread needs
+    for every cell it paints): a count over a few thousand matches checks only a few times, and a
+    cancel seen at a check still stops it with a clear error."""
+    from ora_desktop.core.search import ensure_index, parse_query
+    from ora_desktop.core.search.counting import Interrupted, match_facets
+
+    path = make_file(tmp_path / "n.site.db",
+                     [{"id": f"m{i}", "content": f"deploy note {i} about the pipeline"} for i in range(4000)])
+    ensure_index(path)
+    checks: list[int] = []
+
+    def never() -> bool:
+        checks.append(1)
+        return False
+
+    with open_store(path, readonly=True) as store:
+        counted = match_facets(store, parse_query("deploy"), never)
+        assert counted is not None and sum(counted[0].values()) == 4000
+        assert len(checks) <= 5, f"{len(checks)} cancel checks for one count of 4,000 matches"
+        monkeypatch.setattr("ora_desktop.core.search.counting.CANCEL_CHECK_STEPS", 1000)  # a long count's pace
+        with pytest.raises(Interrupted):
+            match_facets(store, parse_query("deploy"), lambda: True)

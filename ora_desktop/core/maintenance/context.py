@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from .. import timestamps
 from ..config import Config
+from ..connection import CANCEL_CHECK_STEPS
 from ..errors import OraError
 from ..home import OraHome
 from ..rawsql import run_sql
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from ..store import Store
 
 Progress = Callable[[int, int], None]
-PROGRESS_OPS = 20000  # SQLite VM steps between cancel checks inside a long statement
+PROGRESS_OPS = CANCEL_CHECK_STEPS  # SQLite VM steps between cancel checks inside a long statement
 
 
 class Cancelled(OraError):

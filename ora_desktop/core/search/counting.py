@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .. import timestamps
-from ..connection import translate
+from ..connection import CANCEL_CHECK_STEPS, translate
 from ..health_buckets import HEALTH_BUCKETS, UNKNOWN, bucket_sql
 from ..timefilter import AGE_BUCKETS
 from .build import finish_tags
@@ -57,7 +57,7 @@ def match_facets(target: Store, parsed: ParsedQuery, stop: Callable[[], bool] | 
                 finish_tags(index)
             conn = index.connection()
             if stop is not None:
-                conn.set_progress_handler(lambda: 1 if stop() else 0, 20_000)
+                conn.set_progress_handler(lambda: 1 if stop() else 0, CANCEL_CHECK_STEPS)
             try:
                 return _count(conn, parsed, index.columns)
             finally:
