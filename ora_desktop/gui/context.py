@@ -15,10 +15,13 @@ The contract (other GUI features code against it):
     ``(path, change)``; views showing another file can ignore it.
   - ``status(str)``: a short message for the status bar.
 - ``ctx.current`` / ``ctx.current_path()`` — the selection; ``ctx.set_current(obj)``.
-- ``ctx.current_store() -> Store | None`` — the selected file's store (opened if needed; ``None``
-  when nothing is selected or the file cannot be opened).
-- ``ctx.store_for(path) -> Store`` — a cached store per file (raises an ``OraError`` naming the
-  file). Opening is quick (a header sniff and a schema check) but is best done via ``run``.
+- ``ctx.current_store() -> Store | None`` — the selected file's store once it is open (never
+  opens it; ``None`` while it opens, when nothing is selected or when it cannot be opened): what
+  actions enable themselves from, on the GUI thread.
+- ``ctx.store_for(path) -> Store`` — a cached store per file, opened on first use (raises an
+  ``OraError`` naming the file). Opening reads the file (a header sniff and a schema check, up to
+  the busy timeout when another program holds a lock): call it through ``run``, never on the GUI
+  thread.
 - ``ctx.adopt_first_rows(first_rows)`` / ``await ctx.first_rows(store, query)`` — the file and
   first screenful read while the window was starting (``core.operations.first_rows``): its store
   is the one ``store_for`` returns, and its keys answer the table's first listing if it is the
@@ -153,15 +156,10 @@ class AppContext(QObject):
         return self._stores.get(Path(path).expanduser().resolve())
 
     def current_store(self) -> Store | None:
-        """The selected file's store, or ``None`` (nothing selected, or it cannot be opened)."""
+        """The selected file's store if it is open, else ``None`` (never opens it: the GUI thread
+        reads no file; the Memories tab opens it through :meth:`run` and emits ``store_shown``)."""
         path = self.current_path()
-        if path is None:
-            return None
-        try:
-            return self.store_for(path)
-        except OraError as exc:
-            self.status.emit(str(exc))
-            return None
+        return self.cached_store(path) if path is not None else None
 
     def forget_store(self, path: str | Path) -> None:
         """Drop a cached store (e.g. after its file was replaced by a restore)."""

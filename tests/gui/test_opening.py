@@ -1,0 +1,95 @@
+"""Opening a file: the GUI thread reads no file (the store opens on a worker), and the actions
+that depend on the file (File > Export…, File > Import…) follow the store once it is open."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from ora_desktop.core import OraHome
+from ora_desktop.gui import context as context_module
+from ora_desktop.gui.context import AppContext
+from ora_desktop.gui.main_window import MainWindow
+from tests.conftest import raw_seed_db
+
+
+@pytest.fixture
+def opened_on(monkeypatch) -> list[str]:
+    """The name of the thread each store was opened on (the context's ``open_store``, recorded)."""
+    threads: list[str] = []
+    real = context_module.open_store
+
+    def recording(*args, **kw):  # noqa: ANN002, ANN003, ANN202
+        threads.append("GUI" if threading.current_thread() is threading.main_thread() else "worker")
+        return real(*args, **kw)
+
+    monkeypatch.setattr(context_module, "open_store", recording)
+    return threads
+
+
+def shown(window: MainWindow, path: Path) -> bool:
+    store = window.browser.store
+    return store is not None and store.path == path.resolve() and not window.browser.model.is_loading()
+
+
+def actions(window: MainWindow) -> tuple[bool, bool]:
+    return window.exchanger.export_action.isEnabled(), window.exchanger.import_action.isEnabled()
+
+
+def test_a_writable_file_opens_on_a_worker_and_export_and_import_follow(make_window, filled_db, tmp_path,
+                                                                        opened_on, qtbot):
+    filled_db(4)
+    window = make_window()
+    outside = raw_seed_db(tmp_path / "elsewhere" / "guest.site.db", [("g1", "guest memory", "fact", 4)])
+    opened_on.clear()
+    window.open_file(outside)
+    assert actions(window) == (False, False)  # not open yet: nothing to export or import into
+    qtbot.waitUntil(lambda: shown(window, outside) and actions(window) == (True, True), timeout=10000)
+    assert opened_on and set(opened_on) == {"worker"}
+
+
+def test_a_broken_file_is_refused_once_on_a_worker_and_disables_both(make_window, filled_db, tmp_path,
+                                                                     opened_on, qtbot):
+    home_file = filled_db(4)
+    window = make_window()
+    qtbot.waitUntil(lambda: actions(window) == (True, True), timeout=5000)
+    broken = tmp_path / "broken.site.db"
+    broken.write_bytes(b"this is not a database at all" * 10)
+    messages: list[str] = []
+    window.ctx.status.connect(messages.append)
+    opened_on.clear()
+    window.open_file(broken)
+    qtbot.waitUntil(lambda: "cannot be opened" in window.browser.message.text(), timeout=10000)
+    assert actions(window) == (False, False)
+    assert opened_on and set(opened_on) == {"worker"}
+    assert len([m for m in messages if "not an SQLite database" in m]) == 1  # said once, not per view
+    # back to the open file: both actions at once, nothing opened again
+    qtbot.waitUntil(lambda: (item := window.sidebar.item_for(broken)) is not None
+                    and window.sidebar.currentItem() is item, timeout=10000)
+    opened_on.clear()
+    window.sidebar.setCurrentItem(window.sidebar.item_for(home_file))
+    assert actions(window) == (True, True)
+    qtbot.waitUntil(lambda: shown(window, home_file), timeout=10000)
+    assert "GUI" not in opened_on
+
+
+def test_a_read_only_window_offers_export_but_not_import(ora_home, filled_db, tmp_path, settings, aloop,
+                                                         opened_on, qtbot):
+    filled_db(3)
+    outside = raw_seed_db(tmp_path / "elsewhere" / "guest.site.db", [("g1", "guest memory", "fact", 4)])
+    ctx = AppContext(OraHome(ora_home), settings, read_only=True)
+    window = MainWindow(ctx)
+    qtbot.addWidget(window)
+    window.show()
+    window.start()
+    qtbot.waitUntil(lambda: window.browser.store is not None and window.browser.model.rowCount() == 3,
+                    timeout=10000)
+    opened_on.clear()
+    window.open_file(outside)
+    qtbot.waitUntil(lambda: shown(window, outside) and window.exchanger.export_action.isEnabled(), timeout=10000)
+    assert not window.exchanger.import_action.isEnabled()
+    assert opened_on and set(opened_on) == {"worker"}
+    window.close()
+    ctx.close()
