@@ -123,6 +123,18 @@ def _watch_gaps(beat: Heartbeat) -> None:
     beat.timer.timeout.connect(gap_tick)
 
 
+def _callback_name(handle: asyncio.Handle) -> str:
+    """The coroutine a handle steps (``module:qualname``), else the handle's callback."""
+    callback = handle._callback  # noqa: SLF001
+    owner = getattr(callback, "__self__", None)
+    if isinstance(owner, asyncio.Task):
+        coro = owner.get_coro()
+        code = getattr(coro, "cr_code", None)
+        if code is not None:
+            return f"task {code.co_filename.split('ora_desktop/')[-1]}:{code.co_qualname}"
+    return repr(handle)[:160]
+
+
 def _watch_callbacks() -> None:
     """Time every asyncio callback run on the loop (qasync runs them on the GUI thread)."""
     handle_run = asyncio.events.Handle._run  # noqa: SLF001
@@ -134,7 +146,7 @@ def _watch_callbacks() -> None:
         finally:
             took = time.perf_counter() - started
             if took > 0.005:
-                callbacks.append((took, repr(self)[:160]))
+                callbacks.append((took, _callback_name(self)))
 
     asyncio.events.Handle._run = timed  # noqa: SLF001
 
