@@ -99,6 +99,9 @@ class AppContext(QObject):
         self.window: MainWindow | None = None
         self._stores: dict[Path, Store] = {}
         self._stores_lock = threading.Lock()
+        #: One lock per file being opened: a file that waits (another program's lock, a slow disk)
+        #: holds up only the callers that want that file.
+        self._opening: dict[Path, threading.Lock] = {}
         self._first_rows: FirstRows | None = None
         self._unsubscribe: dict[Path, Callable[[], None]] = {}
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ora-db")
@@ -125,11 +128,18 @@ class AppContext(QObject):
     def store_for(self, path: str | Path) -> Store:
         """The cached store of ``path`` (opened on first use; raises an ``OraError``)."""
         key = Path(path).expanduser().resolve()
-        with self._stores_lock:  # called from worker threads too
+        with self._stores_lock:  # called from worker threads
             store = self._stores.get(key)
-            if store is None:
-                ahead = self._first_rows.opened(key, self.read_only) if self._first_rows is not None else None
-                store = ahead or open_store(key, readonly=self.read_only)
+            if store is not None:
+                return store
+            opening = self._opening.setdefault(key, threading.Lock())
+        with opening:  # opened once, while other files open meanwhile
+            store = self._stores.get(key)
+            if store is not None:
+                return store
+            ahead = self._first_rows.opened(key, self.read_only) if self._first_rows is not None else None
+            store = ahead or open_store(key, readonly=self.read_only)
+            with self._stores_lock:
                 self._stores[key] = store
                 self._unsubscribe[key] = store.subscribe(functools.partial(self._on_store_write, key))
             return store

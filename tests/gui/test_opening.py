@@ -3,6 +3,7 @@ that depend on the file (File > Export…, File > Import…) follow the store on
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -17,16 +18,28 @@ from tests.conftest import raw_seed_db
 
 @pytest.fixture
 def opened_on(monkeypatch) -> list[str]:
-    """The name of the thread each store was opened on (the context's ``open_store``, recorded)."""
-    threads: list[str] = []
+    """The thread each store was opened on, "GUI" or "worker" (the context's ``open_store``,
+    recorded as it starts); ``.paths`` lists the files in the same order."""
+    threads = Opened()
     real = context_module.open_store
 
-    def recording(*args, **kw):  # noqa: ANN002, ANN003, ANN202
+    def recording(path, *args, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
+        threads.paths.append(Path(path))
         threads.append("GUI" if threading.current_thread() is threading.main_thread() else "worker")
-        return real(*args, **kw)
+        return real(path, *args, **kw)
 
     monkeypatch.setattr(context_module, "open_store", recording)
     return threads
+
+
+class Opened(list):
+    def __init__(self) -> None:
+        super().__init__()
+        self.paths: list[Path] = []
+
+    def clear(self) -> None:
+        super().clear()
+        self.paths.clear()
 
 
 def shown(window: MainWindow, path: Path) -> bool:
@@ -93,3 +106,25 @@ def test_a_read_only_window_offers_export_but_not_import(ora_home, filled_db, tm
     assert opened_on and set(opened_on) == {"worker"}
     window.close()
     ctx.close()
+
+
+def test_a_file_another_program_holds_locked_does_not_hold_up_opening_another(ctx, filled_db, tmp_path,
+                                                                              opened_on, qtbot):
+    other = filled_db(3)
+    locked = raw_seed_db(tmp_path / "locked.site.db", [("l1", "locked memory", "fact", 4)])
+    holder = sqlite3.connect(locked, isolation_level=None)
+    holder.execute("PRAGMA journal_mode = DELETE")  # a rollback journal: an exclusive lock keeps readers out
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("UPDATE memories SET importance = 5")
+    try:
+        waiting = ctx.loop.create_task(ctx.run(ctx.store_for, locked))
+        qtbot.waitUntil(lambda: locked.resolve() in opened_on.paths, timeout=5000)  # waiting for the lock
+        opening = ctx.loop.create_task(ctx.run(ctx.store_for, other))
+        qtbot.waitUntil(opening.done, timeout=4000)  # well within the 5 s the locked file may wait
+        assert opening.result().path == other.resolve()
+        assert not waiting.done()
+    finally:
+        holder.rollback()
+        holder.close()
+    qtbot.waitUntil(waiting.done, timeout=10000)  # the lock went: it opens
+    assert waiting.result().path == locked.resolve() and ctx.cached_store(locked) is waiting.result()
