@@ -151,7 +151,18 @@ def _watch_callbacks() -> None:
     asyncio.events.Handle._run = timed  # noqa: SLF001
 
 
-async def _phase(name: str, beat: Heartbeat, action, done) -> None:  # noqa: ANN001
+def _renice_others(nice: int) -> None:
+    """Set the nice value of every thread of this process but the GUI thread (Linux)."""
+    main = threading.main_thread().native_id
+    for task in os.listdir("/proc/self/task"):
+        if int(task) != main:
+            try:
+                os.setpriority(os.PRIO_PROCESS, int(task), nice)
+            except OSError:  # the thread ended meanwhile
+                pass
+
+
+async def _phase(name: str, beat: Heartbeat, action, done) -> tuple[float, float]:  # noqa: ANN001
     """Run ``action()``, wait for ``done()`` and 1.5 s more, profiling the GUI thread; print it."""
     await asyncio.sleep(1.0)
     gaps.clear()
@@ -195,7 +206,7 @@ async def _phase(name: str, beat: Heartbeat, action, done) -> None:  # noqa: ANN
     for took, what in sorted(callbacks, reverse=True)[:12]:
         print(f"  callback {1000 * took:6.1f} ms  {what}")
     if not PROFILE:
-        return
+        return shown, worst
     stats = pstats.Stats(profile)
     rows = []
     for (file, line, func), (_cc, calls, tottime, cumtime, _callers) in stats.stats.items():  # type: ignore[attr-defined]
@@ -208,6 +219,7 @@ async def _phase(name: str, beat: Heartbeat, action, done) -> None:  # noqa: ANN
         if cumtime < 0.003:
             break
         print(f"    {1000 * cumtime:7.1f} ({1000 * tottime:6.1f}, {calls:5d})  {label}")
+    return shown, worst
 
 
 def _evict(path: Path) -> None:
@@ -258,6 +270,23 @@ async def scenario(first: Path, other: Path) -> None:
     _evict(other)
     await _phase("sidebar (cold, file out of the OS cache)", beat, lambda: window.sidebar.select_path(other),
                  shown(other))
+    rounds = int(next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--ab-nice=")), "0"))
+    worst: dict[tuple[str, int], list[float]] = {}
+    for i in range(2 * rounds):  # the other threads at nice 0 and 10, alternately
+        nice = 10 * (i % 2)
+        _renice_others(nice)
+        _, block = await _phase(f"sidebar (warm) [others at nice {nice}]", beat,
+                                lambda: window.sidebar.select_path(first), shown(first))
+        worst.setdefault(("warm", nice), []).append(block)
+        ctx.forget_store(other)
+        _renice_others(nice)
+        _, block = await _phase(f"sidebar (cold) [others at nice {nice}]", beat,
+                                lambda: window.sidebar.select_path(other), shown(other))
+        worst.setdefault(("cold", nice), []).append(block)
+    print()
+    for (kind, nice), blocks in sorted(worst.items()):
+        print(f"sidebar ({kind}), other threads at nice {nice}: longest GUI-thread block "
+              + ", ".join(f"{1000 * b:.0f}" for b in blocks) + " ms")
     window.close()
     ctx.close()
 
