@@ -11,8 +11,9 @@ import pytest
 
 from ora_desktop.core import OraHome
 from ora_desktop.gui import context as context_module
-from ora_desktop.gui.context import AppContext
+from ora_desktop.gui.context import AppContext, path_of
 from ora_desktop.gui.main_window import MainWindow
+from ora_desktop.gui.sidebar.view import ITEM_ROLE
 from tests.conftest import raw_seed_db
 
 
@@ -128,3 +129,27 @@ def test_a_file_another_program_holds_locked_does_not_hold_up_opening_another(ct
         holder.close()
     qtbot.waitUntil(waiting.done, timeout=10000)  # the lock went: it opens
     assert waiting.result().path == locked.resolve() and ctx.cached_store(locked) is waiting.result()
+
+
+def test_opening_a_file_from_elsewhere_counts_that_file_alone(make_window, filled_db, tmp_path, monkeypatch, qtbot):
+    from ora_desktop.gui.sidebar import model as sidebar_model
+
+    home_files = [filled_db(4), filled_db(6, agent="other")]
+    window = make_window()
+    qtbot.waitUntil(lambda: all(window.sidebar.item_for(p) is not None for p in home_files), timeout=10000)
+    counted: list[Path] = []
+    real = sidebar_model.file_health
+    monkeypatch.setattr(sidebar_model, "file_health", lambda store: counted.append(store.path) or real(store))
+    outside = raw_seed_db(tmp_path / "elsewhere" / "guest.site.db", [("g1", "guest memory", "fact", 4)])
+    window.open_file(outside)
+    qtbot.waitUntil(lambda: (item := window.sidebar.item_for(outside)) is not None and item.text(1) == "1"
+                    and window.sidebar.currentItem() is item, timeout=10000)
+    assert counted == [outside.resolve()]  # not every file of every site again (a full read of each)
+    assert [window.sidebar.item_for(p).text(1) for p in home_files] == ["4", "6"]
+    assert window.sidebar.item_for(outside).parent().text(0) == "Opened files"
+    window.open_file(home_files[1])  # listed already: nothing read to list it
+    window.open_file(outside)
+    qtbot.waitUntil(lambda: shown(window, outside), timeout=10000)
+    assert counted == [outside.resolve()]
+    listed = [i for i in window.sidebar.file_items() if path_of(i.data(0, ITEM_ROLE)) == outside.resolve()]
+    assert len(listed) == 1
