@@ -65,6 +65,19 @@ log = logging.getLogger("ora_desktop.gui")
 T = TypeVar("T")
 
 
+@functools.lru_cache(maxsize=4096)
+def _resolve(path: Path) -> Path:
+    return path.expanduser().resolve()
+
+
+def resolved(path: str | Path) -> Path:
+    """``path`` absolute, symlinks followed, remembered for the session. The window compares
+    file paths at every selection (sidebar items, cached stores); each ``resolve()`` is an lstat
+    per folder of the path, and after each system call the GUI thread waits for the GIL again:
+    up to a switch interval (5 ms) apiece while a worker computes in Python."""
+    return _resolve(Path(path))
+
+
 def path_of(item: object) -> Path | None:
     """The database path of a sidebar selection (``AgentFile`` or ``Path``), or ``None``."""
     if isinstance(item, AgentFile):
@@ -127,7 +140,7 @@ class AppContext(QObject):
     # ----------------------------------------------------------------- stores
     def store_for(self, path: str | Path) -> Store:
         """The cached store of ``path`` (opened on first use; raises an ``OraError``)."""
-        key = Path(path).expanduser().resolve()
+        key = resolved(path)
         with self._stores_lock:  # called from worker threads
             store = self._stores.get(key)
             if store is not None:
@@ -163,7 +176,7 @@ class AppContext(QObject):
 
     def cached_store(self, path: str | Path) -> Store | None:
         """The store of ``path`` if it is already open (never opens)."""
-        return self._stores.get(Path(path).expanduser().resolve())
+        return self._stores.get(resolved(path))
 
     def current_store(self) -> Store | None:
         """The selected file's store if it is open, else ``None`` (never opens it: the GUI thread
@@ -173,7 +186,7 @@ class AppContext(QObject):
 
     def forget_store(self, path: str | Path) -> None:
         """Drop a cached store (e.g. after its file was replaced by a restore)."""
-        key = Path(path).expanduser().resolve()
+        key = resolved(path)
         self._stores.pop(key, None)
         unsubscribe = self._unsubscribe.pop(key, None)
         if unsubscribe:

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 
 from .. import __version__
 from ..core import AgentFile, OraError, Store
-from .context import AppContext, path_of
+from .context import AppContext, path_of, resolved
 from .curate.actions import Curator
 from .elided import ElidedLabel
 from .exchange.actions import Exchanger
@@ -42,7 +42,7 @@ from .notices import NoticeBar
 from .panels import import_later, load_panels_async, start_services_async
 from .purge.actions import Forgetter
 from .resources import app_icon
-from .sidebar.view import Sidebar
+from .sidebar.view import ITEM_ROLE, Sidebar
 from .welcome import Welcome
 
 log = logging.getLogger("ora_desktop.gui")
@@ -328,13 +328,18 @@ class MainWindow(QMainWindow):
         if not path.exists():
             self.ctx.show_error(f"{path}: no such file", "Open")
             return
-        path = path.resolve()
+        path = resolved(path)
         self._remember_recent(path)
+        item = self.sidebar.item_for(path)
+        if item is None:
+            agent = self.ctx.home.agent_for(path)
+        else:  # a listed file's item knows its agent: the home's folders are not read again
+            value = item.data(0, ITEM_ROLE)
+            agent = value if isinstance(value, AgentFile) else None
         if self._unlisted is not None:
             self._unlisted.append(path)  # listed by start(), once the first rows are painted
         else:
             self.sidebar.add_file(path)
-        agent = self.ctx.home.agent_for(path)
         self.memories.setCurrentWidget(self.browser)
         self.tabs.setCurrentIndex(0)
         self.ctx.set_current(agent or path)

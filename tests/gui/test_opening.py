@@ -153,3 +153,33 @@ def test_opening_a_file_from_elsewhere_counts_that_file_alone(make_window, fille
     assert counted == [outside.resolve()]
     listed = [i for i in window.sidebar.file_items() if path_of(i.data(0, ITEM_ROLE)) == outside.resolve()]
     assert len(listed) == 1
+
+
+def test_switching_between_listed_files_asks_the_file_system_nothing_on_the_gui_thread(make_window, filled_db,
+                                                                                       monkeypatch, qtbot):
+    import os
+
+    first, second = filled_db(4), filled_db(6, agent="other")
+    window = make_window()
+    for path in (second, first):  # each shown once: opened and listed
+        window.sidebar.setCurrentItem(window.sidebar.item_for(path))
+        qtbot.waitUntil(lambda path=path: shown(window, path), timeout=10000)
+    asked: list[str] = []
+
+    def recording(name: str):  # noqa: ANN202
+        real = getattr(os, name)
+
+        def call(*args, **kw):  # noqa: ANN002, ANN003, ANN202
+            if threading.current_thread() is threading.main_thread():
+                asked.append(f"{name}{args[:1]}")
+            return real(*args, **kw)
+        return call
+
+    for name in ("stat", "lstat", "listdir", "scandir"):
+        monkeypatch.setattr(os, name, recording(name))
+    # Each call waits for the GIL again after it, up to 5 ms while a worker computes (a file
+    # opening, an index building): resolving every listed path at each switch added up to 100 ms.
+    window.sidebar.setCurrentItem(window.sidebar.item_for(second))
+    assert asked == []
+    qtbot.waitUntil(lambda: shown(window, second), timeout=10000)
+    assert actions(window) == (True, True)

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTreeWidget
 
 from ...core import AgentFile, Change
 from ...core.operations.stats import health_may_change
-from ..context import AppContext, path_of
+from ..context import AppContext, path_of, resolved
 from ..memories.delegates import health_color
 from ..resources import icon
 from .model import FileInfo, SiteInfo, file_info, scan
@@ -94,7 +94,7 @@ class Sidebar(QTreeWidget):
         """List a file opened from outside ORA_HOME (kept until the window closes). Once the
         sidebar is listed, only that file is read (counted), not every file again: a file listed
         already reads nothing."""
-        path = Path(path).expanduser().resolve()
+        path = resolved(path)
         if self.item_for(path) is not None:
             return  # listed; its count follows its writes (_store_changed)
         outside = self.ctx.home.agent_for(path) is None
@@ -115,7 +115,7 @@ class Sidebar(QTreeWidget):
         top.addChild(item)
         top.setExpanded(True)
         current = self.ctx.current_path()
-        if current is not None and current.resolve() == path:
+        if current is not None and resolved(current) == path:
             self.blockSignals(True)
             try:
                 self.setCurrentItem(item)
@@ -131,7 +131,7 @@ class Sidebar(QTreeWidget):
             return
         if not health_may_change(change):
             return  # an importance, content or type edit: the count and health shown still hold
-        self._edited.add(Path(path).resolve())
+        self._edited.add(resolved(path))
         self._edit_debounce.start()
 
     def _recount_edited(self) -> asyncio.Task:
@@ -210,7 +210,7 @@ class Sidebar(QTreeWidget):
             for info in site.files:
                 item = self._file_item(info)
                 top.addChild(item)
-                if selected is not None and info.path.resolve() == selected.resolve():
+                if selected is not None and resolved(info.path) == resolved(selected):
                     current_item = item
             top.setExpanded(True)
         if others:
@@ -218,7 +218,7 @@ class Sidebar(QTreeWidget):
             for info in others:
                 item = self._file_item(info)
                 top.addChild(item)
-                if selected is not None and info.path.resolve() == selected.resolve():
+                if selected is not None and resolved(info.path) == resolved(selected):
                     current_item = item
             top.setExpanded(True)
         if current_item is not None:
@@ -243,7 +243,7 @@ class Sidebar(QTreeWidget):
         item.setData(0, ITEM_ROLE, info.agent if info.agent is not None else info.path)
         item.setToolTip(0, info.tooltip())
         item.setToolTip(1, info.tooltip())
-        self.infos[info.path.resolve()] = info
+        self.infos[resolved(info.path)] = info
         if info.damaged:  # marked, not just greyed out: it needs a person (Recover…)
             item.setIcon(0, icon("broken-file"))
             item.setText(0, f"{name}  (damaged)")
@@ -287,16 +287,16 @@ class Sidebar(QTreeWidget):
         return out
 
     def item_for(self, path: Path) -> QTreeWidgetItem | None:
-        target = Path(path).resolve()
+        target = resolved(path)
         for item in self.file_items():
             value = path_of(item.data(0, ITEM_ROLE))
-            if value is not None and value.resolve() == target:
+            if value is not None and resolved(value) == target:
                 return item
         return None
 
     def info_for(self, item: QTreeWidgetItem) -> FileInfo | None:
         path = path_of(item.data(0, ITEM_ROLE))
-        return self.infos.get(path.resolve()) if path is not None else None
+        return self.infos.get(resolved(path)) if path is not None else None
 
     def select_path(self, path: Path) -> None:
         item = self.item_for(path)
