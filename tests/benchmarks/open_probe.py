@@ -11,7 +11,9 @@ For each it prints every gap of over 30 ms between two ticks of a 5 ms heartbeat
 thread's own CPU time in it (wall time well above it is time spent waiting for the GIL or a
 core), the worker jobs that overlapped it, and where the GUI thread was: its stack sampled every
 2 ms by another thread (the deepest ``ora_desktop`` frames, by how many samples they got). Then
-each event-loop callback of over 5 ms. With ``--profile``, the GUI thread's cProfile too (it sees
+each event-loop callback of over 5 ms. ``--ab-nice=N`` then switches files N more times with the
+other threads at nice 0 and 10 alternately (``--busy``: while the copy's search index is rebuilt
+beside it). With ``--profile``, the GUI thread's cProfile too (it sees
 only the thread that enables it; it slows Python down about twice, so the gaps grow): the
 functions of ``ora_desktop`` and the sqlite3 and Qt calls with the most cumulative time.
 Run it under the shared bench lock.
@@ -272,8 +274,13 @@ async def scenario(first: Path, other: Path) -> None:
                  shown(other))
     rounds = int(next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--ab-nice=")), "0"))
     worst: dict[tuple[str, int], list[float]] = {}
+    build = None
     for i in range(2 * rounds):  # the other threads at nice 0 and 10, alternately
         nice = 10 * (i % 2)
+        if "--busy" in sys.argv and (build is None or build.state is not None):
+            from ora_desktop.core.search import BuildTask  # a rebuild of the copy's index beside it
+
+            build = BuildTask(other, rebuild=True)
         _renice_others(nice)
         _, block = await _phase(f"sidebar (warm) [others at nice {nice}]", beat,
                                 lambda: window.sidebar.select_path(first), shown(first))
