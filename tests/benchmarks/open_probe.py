@@ -242,6 +242,7 @@ async def scenario(first: Path, other: Path) -> None:
     from ora_desktop.core import open_store
     from ora_desktop.core.operations.first_rows import FirstRows
     from ora_desktop.gui.app import build_window_async, parse_args
+    from ora_desktop.gui.context import resolved
 
     home = Path(tempfile.mkdtemp(prefix="ora-open-probe-"))
     settings = QSettings(str(home / "settings.ini"), QSettings.Format.IniFormat)
@@ -259,7 +260,8 @@ async def scenario(first: Path, other: Path) -> None:
     _watch_opens()
 
     def shown(path: Path):  # noqa: ANN202
-        return lambda: (window.browser.store is not None and window.browser.store.path.resolve() == path
+        # resolved(): remembered, so the probe's polling makes no system call on the GUI thread
+        return lambda: (window.browser.store is not None and resolved(window.browser.store.path) == path
                         and not model.is_loading() and model.rowCount() > 0 and model.memory_at(0) is not None)
 
     await _phase("open_file (cold)", beat, lambda: window.open_file(other), shown(other))
