@@ -74,7 +74,8 @@ def resolved(path: str | Path) -> Path:
     """``path`` absolute, symlinks followed, remembered for the session. The window compares
     file paths at every selection (sidebar items, cached stores); each ``resolve()`` is an lstat
     per folder of the path, and after each system call the GUI thread waits for the GIL again:
-    up to a switch interval (5 ms) apiece while a worker computes in Python."""
+    up to a switch interval (5 ms) apiece while a worker computes in Python. (A symlink pointed
+    elsewhere during the session is not followed anew.)"""
     return _resolve(Path(path))
 
 
