@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import QSettings
 
 from ora_desktop.core import OraHome
 from ora_desktop.gui import context as context_module
@@ -183,3 +184,36 @@ def test_switching_between_listed_files_asks_the_file_system_nothing_on_the_gui_
     assert asked == []
     qtbot.waitUntil(lambda: shown(window, second), timeout=10000)
     assert actions(window) == (True, True)
+
+
+def test_opening_a_file_saves_the_recent_list_off_the_gui_thread_and_it_lasts(ora_home, filled_db, tmp_path,
+                                                                              settings, aloop, qtbot):
+    filled_db(3)
+    outside = raw_seed_db(tmp_path / "elsewhere" / "guest.site.db", [("g1", "guest memory", "fact", 4)])
+    ctx = AppContext(OraHome(ora_home), settings)
+    window = MainWindow(ctx)
+    qtbot.addWidget(window)
+    window.show()
+    window.start()
+    qtbot.waitUntil(lambda: window.browser.store is not None and window.browser.model.rowCount() == 3, timeout=10000)
+    written: list[str] = []
+    settings.setValue = lambda key, *rest: written.append(key)  # the GUI thread's own settings object
+    window.open_file(outside)
+    # A write to the window's settings syncs the file to disk on the GUI thread (two fdatasync,
+    # which wait for a busy disk): the list is saved on a worker, and read back by another reader.
+    assert written == [] and window.recent_files() == [str(outside.resolve())]
+    file_name = settings.fileName()
+    qtbot.waitUntil(lambda: QSettings(file_name, QSettings.Format.IniFormat).value("files/recent")
+                    in ([str(outside.resolve())], str(outside.resolve())), timeout=5000)
+    del settings.setValue
+    window._fill_recent()
+    [clear] = [a for a in window.recent_menu.actions() if a.text() == "Clear list"]
+    clear.trigger()
+    assert window.recent_files() == []
+    window.open_file(outside)
+    window.close()
+    ctx.close()
+    again = MainWindow(AppContext(OraHome(ora_home), QSettings(file_name, QSettings.Format.IniFormat)))
+    qtbot.addWidget(again)
+    assert again.recent_files() == [str(outside.resolve())]
+    again.ctx.close()
