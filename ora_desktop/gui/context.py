@@ -15,10 +15,13 @@ The contract (other GUI features code against it):
     ``(path, change)``; views showing another file can ignore it.
   - ``status(str)``: a short message for the status bar.
 - ``ctx.current`` / ``ctx.current_path()`` — the selection; ``ctx.set_current(obj)``.
-- ``ctx.current_store() -> Store | None`` — the selected file's store (opened if needed; ``None``
-  when nothing is selected or the file cannot be opened).
-- ``ctx.store_for(path) -> Store`` — a cached store per file (raises an ``OraError`` naming the
-  file). Opening is quick (a header sniff and a schema check) but is best done via ``run``.
+- ``ctx.current_store() -> Store | None`` — the selected file's store once it is open (never
+  opens it; ``None`` while it opens, when nothing is selected or when it cannot be opened): what
+  actions enable themselves from, on the GUI thread.
+- ``ctx.store_for(path) -> Store`` — a cached store per file, opened on first use (raises an
+  ``OraError`` naming the file). Opening reads the file (a header sniff and a schema check, up to
+  the busy timeout when another program holds a lock): call it through ``run``, never on the GUI
+  thread.
 - ``ctx.adopt_first_rows(first_rows)`` / ``await ctx.first_rows(store, query)`` — the file and
   first screenful read while the window was starting (``core.operations.first_rows``): its store
   is the one ``store_for`` returns, and its keys answer the table's first listing if it is the
@@ -62,6 +65,20 @@ log = logging.getLogger("ora_desktop.gui")
 T = TypeVar("T")
 
 
+@functools.lru_cache(maxsize=4096)
+def _resolve(path: Path) -> Path:
+    return path.expanduser().resolve()
+
+
+def resolved(path: str | Path) -> Path:
+    """``path`` absolute, symlinks followed, remembered for the session. The window compares
+    file paths at every selection (sidebar items, cached stores); each ``resolve()`` is an lstat
+    per folder of the path, and after each system call the GUI thread waits for the GIL again:
+    up to a switch interval (5 ms) apiece while a worker computes in Python. (A symlink pointed
+    elsewhere during the session is not followed anew.)"""
+    return _resolve(Path(path))
+
+
 def path_of(item: object) -> Path | None:
     """The database path of a sidebar selection (``AgentFile`` or ``Path``), or ``None``."""
     if isinstance(item, AgentFile):
@@ -96,6 +113,9 @@ class AppContext(QObject):
         self.window: MainWindow | None = None
         self._stores: dict[Path, Store] = {}
         self._stores_lock = threading.Lock()
+        #: One lock per file being opened: a file that waits (another program's lock, a slow disk)
+        #: holds up only the callers that want that file.
+        self._opening: dict[Path, threading.Lock] = {}
         self._first_rows: FirstRows | None = None
         self._unsubscribe: dict[Path, Callable[[], None]] = {}
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ora-db")
@@ -121,12 +141,19 @@ class AppContext(QObject):
     # ----------------------------------------------------------------- stores
     def store_for(self, path: str | Path) -> Store:
         """The cached store of ``path`` (opened on first use; raises an ``OraError``)."""
-        key = Path(path).expanduser().resolve()
-        with self._stores_lock:  # called from worker threads too
+        key = resolved(path)
+        with self._stores_lock:  # called from worker threads
             store = self._stores.get(key)
-            if store is None:
-                ahead = self._first_rows.opened(key, self.read_only) if self._first_rows is not None else None
-                store = ahead or open_store(key, readonly=self.read_only)
+            if store is not None:
+                return store
+            opening = self._opening.setdefault(key, threading.Lock())
+        with opening:  # opened once, while other files open meanwhile
+            store = self._stores.get(key)
+            if store is not None:
+                return store
+            ahead = self._first_rows.opened(key, self.read_only) if self._first_rows is not None else None
+            store = ahead or open_store(key, readonly=self.read_only)
+            with self._stores_lock:
                 self._stores[key] = store
                 self._unsubscribe[key] = store.subscribe(functools.partial(self._on_store_write, key))
             return store
@@ -150,22 +177,17 @@ class AppContext(QObject):
 
     def cached_store(self, path: str | Path) -> Store | None:
         """The store of ``path`` if it is already open (never opens)."""
-        return self._stores.get(Path(path).expanduser().resolve())
+        return self._stores.get(resolved(path))
 
     def current_store(self) -> Store | None:
-        """The selected file's store, or ``None`` (nothing selected, or it cannot be opened)."""
+        """The selected file's store if it is open, else ``None`` (never opens it: the GUI thread
+        reads no file; the Memories tab opens it through :meth:`run` and emits ``store_shown``)."""
         path = self.current_path()
-        if path is None:
-            return None
-        try:
-            return self.store_for(path)
-        except OraError as exc:
-            self.status.emit(str(exc))
-            return None
+        return self.cached_store(path) if path is not None else None
 
     def forget_store(self, path: str | Path) -> None:
         """Drop a cached store (e.g. after its file was replaced by a restore)."""
-        key = Path(path).expanduser().resolve()
+        key = resolved(path)
         self._stores.pop(key, None)
         unsubscribe = self._unsubscribe.pop(key, None)
         if unsubscribe:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from PySide6 import __version__ as pyside_version
-from PySide6.QtCore import QByteArray, QEvent, QObject, Qt, QTimer, Signal, qVersion
+from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, Qt, QTimer, Signal, qVersion
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 
 from .. import __version__
 from ..core import AgentFile, OraError, Store
-from .context import AppContext, path_of
+from .context import AppContext, path_of, resolved
 from .curate.actions import Curator
 from .elided import ElidedLabel
 from .exchange.actions import Exchanger
@@ -42,7 +42,7 @@ from .notices import NoticeBar
 from .panels import import_later, load_panels_async, start_services_async
 from .purge.actions import Forgetter
 from .resources import app_icon
-from .sidebar.view import Sidebar
+from .sidebar.view import ITEM_ROLE, Sidebar
 from .welcome import Welcome
 
 log = logging.getLogger("ora_desktop.gui")
@@ -123,6 +123,7 @@ class MainWindow(QMainWindow):
         #: Files opened before start() (the command line's): listed in the sidebar once the first
         #: rows are painted (its scan counts every file, a full read of a 1M-row file); then ``None``.
         self._unlisted: list[Path] | None = []
+        self._recent: list[str] | None = None  # the recent files, read from the settings when first asked
 
     # ----------------------------------------------------------------- building
     def _make_status_bar(self) -> None:
@@ -257,6 +258,10 @@ class MainWindow(QMainWindow):
 
     def save_state(self) -> None:
         settings = self.ctx.settings
+        if self._recent:  # (its saves on the watcher thread may be cancelled at closing)
+            settings.setValue(RECENT_KEY, self._recent)
+        elif self._recent is not None:
+            settings.remove(RECENT_KEY)
         settings.setValue("window/geometry", self.saveGeometry())
         settings.setValue("window/state", self.saveState())
         settings.setValue("window/splitter", self.browser.splitter.saveState())
@@ -328,13 +333,18 @@ class MainWindow(QMainWindow):
         if not path.exists():
             self.ctx.show_error(f"{path}: no such file", "Open")
             return
-        path = path.resolve()
+        path = resolved(path)
         self._remember_recent(path)
+        item = self.sidebar.item_for(path)
+        if item is None:
+            agent = self.ctx.home.agent_for(path)
+        else:  # a listed file's item knows its agent: the home's folders are not read again
+            value = item.data(0, ITEM_ROLE)
+            agent = value if isinstance(value, AgentFile) else None
         if self._unlisted is not None:
             self._unlisted.append(path)  # listed by start(), once the first rows are painted
         else:
             self.sidebar.add_file(path)
-        agent = self.ctx.home.agent_for(path)
         self.memories.setCurrentWidget(self.browser)
         self.tabs.setCurrentIndex(0)
         self.ctx.set_current(agent or path)
@@ -350,11 +360,22 @@ class MainWindow(QMainWindow):
 
     def _remember_recent(self, path: Path) -> None:
         recent = [p for p in self.recent_files() if p != str(path)]
-        self.ctx.settings.setValue(RECENT_KEY, [str(path), *recent][:MAX_RECENT])
+        self._save_recent([str(path), *recent][:MAX_RECENT])
 
     def recent_files(self) -> list[str]:
-        value = self.ctx.settings.value(RECENT_KEY) or []
-        return [value] if isinstance(value, str) else [str(v) for v in value]
+        if self._recent is None:
+            value = self.ctx.settings.value(RECENT_KEY) or []
+            self._recent = [value] if isinstance(value, str) else [str(v) for v in value]
+        return list(self._recent)
+
+    def _save_recent(self, files: list[str]) -> None:
+        """Keep ``files`` as the recent list, saved on the watcher thread (one at a time, in
+        order) and again with the window's state. Saving QSettings syncs its file to disk (two
+        fdatasync), which waits for the disk: 364 ms on the GUI thread while an index was written."""
+        self._recent = files
+        settings = self.ctx.settings
+        asyncio.ensure_future(self.ctx.run_watch(_save_setting, settings.fileName(), settings.format(),
+                                                 RECENT_KEY, files), loop=self.ctx.loop)
 
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
@@ -367,7 +388,7 @@ class MainWindow(QMainWindow):
             self.recent_menu.addAction("(no recent files)").setEnabled(False)
         else:
             self.recent_menu.addSeparator()
-            self.recent_menu.addAction("Clear list", lambda: self.ctx.settings.remove(RECENT_KEY))
+            self.recent_menu.addAction("Clear list", lambda: self._save_recent([]))
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802
         if event.mimeData().hasUrls() and any(u.isLocalFile() for u in event.mimeData().urls()):
@@ -554,6 +575,16 @@ class FirstRowsPainted(QObject):
 
     def stop(self) -> None:
         self.table.viewport().removeEventFilter(self)
+
+
+def _save_setting(file_name: str, fmt: QSettings.Format, key: str, value: list[str]) -> None:
+    """Save ``key`` (removed when ``value`` is empty) through a QSettings of this thread's own."""
+    settings = QSettings(file_name, fmt)
+    if value:
+        settings.setValue(key, value)
+    else:
+        settings.remove(key)
+    settings.sync()
 
 
 def _index_state(path: Path):  # noqa: ANN202 (an IndexState)

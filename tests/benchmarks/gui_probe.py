@@ -20,7 +20,8 @@ import time
 
 from . import bench_gui
 
-PHASES = ("launch", "sort", "search", "scroll", "edit", "edit once indexed", "big memory")
+PHASES = ("launch", "sort", "search", "scroll", "edit", "edit once indexed", "big memory", "open a file",
+          "open again")
 T0 = time.perf_counter()
 jobs: list[tuple[str, float, float]] = []  # (name, start, end), seconds since T0
 collections: list[tuple[float, float, int]] = []  # (start, end, generation) on any thread

@@ -83,10 +83,15 @@ class Exchanger(QObject):
         self.summary: QMessageBox | None = None
         self._preview_cancel: threading.Event | None = None
         self._preview_task: asyncio.Task | None = None
+        # Enabled from the open store only: a file not open yet is opened on a worker by the
+        # Memories tab, which then emits store_shown (a broken file: its message, shown once there).
         ctx.current_changed.connect(self.update_actions)
+        ctx.store_forgotten.connect(self.update_actions)
+        browser.store_shown.connect(self.update_actions)
         self.update_actions()
 
     def update_actions(self, *_args: object) -> None:
+        """Enable Export for an open file, Import for an open writable one (never opens a file)."""
         store = self.ctx.current_store()
         self.export_action.setEnabled(store is not None)
         self.import_action.setEnabled(store is not None and not store.readonly)
@@ -177,9 +182,9 @@ class Exchanger(QObject):
         self._preview_task = asyncio.ensure_future(self._preview(dialog, cancel), loop=self.ctx.loop)
 
     async def _preview(self, dialog: ImportPreviewDialog, cancel: threading.Event) -> None:
-        store = self.ctx.store_for(dialog.target)
         options = {**dialog.options(), "skip_bad": True}  # list every invalid row in the preview
         try:
+            store = await self.ctx.run(self.ctx.store_for, dialog.target)
             result = await self.ctx.run(_run_import, store, dialog.source, options, dry_run=True,
                                         sample=PREVIEW_ROWS, cancel=cancel.is_set)
         except OraError as exc:

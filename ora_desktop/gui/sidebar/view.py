@@ -17,13 +17,14 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTreeWidget
 
 from ...core import AgentFile, Change
 from ...core.operations.stats import health_may_change
-from ..context import AppContext, path_of
+from ..context import AppContext, path_of, resolved
 from ..memories.health_bar import health_color
 from ..resources import icon
 from .model import FileInfo, SiteInfo, file_info, scan
 
 log = logging.getLogger("ora_desktop.gui")
 ITEM_ROLE = Qt.ItemDataRole.UserRole + 10
+GROUP_ROLE = Qt.ItemDataRole.UserRole + 11  # True on the group of files opened from outside ORA_HOME
 DAMAGED_COLOUR = "#d0443e"
 
 
@@ -81,6 +82,8 @@ class Sidebar(QTreeWidget):
         self._debounce.timeout.connect(self.rescan)
         self._task: asyncio.Task | None = None
         self._again = False
+        self._listed_once = False  # a scan has listed every file: an opened file is then counted alone
+        self._adding: asyncio.Task | None = None
         self._edited: set[Path] = set()  # files whose rows were edited in place, to count again
         self._edit_debounce = QTimer(self, singleShot=True, interval=300)
         self._edit_debounce.timeout.connect(self._recount_edited)
@@ -88,11 +91,37 @@ class Sidebar(QTreeWidget):
 
     # ----------------------------------------------------------------- scanning
     def add_file(self, path: Path) -> None:
-        """List a file opened from outside ORA_HOME (kept until the window closes)."""
-        path = Path(path).expanduser().resolve()
-        if self.ctx.home.agent_for(path) is None and path not in self.extra:
+        """List a file opened from outside ORA_HOME (kept until the window closes). Once the
+        sidebar is listed, only that file is read (counted), not every file again: a file listed
+        already reads nothing."""
+        path = resolved(path)
+        if self.item_for(path) is not None:
+            return  # listed; its count follows its writes (_store_changed)
+        outside = self.ctx.home.agent_for(path) is None
+        if outside and path not in self.extra:
             self.extra.append(path)
-        self.rescan()
+        if outside and self._listed_once and (self._task is None or self._task.done()):
+            self._adding = asyncio.ensure_future(self._list_one(path), loop=self.ctx.loop)
+        else:
+            self.rescan()
+
+    async def _list_one(self, path: Path) -> None:
+        """Count ``path`` alone (off the GUI thread) and add it under "Opened files"."""
+        info = await self.ctx.run(file_info, self.ctx.store_for, path, path.name)
+        if self.item_for(path) is not None or path not in self.extra:
+            return  # a scan listed it meanwhile
+        item = self._file_item(info)
+        top = self._opened_top()
+        top.addChild(item)
+        top.setExpanded(True)
+        current = self.ctx.current_path()
+        if current is not None and resolved(current) == path:
+            self.blockSignals(True)
+            try:
+                self.setCurrentItem(item)
+            finally:
+                self.blockSignals(False)
+        self.scanned.emit(len(self.infos))
 
     def _store_changed(self, path: object, change: Change) -> None:
         """Rows came or went (or nobody knows): read every file again. Rows of one file edited in
@@ -102,7 +131,7 @@ class Sidebar(QTreeWidget):
             return
         if not health_may_change(change):
             return  # an importance, content or type edit: the count and health shown still hold
-        self._edited.add(Path(path).resolve())
+        self._edited.add(resolved(path))
         self._edit_debounce.start()
 
     def _recount_edited(self) -> asyncio.Task:
@@ -144,6 +173,7 @@ class Sidebar(QTreeWidget):
             sites, others = await self.ctx.run(scan, self.ctx.home, self.ctx.store_for, list(self.extra))
             self._fill(sites, others)
             self._watch(sites)
+            self._listed_once = True
             if not self._again:
                 return
 
@@ -180,17 +210,15 @@ class Sidebar(QTreeWidget):
             for info in site.files:
                 item = self._file_item(info)
                 top.addChild(item)
-                if selected is not None and info.path.resolve() == selected.resolve():
+                if selected is not None and resolved(info.path) == resolved(selected):
                     current_item = item
             top.setExpanded(True)
         if others:
-            top = QTreeWidgetItem(["Opened files", ""])
-            top.setFlags(top.flags() & ~Qt.ItemFlag.ItemIsSelectable)
-            self.addTopLevelItem(top)
+            top = self._opened_top()
             for info in others:
                 item = self._file_item(info)
                 top.addChild(item)
-                if selected is not None and info.path.resolve() == selected.resolve():
+                if selected is not None and resolved(info.path) == resolved(selected):
                     current_item = item
             top.setExpanded(True)
         if current_item is not None:
@@ -198,13 +226,24 @@ class Sidebar(QTreeWidget):
         self.blockSignals(False)
         self.scanned.emit(len(self.infos))
 
+    def _opened_top(self) -> QTreeWidgetItem:
+        """The "Opened files" group (files from outside ORA_HOME), last; made when first needed."""
+        last = self.topLevelItem(self.topLevelItemCount() - 1) if self.topLevelItemCount() else None
+        if last is not None and last.data(0, GROUP_ROLE):
+            return last
+        top = QTreeWidgetItem(["Opened files", ""])
+        top.setData(0, GROUP_ROLE, True)
+        top.setFlags(top.flags() & ~Qt.ItemFlag.ItemIsSelectable)
+        self.addTopLevelItem(top)
+        return top
+
     def _file_item(self, info: FileInfo) -> QTreeWidgetItem:
         name = f"{info.label}  (task)" if info.is_task_agent else info.label
         item = QTreeWidgetItem([name, "" if info.count is None else f"{info.count:,}"])
         item.setData(0, ITEM_ROLE, info.agent if info.agent is not None else info.path)
         item.setToolTip(0, info.tooltip())
         item.setToolTip(1, info.tooltip())
-        self.infos[info.path.resolve()] = info
+        self.infos[resolved(info.path)] = info
         if info.damaged:  # marked, not just greyed out: it needs a person (Recover…)
             item.setIcon(0, icon("broken-file"))
             item.setText(0, f"{name}  (damaged)")
@@ -248,16 +287,16 @@ class Sidebar(QTreeWidget):
         return out
 
     def item_for(self, path: Path) -> QTreeWidgetItem | None:
-        target = Path(path).resolve()
+        target = resolved(path)
         for item in self.file_items():
             value = path_of(item.data(0, ITEM_ROLE))
-            if value is not None and value.resolve() == target:
+            if value is not None and resolved(value) == target:
                 return item
         return None
 
     def info_for(self, item: QTreeWidgetItem) -> FileInfo | None:
         path = path_of(item.data(0, ITEM_ROLE))
-        return self.infos.get(path.resolve()) if path is not None else None
+        return self.infos.get(resolved(path)) if path is not None else None
 
     def select_path(self, path: Path) -> None:
         item = self.item_for(path)
