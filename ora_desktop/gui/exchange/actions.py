@@ -102,7 +102,7 @@ class Exchanger(QObject):
 
         if self.ctx.current_store() is None:
             return
-        dialog = ExportDialog(len(self.browser.table.selected_rows()), len(self.browser.model.keys), self.window)
+        dialog = ExportDialog(self.browser.table.selected_count(), len(self.browser.model.keys), self.window)
         dialog.chosen.connect(self._choose_export_file)
         self.dialog = dialog
         dialog.open()
