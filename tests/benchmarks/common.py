@@ -124,3 +124,28 @@ def report(title: str, rows: list[Row], baseline: str = "raw sqlite") -> None:
             f"{row.name:44} {fmt(row.ours, row.unit):>14} {fmt(row.raw, row.unit):>14} "
             f"{(f'{ratio:6.2f}x' if ratio is not None else '    - '):>7}  {row.target}"
         )
+
+
+def log_jobs(into: list[tuple[str, float, float]]) -> None:
+    """Record every job run on a thread pool (the window's workers) as (name, start, end) in
+    ``into``, ``time.perf_counter()`` seconds (the probes print those beside each GUI-thread gap)."""
+    import concurrent.futures as cf
+    import functools
+
+    submit = cf.ThreadPoolExecutor.submit
+
+    def logged(self, fn, *args, **kw):  # noqa: ANN001, ANN202
+        inner = fn
+        while isinstance(inner, functools.partial):
+            inner = inner.func
+        name = getattr(inner, "__qualname__", repr(inner))
+
+        def run(*a, **k):  # noqa: ANN002, ANN003, ANN202
+            started = time.perf_counter()
+            try:
+                return fn(*a, **k)
+            finally:
+                into.append((name, started, time.perf_counter()))
+        return submit(self, run, *args, **kw)
+
+    cf.ThreadPoolExecutor.submit = logged

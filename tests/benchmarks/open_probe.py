@@ -22,9 +22,7 @@ Run it under the shared bench lock.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures as cf
 import cProfile
-import functools
 import os
 import pstats
 import sys
@@ -35,7 +33,7 @@ from collections import Counter
 from pathlib import Path
 
 from .bench_gui import Heartbeat, until
-from .common import bench_file, fresh_copy, use_bytecode
+from .common import bench_file, fresh_copy, log_jobs, use_bytecode
 
 #: (start, end, GUI-thread CPU seconds) of each heartbeat gap over 30 ms in the current phase
 gaps: list[tuple[float, float, float]] = []
@@ -48,29 +46,6 @@ samples: list[tuple[float, str]] = []
 #: seconds of each store opened on the GUI thread (``AppContext.store_for`` → ``open_store``)
 gui_opens: list[float] = []
 PROFILE = "--profile" in sys.argv
-
-
-def _name(fn: object) -> str:
-    while isinstance(fn, functools.partial):
-        fn = fn.func
-    return getattr(fn, "__qualname__", repr(fn))
-
-
-def _watch_jobs() -> None:
-    submit = cf.ThreadPoolExecutor.submit
-
-    def logged(self, fn, *args, **kw):  # noqa: ANN001, ANN202
-        name = _name(fn)
-
-        def run(*a, **k):  # noqa: ANN002, ANN003, ANN202
-            started = time.perf_counter()
-            try:
-                return fn(*a, **k)
-            finally:
-                jobs.append((name, started, time.perf_counter()))
-        return submit(self, run, *args, **kw)
-
-    cf.ThreadPoolExecutor.submit = logged
 
 
 def _watch_opens() -> None:
@@ -256,7 +231,7 @@ async def scenario(first: Path, other: Path) -> None:
     beat = Heartbeat()
     _watch_gaps(beat)
     _watch_callbacks()
-    _watch_jobs()
+    log_jobs(jobs)
     _watch_opens()
 
     def shown(path: Path):  # noqa: ANN202

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from .bench_gui import until
-from .common import DATA, bench_file
+from .common import DATA, bench_file, log_jobs
 
 T0 = time.perf_counter()
 #: ORA_PROBE_FACETS=1: each keystroke waits for its facet counts, as bench_search_keystrokes does.
@@ -180,28 +180,6 @@ async def scenario(path: Path, rounds: int, gaps: list) -> None:
     ctx.close()
 
 
-def _log_jobs() -> None:
-    import concurrent.futures as cf
-
-    submit = cf.ThreadPoolExecutor.submit
-
-    def logged(self, fn, *args, **kw):  # noqa: ANN001, ANN202
-        inner = fn
-        while isinstance(inner, functools.partial):
-            inner = inner.func
-        name = getattr(inner, "__qualname__", repr(inner))
-
-        def run(*a, **k):  # noqa: ANN002, ANN003, ANN202
-            started = time.perf_counter()
-            try:
-                return fn(*a, **k)
-            finally:
-                jobs.append((name, started, time.perf_counter()))
-        return submit(self, run, *args, **kw)
-
-    cf.ThreadPoolExecutor.submit = logged
-
-
 def main() -> None:
     memories = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
@@ -231,7 +209,7 @@ def main() -> None:
     patch(delegates.HighlightDelegate, ["paint"], "cell.highlight")
     patch(delegates.PaddedDelegate, ["paint"], "cell.padded")
     global PROFILE, WHOLE
-    _log_jobs()
+    log_jobs(jobs)
     import gc
 
     gc.callbacks.append(_gc)
