@@ -123,16 +123,14 @@ def highlight_color() -> QColor:
     return QColor(150, 110, 0, 200) if is_dark() else QColor(255, 214, 64, 200)
 
 
-_HAS_FOCUS = QStyle.StateFlag.State_HasFocus.value
 _SELECTED = QStyle.StateFlag.State_Selected.value
 _LEFT_MIDDLE = int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft)
 
 
 class PaddedDelegate(QStyledItemDelegate):
     """Draws a cell's text, icon and focus frame inside ``padding`` (x, y); the row's background
-    (alternate colour, selection) still fills the whole cell. The focus frame shows on the current
-    cell whenever the view has focus, as the style sheet it replaces drew it (Fusion alone draws it
-    only after a key moved the focus)."""
+    (alternate colour, selection) still fills the whole cell. (The memory table shows the focus
+    frame whenever it has focus: ``MemoryTable.initViewItemOption``.)"""
 
     def __init__(self, parent=None, padding: tuple[int, int] = (0, 0)) -> None:  # noqa: ANN001
         super().__init__(parent)
@@ -144,8 +142,6 @@ class PaddedDelegate(QStyledItemDelegate):
         opt = QStyleOptionViewItem(option)
         if self.padding != (0, 0):
             opt.rect = option.rect.marginsRemoved(self._margins)
-            if opt.state.value & _HAS_FOCUS:  # ints: Python enum flag arithmetic costs per cell
-                opt.state |= QStyle.StateFlag.State_KeyboardFocusChange
         return opt
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
