@@ -75,6 +75,26 @@ class Heartbeat:
         return self.max_gap
 
 
+def bench_settings(prefix: str = "ora-bench-home-"):  # noqa: ANN201
+    """A new, empty home folder and the window's settings in it (nothing of the person's)."""
+    from PySide6.QtCore import QSettings
+
+    home = Path(tempfile.mkdtemp(prefix=prefix))
+    return home, QSettings(str(home / "settings.ini"), QSettings.Format.IniFormat)
+
+
+async def shown_window(prefix: str = "ora-bench-home-"):  # noqa: ANN201
+    """The real window on an empty home, 1400x900, shown and started: ``(ctx, window)``."""
+    from ora_desktop.gui.app import build_window_async, parse_args
+
+    home, settings = bench_settings(prefix)
+    ctx, window = await build_window_async(parse_args(["--home", str(home)]), settings)
+    window.resize(1400, 900)
+    window.show()
+    window.start()
+    return ctx, window
+
+
 async def until(condition, timeout: float = 120.0, step: float = 0.002) -> None:  # noqa: ANN001
     started = time.perf_counter()
     while not condition():
@@ -172,7 +192,7 @@ def raw(path: Path, sql: str, params: tuple = (), many: bool = True) -> float:
 
 
 async def scenario(path: Path, edit_path: Path, results: dict) -> None:
-    from PySide6.QtCore import QEvent, QObject, QSettings, Qt
+    from PySide6.QtCore import QEvent, QObject, Qt
 
     from ora_desktop.core import open_store
     from ora_desktop.core.operations.first_rows import FirstRows
@@ -194,8 +214,7 @@ async def scenario(path: Path, edit_path: Path, results: dict) -> None:
         table = window.browser.table
         return max(0, table.rowAt(0))
 
-    home = Path(tempfile.mkdtemp(prefix="ora-bench-home-"))
-    settings = QSettings(str(home / "settings.ini"), QSettings.Format.IniFormat)
+    home, settings = bench_settings()
     beat.reset()
     started = time.perf_counter()
     # As ``gui.app.main`` starts ``ora-desktop FILE``: the file's first rows read on a thread while

@@ -20,11 +20,10 @@ import asyncio
 import os
 import sqlite3
 import statistics
-import tempfile
 import time
 from pathlib import Path
 
-from .bench_gui import Heartbeat, until
+from .bench_gui import Heartbeat, shown_window, until
 from .common import DATA, Row, bench_file, report
 
 WORD = "deploy"
@@ -46,10 +45,9 @@ def _raw_fts(path: Path, sidecar: Path, query: str) -> float:
 
 
 async def scenario(path: Path, results: dict) -> None:
-    from PySide6.QtCore import QEvent, QObject, QSettings
+    from PySide6.QtCore import QEvent, QObject
 
     from ora_desktop.core.search import engine, ensure_index
-    from ora_desktop.gui.app import build_window_async, parse_args
 
     calls: list[str] = []
     real = engine.search
@@ -68,12 +66,7 @@ async def scenario(path: Path, results: dict) -> None:
                 painted.append(time.perf_counter())
             return False
 
-    home = Path(tempfile.mkdtemp(prefix="ora-bench-home-"))
-    settings = QSettings(str(home / "settings.ini"), QSettings.Format.IniFormat)
-    ctx, window = await build_window_async(parse_args(["--home", str(home)]), settings)
-    window.resize(1400, 900)
-    window.show()
-    window.start()
+    ctx, window = await shown_window()
     spy = PaintSpy()
     window.browser.table.viewport().installEventFilter(spy)
     window.open_file(path)

@@ -26,13 +26,12 @@ import cProfile
 import os
 import pstats
 import sys
-import tempfile
 import threading
 import time
 from collections import Counter
 from pathlib import Path
 
-from .bench_gui import Heartbeat, until
+from .bench_gui import Heartbeat, bench_settings, until
 from .common import bench_file, fresh_copy, log_jobs, use_bytecode
 
 #: (start, end, GUI-thread CPU seconds) of each heartbeat gap over 30 ms in the current phase
@@ -212,15 +211,13 @@ def _evict(path: Path) -> None:
 
 
 async def scenario(first: Path, other: Path) -> None:
-    from PySide6.QtCore import QSettings
 
     from ora_desktop.core import open_store
     from ora_desktop.core.operations.first_rows import FirstRows
     from ora_desktop.gui.app import build_window_async, parse_args
     from ora_desktop.gui.context import resolved
 
-    home = Path(tempfile.mkdtemp(prefix="ora-open-probe-"))
-    settings = QSettings(str(home / "settings.ini"), QSettings.Format.IniFormat)
+    home, settings = bench_settings("ora-open-probe-")
     ctx, window = await build_window_async(parse_args(["--home", str(home), str(first)]), settings,
                                            FirstRows(open_store, first))
     window.resize(1400, 900)

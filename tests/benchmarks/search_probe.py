@@ -13,11 +13,10 @@ import asyncio
 import functools
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from .bench_gui import until
+from .bench_gui import shown_window, until
 from .common import DATA, bench_file, log_jobs
 
 T0 = time.perf_counter()
@@ -68,17 +67,11 @@ def patch(cls, names: list[str], prefix: str) -> None:  # noqa: ANN001
 
 
 async def scenario(path: Path, rounds: int, gaps: list) -> None:
-    from PySide6.QtCore import QEvent, QObject, QSettings, QTimer
+    from PySide6.QtCore import QEvent, QObject, QTimer
 
     from ora_desktop.core.search import ensure_index
-    from ora_desktop.gui.app import build_window_async, parse_args
 
-    home = Path(tempfile.mkdtemp(prefix="ora-probe-home-"))
-    settings = QSettings(str(home / "settings.ini"), QSettings.Format.IniFormat)
-    ctx, window = await build_window_async(parse_args(["--home", str(home)]), settings)
-    window.resize(1400, 900)
-    window.show()
-    window.start()
+    ctx, window = await shown_window("ora-probe-home-")
     window.open_file(path)
     model = window.browser.model
     await until(lambda: model.rowCount() > 0 and not model.is_loading(), timeout=300)
