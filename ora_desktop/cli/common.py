@@ -73,7 +73,7 @@ def open_target(args: argparse.Namespace, readonly: bool = False) -> Store:
 
 def command(sub: Any, name: str, handler: Handler, help: str, description: str | None = None,
             ) -> argparse.ArgumentParser:
-    """Add a subcommand with help text (the README test checks every one has some)."""
+    """Add a subcommand with help text (a test checks every one has some)."""
     parser = sub.add_parser(name, help=help, description=description or help)
     parser.set_defaults(_handler=handler)
     return parser

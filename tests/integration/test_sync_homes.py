@@ -188,15 +188,15 @@ def test_rerunning_a_sync_changes_nothing(pg_url: str, homes) -> None:
     assert {r["change"] for r in server_rows(pg_url).values()} == changes
 
 
-def test_the_schema_is_created_once_and_matches_the_readme(pg_url: str, homes) -> None:
+def test_the_schema_is_created_once_and_matches_the_sync_guide(pg_url: str, homes) -> None:
     a, _ = homes
     with Server(pg_url) as server:
         assert server.prepare() and server.created_schema
         first = server.server_id
     with Server(pg_url) as server:
         assert server.prepare() and not server.created_schema and server.server_id == first
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    assert DDL.strip() in readme
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "sync.md").read_text(encoding="utf-8")
+    assert DDL.strip() in guide
 
 
 def test_a_dry_run_changes_nothing_on_either_side(pg_url: str, homes) -> None:

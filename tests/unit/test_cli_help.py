@@ -1,4 +1,4 @@
-"""Every subcommand (of every feature) has help text and is documented in README.md."""
+"""Every subcommand (of every feature) has help text and is documented (README.md or docs/)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,13 @@ import pytest
 from ora_desktop.cli import build_parser
 from tests.unit.test_cli_helpers import cli
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def documentation() -> str:
+    """The README and every guide under docs/, as one text."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    return "\n".join(page.read_text(encoding="utf-8") for page in pages)
 
 
 def _children(parser: argparse.ArgumentParser) -> dict[str, tuple[str, argparse.ArgumentParser]]:
@@ -56,10 +62,10 @@ def test_every_subcommand_has_help_text(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(subcommands()))
-def test_every_subcommand_is_in_the_readme(name: str) -> None:
-    text = README.read_text(encoding="utf-8")
+def test_every_subcommand_is_documented(name: str) -> None:
+    text = documentation()
     assert re.search(rf"ora-desktop {re.escape(name)}(?![\w-])", text), \
-        f"README.md does not mention 'ora-desktop {name}'"
+        f"neither README.md nor docs/ mentions 'ora-desktop {name}'"
 
 
 @pytest.mark.parametrize("name", sorted(all_commands()))

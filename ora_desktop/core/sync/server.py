@@ -25,7 +25,7 @@ COLUMNS: tuple[str, ...] = (
     "related_to", "superseded_by", "created_at", "updated_at", "expires_at",
 )
 
-#: The server schema, created (idempotently) on the first sync. Quoted verbatim in the README.
+#: The server schema, created (idempotently) on the first sync. Quoted verbatim in docs/sync.md.
 DDL = """\
 CREATE TABLE IF NOT EXISTS ora_sync_meta (
     key   text PRIMARY KEY,
