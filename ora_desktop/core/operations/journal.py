@@ -22,7 +22,6 @@ previous values an entry keeps may be the very text being purged.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .. import timestamps
+from ..fingerprint import row_fingerprint
 from ..rawsql import run_sql
 from ..records import Change, ChangeKind, Initiator
 from ..writes import IDS_JSON
@@ -96,7 +96,7 @@ def fingerprints(store: Store, ids: Iterable[str]) -> dict[str, str | None]:
     out: dict[str, str | None] = dict.fromkeys(ids)
     for row in run_sql(store, f"SELECT {cols} FROM memories WHERE id IN {IDS_JSON}", [json.dumps(ids)]):
         at = store.columns.index("id")
-        out[row[at]] = hashlib.sha1(repr(tuple(row)).encode("utf-8", "surrogatepass")).hexdigest()
+        out[row[at]] = row_fingerprint(row)
     return out
 
 
