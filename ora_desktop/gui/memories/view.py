@@ -123,6 +123,14 @@ class MemoryTable(QTableView):
         self._restoring_in = self.memory_model.keys_store
 
     def _restore_current(self) -> None:
+        if self.memory_model.select_top:  # a new search or filter: its best row, selected, in view
+            self.memory_model.select_top = False
+            if self.memory_model.rowCount():
+                self.select_row(0)
+            else:
+                self.setCurrentIndex(self.memory_model.index(-1, -1))
+                self.current_memory.emit(None)
+            return
         memory_id, rowid = self._restoring
         if rowid is None:  # nothing was selected (the detail pane may show a followed memory)
             return
