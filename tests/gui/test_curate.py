@@ -252,3 +252,30 @@ def test_an_edit_leaves_the_hidden_jobs_tab_unread_until_it_is_shown(make_window
     qtbot.waitUntil(lambda: len(reads) == 1, timeout=10000)  # shown: read once, current
     qtbot.wait(200)
     assert len(reads) == 1 and jobs.schedule.rowCount() > 0
+
+
+def test_delete_moves_the_selection_to_the_next_row(make_window, filled_db, qtbot):
+    """As in a mail client: after Del the row below the deleted one is selected, not the top."""
+    path = filled_db(10)
+    window = make_window()
+    wait_idle(qtbot, window)
+    table, model = window.browser.table, window.browser.model
+    table.setFocus()
+    table.select_row(5)
+    doomed, following = model.memory_at(5).id, model.memory_at(6).id
+    qtbot.keyClick(table, Qt.Key.Key_Delete)
+    qtbot.waitUntil(lambda: db_rows(path, "SELECT count(*) FROM memories") == [(9,)], timeout=10000)
+    qtbot.waitUntil(lambda: model.rowCount() == 9 and not model.is_loading(), timeout=10000)
+    wait_idle(qtbot, window)
+    assert content_of(path, doomed) is None
+    assert table.current_memory_now().id == following
+    assert table.selected_rows() == [5]
+    qtbot.waitUntil(lambda: window.browser.detail.memory is not None
+                    and window.browser.detail.memory.id == following, timeout=5000)
+    # the last row deleted: the one above it takes the selection
+    table.select_row(8)
+    above = model.memory_at(7).id
+    qtbot.keyClick(table, Qt.Key.Key_Delete)
+    qtbot.waitUntil(lambda: model.rowCount() == 8 and not model.is_loading(), timeout=10000)
+    wait_idle(qtbot, window)
+    assert table.current_memory_now().id == above

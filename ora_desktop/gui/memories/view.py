@@ -64,6 +64,7 @@ class MemoryTable(QTableView):
         header.sortIndicatorChanged.connect(lambda *_: self.save_layout())
         self._restoring: tuple[str | None, int | None] = (None, None)
         self._restoring_in: object = None  # the store the remembered row belongs to
+        self._restoring_row = -1  # the first selected row then (its place, if it goes away)
         self.selectionModel().currentRowChanged.connect(self._current_row_changed)
         self.selectionModel().selectionChanged.connect(lambda *_: self.selection_size.emit(self.selected_count()))
         model.modelAboutToBeReset.connect(self._remember_current)
@@ -121,6 +122,8 @@ class MemoryTable(QTableView):
         memory = self.current_memory_now()
         self._restoring = (memory.id, memory.rowid) if memory else (None, None)
         self._restoring_in = self.memory_model.keys_store
+        rows = self.selected_rows()
+        self._restoring_row = rows[0] if rows else self.currentIndex().row()
 
     def _restore_current(self) -> None:
         if self.memory_model.select_top:  # a new search or filter: its best row, selected, in view
@@ -137,8 +140,12 @@ class MemoryTable(QTableView):
         if self._restoring_in is not self.memory_model.keys_store:
             return  # another file: the same rowid there is another memory (the page selects the top row)
         row = self.memory_model.row_of_key(rowid)
-        if row is None:
-            self.current_memory.emit(None)
+        if row is None:  # deleted (here or elsewhere): the row that took its place, as a mail client does
+            count = self.memory_model.rowCount()
+            if count and self._restoring_row >= 0:
+                self.select_row(min(self._restoring_row, count - 1))
+            else:
+                self.current_memory.emit(None)
             return
         # Keep the view where it was sideways: sorting a column scrolled into view must not jump left.
         across = self.horizontalScrollBar().value()
