@@ -47,6 +47,8 @@ from .welcome import Welcome
 
 log = logging.getLogger("ora_desktop.gui")
 RECENT_KEY = "files/recent"
+#: The file shown last, shown again at the next start (the command line's read-ahead reads it too).
+LAST_KEY = "files/last"
 MAX_RECENT = 10
 
 
@@ -124,6 +126,7 @@ class MainWindow(QMainWindow):
         #: rows are painted (its scan counts every file, a full read of a 1M-row file); then ``None``.
         self._unlisted: list[Path] | None = []
         self._recent: list[str] | None = None  # the recent files, read from the settings when first asked
+        self._last_shown: str | None = None  # the file last saved under LAST_KEY
 
     # ----------------------------------------------------------------- building
     def _make_status_bar(self) -> None:
@@ -323,7 +326,11 @@ class MainWindow(QMainWindow):
         self.memories.setCurrentWidget(self.browser if has_files else self.welcome)
         if has_files and self.ctx.current is None:
             usable = [item for item in self.sidebar.file_items() if (info := self.sidebar.info_for(item)) and info.ok]
-            if usable:
+            last = self.ctx.settings.value(LAST_KEY)
+            shown_last = self.sidebar.item_for(Path(last)) if isinstance(last, str) and last else None
+            if shown_last is not None and shown_last in usable:
+                self.sidebar.setCurrentItem(shown_last)  # the agent viewed last, as it was left
+            elif usable:
                 self.sidebar.setCurrentItem(usable[0])
 
     # ----------------------------------------------------------------- files
@@ -447,6 +454,12 @@ class MainWindow(QMainWindow):
         self.curator.update_actions()
         self.forgetter.update_actions()
         self._offer_recover(path)
+        if path is not None and str(path) != self._last_shown:
+            self._last_shown = str(path)
+            settings = self.ctx.settings
+            settings.setValue(LAST_KEY, self._last_shown)  # in memory; saved to disk off the GUI thread
+            asyncio.ensure_future(self.ctx.run_watch(_save_setting, settings.fileName(), settings.format(),
+                                                     LAST_KEY, self._last_shown), loop=self.ctx.loop)
 
     def _store_shown(self, store: Store | None) -> None:
         self.readonly_label.setVisible(bool(store and store.readonly))
@@ -577,7 +590,7 @@ class FirstRowsPainted(QObject):
         self.table.viewport().removeEventFilter(self)
 
 
-def _save_setting(file_name: str, fmt: QSettings.Format, key: str, value: list[str]) -> None:
+def _save_setting(file_name: str, fmt: QSettings.Format, key: str, value: list[str] | str) -> None:
     """Save ``key`` (removed when ``value`` is empty) through a QSettings of this thread's own."""
     settings = QSettings(file_name, fmt)
     if value:
