@@ -124,3 +124,31 @@ def test_a_file_that_fails_to_open_as_damaged_offers_recover_when_selected(make_
     sidebar.setCurrentItem(item)
     _confirm(qtbot, window, "cut.site.db", "cut-recovered.site.db")
     qtbot.waitUntil(cut.with_name("cut-recovered.site.db").exists, timeout=20000)
+
+
+def test_confirmations_name_each_memory_and_never_confirm_on_enter(make_window, filled_db, qtbot):
+    """One memory reads "the deleted memory", each line shows the memory's text, and Enter (the
+    default button) cancels: nothing is forgotten by a stray keypress."""
+    path = filled_db(5)
+    window = make_window()
+    wait_idle(qtbot, window)
+    store = window.ctx.store_for(path)
+    store.delete(["m003"])
+    window.forgetter.empty_trash(path)
+    forgetter = window.forgetter
+    qtbot.waitUntil(lambda: forgetter.dialog is not None and forgetter.dialog.isVisible(), timeout=10000)
+    dialog = forgetter.dialog
+    shown = " ".join(label.text() for label in dialog.findChildren(QLabel))
+    assert "the deleted memory in the trash" in shown and "1 memories" not in shown
+    assert dialog.items.item(0).text().startswith("m003  —  Memory number 3 about deploys")
+    assert not dialog.confirm.isDefault()
+    qtbot.keyClick(dialog, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=5000)
+    assert db_rows(path, "SELECT count(*) FROM ora_desktop_trash") == [(1,)]  # Enter cancelled
+    # Delete permanently names the live memory's text too
+    window.browser.table.select_row(0)
+    first = window.browser.model.memory_at(0)
+    window.forgetter.purge_action.trigger()
+    qtbot.waitUntil(lambda: forgetter.dialog is not dialog and forgetter.dialog.isVisible(), timeout=10000)
+    assert forgetter.dialog.items.item(0).text() == f"{first.id}  —  {first.title}  (live)"
+    forgetter.dialog.reject()
