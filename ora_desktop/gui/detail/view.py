@@ -96,7 +96,7 @@ class DetailPane(QScrollArea):
         self.save_button.setToolTip("Save the changes (Ctrl+S); Ctrl+Z undoes")
         self.revert_button = QPushButton("&Revert")
         self.save_button.clicked.connect(self.request_save)
-        self.revert_button.clicked.connect(lambda: self.editor.load(self.memory))
+        self.revert_button.clicked.connect(self.revert)
         buttons.addStretch(1)
         buttons.addWidget(self.revert_button)
         buttons.addWidget(self.save_button)
@@ -236,6 +236,16 @@ class DetailPane(QScrollArea):
             changed = {}
         if any(m.superseded_by in chained for m in changed.values()) and self.memory is memory:
             self._read_links(memory, store)
+
+    def revert(self) -> bool:
+        """Drop unsaved edits: the memory as stored is shown again. Returns whether there were any."""
+        if not self.editor.is_modified():
+            return False
+        self.editor.load(self.memory)
+        self.changed_underneath.hide()
+        self._update_buttons()
+        self.ctx.status.emit("Edit cancelled: the memory is shown as it is stored")
+        return True
 
     def _leave_edit(self, memory: Memory | None, store: Store | None) -> bool:
         """Moving away from unsaved edits: save them when valid (undoable); when not, stay on
