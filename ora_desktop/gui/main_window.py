@@ -9,6 +9,7 @@ file or create a demo site.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import platform
 import sqlite3
@@ -34,6 +35,7 @@ from .. import __version__
 from ..core import AgentFile, OraError, Store
 from .context import AppContext, path_of, resolved
 from .curate.actions import Curator
+from .dock_width import DockWidthKeeper
 from .elided import ElidedLabel
 from .exchange.actions import Exchanger
 from .keyboard import KeyboardPaths
@@ -47,6 +49,8 @@ from .welcome import Welcome
 
 log = logging.getLogger("ora_desktop.gui")
 RECENT_KEY = "files/recent"
+#: The sidebar's width on a first start (it keeps the width a person drags it to).
+DOCK_WIDTH = 256
 #: The file shown last, shown again at the next start (the command line's read-ahead reads it too).
 LAST_KEY = "files/last"
 MAX_RECENT = 10
@@ -105,6 +109,9 @@ class MainWindow(QMainWindow):
         self.dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
                               | QDockWidget.DockWidgetFeature.DockWidgetClosable)
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.dock)
+        # Agent names stay readable however small the window gets (the table and detail pane
+        # give way first), and a sidebar squeezed by a smaller window grows back with it.
+        self.sidebar.setMinimumWidth(self.sidebar.fontMetrics().horizontalAdvance("m" * 12) + 40)
         self._make_status_bar()
         self._make_actions()
         self._make_menus()
@@ -255,6 +262,10 @@ class MainWindow(QMainWindow):
         state = settings.value("window/state")
         if isinstance(state, QByteArray) and not state.isEmpty():
             self.restoreState(state)
+        wanted = DOCK_WIDTH
+        with contextlib.suppress(TypeError, ValueError):
+            wanted = max(int(settings.value("window/sidebar", DOCK_WIDTH)), self.sidebar.minimumWidth())
+        self.dock_width = DockWidthKeeper(self, self.dock, wanted)
         splitter = settings.value("window/splitter")
         if isinstance(splitter, QByteArray) and not splitter.isEmpty():
             self.browser.splitter.restoreState(splitter)
@@ -268,6 +279,7 @@ class MainWindow(QMainWindow):
         settings.setValue("window/geometry", self.saveGeometry())
         settings.setValue("window/state", self.saveState())
         settings.setValue("window/splitter", self.browser.splitter.saveState())
+        settings.setValue("window/sidebar", self.dock_width.wanted)
         self.browser.table.save_layout()
         settings.sync()
 

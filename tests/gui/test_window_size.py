@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
+
 from ora_desktop.gui.memories.columns import COLUMNS, column_index
 
 from .test_curate import select_id
@@ -66,3 +68,25 @@ def test_importance_health_and_sync_show_together_at_the_default_size(make_windo
     visible_width = sum(table.columnWidth(i) for i in range(len(COLUMNS)) if not table.isColumnHidden(i))
     assert visible_width <= table.viewport().width() + 1  # no sideways scrolling needed
     assert table.columnWidth(column_index("content")) >= 150
+
+
+def test_the_sidebar_keeps_names_readable_and_grows_back(make_window, filled_db, qtbot):
+    """A small window squeezes the sidebar no narrower than its names need; a person's narrower
+    drag is kept; a squeezed sidebar widens again with the window."""
+    filled_db(30)
+    window = make_window()
+    window.resize(1366, 768)
+    qtbot.waitUntil(lambda: window.width() == 1366, timeout=5000)
+    readable = window.sidebar.fontMetrics().horizontalAdvance("m" * 12)
+    window.resizeDocks([window.dock], [300], Qt.Orientation.Horizontal)  # a person widens it
+    qtbot.waitUntil(lambda: window.dock.width() >= 298, timeout=5000)
+    window.resize(640, 600)
+    qtbot.waitUntil(lambda: window.width() <= 700, timeout=5000)
+    qtbot.wait(50)
+    assert window.sidebar.width() >= readable
+    assert window.dock.width() < 298  # squeezed
+    window.resize(1366, 768)
+    qtbot.waitUntil(lambda: window.dock.width() >= 298, timeout=5000)
+    window.resizeDocks([window.dock], [20], Qt.Orientation.Horizontal)  # dragged as narrow as it goes
+    qtbot.wait(50)
+    assert window.sidebar.width() >= readable
