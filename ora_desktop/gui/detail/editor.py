@@ -219,7 +219,7 @@ class MemoryEditor(QWidget):
         to that match."""
         match = first_match(text, self.highlighter.terms)
         if len(text) > LARGE_CHARS and not whole:
-            start = 0 if match is None else max(0, text.rfind("\n", 0, max(0, match - 2_000)) + 1)
+            start = 0 if match is None else _excerpt_start(text, match)
             end = min(len(text), start + EXCERPT_CHARS)
             self.excerpt = (start, end)
             self.content.setPlainText(text[start:end])
@@ -329,3 +329,16 @@ def _sentence(exc: InvalidValue) -> str:
     prefix = f"{exc.field}: "
     detail = text[len(prefix):] if text.startswith(prefix) else text
     return f"{FIELD_NAMES.get(exc.field, exc.field)}: {detail}"
+
+
+def _excerpt_start(text: str, match: int, before: int = 2_000) -> int:
+    """Where an excerpt showing ``match`` begins: about ``before`` characters ahead of it, at the
+    start of a line when one begins near there, else after a space (never mid-word when it can)."""
+    start = max(0, match - before)
+    if start == 0:
+        return 0
+    line = text.rfind("\n", max(0, start - before), start)
+    if line >= 0:
+        return line + 1
+    space = text.find(" ", start, min(match, start + 200))
+    return space + 1 if space >= 0 else start
