@@ -81,7 +81,7 @@ class MainWindow(QMainWindow):
         self.curator.deleted_view_made.connect(self._deleted_view_made)
         self.sidebar.recover_requested.connect(self.forgetter.recover)
         self.forgetter.recovered.connect(self.open_file)
-        self._offered_recover: set[Path] = set()
+        self.browser.recover_asked.connect(self.forgetter.recover)
         self.welcome = Welcome(str(ctx.home.root))
         self.welcome.open_file.connect(self.open_dialog)
         self.welcome.create_demo.connect(self.create_demo)
@@ -276,6 +276,8 @@ class MainWindow(QMainWindow):
             settings.setValue(RECENT_KEY, self._recent)
         elif self._recent is not None:
             settings.remove(RECENT_KEY)
+        if self._last_shown:
+            settings.setValue(LAST_KEY, self._last_shown)
         settings.setValue("window/geometry", self.saveGeometry())
         settings.setValue("window/state", self.saveState())
         settings.setValue("window/splitter", self.browser.splitter.saveState())
@@ -465,11 +467,9 @@ class MainWindow(QMainWindow):
         self.file_label.setToolTip(str(path) if path else "")
         self.curator.update_actions()
         self.forgetter.update_actions()
-        self._offer_recover(path)
-        if path is not None and str(path) != self._last_shown:
+        if path is not None and str(path) != self._last_shown:  # saved off the GUI thread (see _save_recent)
             self._last_shown = str(path)
             settings = self.ctx.settings
-            settings.setValue(LAST_KEY, self._last_shown)  # in memory; saved to disk off the GUI thread
             asyncio.ensure_future(self.ctx.run_watch(_save_setting, settings.fileName(), settings.format(),
                                                      LAST_KEY, self._last_shown), loop=self.ctx.loop)
 
@@ -482,14 +482,6 @@ class MainWindow(QMainWindow):
     def _deleted_view_made(self, view: QWidget) -> None:
         view.purge_requested.connect(self.forgetter.purge_ids)
         view.empty_requested.connect(self.forgetter.empty_trash)
-
-    def _offer_recover(self, path: Path | None) -> None:
-        """A file that failed to open as damaged: offer to salvage it (once per file and session)."""
-        item = self.sidebar.item_for(path) if path is not None else None
-        info = self.sidebar.info_for(item) if item is not None else None
-        if info is not None and info.damaged and not info.ok and path not in self._offered_recover:
-            self._offered_recover.add(path)
-            self.forgetter.recover(path)
 
     def _counts(self, rows: int, selected: int) -> None:
         text = f"{rows:,} memor{'y' if rows == 1 else 'ies'}"

@@ -43,7 +43,8 @@ def test_sidebar_greys_broken_files_and_sees_new_ones(make_window, filled_db, or
     assert item.foreground(0).color() != window.sidebar.item_for(window.ctx.current_path()).foreground(0).color()
     window.sidebar.setCurrentItem(item)
     qtbot.waitUntil(lambda: "cannot be opened" in window.browser.message.text(), timeout=5000)
-    assert window.browser.center.currentWidget() is window.browser.message
+    assert window.browser.center.currentWidget() is window.browser.message_page
+    assert not window.browser.recover_button.isVisible()  # not a database at all: nothing to salvage
     # a new agent file appears without a restart (QFileSystemWatcher)
     filled_db(3, site="anwe-sh", agent="newcomer")
     qtbot.waitUntil(lambda: window.sidebar.item_for(ora_home / "sites" / "anwe-sh" / "newcomer.site.db")

@@ -190,7 +190,8 @@ class Forgetter(QObject):
             return
         self.ctx.status.emit(report.message[:1].upper() + report.message[1:])
         self.finished.emit(report)
-        self.recovered.emit(out)
+        if report.written:  # nothing recovered: no file, nothing to open or list
+            self.recovered.emit(out)
 
 
 def _item(memory_id: str, title: str, where: str = "") -> str:
