@@ -132,7 +132,8 @@ def test_a_file_that_fails_to_open_as_damaged_offers_recover_in_the_pane(make_wi
     assert window.forgetter.dialog is None  # nothing pops up by itself
     qtbot.mouseClick(browser.recover_button, Qt.MouseButton.LeftButton)
     _confirm(qtbot, window, "cut.site.db", "cut-recovered.site.db")
-    qtbot.waitUntil(cut.with_name("cut-recovered.site.db").exists, timeout=20000)
+    qtbot.waitUntil(lambda: browser.store is not None and browser.store.path.name == "cut-recovered.site.db",
+                    timeout=20000)  # the salvaged file opens
     # another, healthy file: no Recover button there
     sidebar.setCurrentItem(sidebar.item_for(cut.with_name("ora.site.db")))
     qtbot.waitUntil(lambda: browser.store is not None and browser.store.path.name == "ora.site.db", timeout=10000)
