@@ -12,8 +12,8 @@ import asyncio
 import logging
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QShowEvent
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -36,6 +36,17 @@ from . import data, service
 from .background import Latest, Progress
 from .preview import PreviewDialog
 from .widgets import cell, local_time, muted, readonly_table
+
+#: How often a shown Jobs tab writes its relative times again ("3 min ago").
+TICK_MS = 20_000
+
+
+def _upcoming(entry: data.ScheduleRow) -> str:
+    """When a scheduled job runs next, in words."""
+    if entry.next_run is not None:
+        soon = (entry.next_run - timestamps.now()).total_seconds() < 45
+        return "due now" if soon else relative(entry.next_run)
+    return "off" if entry.interval == "off" else "at the next start"
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +73,11 @@ class JobsView(QWidget):
         self._running: asyncio.Task | None = None
         #: An edit came while the panel was hidden: read the schedule and history when shown.
         self._stale = False
+        #: "3 min ago" goes stale by itself: the schedule's times are written again every
+        #: TICK_MS while the tab is shown (from the snapshot: nothing is read).
+        self.clock = QTimer(self)
+        self.clock.setInterval(TICK_MS)
+        self.clock.timeout.connect(self._tick)
 
         self.file_label = QLabel()
         self.all_files = QCheckBox("All files")
@@ -166,8 +182,25 @@ class JobsView(QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
         super().showEvent(event)
+        self.clock.start()
         if self._stale:
             self.refresh()
+        else:
+            self._tick()
+
+    def hideEvent(self, event: QHideEvent) -> None:  # noqa: N802
+        super().hideEvent(event)
+        self.clock.stop()
+
+    def _tick(self) -> None:
+        """Write the relative times again (last run, next run) for the time it is now."""
+        if self.snapshot is None:
+            return
+        for row, entry in enumerate(self.snapshot.schedule[:self.schedule.rowCount()]):
+            for column, text in ((3, relative(entry.last_run) or "never"), (5, _upcoming(entry))):
+                item = self.schedule.item(row, column)
+                if item is not None and item.text() != text:
+                    item.setText(text)
 
     def refresh(self) -> asyncio.Task | None:
         """Reload schedule and history in the background."""
@@ -239,11 +272,7 @@ class JobsView(QWidget):
         self.schedule.setRowCount(len(snapshot.schedule))
         for row, entry in enumerate(snapshot.schedule):
             outcome = OUTCOME_WORDS.get(entry.last_outcome, entry.last_outcome)
-            if entry.next_run is not None:
-                soon = (entry.next_run - timestamps.now()).total_seconds() < 45
-                upcoming = "due now" if soon else relative(entry.next_run)
-            else:
-                upcoming = "off" if entry.interval == "off" else "at the next start"
+            upcoming = _upcoming(entry)
             cells = (
                 cell(entry.job, JOBS[entry.job].description if entry.job in JOBS else ""),
                 cell(entry.label, str(entry.path)),
