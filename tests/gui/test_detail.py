@@ -204,3 +204,26 @@ def test_saving_keeps_the_pane_and_the_cursor_where_the_person_was(make_window, 
     undo(qtbot, window)
     qtbot.waitUntil(lambda: detail.memory.content.startswith("Memory number 4 about"), timeout=10000)
     assert content.toPlainText() == detail.memory.content  # an undo shows the stored text again
+
+
+def test_sync_state_is_shown_once_beside_the_sync_field(make_window, filled_db, qtbot):
+    """A row marked synced but edited after its last sync: one phrase, beside the field that says
+    'Synced' — not a second, contradicting 'dirty (not synced)' in the header."""
+    import sqlite3
+
+    from .test_curate import select_id
+
+    path = filled_db(6)
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE memories SET sync_status = 'synced', synced_at = '2026-01-01 00:00:00', "
+                     "updated_at = '2026-02-01 00:00:00' WHERE id = 'm002'")
+        conn.execute("UPDATE memories SET sync_status = 'synced', synced_at = '2026-03-01 00:00:00', "
+                     "updated_at = '2026-02-01 00:00:00' WHERE id = 'm003'")
+    window = make_window()
+    detail = window.browser.detail
+    select_id(qtbot, window, "m002")
+    assert detail.editor.sync.currentData() == "synced"
+    assert detail.editor.sync_state.text() == "— changed since its last sync"
+    assert "dirty" not in detail.meta.text() and "sync" not in detail.meta.text()
+    select_id(qtbot, window, "m003")
+    assert detail.editor.sync_state.text() == "— in sync"

@@ -153,7 +153,14 @@ class MemoryEditor(QWidget):
         form.addRow("&Type", self.type)
         form.addRow("&Importance", self.importance)
         form.addRow("&Health", self.health)
-        form.addRow("&Sync status", self.sync)
+        self.sync_state = QLabel()
+        self.sync_state.setAccessibleName("Where the memory stands with sync")
+        sync_row = QHBoxLayout()
+        sync_row.setContentsMargins(0, 0, 0, 0)
+        sync_row.addWidget(self.sync)
+        sync_row.addWidget(self.sync_state, 1)
+        form.addRow("&Sync status", sync_row)
+        form.labelForField(sync_row).setBuddy(self.sync)
         form.addRow("&Expires", self.expires)
         layout.addLayout(form)
         self.message = QLabel()
@@ -190,6 +197,7 @@ class MemoryEditor(QWidget):
             self.sync.setCurrentIndex(max(0, self.sync.findData(memory.sync_status or "pending")))
             self.expires.setText(_expiry_text(memory))
         finally:
+            self.sync_state.setText(f"— {memory.sync_state}" if memory is not None else "")
             self._loading = False
         self._show_message("")
 
@@ -210,6 +218,7 @@ class MemoryEditor(QWidget):
             _set_text(self.expires, _expiry_text(memory))
             self.type.setCurrentIndex(max(0, self.type.findText(memory.type or "fact")))
             self.sync.setCurrentIndex(max(0, self.sync.findData(memory.sync_status or "pending")))
+            self.sync_state.setText(f"— {memory.sync_state}")
         finally:
             self._loading = False
         self._show_message("")

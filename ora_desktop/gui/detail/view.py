@@ -279,8 +279,8 @@ class DetailPane(QScrollArea):
             return
         self.title.setText(first_line(m.content, TITLE_CHARS) or "(empty)")
         where = self.store.path.name if self.store else ""
-        flags = [x for x in ("superseded" if m.is_superseded else "", "expired" if m.is_expired() else "",
-                             "dirty (not synced)" if m.is_dirty else "") if x]
+        # Sync is shown once, beside the Sync status field (Memory.sync_state), not here as well.
+        flags = [x for x in ("superseded" if m.is_superseded else "", "expired" if m.is_expired() else "") if x]
         if m.undecodable:  # the agent wrote bytes that are not UTF-8: shown as U+FFFD
             flags.append(f"{' and '.join(m.undecodable)} not valid UTF-8 (shown as \ufffd; "
                          "Maintenance > check --repair fixes it, keeping the bytes)")
