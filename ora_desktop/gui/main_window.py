@@ -121,6 +121,7 @@ class MainWindow(QMainWindow):
         ctx.current_changed.connect(self._current_changed)
         self.browser.store_shown.connect(self._store_shown)
         self.browser.counts_changed.connect(self._counts)
+        self.browser.hits_shown.connect(self._hits_counted)
         self.browser.model.loaded.connect(lambda _n: self._poll_index())
         self.browser.table.selection_size.connect(lambda _n: self.curator.update_actions())
         self.browser.table.selection_size.connect(lambda _n: self.forgetter.update_actions())
@@ -134,6 +135,7 @@ class MainWindow(QMainWindow):
         self._unlisted: list[Path] | None = []
         self._recent: list[str] | None = None  # the recent files, read from the settings when first asked
         self._last_shown: str | None = None  # the file last saved under LAST_KEY
+        self._showing_hits = False  # the all-sites list is shown: the count line says its hits
 
     # ----------------------------------------------------------------- building
     def _make_status_bar(self) -> None:
@@ -483,7 +485,15 @@ class MainWindow(QMainWindow):
         view.purge_requested.connect(self.forgetter.purge_ids)
         view.empty_requested.connect(self.forgetter.empty_trash)
 
+    def _hits_counted(self, hits: int) -> None:
+        """The all-sites list is shown: the count says its hits, not the hidden table's rows."""
+        self._showing_hits = hits >= 0
+        if self._showing_hits:
+            self.count_label.setText(f"{hits:,} hit{'' if hits == 1 else 's'} across all sites")
+
     def _counts(self, rows: int, selected: int) -> None:
+        if self._showing_hits:
+            return
         text = f"{rows:,} memor{'y' if rows == 1 else 'ies'}"
         if selected:
             text += f" · {selected:,} selected"

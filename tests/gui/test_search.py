@@ -107,6 +107,7 @@ def test_search_across_all_sites_says_where(make_window, filled_db, seed_db, qtb
     assert browser.center.currentWidget() is browser.everywhere
     where = {browser.everywhere.topLevelItem(i).text(1) for i in range(5)}
     assert where == {"anwe-sh/ora", "docs/writer"}
+    assert window.count_label.text() == "5 hits across all sites"  # not the hidden table's rows
     item = next(browser.everywhere.topLevelItem(i) for i in range(5)
                 if browser.everywhere.topLevelItem(i).text(1) == "docs/writer")
     browser.everywhere.itemActivated.emit(item, 0)
@@ -303,3 +304,14 @@ def test_a_refresh_keeps_the_selected_row(make_window, filled_db, qtbot):
     qtbot.wait(1500)
     wait_idle(qtbot, window)
     assert browser.table.current_memory_now().id == chosen
+
+
+def test_the_count_follows_back_to_the_table(make_window, filled_db, seed_db, qtbot):
+    filled_db(10)
+    window = make_window()
+    browser = window.browser
+    browser.search.scope.setCurrentIndex(1)
+    browser.search.field.setText("deploys")
+    qtbot.waitUntil(lambda: window.count_label.text() == "4 hits across all sites", timeout=10000)
+    browser.search.scope.setCurrentIndex(0)
+    qtbot.waitUntil(lambda: window.count_label.text().startswith("4 memories"), timeout=10000)

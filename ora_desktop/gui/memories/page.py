@@ -30,6 +30,8 @@ class MemoryBrowser(QWidget):
 
     store_shown = Signal(object)  # Store | None
     counts_changed = Signal(int, int)  # rows listed, rows selected
+    #: The all-sites list is shown with this many hits (-1: the table is shown again).
+    hits_shown = Signal(int)
     recover_asked = Signal(object)  # the damaged file's Path: the person pressed Recover
 
     def __init__(self, ctx: AppContext, parent: QWidget | None = None, detail: DetailPane | None = None) -> None:
@@ -154,10 +156,13 @@ class MemoryBrowser(QWidget):
                 self.center.setCurrentWidget(self.everywhere)
                 self.detail.show_memory(None, None)  # nothing of the file listed before stays editable
                 self.facets.show_unavailable("Facets count one file; pick a hit to open its file")
+                self.hits_shown.emit(len(self.everywhere.hits))
         elif self.store is not None:
             if self.center.currentWidget() is self.everywhere:  # back from all sites: the table's row again
                 self.center.setCurrentWidget(self.table)
                 self._current_memory(self.table.current_memory_now())
+                self.hits_shown.emit(-1)
+                self.counts_changed.emit(self.model.rowCount(), self.table.selected_count())
             self.center.setCurrentWidget(self.table)
         elif self.center.currentWidget() is not self.message_page:
             self.center.setCurrentWidget(self.message_page)
@@ -191,6 +196,8 @@ class MemoryBrowser(QWidget):
 
     def _everywhere(self, hits: list, note: str) -> None:
         self.everywhere.show_hits(hits, note)
+        if self.center.currentWidget() is self.everywhere:
+            self.hits_shown.emit(len(hits))
         self.ctx.status.emit(f"{len(hits):,} hits across all sites" + (f" — {note}" if note else ""))
 
     def follow(self, memory_id: str) -> asyncio.Task | None:
