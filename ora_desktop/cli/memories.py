@@ -90,6 +90,13 @@ def register(sub: Any) -> None:
     p.add_argument("--remove", action="store_true", help="remove the link instead of adding it")
     p.add_argument("--one-way", action="store_true", help="only change ID's related_to, not OTHER_ID's")
 
+    p = command(sub, "repair-links", edits.cmd_repair_links,
+                "rewrite a related_to that is not a list of ids as the memory ids its text names",
+                "Keep the ids of this file found in the text (in order), drop the rest; 'ora-desktop undo' "
+                "puts the original text back.")
+    common.add_target(p)
+    p.add_argument("id", metavar="ID", help="the memory whose related_to to repair")
+
     p = command(sub, "supersede", edits.cmd_supersede, "mark a memory as superseded by a newer one")
     common.add_target(p)
     p.add_argument("old", help="the outdated memory")

@@ -1,4 +1,4 @@
-"""Memory subcommands that change a file: add, edit, rm, undelete, touch, link, supersede.
+"""Memory subcommands that change a file: add, edit, rm, undelete, touch, link, repair-links, supersede.
 
 Each calls one operation of :mod:`ora_desktop.core.operations.edits` (validation before any
 write, one-line errors, nothing changed; the sync rule on edits; recoverable deletes into
@@ -145,6 +145,18 @@ def cmd_link(args: argparse.Namespace) -> int:
         print(f"{verb} {args.a} and {args.b} (changed: {', '.join(sorted(change.changed))})")
     else:
         print(f"nothing to do: {args.a} and {args.b} were already {verb}")
+    return 0
+
+
+def cmd_repair_links(args: argparse.Namespace) -> int:
+    """Rewrite a malformed ``related_to`` as the ids it names."""
+    with open_target(args) as store:
+        done = edits.repair_links(store, args.id)
+    if args.json:
+        emit_json({"id": args.id, "related_to": list(done.kept), "original": done.original})
+    else:
+        kept = ", ".join(done.kept) or "no ids"
+        print(f"repaired the links of {args.id}: kept {kept} (was {done.original!r}; 'ora-desktop undo' restores it)")
     return 0
 
 

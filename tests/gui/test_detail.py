@@ -227,3 +227,24 @@ def test_sync_state_is_shown_once_beside_the_sync_field(make_window, filled_db, 
     assert "dirty" not in detail.meta.text() and "sync" not in detail.meta.text()
     select_id(qtbot, window, "m003")
     assert detail.editor.sync_state.text() == "— in sync"
+
+
+def test_repair_links_of_a_malformed_related_to_and_undo(make_window, filled_db, qtbot):
+    """A related_to of prose offers Repair links: the ids it names become the links, Ctrl+Z restores it."""
+    import sqlite3
+
+    path = filled_db(6)
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE memories SET related_to = 'see m001 and m004 (old notes)' WHERE id = 'm002'")
+    window = make_window()
+    select_id(qtbot, window, "m002")
+    detail = window.browser.detail
+    qtbot.waitUntil(detail.repair_button.isVisible, timeout=10000)
+    assert "not a list of ids" in detail.related_note.text()
+    qtbot.mouseClick(detail.repair_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: related(path, "m002") == '["m001", "m004"]', timeout=10000)
+    qtbot.waitUntil(lambda: detail.related.count() == 2 and not detail.repair_button.isVisible(), timeout=10000)
+    qtbot.waitUntil(window.ctx.undo_stack.canUndo, timeout=5000)
+    qtbot.waitUntil(lambda: not window.curator._serial().locked(), timeout=5000)
+    window.curator.undo_action.trigger()
+    qtbot.waitUntil(lambda: related(path, "m002") == "see m001 and m004 (old notes)", timeout=10000)

@@ -28,6 +28,7 @@ from .commands import (
     EditCommand,
     LinkCommand,
     MergeCommand,
+    RepairLinksCommand,
     RestoreCommand,
     StoreCommand,
     SupersedeCommand,
@@ -76,6 +77,7 @@ class Curator(QObject):
         self._deleted_view: DeletedView | None = None  # made when first shown
         detail.save_requested.connect(self.save_edit)
         detail.link_requested.connect(self.link)
+        detail.repair_requested.connect(self.repair_links)
         self._make_actions()
         # Bound methods (not lambdas): Qt drops these connections when the window goes.
         ctx.current_changed.connect(self._refresh_actions)
@@ -388,6 +390,12 @@ class Curator(QObject):
         if store is None:
             return None
         return self.execute(LinkCommand(self, store.path, memory_id, other_id, add))
+
+    def repair_links(self, memory_id: str) -> asyncio.Task | None:
+        store = self._store()
+        if store is None:
+            return None
+        return self.execute(RepairLinksCommand(self, store.path, memory_id))
 
     def promote(self) -> asyncio.Task | None:
         store = self._store()

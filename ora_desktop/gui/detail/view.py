@@ -54,6 +54,7 @@ class DetailPane(QScrollArea):
     save_requested = Signal(object, object)  # base Memory, dict of validated changes
     follow = Signal(str)  # memory id to show
     link_requested = Signal(str, str, bool)  # memory id, other id, add (False: remove)
+    repair_requested = Signal(str)  # memory id whose related_to is not a list of ids
     leave_refused = Signal(str, str)  # memory id kept (its edit is invalid), the problem
 
     def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
@@ -123,6 +124,12 @@ class DetailPane(QScrollArea):
         self.related_note = QLabel()
         self.related_note.setWordWrap(True)
         related.addWidget(self.related_note)
+        self.repair_button = QPushButton("Repair links")
+        self.repair_button.setToolTip("Keep the ids of this file that the text names, as a proper list "
+                                      "(Ctrl+Z puts the text back)")
+        self.repair_button.clicked.connect(lambda: self.memory and self.repair_requested.emit(self.memory.id))
+        self.repair_button.hide()
+        related.addWidget(self.repair_button, 0, Qt.AlignmentFlag.AlignLeft)
         layout.addWidget(related_box)
 
         chain_box = QGroupBox("Supersession chain")
@@ -206,6 +213,7 @@ class DetailPane(QScrollArea):
         self.related.clear()
         self.chain_list.clear()
         self.related_note.clear()
+        self.repair_button.hide()
         self.chain_note.clear()
 
     def _read_links(self, memory: Memory, store: Store | None) -> None:
@@ -330,8 +338,9 @@ class DetailPane(QScrollArea):
             item.setData(ID_ROLE, other_id)
             self.related.addItem(item)
         notes = []
+        self.repair_button.setVisible(memory.related_malformed)
         if memory.related_malformed:
-            notes.append("related_to holds text that is not a list of ids; fix it before adding links.")
+            notes.append("related_to holds text that is not a list of ids: Repair links keeps the ids it names.")
         if missing:
             notes.append(f"{len(missing)} linked id{'s are' if len(missing) > 1 else ' is'} not in this file.")
         if not memory.related_to and not notes:
