@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -155,6 +156,8 @@ class MemoryEditor(QWidget):
         form.addRow("&Health", self.health)
         self.sync_state = QLabel()
         self.sync_state.setAccessibleName("Where the memory stands with sync")
+        self.sync_state.setWordWrap(True)  # never widens the pane (a 1024-wide window keeps it whole)
+        self.sync_state.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         sync_row = QHBoxLayout()
         sync_row.setContentsMargins(0, 0, 0, 0)
         sync_row.addWidget(self.sync)
