@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from ...core import Memory, OraError
 from ...core.operations.duplicates import DEFAULT_THRESHOLD, DuplicateGroup, find_duplicates
+from ..curate.dialogs import PreviewDialog
 from ..formatting import first_line, health_text
 from ..jobs.background import Latest
 from .commands import MergeGroupCommand
@@ -120,8 +121,18 @@ class DuplicatesView(QWidget):
         layout.addLayout(top)
         layout.addWidget(split, 1)
         ctx.current_changed.connect(self._file_changed)
+        ctx.data_changed.connect(self._data_changed)
+        self.confirm: PreviewDialog | None = None
+        self._merges: list[MergeGroupCommand] = []  # merges made here: an undo brings the group back
 
     # ----------------------------------------------------------------- finding
+    def _data_changed(self, _change: object) -> None:
+        """A merge made here was undone (Ctrl+Z, anywhere): find the groups again, so it comes back."""
+        undone = [c for c in self._merges if c.undone]
+        if undone:
+            self._merges = [c for c in self._merges if not c.undone]
+            self.refresh()
+            self.status.setText(f"The merge into {undone[-1].keep} was undone; looking for duplicates again…")
     def _file_changed(self, _current: object) -> None:
         if self.ctx.current_path() != self._path:
             self.groups = []
@@ -193,6 +204,7 @@ class DuplicatesView(QWidget):
         if self.cards:
             self.cards[0].keep.setChecked(True)  # the group lists its most important member first
         self.merge_button.setEnabled(len(self.cards) > 1)
+        self.merge_button.setText(f"Merge {len(self.cards)} memories…" if len(self.cards) > 1 else "Merge")
 
     def _keeper_changed(self, button: QRadioButton, on: bool) -> None:
         if on:
@@ -203,7 +215,25 @@ class DuplicatesView(QWidget):
         return next((c.memory for c in self.cards if c.keep.isChecked()), None)
 
     # ----------------------------------------------------------------- merging
-    def merge(self) -> asyncio.Task | None:
+    def merge(self) -> None:
+        """Ask first, naming every memory the merge changes (a group may hold more than fit on
+        screen); then merge as one undoable step (:meth:`merge_confirmed`)."""
+        keeper = self.keeper()
+        if keeper is None or self._path is None or len(self.cards) < 2:
+            return
+        others = [c.memory for c in self.cards if c.memory.id != keeper.id]
+        items = [f"keep   {keeper.id}  —  {first_line(keeper.content, 90)}"]
+        items += [f"supersede   {m.id}  —  {first_line(m.content, 90)}" for m in others]
+        changed = "its text replaced, " if self.merged.toPlainText() != keeper.content else ""
+        dialog = PreviewDialog(
+            "Merge duplicates", f"Merge {len(self.cards)} memories: keep {keeper.id} ({changed}links carried over) "
+            f"and mark the other {len(others)} as superseded by it. Ctrl+Z undoes the whole merge.",
+            items, f"&Merge {len(self.cards)} memories", self)
+        dialog.accepted.connect(self.merge_confirmed)
+        self.confirm = dialog
+        dialog.open()
+
+    def merge_confirmed(self) -> asyncio.Task | None:
         """Merge the shown group as one undoable step (through the window's curator)."""
         keeper = self.keeper()
         window = self.ctx.window
@@ -216,8 +246,10 @@ class DuplicatesView(QWidget):
 
         async def run() -> None:
             result = await window.curator.execute(command)
+            if result is not None:
+                self._merges.append(command)
             if result is not None and 0 <= row < len(self.groups):
                 del self.groups[row]
                 self.group_list.takeItem(row)
-                self.status.setText(f"Merged into {keeper.id} (Ctrl+Z undoes).")
+                self.status.setText(f"Merged {len(command.ids)} memories into {keeper.id} (Ctrl+Z undoes).")
         return asyncio.ensure_future(run(), loop=self.ctx.loop)
