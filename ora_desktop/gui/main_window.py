@@ -40,6 +40,7 @@ from .elided import ElidedLabel
 from .exchange.actions import Exchanger
 from .keyboard import KeyboardPaths
 from .memories.page import MemoryBrowser
+from .messages import MessageLog
 from .notices import NoticeBar
 from .panels import import_later, load_panels_async, start_services_async
 from .purge.actions import Forgetter
@@ -149,6 +150,7 @@ class MainWindow(QMainWindow):
         self.index_label = ElidedLabel(max_width=320)
         for widget in (self.file_label, self.readonly_label, self.count_label, self.index_label):
             bar.addPermanentWidget(widget)
+        self.messages = MessageLog(bar)  # a long message whole on hover; View > Recent messages
 
     def _make_actions(self) -> None:
         def action(text: str, slot, shortcut=None, tip: str = "") -> QAction:  # noqa: ANN001
@@ -213,6 +215,7 @@ class MainWindow(QMainWindow):
         edit.addAction(self.clear_search_action)
         view = bar.addMenu("&View")
         view.addAction(self.dock.toggleViewAction())
+        view.addAction("Recent &messages…", lambda: self.messages.open_list(self))
         view.addAction(self.facets_action)
         view.addAction(self.detail_action)
         view.addMenu(self.browser.table.column_menu(self))
@@ -459,7 +462,7 @@ class MainWindow(QMainWindow):
 
     # ----------------------------------------------------------------- status
     def show_status(self, text: str) -> None:
-        self.statusBar().showMessage(text, 8000)
+        self.messages.show(text)
 
     def _current_changed(self, item: object) -> None:
         path = path_of(item)

@@ -90,3 +90,26 @@ def test_the_sidebar_keeps_names_readable_and_grows_back(make_window, filled_db,
     window.resizeDocks([window.dock], [20], Qt.Orientation.Horizontal)  # dragged as narrow as it goes
     qtbot.wait(50)
     assert window.sidebar.width() >= readable
+
+
+def test_a_long_status_message_can_be_read_whole(make_window, filled_db, qtbot):
+    """Cut to the bar's width, it is whole on hover, and kept in View > Recent messages."""
+    filled_db(5)
+    window = make_window()
+    window.resize(1024, 700)
+    window.show_status(LONG_NOTE)
+    window.show_status("second message")
+    assert window.statusBar().toolTip() == "second message"
+    window.show_status(LONG_NOTE)
+    assert window.statusBar().toolTip() == LONG_NOTE
+    view_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&View")
+    [recent] = [a for a in view_menu.actions() if a.text() == "Recent &messages…"]
+    recent.trigger()
+    dialog = window.messages.dialog
+    qtbot.waitUntil(dialog.isVisible, timeout=5000)
+    from PySide6.QtWidgets import QListWidget
+
+    listing = dialog.findChild(QListWidget)
+    assert listing.count() == 3 and listing.item(0).text().endswith(LONG_NOTE)
+    assert listing.item(1).text().endswith("second message")
+    dialog.close()
