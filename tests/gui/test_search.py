@@ -185,6 +185,7 @@ def test_a_keystroke_does_not_repaint_the_old_hits_with_the_new_words(make_windo
     qtbot.wait(300)
     assert painted_before_reset[:1] == [0] and paints.count >= 1
     assert browser.table.highlight.terms == ("deploys",)
+    wait_idle(qtbot, window)  # every row fetched (a loaded machine paints later)
     assert all("deploys" in m.content for m in shown(window))
 
 
