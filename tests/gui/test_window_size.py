@@ -113,3 +113,26 @@ def test_a_long_status_message_can_be_read_whole(make_window, filled_db, qtbot):
     assert listing.count() == 3 and listing.item(0).text().endswith(LONG_NOTE)
     assert listing.item(1).text().endswith("second message")
     dialog.close()
+
+
+def test_extra_columns_scroll_sideways_rather_than_squeeze_the_content(make_window, filled_db, qtbot):
+    """At 1366×768 with three more columns shown, content keeps a readable width; hiding them again
+    gives it the width back."""
+    from ora_desktop.gui.memories.view import CONTENT_MIN
+
+    filled_db(30)
+    window = make_window()
+    window.resize(1366, 768)
+    qtbot.waitUntil(lambda: window.width() == 1366, timeout=5000)
+    table = window.browser.table
+    content = column_index("content")
+    wide = table.columnWidth(content)
+    extra = [i for i, c in enumerate(COLUMNS) if not c.default][:3]
+    for i in extra:
+        table.set_column_visible(i, True)
+    qtbot.wait(50)
+    assert table.columnWidth(content) >= CONTENT_MIN
+    for i in extra:
+        table.set_column_visible(i, False)
+    qtbot.wait(50)
+    assert table.columnWidth(content) >= wide - 2

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QPoint, QSettings, Qt, Signal
-from PySide6.QtGui import QAction
+from PySide6.QtGui import QAction, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QStyle, QStyleOptionViewItem, QTableView, QWidget
 
 from ...core import Memory
@@ -12,6 +12,8 @@ from .delegates import CELL_PADDING, HighlightDelegate
 from .model import MemoryTableModel
 
 SETTINGS_KEY = "memories/header-v2"  # v2: compact default columns
+#: The content column's narrowest width: more columns than fit scroll sideways instead.
+CONTENT_MIN = 220
 
 
 class MemoryTable(QTableView):
@@ -62,6 +64,7 @@ class MemoryTable(QTableView):
         header.sectionMoved.connect(lambda *_: self.save_layout())
         header.sectionResized.connect(lambda *_: self.save_layout())
         header.sortIndicatorChanged.connect(lambda *_: self.save_layout())
+        self.fit_content()
         self._restoring: tuple[str | None, int | None] = (None, None)
         self._restoring_in: object = None  # the store the remembered row belongs to
         self._restoring_row = -1  # the first selected row then (its place, if it goes away)
@@ -180,7 +183,25 @@ class MemoryTable(QTableView):
         self.setColumnHidden(section, not visible)
         if visible and self.columnWidth(section) < 20:
             self.setColumnWidth(section, COLUMNS[section].width)
+        self.fit_content()
         self.save_layout()
+
+    def fit_content(self) -> None:
+        """Content takes the width the narrow columns leave, but never less than CONTENT_MIN:
+        with more columns than fit, the table scrolls sideways instead of squeezing the text."""
+        header = self.horizontalHeader()
+        content = column_index("content")
+        others = sum(self.columnWidth(i) for i in range(len(COLUMNS)) if i != content and not self.isColumnHidden(i))
+        squeezed = self.viewport().width() - others < CONTENT_MIN
+        mode = QHeaderView.ResizeMode.Interactive if squeezed else QHeaderView.ResizeMode.Stretch
+        if header.sectionResizeMode(content) != mode:
+            header.setSectionResizeMode(content, mode)
+        if squeezed and self.columnWidth(content) < CONTENT_MIN:
+            self.setColumnWidth(content, CONTENT_MIN)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        self.fit_content()
 
     def reset_columns(self) -> None:
         header = self.horizontalHeader()
