@@ -32,6 +32,7 @@ class NoticeBar(QFrame):
         self.all_button.toggled.connect(self._show_all)
         self.list = QListWidget()
         self.list.setAccessibleName("All notices")
+        self.list.setAccessibleDescription("Every notice since the last Dismiss, newest first")
         self.list.setWordWrap(True)
         self.list.setMaximumHeight(160)
         self.list.hide()

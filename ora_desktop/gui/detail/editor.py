@@ -27,6 +27,7 @@ from ...core import InvalidValue, Memory, timestamps
 from ...core.schema import MEMORY_TYPES, SYNC_STATUSES
 from ...core.search.query import ParsedQuery
 from ...core.validation import clean_fields
+from ..a11y import describe
 from ..formatting import sync_label
 from ..memories.delegates import SpanCache, query_of_terms
 from ..theme import is_dark, styled
@@ -134,6 +135,7 @@ class MemoryEditor(QWidget):
         layout.addWidget(self.excerpt_bar)
         self.content = QPlainTextEdit()
         self.content.setObjectName("ContentEditor")
+        describe(self.content, "Content", "The memory's text, editable")
         self.content.setPlaceholderText("The memory's text (required)")
         self.content.setMinimumHeight(120)
         self.highlighter = TermHighlighter(self.content.document(), self.content)
@@ -141,12 +143,14 @@ class MemoryEditor(QWidget):
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.type = QComboBox()
+        describe(self.type, "Type", "The memory's type")
         self.type.addItems(list(MEMORY_TYPES))
         self.importance = QLineEdit()
         self.importance.setPlaceholderText("1 to 10")
         self.health = QLineEdit()
         self.health.setPlaceholderText("0.0 to 1.0")
         self.sync = QComboBox()
+        describe(self.sync, "Sync status", "pending, synced or local only")
         for status in SYNC_STATUSES:
             self.sync.addItem(sync_label(status), status)
         self.expires = QLineEdit()

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...core import Chain, Change, InvalidValue, Memory, OraError, Store
+from ..a11y import describe
 from ..context import AppContext
 from ..formatting import exact, first_line, relative
 from ..theme import styled
@@ -96,6 +97,8 @@ class DetailPane(QScrollArea):
         self.save_button.setShortcut(QKeySequence.StandardKey.Save)
         self.save_button.setToolTip("Save the changes (Ctrl+S); Ctrl+Z undoes")
         self.revert_button = QPushButton("&Revert")
+        describe(self.save_button, "Save", "Save the changes; Ctrl+Z undoes")
+        describe(self.revert_button, "Revert", "Drop the unsaved changes")
         self.save_button.clicked.connect(self.request_save)
         self.revert_button.clicked.connect(self.revert)
         buttons.addStretch(1)
@@ -114,6 +117,9 @@ class DetailPane(QScrollArea):
         self.link_id.setPlaceholderText("id of a memory to link")
         self.link_button = QPushButton("Link")
         self.unlink_button = QPushButton("Remove link")
+        describe(self.link_id, "Id to link", "The id of a memory to relate to this one")
+        describe(self.link_button, "Link", "Relate the memory named by the id to this one")
+        describe(self.unlink_button, "Remove link", "Remove the selected related memory's link")
         self.link_button.clicked.connect(self._add_link)
         self.unlink_button.clicked.connect(self._remove_link)
         self.link_id.returnPressed.connect(self._add_link)
@@ -165,6 +171,8 @@ class DetailPane(QScrollArea):
         """A short list of memories (related, chain); activating an item follows it."""
         widget = QListWidget()
         widget.setObjectName(name)
+        describe(widget, {"RelatedList": "Related memories", "ChainList": "Supersession chain"}.get(name, name),
+                 "Activate a memory to show it")
         widget.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         widget.setTextElideMode(Qt.TextElideMode.ElideRight)
         widget.setMaximumHeight(height)

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from ...core import Memory, OraError
 from ...core.operations.duplicates import DEFAULT_THRESHOLD, DuplicateGroup, find_duplicates
+from ..a11y import describe
 from ..curate.dialogs import PreviewDialog
 from ..formatting import first_line, health_text
 from ..jobs.background import Latest
@@ -80,8 +81,10 @@ class DuplicatesView(QWidget):
         self.threshold.setDecimals(2)
         self.threshold.setValue(DEFAULT_THRESHOLD)
         self.threshold.setToolTip("Cosine similarity at or above which two memories are near duplicates")
+        describe(self.threshold, "Similarity threshold", "Cosine similarity from which memories are near duplicates")
         self.find_button = QPushButton("Find duplicates")
         self.find_button.clicked.connect(self.refresh)
+        describe(self.find_button, "Find duplicates", "Look for exact and near duplicate groups in the selected file")
         self.status = QLabel("Choose a file, then Find duplicates.")
         top = QHBoxLayout()
         top.addWidget(QLabel("Similarity ≥"))
@@ -91,6 +94,7 @@ class DuplicatesView(QWidget):
 
         self.group_list = QListWidget()
         self.group_list.setObjectName("DuplicateGroups")
+        describe(self.group_list, "Duplicate groups", "Groups of memories that say the same thing; pick one to compare")
         self.group_list.currentRowChanged.connect(self._show_group)
         self.side = QHBoxLayout()
         side_widget = QWidget()
@@ -103,6 +107,7 @@ class DuplicatesView(QWidget):
         self.merged = QPlainTextEdit()
         self.merged.setPlaceholderText("The text the kept memory will have (edit to combine them)")
         self.merged.setMaximumHeight(110)
+        describe(self.merged, "Merged text", "The text the kept memory will have after the merge")
         self.merge_button = QPushButton("Merge")
         self.merge_button.setToolTip("Keep the chosen memory with this text and supersede the others (Ctrl+Z undoes)")
         self.merge_button.clicked.connect(self.merge)

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from ...core import Memory, OraError
 from ...core.operations.neighbourhood import MAX_HOPS, RELATED, Neighbourhood, neighbourhood
+from ..a11y import describe as accessible
 from ..jobs.background import Latest
 from ..jobs.widgets import muted
 from ..review.navigate import show_in_table
@@ -89,6 +90,10 @@ class GraphView(QWidget):
         self.follow.setChecked(True)
         self.show_button = QPushButton("Show")
         self.fit_button = QPushButton("Fit")
+        accessible(self.hops, "Hops", "How many links away from the memory the graph reaches")
+        accessible(self.follow, "Follow the table's selection", "Show the graph of the memory selected in the table")
+        accessible(self.show_button, "Show", "Draw the neighbourhood of the memory id")
+        accessible(self.fit_button, "Fit", "Zoom so the whole graph shows")
         bar = QHBoxLayout()
         bar.addWidget(QLabel("&Memory:", buddy=self.memory_id))
         bar.addWidget(self.memory_id, 1)

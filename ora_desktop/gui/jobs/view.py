@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from ora_desktop.core import Change, Initiator, OraError, timestamps
 from ora_desktop.core.maintenance import JOBS, JobReport
 
+from ..a11y import describe
 from ..formatting import exact, relative
 from . import data, service
 from .background import Latest, Progress
@@ -100,6 +101,7 @@ class JobsView(QWidget):
         top.addWidget(self.all_files)
 
         self.schedule = readonly_table(["Job", "File", "Runs", "Last run", "Outcome", "Next run"])
+        describe(self.schedule, "Schedule", "Each maintenance job of the file, when it last ran and runs next")
         self.config_problem = QLabel()
         self.config_problem.setWordWrap(True)
         self.config_problem.setStyleSheet("color: #d0443e")
@@ -109,6 +111,7 @@ class JobsView(QWidget):
         self.unscheduled.hide()
 
         self.job = QComboBox()
+        describe(self.job, "Job", "The maintenance job Run now runs")
         for name, spec in JOBS.items():
             self.job.addItem(name, name)
             self.job.setItemData(self.job.count() - 1, spec.description, Qt.ItemDataRole.ToolTipRole)
@@ -118,6 +121,7 @@ class JobsView(QWidget):
         self.progress.setTextVisible(True)
         self.progress.hide()
         self.cancel_button = QPushButton("Cancel")
+        describe(self.cancel_button, "Cancel", "Stop the running job at its next step")
         self.cancel_button.setToolTip("Stop the job at its next safe point; an unfinished step changes nothing")
         self.cancel_button.hide()
         self.message = QLabel()
@@ -140,6 +144,7 @@ class JobsView(QWidget):
         schedule_layout.addWidget(self.message)
 
         self.history = readonly_table(["Started", "Job", "File", "Outcome", "Took", "Changes", "Message"])
+        describe(self.history, "History", "Past runs of maintenance jobs and what they changed")
         self.history.horizontalHeader().setSectionResizeMode(5, QHeaderView.ResizeMode.Interactive)
         self.history.setColumnWidth(5, 260)
         self.history.setWordWrap(False)

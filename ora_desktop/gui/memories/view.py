@@ -7,6 +7,7 @@ from PySide6.QtGui import QAction, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QStyle, QStyleOptionViewItem, QTableView, QWidget
 
 from ...core import Memory
+from ..a11y import describe
 from .columns import COLUMNS, column_index
 from .delegates import CELL_PADDING, HighlightDelegate
 from .model import MemoryTableModel
@@ -26,6 +27,7 @@ class MemoryTable(QTableView):
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("MemoryTable")  # no style sheet: the delegates draw the cells' padding
+        describe(self, "Memories", "The memories of the selected file; Enter edits, Del deletes")
         self.settings = settings
         self.setModel(model)
         self.memory_model = model
