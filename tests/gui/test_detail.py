@@ -248,3 +248,29 @@ def test_repair_links_of_a_malformed_related_to_and_undo(make_window, filled_db,
     qtbot.waitUntil(lambda: not window.curator._serial().locked(), timeout=5000)
     window.curator.undo_action.trigger()
     qtbot.waitUntil(lambda: related(path, "m002") == "see m001 and m004 (old notes)", timeout=10000)
+
+
+def test_the_link_field_picks_a_memory_by_its_words(make_window, filled_db, qtbot):
+    """Type words, the matching memories pop up as their first line and id; choose one, Link."""
+    path = filled_db(12)
+    window = make_window()
+    select_id(qtbot, window, "m001")
+    detail = window.browser.detail
+    detail.link_id.setFocus()
+    qtbot.keyClicks(detail.link_id, "number 7")
+    picker = detail.link_picker
+    qtbot.waitUntil(lambda: bool(picker.choices), timeout=10000)
+    assert picker.choices[0][0] == "m007" and "Memory number 7" in picker.choices[0][1]
+    assert all(memory_id != "m001" for memory_id, _title in picker.choices)  # never itself
+    offered = picker.model.stringList()
+    assert offered[0].endswith("  —  m007")
+    picker.completer.activated.emit(offered[0])
+    qtbot.waitUntil(lambda: detail.link_id.text() == "m007", timeout=5000)
+    qtbot.mouseClick(detail.link_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: related(path, "m001") == '["m007"]', timeout=10000)
+    # words and Link at once: the best match is linked
+    detail.link_id.setFocus()
+    qtbot.keyClicks(detail.link_id, "number 3")
+    qtbot.waitUntil(lambda: picker.choices and picker.choices[0][0] == "m003", timeout=10000)
+    qtbot.mouseClick(detail.link_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: related(path, "m001") == '["m007", "m003"]', timeout=10000)

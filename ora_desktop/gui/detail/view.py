@@ -35,6 +35,7 @@ from ..formatting import exact, first_line, relative
 from ..theme import styled
 from .editor import MemoryEditor
 from .health import explain
+from .link_picker import LinkPicker
 
 log = logging.getLogger("ora_desktop.gui")
 ID_ROLE = Qt.ItemDataRole.UserRole + 30
@@ -114,10 +115,12 @@ class DetailPane(QScrollArea):
         related.addWidget(self.related)
         row = QHBoxLayout()
         self.link_id = QLineEdit()
-        self.link_id.setPlaceholderText("id of a memory to link")
+        self.link_id.setPlaceholderText("words or an id of a memory to link")
+        self.link_picker = LinkPicker(self.link_id, lambda: (self.ctx, self.store,
+                                                            self.memory.id if self.memory else None))
         self.link_button = QPushButton("Link")
         self.unlink_button = QPushButton("Remove link")
-        describe(self.link_id, "Id to link", "The id of a memory to relate to this one")
+        describe(self.link_id, "Memory to link", "Type words to choose a memory, or its id, to relate to this one")
         describe(self.link_button, "Link", "Relate the memory named by the id to this one")
         describe(self.unlink_button, "Remove link", "Remove the selected related memory's link")
         self.link_button.clicked.connect(self._add_link)
@@ -422,7 +425,7 @@ class DetailPane(QScrollArea):
             self.follow.emit(memory_id)
 
     def _add_link(self) -> None:
-        other = self.link_id.text().strip()
+        other = self.link_picker.chosen_id()
         if self.memory is not None and other:
             self.link_requested.emit(self.memory.id, other, True)
             self.link_id.clear()
