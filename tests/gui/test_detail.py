@@ -274,3 +274,36 @@ def test_the_link_field_picks_a_memory_by_its_words(make_window, filled_db, qtbo
     qtbot.waitUntil(lambda: picker.choices and picker.choices[0][0] == "m003", timeout=10000)
     qtbot.mouseClick(detail.link_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: related(path, "m001") == '["m007", "m003"]', timeout=10000)
+
+
+def test_stored_values_shows_the_row_as_stored_and_saves_a_validated_edit(make_window, filled_db, qtbot):
+    """Every column with its storage class; a bad value is named and not saved; a good one is
+    saved as an undoable edit."""
+    import sqlite3
+
+    path = filled_db(6)
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE memories SET synced_at = '2026-01-14T10:30:00.000Z' WHERE id = 'm002'")
+    window = make_window()
+    select_id(qtbot, window, "m002")
+    detail = window.browser.detail
+    detail.stored_button.click()
+    qtbot.waitUntil(lambda: detail.stored_dialog is not None and detail.stored_dialog.isVisible(), timeout=10000)
+    dialog = detail.stored_dialog
+    rows = {dialog.table.item(r, 0).text(): r for r in range(dialog.table.rowCount())}
+    assert dialog.table.item(rows["synced_at"], 2).text() == "2026-01-14T10:30:00.000Z"
+    assert dialog.table.item(rows["synced_at"], 1).text() == "text"
+    assert not dialog.table.item(rows["id"], 2).flags() & Qt.ItemFlag.ItemIsEditable
+    dialog.table.item(rows["importance"], 2).setText("11")
+    assert not dialog.save_button.isEnabled() and "importance" in dialog.message.text().lower()
+    dialog.table.item(rows["importance"], 2).setText("9")
+    dialog.table.item(rows["related_to"], 2).setText('["m001"]')
+    assert dialog.save_button.isEnabled() and dialog.message.text() == ""
+    dialog.save_button.click()
+    qtbot.waitUntil(lambda: db_rows(path, "SELECT importance, related_to FROM memories WHERE id = 'm002'")
+                    == [(9, '["m001"]')], timeout=10000)
+    qtbot.waitUntil(window.ctx.undo_stack.canUndo, timeout=5000)
+    qtbot.waitUntil(lambda: not window.curator._serial().locked(), timeout=5000)
+    window.curator.undo_action.trigger()
+    qtbot.waitUntil(lambda: db_rows(path, "SELECT importance FROM memories WHERE id = 'm002'") == [(3,)],
+                    timeout=10000)

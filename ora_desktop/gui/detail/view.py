@@ -36,6 +36,7 @@ from ..theme import styled
 from .editor import MemoryEditor
 from .health import explain
 from .link_picker import LinkPicker
+from .stored import StoredValuesDialog
 
 log = logging.getLogger("ora_desktop.gui")
 ID_ROLE = Qt.ItemDataRole.UserRole + 30
@@ -102,6 +103,11 @@ class DetailPane(QScrollArea):
         describe(self.revert_button, "Revert", "Drop the unsaved changes")
         self.save_button.clicked.connect(self.request_save)
         self.revert_button.clicked.connect(self.revert)
+        self.stored_button = QPushButton("Stored &values…")
+        describe(self.stored_button, "Stored values", "Every column of this memory exactly as stored, editable")
+        self.stored_button.clicked.connect(self.show_stored)
+        self.stored_dialog: StoredValuesDialog | None = None
+        buttons.addWidget(self.stored_button)
         buttons.addStretch(1)
         buttons.addWidget(self.revert_button)
         buttons.addWidget(self.save_button)
@@ -256,6 +262,26 @@ class DetailPane(QScrollArea):
         if any(m.superseded_by in chained for m in changed.values()) and self.memory is memory:
             self._read_links(memory, store)
 
+    def show_stored(self) -> asyncio.Task | None:
+        """Open *Stored values* for the memory shown (read on a worker)."""
+        memory, store = self.memory, self.store
+        if memory is None or store is None:
+            return None
+
+        async def run() -> None:
+            from ...core.operations.stored import stored_values
+
+            try:
+                values = await self.ctx.run(stored_values, store, memory.id)
+            except OraError as exc:
+                self.ctx.show_error(exc, "Stored values")
+                return
+            dialog = StoredValuesDialog(memory, values, store.readonly, self)
+            dialog.save_requested.connect(self.save_requested.emit)
+            self.stored_dialog = dialog
+            dialog.open()
+        return asyncio.ensure_future(run(), loop=self.ctx.loop)
+
     def revert(self) -> bool:
         """Drop unsaved edits: the memory as stored is shown again. Returns whether there were any."""
         if not self.editor.is_modified():
@@ -388,6 +414,7 @@ class DetailPane(QScrollArea):
         modified = self.editor.is_modified()
         valid = not self.editor.validation_message()
         self.save_button.setEnabled(writable and modified and valid)
+        self.stored_button.setEnabled(self.memory is not None and self.store is not None)
         self.revert_button.setEnabled(modified)
         for widget in (self.link_button, self.unlink_button, self.link_id):
             widget.setEnabled(writable)
