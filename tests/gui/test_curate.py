@@ -279,3 +279,32 @@ def test_delete_moves_the_selection_to_the_next_row(make_window, filled_db, qtbo
     qtbot.waitUntil(lambda: model.rowCount() == 8 and not model.is_loading(), timeout=10000)
     wait_idle(qtbot, window)
     assert table.current_memory_now().id == above
+
+
+def test_find_and_replace_previews_replaces_the_selection_and_undoes_in_one_step(make_window, filled_db, qtbot):
+    path = filled_db(9)
+    window = make_window()
+    wait_idle(qtbot, window)
+    table, model = window.browser.table, window.browser.model
+    table.setFocus()
+    deploys = [r for r in range(model.rowCount()) if "deploys" in model.memory_at(r).content]
+    table.select_row(deploys[0])
+    table.selectionModel().select(model.index(deploys[1], 0), table.selectionModel().SelectionFlag.Select
+                                  | table.selectionModel().SelectionFlag.Rows)
+    chosen = {model.memory_at(r).id for r in deploys[:2]}
+    before = {i: content_of(path, i) for i in chosen | {model.memory_at(deploys[2]).id}}
+    window.curator.replace_action.trigger()
+    qtbot.waitUntil(lambda: window.curator.dialog is not None and window.curator.dialog.isVisible(), timeout=5000)
+    dialog = window.curator.dialog
+    assert dialog.scope.currentText() == "the 2 selected memories"
+    qtbot.keyClicks(dialog.find, "deploys")
+    qtbot.keyClicks(dialog.replacement, "releases")
+    qtbot.waitUntil(lambda: dialog.replace_button.isEnabled(), timeout=10000)
+    assert "2 times in 2 memories" in dialog.summary.text() and dialog.preview.count() == 2
+    assert all(content_of(path, i) == text for i, text in before.items())  # the preview wrote nothing
+    qtbot.mouseClick(dialog.replace_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: all("releases" in content_of(path, i) for i in chosen), timeout=10000)
+    untouched = (set(before) - chosen).pop()
+    assert content_of(path, untouched) == before[untouched]  # not selected: not changed
+    undo(qtbot, window)
+    qtbot.waitUntil(lambda: all(content_of(path, i) == text for i, text in before.items()), timeout=10000)
