@@ -45,6 +45,7 @@ from .notices import NoticeBar
 from .panels import import_later, load_panels_async, start_services_async
 from .purge.actions import Forgetter
 from .resources import app_icon
+from .search.saved import SavedSearches
 from .sidebar.view import ITEM_ROLE, Sidebar
 from .welcome import Welcome
 
@@ -106,7 +107,13 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
         self.dock = QDockWidget("Sites and agents", self)
         self.dock.setObjectName("SidebarDock")
-        self.dock.setWidget(self.sidebar)
+        self.saved = SavedSearches(self.browser, ctx.settings, self)
+        sidebar_column = QWidget()
+        column_layout = QVBoxLayout(sidebar_column)
+        column_layout.setContentsMargins(0, 0, 0, 0)
+        column_layout.addWidget(self.sidebar, 1)
+        column_layout.addWidget(self.saved.list)
+        self.dock.setWidget(sidebar_column)
         self.dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
                               | QDockWidget.DockWidgetFeature.DockWidgetClosable)
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.dock)
@@ -216,6 +223,7 @@ class MainWindow(QMainWindow):
         view = bar.addMenu("&View")
         view.addAction(self.dock.toggleViewAction())
         view.addAction("Recent &messages…", lambda: self.messages.open_list(self))
+        view.addAction(self.saved.action)
         view.addAction(self.facets_action)
         view.addAction(self.detail_action)
         view.addMenu(self.browser.table.column_menu(self))
