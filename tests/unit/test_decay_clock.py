@@ -113,6 +113,21 @@ def test_undo_of_a_decay_refuses_when_a_memory_changed_since(db: Path) -> None:
     assert everything(db) == after
 
 
+def test_a_memory_the_decay_left_alone_may_change_without_blocking_the_undo(db: Path) -> None:
+    before = everything(db)
+    run_job("decay", db, now=NOW)
+    with sqlite3.connect(db) as conn:  # an agent uses the fresh memory (within its grace: not decayed)
+        conn.execute("UPDATE memories SET access_count = 1, health_score = 1.0, last_accessed_at = ? "
+                     "WHERE id = 'today'", (ago(0, now=NOW),))
+    conn.close()
+    with open_store(db) as store:
+        undo(store)
+    assert [row for row in everything(db) if row[0] != "today"] == [row for row in before if row[0] != "today"]
+    with sqlite3.connect(db) as conn:  # the agent's use is kept
+        assert conn.execute("SELECT access_count, health_score FROM memories WHERE id = 'today'").fetchone() == (1, 1.0)
+    conn.close()
+
+
 def test_an_older_decay_cannot_be_undone_after_a_later_one(db: Path) -> None:
     run_job("decay", db, now=NOW)
     run_job("decay", db, now=NOW + timedelta(days=1, minutes=1))
