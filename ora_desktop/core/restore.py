@@ -35,6 +35,7 @@ from .backup import PARTIAL, BackupError, backup_folder, check_file, fsync_path,
 from .config import Config
 from .connection import BUSY_TIMEOUT_MS, translate
 from .errors import CorruptFile, EmptyFile, FileMissing, NotSQLite, OraError, WrongSchema
+from .fileheader import copy_into
 from .locks import job_lock
 from .private import UnsafePath, open_private, private_dir, refuse_link
 from .records import Change, Initiator
@@ -323,10 +324,12 @@ def set_aside_raw(target: Path, config: Config) -> Path:
 
 
 def _raw_copy(source: Path, target: Path) -> None:
-    """Byte copy into a new private file; never through a link at the target."""
-    import shutil
-
+    """Byte copy into a new private file; never through a link at the target. The live file is
+    read through the kept-open descriptor (:mod:`.fileheader`): this process may hold connections
+    to it, and closing a descriptor of it would drop their locks."""
     refuse_link(target)
     fd = open_private(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
-    with os.fdopen(fd, "wb") as out, source.open("rb") as src:
-        shutil.copyfileobj(src, out, 1 << 20)
+    try:
+        copy_into(source, fd)
+    finally:
+        os.close(fd)
