@@ -23,7 +23,7 @@ import contextlib
 import os
 import re
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote
@@ -58,6 +58,8 @@ class RestoreReport:
     damaged: str = ""  # why the live file counted as damaged (REPLACED_FILE only)
     #: What views hear: every row may differ, so they reload (asked for by a person).
     change: Change = Change.reload(Initiator.USER)
+    #: Older copies kept before restores, deleted beyond ``[backup] keep_before_restore``.
+    rotated_away: tuple[Path, ...] = ()
 
 
 class _Damaged(Exception):
@@ -271,10 +273,29 @@ def restore_backup(backup_path: str | Path, target_path: str | Path, *,
     except filelock.Timeout:
         raise OraError(f"{target}: a backup of this file is running in another process (waited {wait:g} s); "
                        "nothing was restored — try again when it has finished") from None
+    config = config or Config.load()
     try:
-        return restore(backup_path, target, config or Config.load())
+        report = restore(backup_path, target, config)
     finally:
         lock.release()
+    return _rotate_asides(report, target, config)
+
+
+def _rotate_asides(report: RestoreReport, target: Path, config: Config) -> RestoreReport:
+    """Keep the newest ``[backup] keep_before_restore`` copies set aside, and say so."""
+    if report.kept_aside is None:
+        return report
+    try:
+        removed = b.rotate_before_restore(target, config=config)
+    except OSError as exc:
+        return replace(report, message=f"{report.message}; older copies kept before restores could not be "
+                                       f"rotated ({exc.strerror or exc})")
+    if not removed:
+        return report
+    keep = config.backup_setting("keep_before_restore").value
+    return replace(report, rotated_away=tuple(removed),
+                   message=f"{report.message}; {len(removed)} older cop{'y' if len(removed) == 1 else 'ies'} kept "
+                           f"before restores deleted (the newest {keep} are kept: [backup] keep_before_restore)")
 
 
 def _aside_folder(target: Path, config: Config) -> Path:
