@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 import sqlite3
 import threading
 import time
@@ -120,6 +122,19 @@ def test_purging_again_after_a_purge_died_past_its_commit_scrubs_the_index(db: P
     assert result.already_gone == ("s",) and result.index_held == ("s",)
     assert "no longer in" in result.message and "removed what the search index still held" in result.message
     assert not _holds(sidecar_path(db)) and not _holds(db)
+
+
+def test_a_purge_keeps_no_descriptor_of_a_replaced_backup(db: Path) -> None:
+    backup = create_backup(db).path
+    with open_store(db) as store:
+        store.purge(["s"], rewrite_backups=True)
+    assert not _holds(backup)
+    held = []
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            held.append(os.readlink(f"/proc/self/fd/{fd}"))
+    assert not [link for link in held if link.startswith(str(backup)) and link.endswith("(deleted)")], \
+        "the old backup's bytes, purged text included, stay alive through a descriptor we kept"
 
 
 def test_read_only_file_refuses_and_changes_nothing(db: Path) -> None:

@@ -25,6 +25,7 @@ from pathlib import Path
 from .. import backup, scrub
 from ..config import Config
 from ..errors import InvalidValue, OraError
+from ..fileheader import forget_gone
 from ..rawsql import all_rows, run_sql
 from ..records import Change
 from ..store import Store, open_store
@@ -271,6 +272,7 @@ def _finish(store: Store, ids: tuple[str, ...], live: int, rows: int, change: Ch
             backup.rewrite_backup(path, lambda work: _purge_copy(work, list(backup_ids)))
             rewritten.append(path)
     left = tuple(p for p in holding if p not in rewritten)
+    forget_gone()  # the byte scans' kept descriptors of files since replaced would keep their old bytes alive
     count = len(backup_ids) - len(gone)
     if count:
         message = (f"purged {count} memor{'y' if count == 1 else 'ies'} from {store.path} "
