@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 CHUNK = 1 << 22  # bytes per read of a whole-file scan or copy
@@ -44,10 +44,20 @@ def read_at(path: str | Path, size: int, offset: int) -> bytes:
 def chunks(path: str | Path, size: int = CHUNK, overlap: int = 0) -> Iterator[bytes]:
     """The bytes of ``path`` in pieces of ``size`` (the last one shorter), each starting
     ``overlap`` bytes before the previous one ended: a search for anything up to ``overlap + 1``
-    bytes long misses nothing that straddles two pieces."""
+    bytes long misses nothing that straddles two pieces. One file throughout, even if the path
+    is replaced meanwhile."""
+    if not hasattr(os, "pread"):
+        with open(path, "rb") as handle:
+            yield from _pieces(lambda n, at: (handle.seek(at), handle.read(n))[1], size, overlap)
+        return
+    fd = descriptor(path)
+    yield from _pieces(lambda n, at: _pread_all(fd, n, at), size, overlap)
+
+
+def _pieces(read: Callable[[int, int], bytes], size: int, overlap: int) -> Iterator[bytes]:
     offset = 0
     while True:
-        data = read_at(path, size, offset)
+        data = read(size, offset)
         if data:
             yield data
         if len(data) < size:
