@@ -74,16 +74,20 @@ def scrub_fts(db_path: Path, ids: frozenset[str], texts: list[bytes]) -> Path | 
 
 def indexed_texts(db_path: Path, ids: frozenset[str]) -> dict[str, str]:
     """The text the full-text sidecar holds for each of ``ids`` it still indexes (what a purge
-    that was killed after its commit left there)."""
+    that was killed after its commit left there); empty when the sidecar cannot be read (the
+    scrub that follows removes the ids all the same, or says what is wrong)."""
     index = get_index(db_path)
     if not ids or not index.sidecar.exists():
         return {}
-    with index.lock, translated(index.sidecar):
-        conn = index.connection()
-        return {mid: text for mid, text in conn.execute(
-            "SELECT docs.mid, fts.content FROM docs JOIN fts ON fts.rowid = docs.fid "
-            "WHERE docs.mid IN (SELECT value FROM json_each(?))", [json.dumps(sorted(ids))])
-            if isinstance(text, str)}
+    try:
+        with index.lock, translated(index.sidecar):
+            conn = index.connection()
+            return {mid: text for mid, text in conn.execute(
+                "SELECT docs.mid, fts.content FROM docs JOIN fts ON fts.rowid = docs.fid "
+                "WHERE docs.mid IN (SELECT value FROM json_each(?))", [json.dumps(sorted(ids))])
+                if isinstance(text, str)}
+    except (OraError, sqlite3.Error):
+        return {}
 
 
 def scrub_vectors(db_path: Path, ids: frozenset[str], texts: list[bytes]) -> Path | None:
