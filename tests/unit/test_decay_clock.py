@@ -128,6 +128,18 @@ def test_a_memory_the_decay_left_alone_may_change_without_blocking_the_undo(db: 
     conn.close()
 
 
+def test_a_memory_deleted_since_blocks_the_undo_until_it_is_purged(db: Path) -> None:
+    before = {row[0]: row for row in everything(db)}
+    run_job("decay", db, now=NOW)
+    with open_store(db) as store:
+        store.delete(["stale"])
+        with pytest.raises(Conflict, match="memory 'stale' was deleted since; nothing undone"):
+            undo(store)
+        store.purge(["stale"])  # forgotten for good: the decay's undo puts back the others
+        undo(store)
+    assert everything(db) == [row for memory_id, row in sorted(before.items()) if memory_id != "stale"]
+
+
 def test_an_older_decay_cannot_be_undone_after_a_later_one(db: Path) -> None:
     run_job("decay", db, now=NOW)
     run_job("decay", db, now=NOW + timedelta(days=1, minutes=1))

@@ -44,7 +44,7 @@ from .values import is_number, looks_like_time
 STATE_KEY = "decay.last"
 #: The token of the decay whose previous health values ``UNDO_TABLE`` holds (one decay at a time).
 UNDO_KEY = "decay.undo"
-UNDO_TABLE = "ora_desktop_decay_undo"
+UNDO_TABLE = journal.DECAY_UNDO_TABLE
 _CREATE_UNDO = f"CREATE TABLE IF NOT EXISTS {UNDO_TABLE} (rid INTEGER PRIMARY KEY, id, health, since)"
 DAY = timedelta(days=1)
 GRACE_DAYS = 7

@@ -41,6 +41,8 @@ if TYPE_CHECKING:
     from ..store import Store
 
 TABLE = "ora_desktop_journal"
+#: The previous health values of the latest decay (written by :mod:`..maintenance.decay`).
+DECAY_UNDO_TABLE = "ora_desktop_decay_undo"
 #: How many entries a file keeps (older ones are forgotten: they can no longer be undone).
 KEEP = 50
 _CREATE = (f"CREATE TABLE IF NOT EXISTS {TABLE} (id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, "
@@ -153,8 +155,11 @@ def forget(store: Store, entry_id: int) -> None:
 
 def forget_memories(store: Store, ids: Iterable[str]) -> int:
     """Drop every entry that touched one of ``ids`` (a purge: the journal may hold their old
-    text, which must go with them); call inside a write. Returns how many entries went."""
+    text, which must go with them), and their rows of a decay's kept values; call inside a
+    write. Returns how many entries went."""
     ids = list(dict.fromkeys(ids))
+    if ids and store.has_table(DECAY_UNDO_TABLE):  # a decay's undo then leaves them out
+        run_sql(store, f"DELETE FROM {DECAY_UNDO_TABLE} WHERE id IN {IDS_JSON}", [json.dumps(ids)])
     if not ids or not store.has_table(TABLE):
         return 0
     return run_sql(store,
