@@ -307,3 +307,27 @@ def test_stored_values_shows_the_row_as_stored_and_saves_a_validated_edit(make_w
     window.curator.undo_action.trigger()
     qtbot.waitUntil(lambda: db_rows(path, "SELECT importance FROM memories WHERE id = 'm002'") == [(3,)],
                     timeout=10000)
+
+
+def test_expiry_in_the_detail_editor_refuses_a_bare_number_and_takes_a_span_from_now(make_window, filled_db, qtbot):
+    path = filled_db(4)
+    window = make_window()
+    select_id(qtbot, window, "m002")
+    detail = window.browser.detail
+    before = db_rows(path, "SELECT * FROM memories ORDER BY id")
+    for text, words in (("7", "'7' is a bare number"), ("1e10", "'1e10' is a bare number"),
+                        ("2300-01-01", "out of range")):
+        detail.editor.expires.setText(text)
+        assert detail.editor.message.text().startswith("Expires: ") and words in detail.editor.message.text()
+        assert not detail.save_button.isEnabled()
+        detail.request_save()  # Ctrl+S on an invalid edit does nothing
+    qtbot.wait(200)
+    assert db_rows(path, "SELECT * FROM memories ORDER BY id") == before
+    detail.editor.expires.setText("7d")
+    assert not detail.editor.message.isVisible() and detail.save_button.isEnabled()
+    detail.save_button.click()
+    week = timestamps.now() + timedelta(days=7)
+    qtbot.waitUntil(lambda: db_rows(path, "SELECT expires_at FROM memories WHERE id = 'm002'")[0][0] is not None,
+                    timeout=10000)
+    stored = timestamps.parse(db_rows(path, "SELECT expires_at FROM memories WHERE id = 'm002'")[0][0])
+    assert abs(stored - week) < timedelta(minutes=5)
