@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from PySide6 import __version__ as pyside_version
-from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, Qt, QTimer, Signal, qVersion
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, QSize, Qt, QTimer, Signal, qVersion
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
@@ -72,7 +72,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("Ora Desktop")
         self.setWindowIcon(app_icon())
         self.setAcceptDrops(True)
-        self.resize(1400, 860)
+        self.resize(first_size())
         self.browser = browser or MemoryBrowser(ctx)
         self.sidebar = Sidebar(ctx)
         self.curator = Curator(ctx, self.browser.selected_memories, self.browser.detail, self,
@@ -613,6 +613,16 @@ class FirstRowsPainted(QObject):
 
     def stop(self) -> None:
         self.table.viewport().removeEventFilter(self)
+
+
+def first_size() -> QSize:
+    """The window's size before any is remembered: 1400×860, or less on a smaller screen (a
+    1366×768 laptop shows the whole window, its frame and panel included)."""
+    screen = QGuiApplication.primaryScreen()
+    area = screen.availableGeometry() if screen is not None else None
+    if area is None or area.isEmpty():
+        return QSize(1400, 860)
+    return QSize(min(1400, area.width() - 16), min(860, area.height() - 40))
 
 
 def _save_setting(file_name: str, fmt: QSettings.Format, key: str, value: list[str] | str) -> None:

@@ -136,3 +136,20 @@ def test_extra_columns_scroll_sideways_rather_than_squeeze_the_content(make_wind
         table.set_column_visible(i, False)
     qtbot.wait(50)
     assert table.columnWidth(content) >= wide - 2
+
+
+def test_a_first_start_fits_the_screen(ora_home, settings, aloop, qtbot):
+    """With no size remembered, the window is no larger than the screen it opens on."""
+    from PySide6.QtGui import QGuiApplication
+
+    from ora_desktop.core import OraHome
+    from ora_desktop.gui.context import AppContext
+    from ora_desktop.gui.main_window import MainWindow
+
+    ctx = AppContext(OraHome(ora_home), settings)
+    window = MainWindow(ctx)
+    qtbot.addWidget(window)
+    area = QGuiApplication.primaryScreen().availableGeometry()
+    assert window.width() <= area.width() and window.height() <= area.height()
+    window.close()
+    ctx.close()
