@@ -293,6 +293,7 @@ def test_find_and_replace_previews_replaces_the_selection_and_undoes_in_one_step
                                   | table.selectionModel().SelectionFlag.Rows)
     chosen = {model.memory_at(r).id for r in deploys[:2]}
     before = {i: content_of(path, i) for i in chosen | {model.memory_at(deploys[2]).id}}
+    assert "Ctrl+H" in [k.toString() for k in window.curator.replace_action.shortcuts()]  # on every desktop
     window.curator.replace_action.trigger()
     qtbot.waitUntil(lambda: window.curator.dialog is not None and window.curator.dialog.isVisible(), timeout=5000)
     dialog = window.curator.dialog

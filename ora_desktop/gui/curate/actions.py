@@ -106,8 +106,9 @@ class Curator(QObject):
             for field, label in (("type", "type"), ("importance", "importance"),
                                  ("sync_status", "sync status"), ("expires_at", "expiry"))
         }
-        self.replace_action = action("Find and &Replace…", self.find_replace, QKeySequence.StandardKey.Replace,
+        self.replace_action = action("Find and &Replace…", self.find_replace, None,
                                      "Replace text in the selected memories or the whole file, previewed first")
+        self.replace_action.setShortcuts(_keys(QKeySequence.StandardKey.Replace, "Ctrl+H"))
         self.local_action = action("Mark &local-only", self.mark_local_only, None,
                                    "Keep the selected memories out of sync (sync status local_only)")
         self.supersede_action = action("&Supersede…", self.supersede, None,
