@@ -109,6 +109,8 @@ class Curator(QObject):
         self.replace_action = action("Find and &Replace…", self.find_replace, None,
                                      "Replace text in the selected memories or the whole file, previewed first")
         self.replace_action.setShortcuts(_keys(QKeySequence.StandardKey.Replace, "Ctrl+H"))
+        self.history_action = action("Change &history…", self.show_history, None,
+                                     "Every journalled change of this file, from any window, command or agent")
         self.local_action = action("Mark &local-only", self.mark_local_only, None,
                                    "Keep the selected memories out of sync (sync status local_only)")
         self.supersede_action = action("&Supersede…", self.supersede, None,
@@ -143,7 +145,7 @@ class Curator(QObject):
         return [self.undo_action, self.redo_action, None, self.new_action, self.delete_action, None,
                 *self.bulk_actions.values(), self.local_action, self.replace_action, None, self.supersede_action,
                 self.merge_action,
-                self.promote_action, None, self.deleted_action]
+                self.promote_action, None, self.deleted_action, self.history_action]
 
     def _refresh_actions(self, *_args: object) -> None:
         self.update_actions()
@@ -162,6 +164,7 @@ class Curator(QObject):
         agent = self.ctx.current
         self.promote_action.setEnabled(writable and isinstance(agent, AgentFile) and agent.is_task_agent)
         self.deleted_action.setEnabled(store is not None)
+        self.history_action.setEnabled(store is not None)
 
     # ----------------------------------------------------------------- running commands
     def _serial(self) -> asyncio.Lock:
@@ -350,6 +353,18 @@ class Curator(QObject):
             if chosen:
                 await self._execute(BulkEditCommand(self, path, [m.id for m in chosen], values, label))
         return asyncio.ensure_future(run(), loop=self.ctx.loop)
+
+    def show_history(self) -> asyncio.Task | None:
+        """Open the file's change history (its undo journal) as a table."""
+        store = self._store()
+        if store is None:
+            return None
+        from .history import HistoryDialog
+
+        dialog = HistoryDialog(self.ctx, store, self.window)
+        self.dialog = dialog
+        dialog.open()
+        return dialog.refresh()
 
     def find_replace(self) -> asyncio.Task | None:
         """Open Find and Replace on the selection (when there is one) or the whole file."""
