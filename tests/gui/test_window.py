@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from PySide6.QtCore import QMimeData, QPointF, QSettings, Qt, QUrl
 from PySide6.QtGui import QDropEvent
@@ -131,11 +129,17 @@ def test_menus_shortcuts_and_about(make_window, filled_db, qtbot):
     assert window.file_label.text() == "anwe-sh/ora"
 
 
-def test_desktop_file_and_icon_exist():
-    root = Path(__file__).resolve().parents[2] / "resources"
-    desktop = (root / "ora-desktop.desktop").read_text()
-    assert "Exec=ora-desktop-gui" in desktop and "Icon=ora-desktop" in desktop
-    assert (root / "icons" / "ora-desktop.svg").exists()
+def test_icons_and_dark_style_come_from_the_package_data(qapp):
+    """An installed wheel has its icons and dark style: they are read from ora_desktop/resources
+    through importlib.resources, wherever the package lives."""
+    from ora_desktop.gui import resources
+
+    folder = resources.resource_dir()
+    assert folder.parent.name == "ora_desktop"
+    assert not resources.app_icon().isNull()
+    assert {size.width() for size in resources.app_icon().availableSizes()} >= {48, 64, 128, 256}
+    dark = resources.style_sheet(dark=True)
+    assert "@ICONS@" not in dark and (folder / "icons" / "check.svg").as_posix() in dark
 
 
 def test_the_live_memory_of_a_chain_is_marked(make_window, filled_db, qtbot):
