@@ -15,6 +15,7 @@ import gc
 import importlib
 import logging
 import logging.handlers
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -26,6 +27,7 @@ from PySide6.QtWidgets import QApplication
 
 from .. import __version__
 from ..core import OraError, OraHome, open_store
+from ..core.desktop_files import APP_ID
 from ..core.operations.first_rows import FirstRows
 from ..core.paths import log_dir
 from ..core.private import PrivateLogHandler, private_dir, touch_private
@@ -72,11 +74,14 @@ def setup_logging(level: int = logging.INFO) -> Path | None:
 
 def make_application(argv: Sequence[str] = ()) -> QApplication:
     """The ``QApplication`` with names, icon and theme set (reuses an existing instance)."""
+    # X11's WM_CLASS instance (Qt reads RESOURCE_NAME) and Wayland's app id both name the desktop
+    # entry, so a dock ties the window to its launcher (StartupWMClass=org.ora.Desktop).
+    os.environ.setdefault("RESOURCE_NAME", APP_ID)
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "ora-desktop", *argv])
     app.setOrganizationName(ORGANIZATION)
     app.setApplicationName(APPLICATION)
     app.setApplicationVersion(__version__)
-    app.setDesktopFileName("ora-desktop")
+    app.setDesktopFileName(APP_ID)
     app.setWindowIcon(app_icon())
     apply_theme(app)
     return app

@@ -11,8 +11,9 @@ from pathlib import Path
 
 from PySide6.QtGui import QIcon
 
+from ..core.desktop_files import APP_ID  # the desktop entry, metainfo and PNG icons are named for it
+
 APP_ICON = "ora-desktop"
-APP_ID = "org.ora.Desktop"  # the desktop entry, metainfo and PNG icons are named for it
 
 
 @functools.cache

@@ -208,3 +208,21 @@ def test_an_importance_edit_does_not_count_the_file_again(make_window, filled_db
     qtbot.wait(800)  # past the sidebar's 300 ms recount debounce
     assert counted == []
     assert window.sidebar.info_for(window.sidebar.item_for(path)) == before
+
+
+def test_the_window_names_its_desktop_entry_so_a_dock_ties_it_to_the_launcher(qapp):
+    """Wayland's app id and X11's WM_CLASS instance (RESOURCE_NAME, read by Qt's xcb plugin) are
+    the desktop entry's StartupWMClass; the packaging test checks WM_CLASS under Xvfb with xprop."""
+    import configparser
+    import os
+    from importlib import resources
+
+    from ora_desktop.gui.app import make_application
+
+    app = make_application()
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.optionxform = str
+    parser.read_string((resources.files("ora_desktop.resources") / "org.ora.Desktop.desktop").read_text())
+    wm_class = parser["Desktop Entry"]["StartupWMClass"]
+    assert app.desktopFileName() == wm_class == "org.ora.Desktop"
+    assert os.environ["RESOURCE_NAME"] == wm_class
