@@ -73,7 +73,7 @@ test-headless: $(HSTAMP)
 
 # The documentation site (MkDocs), with every internal link checked.
 docs: $(STAMP)
-	$(VENV)/bin/mkdocs build --strict --quiet --site-dir build/site
+	$(VENV)/bin/mkdocs build --strict --site-dir build/site
 
 # The wheel, the sdist, the PyInstaller folder as a tarball and a .deb of it, all in dist/.
 dist: $(DSTAMP) $(SYS)-dist
