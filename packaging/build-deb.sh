@@ -44,4 +44,4 @@ command -v gtk-update-icon-cache >/dev/null && gtk-update-icon-cache -q -t -f /u
 SH
 cp "$stage/DEBIAN/postinst" "$stage/DEBIAN/postrm"
 chmod 755 "$stage/DEBIAN/postinst" "$stage/DEBIAN/postrm"
-dpkg-deb --root-owner-group -Zxz --build "$stage" "$deb" >/dev/null
+dpkg-deb --root-owner-group -Zzstd --build "$stage" "$deb" >/dev/null

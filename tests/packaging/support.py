@@ -20,7 +20,7 @@ SHOTS = DIST / "screenshots"
 
 def newest_source() -> float:
     files = [*ROOT.joinpath("ora_desktop").rglob("*"), *ROOT.joinpath("packaging").rglob("*"), ROOT / "pyproject.toml"]
-    return max(p.stat().st_mtime for p in files if p.is_file())
+    return max(p.stat().st_mtime for p in files if p.is_file() and "__pycache__" not in p.parts)
 
 
 def fresh(path: Path) -> bool:

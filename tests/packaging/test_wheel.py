@@ -64,8 +64,9 @@ def test_the_wheel_without_extras_is_the_library_and_cli_with_no_qt(venv, tmp_pa
     assert out.stdout.startswith(VERSION) and "main branch" in out.stdout
     found = run([str(venv / "bin" / "ora-desktop"), "search", "deploy"], env=env).stdout
     assert "deploy" in found.lower()
-    window = subprocess.run([str(venv / "bin" / "ora-desktop")], capture_output=True, text=True, env=env, timeout=120)
-    assert window.returncode == 2 and "pip install 'ora-desktop[gui]'" in window.stderr
+    for program in ("ora-desktop", "ora-desktop-gui"):
+        window = subprocess.run([str(venv / "bin" / program)], capture_output=True, text=True, env=env, timeout=120)
+        assert window.returncode == 2 and "pip install 'ora-desktop[gui]'" in window.stderr
     site = next((venv / "lib").glob("python3*/site-packages"))
     assert not list(site.glob("PySide6*")) and not list(site.glob("psycopg*")) and not (site / "mcp").exists()
     assert (site / "ora_desktop" / "resources" / "icons" / "ora-desktop.svg").is_file()

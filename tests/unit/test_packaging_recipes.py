@@ -4,10 +4,16 @@ pyproject (not a hand list); the Flatpak manifest names our id, runtime and file
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import re
 import tomllib
 from pathlib import Path
+
+import pytest
+
+import ora_desktop
+from ora_desktop.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
@@ -53,3 +59,12 @@ def test_the_flatpak_manifest_names_our_id_runtime_and_files():
     for module in manifest["modules"]:
         for source in module["sources"]:
             assert (path.parent / source["path"]).exists(), source
+
+
+def test_the_version_has_one_source(capsys):
+    assert ora_desktop.__version__ == importlib.metadata.version("ora-desktop") == PROJECT["version"]
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert capsys.readouterr().out.strip() == f"ora-desktop {PROJECT['version']}"
+    init = (ROOT / "ora_desktop" / "__init__.py").read_text()
+    assert PROJECT["version"] not in init
