@@ -54,8 +54,14 @@ def desktop_entry(exec_path: str | Path | None = None) -> str:
     gui = exec_path or program("ora-desktop-gui")
     if gui is None:
         return text
-    return text.replace("Exec=ora-desktop-gui", f"Exec={exec_quote(str(gui))}").replace(
-        "TryExec=ora-desktop-gui", f"TryExec={_escape(str(gui))}")
+    lines = []
+    for line in text.splitlines(keepends=True):
+        if line.startswith("Exec=ora-desktop-gui"):
+            line = line.replace("ora-desktop-gui", exec_quote(str(gui)), 1)
+        elif line.startswith("TryExec=ora-desktop-gui"):
+            line = line.replace("ora-desktop-gui", _escape(str(gui)), 1)  # a path, never quoted
+        lines.append(line)
+    return "".join(lines)
 
 
 RESERVED = set(' \t\n"\'\\><~|&;$*?#()`')

@@ -62,6 +62,7 @@ def test_install_desktop_puts_every_file_in_the_data_folder_and_uninstall_remove
         p.parts[-3] for p in written.values() if "icons" in p.parts}
     desktop = entry(data / "applications" / f"{APP_ID}.desktop")
     assert desktop["Exec"] == f'"{fake_program / "ora-desktop-gui"}" %F'  # the real path, quoted
+    assert desktop["TryExec"] == str(fake_program / "ora-desktop-gui")  # a path: launchers hide the entry without it
     assert desktop["Icon"] == APP_ID and desktop["StartupWMClass"] == APP_ID
     assert desktop["MimeType"] == "application/x-ora-site-db;"  # not every SQLite file on the machine
     assert "wrote" in capsys.readouterr().out
