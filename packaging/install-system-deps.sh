@@ -4,7 +4,8 @@
 #          or without apt-get, it says what to install and carries on.
 #   test   run's, plus Xvfb (a real window on a virtual screen), the sqlite3 command line the
 #          benchmarks compare against, PostgreSQL (the sync tests start a throwaway server),
-#          fonts, and appstream and systemd for validating the desktop and service files.
+#          fonts, and appstream, desktop-file-utils, systemd and flatpak-builder for checking the
+#          desktop entry, metainfo, service unit and Flatpak manifest.
 #   dist   run's, plus binutils (PyInstaller reads shared libraries with objdump).
 # Safe to run repeatedly.
 set -euo pipefail
@@ -17,7 +18,7 @@ run=(
 )
 case "$purpose" in
   run) packages=("${run[@]}") ;;
-  test) packages=("${run[@]}" xvfb xauth x11-utils sqlite3 fonts-dejavu-core postgresql appstream systemd desktop-file-utils) ;;
+  test) packages=("${run[@]}" xvfb xauth x11-utils sqlite3 fonts-dejavu-core postgresql appstream systemd desktop-file-utils flatpak-builder) ;;
   dist) packages=("${run[@]}" binutils) ;;
   *) echo "install-system-deps: unknown purpose '$purpose' (run, test or dist)" >&2; exit 2 ;;
 esac
