@@ -82,3 +82,11 @@ def test_the_version_has_one_source(capsys):
     assert capsys.readouterr().out.strip() == f"ora-desktop {PROJECT['version']}"
     init = (ROOT / "ora_desktop" / "__init__.py").read_text()
     assert PROJECT["version"] not in init
+
+
+def test_the_metainfo_names_the_current_release():
+    """Software centres show the newest <release>: it is the version in pyproject.toml."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.parse(ROOT / "ora_desktop" / "resources" / "org.ora.Desktop.metainfo.xml").getroot()
+    assert root.find("releases/release").get("version") == PROJECT["version"]
