@@ -44,7 +44,8 @@ def register(sub: Any) -> None:
     service = p.add_mutually_exclusive_group()
     service.add_argument("--install-service", action="store_true",
                          help="write the systemd user unit (Linux) or launchd agent (macOS) that starts the "
-                              "daemon at login, by the real path of this ora-desktop; then exit")
+                              "daemon at login (with --home, if given), by the real path of this ora-desktop; "
+                              "then exit")
     service.add_argument("--uninstall-service", action="store_true", help="remove that unit or agent; then exit")
 
     p = common.command(sub, "jobs", _jobs, "show the maintenance run history (and --next: upcoming runs)")
@@ -150,16 +151,17 @@ def _print_report(report: JobReport, show: int) -> None:
 # ---------------------------------------------------------------------- daemon
 def _daemon(args: argparse.Namespace) -> int:
     if args.install_service or args.uninstall_service:
-        return _service(install=args.install_service)
+        home = ["--home", str(Path(args.target_home).expanduser().absolute())] if args.target_home else []
+        return _service(install=args.install_service, daemon_args=home)
     from ..daemon import run_daemon
 
     return run_daemon(common.home_of(args), Config.load(), once=args.once, verbose=args.verbose)
 
 
-def _service(install: bool) -> int:
+def _service(install: bool, daemon_args: list[str]) -> int:
     from ..core.service_files import install_service, next_steps, uninstall_service
 
-    target = install_service() if install else uninstall_service()
+    target = install_service(daemon_args=daemon_args) if install else uninstall_service()
     if target is None:
         print("no daemon service is installed")
         return 0

@@ -51,10 +51,12 @@ def launchd_plist(argv: list[str]) -> bytes:
     })
 
 
-def install_service(platform: str | None = None, argv: list[str] | None = None) -> Path:
-    """Write the service file running the daemon; returns its path."""
+def install_service(platform: str | None = None, argv: list[str] | None = None,
+                    daemon_args: list[str] | None = None) -> Path:
+    """Write the service file running ``ora-desktop daemon [daemon_args]`` (``argv``: the program,
+    default the real path of ``ora-desktop``); returns its path."""
     target = service_path(platform)
-    argv = [*(argv or command("ora-desktop")), "daemon"]
+    argv = [*(argv or command("ora-desktop")), "daemon", *(daemon_args or [])]
     target.parent.mkdir(parents=True, exist_ok=True)
     if target.suffix == ".plist":
         target.write_bytes(launchd_plist(argv))

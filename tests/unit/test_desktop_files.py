@@ -111,6 +111,12 @@ def test_install_service_writes_a_systemd_unit_with_the_real_executable(isolated
     assert "no daemon service is installed" in capsys.readouterr().out
 
 
+def test_install_service_keeps_the_home_it_was_given(isolated_dirs, fake_program, tmp_path):
+    assert main(["daemon", "--install-service", "--home", str(tmp_path / "agents home")]) == 0
+    unit = (isolated_dirs / "config" / "systemd" / "user" / "ora-desktop-daemon.service").read_text()
+    assert f'daemon --home "{tmp_path / "agents home"}"' in unit
+
+
 def test_a_unit_naming_a_missing_executable_fails_verification(tmp_path):
     """The check above is real: the unit we used to ship (a guessed ~/.local/bin path) fails it."""
     from ora_desktop.core.service_files import systemd_unit
