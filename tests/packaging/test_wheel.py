@@ -64,9 +64,14 @@ def test_the_wheel_without_extras_is_the_library_and_cli_with_no_qt(venv, tmp_pa
     assert out.stdout.startswith(VERSION) and "main branch" in out.stdout
     found = run([str(venv / "bin" / "ora-desktop"), "search", "deploy"], env=env).stdout
     assert "deploy" in found.lower()
-    for program in ("ora-desktop", "ora-desktop-gui"):
-        window = subprocess.run([str(venv / "bin" / program)], capture_output=True, text=True, env=env, timeout=120)
-        assert window.returncode == 2 and "pip install 'ora-desktop[gui]'" in window.stderr
+    faces = {("ora-desktop",): "gui", ("ora-desktop-gui",): "gui", ("ora-desktop", "mcp", "--db", str(agent)): "mcp",
+             ("ora-desktop", "sync", "--db", str(agent), "--url", "postgresql://ora@127.0.0.1:9/ora"): "sync",
+             ("ora-desktop", "embed", "--db", str(agent)): "meaning"}
+    for (program, *args), extra in faces.items():
+        face = subprocess.run([str(venv / "bin" / program), *args], capture_output=True, text=True, env=env,
+                              timeout=120)
+        assert face.returncode in (1, 2) and f"pip install 'ora-desktop[{extra}]'" in face.stderr, face.stderr
+        assert "Traceback" not in face.stderr
     site = next((venv / "lib").glob("python3*/site-packages"))
     assert not list(site.glob("PySide6*")) and not list(site.glob("psycopg*")) and not (site / "mcp").exists()
     assert (site / "ora_desktop" / "resources" / "icons" / "ora-desktop.svg").is_file()
