@@ -15,8 +15,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def documentation() -> str:
-    """The README and every guide under docs/, as one text."""
-    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    """The README and every guide under docs/, as one text (not the reference generated from --help,
+    which names every command by construction)."""
+    pages = [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").glob("*.md") if p.name != "cli-reference.md")]
     return "\n".join(page.read_text(encoding="utf-8") for page in pages)
 
 
