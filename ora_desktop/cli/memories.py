@@ -11,6 +11,7 @@ from typing import Any
 
 from ..core import ListQuery, Memory, OraError, open_store
 from ..core.listing import SORTABLE, Cursor
+from ..core.operations.pins import is_pinned, pinned_ids
 from ..core.schema import MEMORY_TYPES, SYNC_STATUSES
 from . import common
 from . import memory_edits as edits
@@ -83,6 +84,12 @@ def register(sub: Any) -> None:
     common.add_target(p)
     p.add_argument("--limit", type=common.positive_int, default=50, help="at most this many (default 50)")
 
+    for name, verb, helptext in (("pin", edits.cmd_pin, "pin memories: always first in an agent's context"),
+                                 ("unpin", edits.cmd_unpin, "unpin memories")):
+        p = command(sub, name, verb, helptext)
+        common.add_target(p)
+        p.add_argument("ids", nargs="+", metavar="ID", help="memory ids")
+
     p = command(sub, "link", edits.cmd_link, "relate two memories (related_to), or unlink them with --remove")
     common.add_target(p)
     p.add_argument("a", metavar="ID", help="memory id")
@@ -144,6 +151,7 @@ def _add_list_options(p: argparse.ArgumentParser) -> None:
     dirty.add_argument("--dirty", action="store_true", default=None, help="only memories changed since their last sync")
     dirty.add_argument("--clean", dest="dirty", action="store_false", help="only memories in sync")
     f.add_argument("--text", help="content contains this text (plain substring)")
+    f.add_argument("--pinned", action="store_true", help="only pinned memories (see 'ora-desktop pin')")
     f.add_argument("--created-after", type=common.created_after_arg, metavar="WHEN",
                    help="created on or after a date (2026-11-01, UTC) or within an age (7d, 12h, 2w, 3mo, 1y)")
     f.add_argument("--created-before", type=common.created_before_arg, metavar="WHEN",
@@ -241,6 +249,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     """One page of memories matching the filters, as a table or JSON, with the next page's token."""
     query = _list_query(args)
     with open_target(args, readonly=True) as store:
+        if args.pinned:
+            query = query.with_(ids=tuple(pinned_ids(store)))
         if args.count:
             total = store.count(query)
             emit_json({"count": total}) if args.json else print(total)
@@ -283,10 +293,11 @@ def cmd_show(args: argparse.Namespace) -> int:
         chain = store.chain(memory.id)
         neighbors = store.neighbors(memory.id, 1)
         tasks = store.tasks()
+        pinned = is_pinned(store, memory.id)
     related = [m for m, _ in neighbors.found]
     if args.json:
         emit_json({
-            "memory": memory,
+            "memory": memory, "pinned": pinned,
             "chain": [m.id for m in chain.members], "live": chain.live.id if chain.live else None,
             "chain_cycle": chain.cycle, "chain_dangling": list(chain.dangling),
             "related": related, "dangling_related": list(neighbors.dangling),
@@ -300,6 +311,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         ("sync", f"{memory.sync_status}, synced {common.cell(memory.synced_at)}"
                  + (" (dirty: changed since)" if memory.is_dirty else "")),
         ("superseded by", memory.superseded_by), ("version", memory.version),
+        ("pinned", "yes (first in every context)" if pinned else "no"),
     )
     for name, value in fields:
         print(f"{name + ':':15}{common.cell(value)}")

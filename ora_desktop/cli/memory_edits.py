@@ -1,4 +1,4 @@
-"""Memory subcommands that change a file: add, edit, rm, undelete, touch, link, repair-links, supersede.
+"""Memory subcommands that change a file: add, edit, rm, undelete, touch, pin, unpin, link, repair-links, supersede.
 
 Each calls one operation of :mod:`ora_desktop.core.operations.edits` (validation before any
 write, one-line errors, nothing changed; the sync rule on edits; recoverable deletes into
@@ -12,7 +12,7 @@ import argparse
 from typing import Any
 
 from ..core import Duplicate, OraError, create_database
-from ..core.operations import edits
+from ..core.operations import edits, pins
 from ..core.operations.agent_memory import touch
 from .common import describe, emit_json, open_target, quote_path, table, target_path, text_arg
 
@@ -145,6 +145,29 @@ def cmd_link(args: argparse.Namespace) -> int:
         print(f"{verb} {args.a} and {args.b} (changed: {', '.join(sorted(change.changed))})")
     else:
         print(f"nothing to do: {args.a} and {args.b} were already {verb}")
+    return 0
+
+
+def cmd_pin(args: argparse.Namespace) -> int:
+    """Pin memories: they come first in every context."""
+    return _pins(args, pins.pin)
+
+
+def cmd_unpin(args: argparse.Namespace) -> int:
+    """Unpin memories."""
+    return _pins(args, pins.unpin)
+
+
+def _pins(args: argparse.Namespace, operation: Any) -> int:
+    with open_target(args) as store:
+        done = operation(store, args.ids)
+    if args.json:
+        emit_json({"action": done.action, "done": list(done.done), "already": list(done.already)})
+        return 0
+    for memory_id in done.done:
+        print(f"{done.action} {memory_id}")
+    for memory_id in done.already:
+        print(f"{memory_id} was already {done.action}")
     return 0
 
 

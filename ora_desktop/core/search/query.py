@@ -11,8 +11,8 @@ Grammar (whitespace separated; :func:`parse_query` never raises, whatever the in
   either: ``importance:7,9``, ``health:<0.1,0.5..<0.6``), ``health:<0.3``, ``sync:pending``
   (``synced``, ``local_only``, ``dirty``),
   ``tag:error=TypeError`` / ``tag:file=src/app.ts`` / ``tag:TypeError`` (any kind),
-  ``site:anwe-sh``, ``agent:ora``, ``is:expired``, ``is:superseded``, ``is:dirty``;
-  ``-type:…``, ``-sync:…``, ``-tag:…`` and ``-is:expired`` negate;
+  ``site:anwe-sh``, ``agent:ora``, ``is:expired``, ``is:superseded``, ``is:dirty``, ``is:pinned``;
+  ``-type:…``, ``-sync:…``, ``-tag:…``, ``-is:expired`` and ``-is:pinned`` negate;
 * time filters: ``created:``, ``updated:``, ``accessed:``, ``expires:`` with a date
   (``created:>=2026-11-01``, ``created:2026-11-01..2026-11-30``) or an age
   (``created:<7d``, ``accessed:>=30d``, ``expires:<2w``); see :mod:`ora_desktop.core.timefilter`.
@@ -87,6 +87,8 @@ class ParsedQuery:
     expired: bool | None = None
     superseded: str = "hide"  # hide | show | only
     dirty: bool | None = None
+    #: ``is:pinned`` (True) / ``-is:pinned`` (False): see :mod:`ora_desktop.core.pins`.
+    pinned: bool | None = None
     #: Time filters: (column, operator, UTC time), see :mod:`ora_desktop.core.timefilter`.
     times: tuple[TimeBound, ...] = ()
     #: Either-or filters (``importance:7,9``, ``health:<0.1,none``, ``created:<1d,>=365d``): each
@@ -109,6 +111,7 @@ class ParsedQuery:
             self.types or self.not_types or self.importance or self.health or self.sync
             or self.not_sync or self.tags or self.not_tags or self.expired is not None
             or self.superseded != "hide" or self.dirty is not None or self.times or self.any_of
+            or self.pinned is not None
         )
 
     @property
@@ -212,7 +215,7 @@ def _parse(text: str) -> ParsedQuery:
     filters: dict[str, list] = {k: [] for k in (
         "types", "not_types", "importance", "health", "sync", "not_sync", "tags", "not_tags",
         "sites", "agents", "times", "any_of")}
-    flags: dict[str, object] = {"expired": None, "superseded": "hide", "dirty": None}
+    flags: dict[str, object] = {"expired": None, "superseded": "hide", "dirty": None, "pinned": None}
     pending_or = False
     negate_next = False
     dropped = 0
@@ -285,6 +288,7 @@ def _parse(text: str) -> ParsedQuery:
         expired=flags["expired"],  # type: ignore[arg-type]
         superseded=str(flags["superseded"]),
         dirty=flags["dirty"],  # type: ignore[arg-type]
+        pinned=flags["pinned"],  # type: ignore[arg-type]
         times=tuple(filters["times"]),
         any_of=tuple(filters["any_of"]),
         warnings=tuple(warnings),
@@ -330,7 +334,7 @@ def _fits(name: str, value: str) -> bool:
     if name == "sync":
         return all(v in (*SYNC_STATUSES, "dirty", "local", "local-only") for v in items)
     if name == "is":
-        return value.lower() in ("expired", "superseded", "dirty", "any", "all")
+        return value.lower() in ("expired", "superseded", "dirty", "pinned", "any", "all")
     if name in ("site", "agent"):
         return bool(re.search(r"[A-Za-z]", value))
     return True  # tag: any value
@@ -422,5 +426,7 @@ def _field(name: str, value: str, negated: bool, filters: dict[str, list], flags
             flags["superseded"] = "show"
         elif item == "dirty":
             flags["dirty"] = not negated
+        elif item == "pinned":
+            flags["pinned"] = not negated
         else:
-            warnings.append(f"is:{value} ignored: use is:expired, is:superseded, is:dirty or is:any")
+            warnings.append(f"is:{value} ignored: use is:expired, is:superseded, is:dirty, is:pinned or is:any")

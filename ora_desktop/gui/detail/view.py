@@ -83,6 +83,12 @@ class DetailPane(QScrollArea):
         font.setWeight(QFont.Weight.DemiBold)
         self.title.setFont(font)
         layout.addWidget(self.title)
+        self.pin_button = QPushButton("&Pin")
+        self.pin_button.setCheckable(True)
+        describe(self.pin_button, "Pin", "Pinned memories always come first in an agent's context")
+        self.pin_button.clicked.connect(self._toggle_pin)
+        self._pin_task: asyncio.Task | None = None
+        layout.addWidget(self.pin_button, 0, Qt.AlignmentFlag.AlignLeft)
         self.meta = QLabel()
         self.meta.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.meta.setWordWrap(True)
@@ -216,6 +222,7 @@ class DetailPane(QScrollArea):
         self.editor.set_read_only(store is None or store.readonly)
         self._show_facts(memory)
         self._update_buttons()
+        self._read_pin(memory, store)
         if memory is None:
             self.title.setText("No memory selected")
             self.meta.setText("Select a memory in the table, or press Ctrl+N to write a new one.")
@@ -408,6 +415,52 @@ class DetailPane(QScrollArea):
             notes.append(f"The chain points to {', '.join(chain.dangling)}, which is not in this file.")
         self.chain_note.setText(" ".join(notes))
 
+    # ----------------------------------------------------------------- pin
+    def _show_pin(self, pinned: bool) -> None:
+        self.pin_button.setChecked(pinned)
+        self.pin_button.setText("Pinned" if pinned else "&Pin")
+
+    def _read_pin(self, memory: Memory | None, store: Store | None) -> None:
+        """Show whether ``memory`` is pinned (read on a worker)."""
+        self._show_pin(False)
+        if memory is None or store is None:
+            return
+
+        from ...core.operations.pins import is_pinned
+
+        async def read() -> None:
+            try:
+                pinned = await self.ctx.run(is_pinned, store, memory.id)
+            except OraError:
+                return  # the pin state stays unknown (shown unpinned); the file's error shows elsewhere
+            if self.memory is not None and self.memory.id == memory.id and self.store is store:
+                self._show_pin(pinned)
+
+        self._pin_task = asyncio.ensure_future(read(), loop=self.ctx.loop)
+
+    def _toggle_pin(self, on: bool) -> asyncio.Task | None:
+        """Pin or unpin the memory shown (core's :mod:`pins` operation, on a worker)."""
+        memory, store = self.memory, self.store
+        if memory is None or store is None:
+            return None
+
+        from ...core.operations.pins import pin, unpin
+
+        async def run() -> None:
+            try:
+                await self.ctx.run(pin if on else unpin, store, [memory.id])
+            except OraError as exc:
+                self._show_pin(not on)
+                self.ctx.show_error(exc, "Pin")
+                return
+            if self.memory is not None and self.memory.id == memory.id:
+                self._show_pin(on)
+            self.ctx.status.emit(f"{'Pinned' if on else 'Unpinned'} “{memory.title[:40]}”"
+                                 + (": it comes first in every context" if on else ""))
+
+        self._pin_task = asyncio.ensure_future(run(), loop=self.ctx.loop)
+        return self._pin_task
+
     # ----------------------------------------------------------------- actions
     def _update_buttons(self) -> None:
         writable = self.store is not None and not self.store.readonly and self.memory is not None
@@ -415,6 +468,7 @@ class DetailPane(QScrollArea):
         valid = not self.editor.validation_message()
         self.save_button.setEnabled(writable and modified and valid)
         self.stored_button.setEnabled(self.memory is not None and self.store is not None)
+        self.pin_button.setEnabled(writable)
         self.revert_button.setEnabled(modified)
         for widget in (self.link_button, self.unlink_button, self.link_id):
             widget.setEnabled(writable)
