@@ -40,6 +40,14 @@ def test_pin_and_unpin_through_the_library(db: Path) -> None:
     assert sql(db, "SELECT memory_id FROM ora_desktop_pins") == [("p1",)]
 
 
+def test_store_methods_for_agents(db: Path) -> None:
+    with open_store(db) as store:
+        store.pin("t1")
+        assert store.pinned() == ["t1"]
+        store.unpin(["t1"])
+        assert store.pinned() == []
+
+
 def test_unknown_id_pins_nothing(db: Path) -> None:
     with open_store(db) as store:
         with pytest.raises(NotFound, match="'nope'"):
