@@ -10,6 +10,7 @@ import argparse
 from typing import Any
 
 from ..core import ListQuery, Memory, OraError, open_store
+from ..core.links import LINK_TYPES
 from ..core.listing import SORTABLE, Cursor
 from ..core.operations.pins import is_pinned, pinned_ids
 from ..core.schema import MEMORY_TYPES, SYNC_STATUSES
@@ -90,12 +91,20 @@ def register(sub: Any) -> None:
         common.add_target(p)
         p.add_argument("ids", nargs="+", metavar="ID", help="memory ids")
 
-    p = command(sub, "link", edits.cmd_link, "relate two memories (related_to), or unlink them with --remove")
+    p = command(sub, "link", edits.cmd_link, "relate two memories (related_to, or a typed link with --type), "
+                "or unlink them with --remove")
     common.add_target(p)
     p.add_argument("a", metavar="ID", help="memory id")
     p.add_argument("b", metavar="OTHER_ID", help="the memory to relate it to")
     p.add_argument("--remove", action="store_true", help="remove the link instead of adding it")
     p.add_argument("--one-way", action="store_true", help="only change ID's related_to, not OTHER_ID's")
+    p.add_argument("--type", metavar="TYPE",
+                   help=f"a typed link ID --TYPE--> OTHER_ID ({', '.join(LINK_TYPES)}, or a few words of "
+                        "your own), kept beside related_to, which is left as it is")
+
+    p = command(sub, "links", edits.cmd_links, "list a memory's links both ways, typed and related_to")
+    common.add_target(p)
+    p.add_argument("id", metavar="ID", help="memory id")
 
     p = command(sub, "replace", edits.cmd_replace, "find and replace text in memories (previewed with --dry-run)",
                 "Replace TEXT by REPLACEMENT wherever it stands, as written (case-sensitive), in every memory "
