@@ -13,6 +13,8 @@ Grammar (whitespace separated; :func:`parse_query` never raises, whatever the in
   ``tag:error=TypeError`` / ``tag:file=src/app.ts`` / ``tag:TypeError`` (any kind),
   ``site:anwe-sh``, ``agent:ora``, ``is:expired``, ``is:superseded``, ``is:dirty``, ``is:pinned``;
   ``-type:…``, ``-sync:…``, ``-tag:…``, ``-is:expired`` and ``-is:pinned`` negate;
+* plain-language time: ``last week``, ``yesterday``, ``today``, ``this month``, ``since Monday``,
+  ``in November`` … become ``created:`` filters (:mod:`.plaintime`), said in a warning;
 * time filters: ``created:``, ``updated:``, ``accessed:``, ``expires:`` with a date
   (``created:>=2026-11-01``, ``created:2026-11-01..2026-11-30``) or an age
   (``created:<7d``, ``accessed:>=30d``, ``expires:<2w``); see :mod:`ora_desktop.core.timefilter`.
@@ -31,11 +33,13 @@ ignored; they never raise.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 
 from ..errors import InvalidValue
 from ..schema import MEMORY_TYPES, SYNC_STATUSES
 from ..timefilter import EXAMPLE, TIME_FIELDS, TimeBound, time_bounds
+from .plaintime import read_plain_time
 
 MAX_TERMS = 32
 MAX_TERM_CHARS = 200
@@ -200,10 +204,17 @@ def _comparisons(name: str, value: str, warnings: list[str]) -> list[tuple[str, 
     return [(op, float(match.group(2)))]
 
 
-def parse_query(text: object) -> ParsedQuery:
-    """Parse what a user typed. Never raises; problems become ``warnings``."""
+def parse_query(text: object, now: datetime | None = None) -> ParsedQuery:
+    """Parse what a user typed. Never raises; problems become ``warnings``. Plain-language time
+    ("last week", "yesterday", "in November") becomes ``created:`` filters, said in a warning
+    (:mod:`.plaintime`; ``now`` is its clock)."""
     try:
-        return _parse(_clean(text if isinstance(text, str) else ("" if text is None else str(text))))
+        cleaned = _clean(text if isinstance(text, str) else ("" if text is None else str(text)))
+        plain = read_plain_time(cleaned, now)
+        if plain.note is None:
+            return _parse(cleaned)
+        parsed = _parse(" ".join(x for x in (plain.text, *plain.filters) if x))
+        return replace(parsed, warnings=(plain.note, *parsed.warnings))
     except Exception as exc:  # a last guard: a search box must never crash the caller
         return ParsedQuery(text=str(text)[:200], warnings=(f"query not understood ({exc}); searching nothing",))
 
