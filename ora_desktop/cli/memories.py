@@ -12,6 +12,7 @@ from typing import Any
 from ..core import ListQuery, Memory, OraError, open_store
 from ..core.links import LINK_TYPES
 from ..core.listing import SORTABLE, Cursor
+from ..core.operations.memory_history import MemoryHistory, memory_history
 from ..core.operations.pins import is_pinned, pinned_ids
 from ..core.schema import MEMORY_TYPES, SYNC_STATUSES
 from . import common
@@ -36,6 +37,8 @@ def register(sub: Any) -> None:
     p = command(sub, "show", cmd_show, "show one memory in full, with its chain and related memories")
     common.add_target(p)
     p.add_argument("id", help="memory id")
+    p.add_argument("--history", action="store_true",
+                   help="also every journalled change of it (when, by whom, what changed), newest first")
 
     p = command(sub, "add", edits.cmd_add, "add a memory",
                 "Add a memory (the seed's insert). CONTENT '-' reads the content from standard input.")
@@ -283,6 +286,34 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _history_json(history: MemoryHistory) -> dict[str, Any]:
+    return {"covers_since": history.covers, "changed_outside_the_journal": history.unexplained,
+            "steps": [{"entry": s.entry, "at": s.at, "kind": s.kind, "by": s.initiator, "what": s.label,
+                       "created": s.created,
+                       "changes": {c: {"before": b, "after": a} for c, (b, a) in s.changes.items()}}
+                      for s in history.steps]}
+
+
+def _print_history(history: MemoryHistory) -> None:
+    print()
+    if not history.steps:
+        print("history: no journalled change of this memory"
+              + (f" since {common.cell(history.covers)}" if history.covers else " (nothing journalled in this file)"))
+        return
+    print(f"history (journalled steps, newest first; the journal reaches back to {common.cell(history.covers)}):")
+    if history.unexplained:
+        print("  changed since by a program that does not journal its writes")
+    for step in history.steps:
+        print(f"  {common.cell(step.at)}  {step.initiator:<8} {step.label}")
+        for column, (before, after) in step.changes.items():
+            print(f"      {column}: {_short(before)} → {_short(after)}")
+
+
+def _short(value: Any, limit: int = 70) -> str:
+    text = " ".join(str(value).split()) if value is not None else "(none)"
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def _cursor_from(args: argparse.Namespace) -> Cursor:
     """The keyset cursor in ``--after``; it must come from a listing in the same order."""
     value = common.decode_token(args.after)
@@ -303,6 +334,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         neighbors = store.neighbors(memory.id, 1)
         tasks = store.tasks()
         pinned = is_pinned(store, memory.id)
+        history = memory_history(store, memory.id) if args.history else None
     related = [m for m, _ in neighbors.found]
     if args.json:
         emit_json({
@@ -310,6 +342,7 @@ def cmd_show(args: argparse.Namespace) -> int:
             "chain": [m.id for m in chain.members], "live": chain.live.id if chain.live else None,
             "chain_cycle": chain.cycle, "chain_dangling": list(chain.dangling),
             "related": related, "dangling_related": list(neighbors.dangling),
+            **({"history": _history_json(history)} if history is not None else {}),
         })
         return 0
     fields = (
@@ -350,6 +383,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     if tasks:
         print(f"task agent: {len(tasks)} task_context row(s), e.g. {tasks[0].task_description!r} "
               f"({tasks[0].status})")
+    if history is not None:
+        _print_history(history)
     return 0
 
 
