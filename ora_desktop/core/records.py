@@ -13,8 +13,10 @@ from typing import Any
 
 from . import timestamps
 from .decoding import Replaced
+from .fingerprint import row_fingerprint
 from .schema import MEMORY_COLUMNS, RECALL_THRESHOLD
 
+_UPDATED_AT = 1 + MEMORY_COLUMNS.index("updated_at")  # its place in (rowid, *MEMORY_COLUMNS)
 _NOT_SPACE = re.compile(r"\S")
 _LINE_END = re.compile("[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")  # where str.splitlines splits
 
@@ -39,14 +41,28 @@ class Memory:
     sync_status: str | None = "pending"
     #: ``related_to`` held text that is not a JSON array of ids (it reads as empty).
     related_malformed: bool = False
-    #: The raw ``updated_at`` text: the version an edit compares against to detect conflicts.
-    version: str | None = None
     #: Raw text of timestamp columns that could not be parsed (column -> text).
     unparsed: tuple[tuple[str, str], ...] = ()
     #: Columns (id, content) whose stored bytes were not valid UTF-8: shown with U+FFFD; see ``check``.
     undecodable: tuple[str, ...] = ()
     #: Rowid at read time; an ordering key for views, not an identity (VACUUM renumbers it).
     rowid: int | None = field(default=None, compare=False)
+    #: ``(rowid, *MEMORY_COLUMNS)`` exactly as read (``None`` for a record built by hand): the
+    #: source of :attr:`version`, computed only when asked for, so reading rows costs no digest.
+    raw: tuple[Any, ...] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def version(self) -> str | None:
+        """The token an edit passes back to detect a change made underneath: the fingerprint of
+        every column of the row as read (:func:`~ora_desktop.core.fingerprint.row_fingerprint`)."""
+        raw = self.raw
+        return None if raw is None else row_fingerprint(raw[1:])
+
+    @property
+    def updated_at_text(self) -> str | None:
+        """``updated_at`` as the file holds it (any format), for keys that compare it as stored."""
+        raw = self.raw
+        return None if raw is None else raw[_UPDATED_AT]
 
     @property
     def is_dirty(self) -> bool:
@@ -260,8 +276,8 @@ _TIME_FIELDS = ("last_accessed_at", "created_at", "updated_at", "expires_at", "s
 # Adding a field to Memory without adding it here fails at import, not silently.
 (_set_id, _set_content, _set_type, _set_importance, _set_access_count, _set_last_accessed_at,
  _set_health_score, _set_related_to, _set_superseded_by, _set_created_at, _set_updated_at, _set_expires_at,
- _set_synced_at, _set_sync_status, _set_related_malformed, _set_version, _set_unparsed,
- _set_undecodable, _set_rowid) = (Memory.__dict__[f.name].__set__ for f in fields(Memory))
+ _set_synced_at, _set_sync_status, _set_related_malformed, _set_unparsed,
+ _set_undecodable, _set_rowid, _set_raw) = (Memory.__dict__[f.name].__set__ for f in fields(Memory))
 _new = object.__new__
 
 
@@ -304,10 +320,10 @@ def row_to_memory(row: Sequence[Any]) -> Memory:
     _set_synced_at(memory, synced)
     _set_sync_status(memory, sync_status)
     _set_related_malformed(memory, malformed)
-    _set_version(memory, updated_at)
     _set_unparsed(memory, unparsed)
     _set_undecodable(memory, () if content.__class__ is str and id_.__class__ is str else _replaced(row))
     _set_rowid(memory, rowid)
+    _set_raw(memory, row if row.__class__ is tuple else tuple(row))
     return memory
 
 

@@ -15,9 +15,10 @@ from ..core.operations.agent_memory import Forgotten
 from ..core.records import Change, Memory
 from ..core.search.results import SearchResult
 
-#: The memory fields an agent sees (the seed's columns, timestamps as UTC ``YYYY-MM-DD HH:MM:SS``).
+#: The memory fields an agent sees (the seed's columns, timestamps as UTC ``YYYY-MM-DD HH:MM:SS``,
+#: and ``version``: the token an edit passes back to refuse overwriting a change made since).
 MEMORY_FIELDS = ("id", "content", "type", "importance", "health_score", "access_count", "last_accessed_at",
-                 "created_at", "updated_at", "expires_at", "related_to", "superseded_by", "sync_status")
+                 "created_at", "updated_at", "expires_at", "related_to", "superseded_by", "sync_status", "version")
 
 
 class MemoryOut(TypedDict):
@@ -36,6 +37,7 @@ class MemoryOut(TypedDict):
     related_to: list[str]
     superseded_by: str | None
     sync_status: str | None
+    version: str | None
 
 
 class RememberOut(TypedDict):

@@ -341,7 +341,7 @@ class Curator(QObject):
         async def run() -> None:
             chosen = await self.selection()
             if chosen:
-                await self._execute(BulkEditCommand(self, path, [m.id for m in chosen], values, label))
+                await self._execute(BulkEditCommand(self, path, chosen, values, label))
         return asyncio.ensure_future(run(), loop=self.ctx.loop)
 
     def mark_local_only(self) -> asyncio.Task | None:
