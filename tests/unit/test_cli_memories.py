@@ -248,7 +248,7 @@ def test_a_malformed_version_is_one_clear_line_and_changes_nothing(capsys, db: P
     before = content_digest(db)
     result = cli(capsys, "edit", *T, "f1", "--content", "x", "--expect-version", token)
     assert result.code == 2 and result.err.count("\n") == 1
-    assert "--expect-version" in result.err and "is not a memory version" in result.err
+    assert "--expect-version" in result.err and "is not a version" in result.err
     assert content_digest(db) == before
 
 

@@ -150,7 +150,7 @@ def test_a_malformed_version_is_one_clear_line_and_changes_nothing(store: Store,
                     lambda: edits.edit(store, "a", {"content": "x"}, expected_version=token),
                     lambda: edits.bulk_edit(store, ["a"], {"importance": 1}, expected_versions={"a": token}),
                     lambda: merge_duplicates(store, ["a", "b"], expected_versions={"a": token})):
-        with pytest.raises(InvalidValue, match="is not a memory version") as refused:
+        with pytest.raises(InvalidValue, match="is not a version") as refused:
             attempt()
         assert "\n" not in str(refused.value)
     assert rows(db) == before
