@@ -95,6 +95,10 @@ def test_any_column_moves_the_version_and_every_reader_agrees(store: Store, db: 
         before = now
     changed_underneath(db, "UPDATE memories SET content = content WHERE id = 'c'")  # a write that changes nothing
     assert store.get("c").version == before
+    # Values a record shows converted (NULL count as 0, '' as no successor, a text timestamp) still
+    # give the version of the row as stored.
+    another_program(db, "UPDATE memories SET access_count = NULL, superseded_by = '', "
+                        "last_accessed_at = '2025-01-14T10:30:00.000Z' WHERE id = 'b'")
     listed = {m.id: m.version for m in store.list(superseded="show", limit=None)}
     by_rowid = {m.id: m.version for m in store.by_rowids([m.rowid for m in store.list(limit=None)])}
     assert listed == by_rowid == store.versions(["a", "b", "c"]) == journal.fingerprints(store, ["a", "b", "c"])
