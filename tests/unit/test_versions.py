@@ -122,6 +122,8 @@ def test_bulk_edit_refuses_when_one_chosen_memory_changed(store: Store, db: Path
         edits.bulk_edit(store, chosen, {"type": "context"},
                         expected_versions={i: m.version for i, m in chosen.items()})
     assert refused.value.memory_id == "b"
+    with pytest.raises(Conflict, match="'b' was changed"):  # the library's own bulk write
+        store.update_many(chosen, expected_versions={i: m.version for i, m in chosen.items()}, type="context")
     assert rows(db) == theirs and journal.entries(store) == []
     fresh = {m.id: m.version for m in store.get_many(["a", "b", "c"]).values()}
     edits.bulk_edit(store, list(fresh), {"type": "context"}, expected_versions=fresh)
