@@ -142,6 +142,14 @@ def test_merge_refuses_when_a_member_changed_since_it_was_shown(store: Store, db
     assert rows(db) == theirs and journal.entries(store) == []
 
 
+def test_supersede_refuses_when_the_old_memory_changed_since_it_was_shown(store: Store, db: Path) -> None:
+    shown = store.get("b").version
+    theirs = changed_underneath(db, "UPDATE memories SET superseded_by = 'c' WHERE id = 'b'")
+    with pytest.raises(Conflict, match="'b' was changed"):
+        edits.supersede(store, "b", "a", expected_version=shown)
+    assert rows(db) == theirs
+
+
 def test_a_memory_deleted_underneath_is_a_conflict_too(store: Store, db: Path) -> None:
     seen = store.get("c")
     another_program(db, "DELETE FROM memories WHERE id = 'c'")

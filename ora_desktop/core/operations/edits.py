@@ -189,14 +189,16 @@ def restore_latest(store: Store, ids: Sequence[str], *, initiator: Initiator = I
     return restore(store, [latest[i] for i in ids], initiator=initiator, journal_it=journal_it)
 
 
-def supersede(store: Store, old_id: str, new_id: str | None, *, initiator: Initiator = Initiator.USER,
-              journal_it: bool = True) -> Written:
-    """Mark ``old_id`` as superseded by ``new_id`` (cycles refused), or clear it with ``None``."""
+def supersede(store: Store, old_id: str, new_id: str | None, *, expected_version: str | None = None,
+              initiator: Initiator = Initiator.USER, journal_it: bool = True) -> Written:
+    """Mark ``old_id`` as superseded by ``new_id`` (cycles refused), or clear it with ``None``;
+    ``Conflict`` (nothing written) if ``old_id`` changed since ``expected_version``."""
     old_id = check_id(old_id, "old_id")
+    if expected_version is not None:
+        check_version(expected_version)
     with store.write():
+        store.require_versions({old_id: expected_version})  # gone or moved on: nothing written
         before = journal.capture(store, [old_id], ["superseded_by", *SYNC_COLUMNS])
-        if old_id not in before:
-            raise NotFound(f"{store.path}: no memory with id {old_id!r}")
         if new_id:
             store.supersede(old_id, check_id(new_id, "new_id"))
         else:

@@ -196,11 +196,12 @@ class SupersedeCommand(JournalledCommand):
     def __init__(self, curator: Curator, path: Path, old: Memory, new: Memory) -> None:
         super().__init__(curator, path, f"supersede “{old.title[:30]}” with “{new.title[:30]}”")
         self.old_id, self.new_id, self.previous = old.id, new.id, old.superseded_by
+        self.version = old.version  # the memory as the dialog showed it
 
     def run_redo(self, store: Store) -> Any:
         from ...core.operations import edits
 
-        done = edits.supersede(store, self.old_id, self.new_id)
+        done = edits.supersede(store, self.old_id, self.new_id, expected_version=self.version)
         self.entry = done.entry
         return done.change
 
