@@ -23,12 +23,17 @@ class MergeGroupCommand(StoreCommand):
         # The members as the panel showed them: one changed since refuses the merge.
         self.versions = {m.id: m.version for m in members if m.version is not None}
         self.result: MergeResult | None = None
+        #: Whether the merge is currently undone (the Duplicates panel shows its group again).
+        self.undone = False
 
     def run_redo(self, store: Store) -> Any:
         self.result = merge_duplicates(store, self.ids, keep=self.keep, text=self.merged_text,
                                        expected_versions=self.versions)
+        self.undone = False
         return self.result.kept
 
     def run_undo(self, store: Store) -> Any:
         assert self.result is not None
-        return unmerge(store, self.result)
+        done = unmerge(store, self.result)
+        self.undone = True
+        return done
