@@ -355,7 +355,7 @@ def row_to_memory(row: Sequence[Any]) -> Memory:
     _set_synced_text(memory, synced_at)
     # Fields that hold the stored value itself (the usual case) need no copy of the row.
     exact = (id_.__class__ is str and content.__class__ is str and access_count.__class__ is int
-             and (superseded_by is None or bool(superseded_by)))
+             and (superseded_by is None or superseded_by))  # '' would read back as None
     _set_row(memory, _READ if exact else tuple(row[1:]))
     return memory
 
