@@ -30,5 +30,6 @@ def check_version(token: object, name: str = "expected_version") -> str:
     """``token`` if it has the shape of a version (40 hex digits), else ``InvalidValue``."""
     if isinstance(token, str) and _TOKEN.fullmatch(token):
         return token
-    raise InvalidValue(name, f"{str(token)[:60]!r} is not a version: give the 40-hex-digit 'version' "
-                             "of the memory as you read it (what 'ora-desktop show' prints)")
+    raise InvalidValue(name, f"{str(token)[:60]!r} is not a version: give the 40-hex-digit 'version' the "
+                             "memory had when you read it (every memory 'ora-desktop show', a search or the "
+                             "MCP tools return carries it)")
