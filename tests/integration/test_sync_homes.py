@@ -78,7 +78,8 @@ def test_a_conflicting_edit_keeps_the_newer_and_the_loser_in_the_trash(pg_url: s
     assert b_result.conflicts == ()  # B had nothing pending: it simply takes the winner
     assert a.view() == b.view()
     assert a.memories()[memory.id].content.endswith("(A)")
-    kept = conflicts(ora_desktop.open_store(a.path, readonly=True))
+    with a.store(readonly=True) as store:
+        kept = [e.kept for e in conflicts(store).entries]
     assert [(k.memory.id, k.reason, k.memory.content) for k in kept] == [
         (memory.id, CONFLICT, "The API rate limit is 200 rps (B)")]
 
@@ -95,10 +96,11 @@ def test_the_server_version_wins_when_newer_and_ours_is_kept(pg_url: str, homes)
         store.update(memory.id, content="Staging database is on port 6543 (B, newer)")
     b.sync(pg_url)
     result = a.sync(pg_url)
-    assert [(d.memory_id, d.winner) for d in result.conflicts] == [(memory.id, "server")]
+    assert [(d.memory_id, d.winner) for d in result.conflicts] == [(memory.id, "server")], result.conflicts
     assert a.memories()[memory.id].content.endswith("(B, newer)")
     with a.store(readonly=True) as store:
-        assert [k.memory.content for k in conflicts(store)] == ["Staging database is on port 5434 (A, older)"]
+        assert [e.kept.memory.content for e in conflicts(store).entries] == [
+            "Staging database is on port 5434 (A, older)"]
 
 
 def test_local_only_never_leaves_its_machine(pg_url: str, homes) -> None:
