@@ -52,6 +52,10 @@ def measure(server_now: datetime, before: datetime, after: datetime) -> Clock:
 def span(seconds: float) -> str:
     """``86400`` -> ``"1 day"``, ``-90`` -> ``"1 min 30 s"``: a duration people read at a glance."""
     left = int(abs(round(seconds)))
+    if left >= 3600:  # past an hour, seconds are noise; past most of a day, minutes are
+        left = round(left / 60) * 60
+    if left >= 86400 - 1800:
+        left = round(left / 3600) * 3600
     days, left = divmod(left, 86400)
     hours, left = divmod(left, 3600)
     minutes, secs = divmod(left, 60)
