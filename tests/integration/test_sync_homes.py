@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-import ora_desktop
 from ora_desktop.core.rawsql import run_sql
 from ora_desktop.core.sync import CONFLICT, REMOTE_DELETE, SyncError, conflicts, queue_tombstones, sync_file
 from ora_desktop.core.sync.server import DDL, Server
