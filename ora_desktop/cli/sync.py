@@ -18,10 +18,11 @@ def register(sub: Any) -> None:
     """Add this feature's subcommands to the ora-desktop parser."""
     p = common.command(
         sub, "sync", _sync, "sync memories with the shared PostgreSQL server (push, pull, deletions, conflicts)",
-        description="Push pending memories (never local_only ones) to the PostgreSQL server set by [sync] url in "
-        "config.toml (or --url), pull what other machines changed, send deletions as id-only tombstones. "
-        "A memory changed on both sides keeps the newer version; the other goes to the trash with reason "
-        "'sync conflict'. The password (URL, PGPASSWORD or ~/.pgpass) is never printed.",
+        description="Push every memory changed since the last sync (never local_only ones) to the PostgreSQL "
+        "server set by [sync] url in config.toml (or --url), pull what other machines changed, send deletions as "
+        "id-only tombstones. Touches add up across machines. A memory edited on both sides keeps the later edit "
+        "in the server's time; the other goes to the trash with reason 'sync conflict' and the decision is "
+        "listed by --conflicts. The password (URL, PGPASSWORD or ~/.pgpass) is never printed.",
     )
     common.add_target(p, all_option=True)
     p.add_argument("--url", help="server URL (postgresql://user@host:port/db?sslmode=...), overriding config.toml")

@@ -99,9 +99,10 @@ def sync(db: str | Path | None = None, *, site: str | None = None, agent: str | 
          progress: Callable[[int, int], None] | None = None, cancel: threading.Event | None = None) -> SyncReport:
     """Sync files with the PostgreSQL server (``url``, else ``[sync] url`` in ``config.toml``).
 
-    Pushes pending memories (never ``local_only``), pulls what changed on the server, sends
-    deletions as id-only tombstones, and settles conflicts (newer ``updated_at`` wins, the loser
-    is kept in the trash with reason "sync conflict"). A file that fails is reported in its run
+    Pushes every memory that differs from what was last synced (never ``local_only``), pulls what
+    changed on the server, merges usage (touches add up), sends deletions as id-only tombstones,
+    and settles conflicts (the later edit in the server's time wins, the loser is kept in the
+    trash with reason "sync conflict", the decision logged). A file that fails is reported in its run
     (``report.failures``) and left unchanged; other files still sync. ``dry_run`` counts only.
     """
     home = home or OraHome()

@@ -2,19 +2,23 @@
 
 Order and crash safety:
 
-1. Connect and check (or create) the server schema. Bad URL, server down, refused login or a
-   foreign table stop here, before anything local is touched.
-2. Take the server's (site, agent) lock, so two machines syncing the same agent take turns.
+1. Connect and check (or create, or migrate) the server schema. Bad URL, server down, refused
+   login or a foreign table stop here, before anything local is touched.
+2. Take the server's (site, agent) lock, so two machines syncing the same agent take turns, and
+   measure this machine's clock against the server's (:mod:`.clock`).
 3. Pull pages of rows changed since the file's last pull; each page is applied in one local
-   ``BEGIN IMMEDIATE`` transaction together with the new "last pull" mark.
-4. Push pending memories page by page: one server transaction (COPY + upsert), then one local
-   transaction marking exactly the versions sent as ``synced`` and moving the mark past our own
-   changes (safe: we hold the lock, nobody else wrote in between).
+   ``BEGIN IMMEDIATE`` transaction together with the new "last pull" mark (:mod:`.pull`: content
+   settled in server time, usage merged, the synced baseline of each row recorded).
+4. Push every memory that differs from its baseline (:mod:`.baseline`), page by page: one server
+   transaction (COPY + upsert) carrying the content's edit time in server time, then one local
+   transaction marking exactly the versions sent as ``synced``, recording them as the baseline
+   and moving the mark past our own changes (safe: we hold the lock, nobody else wrote in between).
+   Under the lock the server holds exactly our baselines, so the merged values are pushed whole.
 5. Send tombstones (id and deletion time only) for memories deleted here since the last sync.
 
 A sync killed anywhere re-runs to the same end: a page pulled but not marked is pulled again
-(writing the same values); a page pushed but not marked comes back on the next pull equal to the
-local pending row, which is then simply marked ``synced``; tombstones are idempotent.
+(writing the same values); a page pushed but not marked comes back on the next pull carrying this
+run's push id, and is taken as the baseline (so usage is not counted twice); tombstones are idempotent.
 """
 
 from __future__ import annotations
