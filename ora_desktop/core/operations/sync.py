@@ -139,7 +139,7 @@ def status(path: str | Path, config: Config | None = None) -> SyncStatus:
     config = config or Config.load()
     with open_store(path, readonly=True) as store:
         known = local.states(store)
-        pending = local.pending_count(store, known[0].server_id if known else None)
+        pending = local.pending_count(store)  # marked pending: a sync also finds rows changed without the mark
         kept = local.conflicts(store, limit=1).total
     runs = history.history(limit=1, path=path.resolve(), job="sync")
     error = runs[0].message if runs and runs[0].outcome == "failed" else None

@@ -173,23 +173,22 @@ def _run(store: Store, server: Server, state: SyncState | None, site: str, agent
         pulled += len(page)
     # ---- push
     pushed = 0
-    total = local.pending_count(store, server_id)
-    after = 0
+    tick()
+    todo = local.outgoing(store, server_id)  # one pass over the file
     # Nothing of this agent on the server yet (and we hold its lock): every page is new rows, so
     # they are COPYed straight in. Ids are unique in the file, so pages never collide.
-    fresh = server.is_empty(site, agent)
+    fresh = bool(todo) and server.is_empty(site, agent)
     push_id = uuid.uuid4().hex
-    while True:
+    for start in range(0, len(todo), PUSH_PAGE):
         tick()
         version = local.data_version(store)
-        batch = local.pending_rows(store, server_id, after, PUSH_PAGE)
+        batch = local.rows_at(store, server_id, todo[start:start + PUSH_PAGE])
         if not batch:
-            break
+            continue
         if state.push_id != push_id:
             with store.write():  # a run stopped after the push below finds its own rows by this id
                 state = replace(state, push_id=push_id)
                 local.save_state(store, state)
-        after = batch[-1][0]
         values = [row for _, row, _, _ in batch]
         edited = [_edited(row, fp, upd, offset, since, server_now) for _, row, fp, upd in batch]
         top = server.push(site, agent, origin, values, edited, push_id, fresh=fresh)
@@ -202,7 +201,7 @@ def _run(store: Store, server: Server, state: SyncState | None, site: str, agent
         pushed += len(values)
         changed |= {row[0] for row in values}
         if progress is not None:
-            progress(pushed, max(total, pushed))
+            progress(pushed, max(len(todo), pushed))
     # ---- deletions
     tick()
     stones = local.tombstones(store, state.tomb_mark)
@@ -220,7 +219,7 @@ def _run(store: Store, server: Server, state: SyncState | None, site: str, agent
     store._emit(change)
     return SyncResult(store.path, server.name, site, agent, pushed=pushed, pulled=pulled,
                       deleted_here=len(removed), tombstones=sent, conflicts=tuple(decisions),
-                      pending_after=local.pending_count(store, server_id), created_schema=server.created_schema,
+                      pending_after=local.pending_count(store), created_schema=server.created_schema,
                       change=change, clock_offset=offset.offset,
                       warnings=tuple(w for w in (offset.warning(),) if w))
 

@@ -144,22 +144,34 @@ def _outgoing(store: Store, server_id: str | None) -> tuple[str, str, list[Any]]
 
 
 def pending_count(store: Store, server_id: str | None = None) -> int:
-    """How many memories wait to be pushed to ``server_id`` (``local_only`` never counts)."""
+    """How many memories wait to be pushed to ``server_id`` (``local_only`` never counts). Without
+    ``server_id``, those marked pending (an index lookup); with it, every row differing from what
+    was last synced (a pass over the file computing fingerprints)."""
     if "sync_status" not in store.columns:
         return 0
     source, where, params = _outgoing(store, server_id)
     return all_rows(store, f"SELECT count(*) FROM {source} WHERE {where}", params)[0][0]
 
 
-def pending_rows(store: Store, server_id: str | None, after_rowid: int, limit: int
-                 ) -> list[tuple[int, tuple[Any, ...], str | None, str | None]]:
-    """A page of ``(rowid, values in COLUMNS order, baseline fingerprint, baseline updated_at)``
-    of memories waiting to be pushed."""
+def outgoing(store: Store, server_id: str | None) -> list[int]:
+    """The rowids of every memory a sync with ``server_id`` pushes, in rowid order: one pass over
+    the file (the content fingerprint of each row is computed here, once per sync)."""
     source, where, params = _outgoing(store, server_id)
-    base = "b.fingerprint, b.updated_at" if params else "NULL, NULL"
+    return [r[0] for r in all_rows(store, f"SELECT m.rowid FROM {source} WHERE {where} ORDER BY m.rowid", params)]
+
+
+def rows_at(store: Store, server_id: str | None, rowids: Sequence[int]
+            ) -> list[tuple[int, tuple[Any, ...], str | None, str | None]]:
+    """``(rowid, values in COLUMNS order, baseline fingerprint, baseline updated_at)`` of the
+    memories at ``rowids`` that are still there and not ``local_only``."""
+    joined = server_id is not None and baseline.ready(store)
+    source = (f"memories m LEFT JOIN (SELECT memory_id, fingerprint, updated_at FROM {baseline.TABLE} "
+              "WHERE server_id = ?) b ON b.memory_id = m.id") if joined else "memories m"
+    base = "b.fingerprint, b.updated_at" if joined else "NULL, NULL"
     rows = all_rows(store,
-        f"SELECT m.rowid, {base}, {_select(store, 'm.')} FROM {source} WHERE {where} AND m.rowid > ? "
-        "ORDER BY m.rowid LIMIT ?", (*params, after_rowid, limit),
+        f"SELECT m.rowid, {base}, {_select(store, 'm.')} FROM {source} WHERE m.rowid IN "
+        "(SELECT value FROM json_each(?)) AND m.sync_status IS NOT 'local_only' ORDER BY m.rowid",
+        ([server_id] if joined else []) + [json.dumps(list(rowids))],
     )
     return [(r[0], tuple(r[3:]), r[1], r[2]) for r in rows]
 
