@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .. import engine_tables
 from ..fingerprint import row_fingerprint
 from ..rawsql import all_rows, run_sql
 from ..writes import IDS_JSON
@@ -20,10 +21,7 @@ from .server import COLUMNS
 if TYPE_CHECKING:
     from ..store import Store
 
-TABLE = "ora_desktop_sync_rows"
-TABLE_SQL = (f"CREATE TABLE IF NOT EXISTS {TABLE} (server_id TEXT NOT NULL, memory_id TEXT NOT NULL, "
-             "fingerprint TEXT NOT NULL, updated_at TEXT, access_count INTEGER, last_accessed_at TEXT, "
-             "health_score REAL, PRIMARY KEY (server_id, memory_id)) WITHOUT ROWID")
+TABLE = engine_tables.SYNC_ROWS
 #: The columns whose change is an edit (a content conflict when both sides change them).
 CONTENT: tuple[str, ...] = ("id", "content", "type", "importance", "related_to", "superseded_by", "created_at",
                             "updated_at", "expires_at")
@@ -72,13 +70,6 @@ def changed_sql(store: Store, alias: str = "m", base: str = "b") -> str:
 
 def ready(store: Store) -> bool:
     return store.has_table(TABLE)
-
-
-def ensure(store: Store) -> bool:
-    """Create the table (inside a write); returns whether it was created."""
-    existed = store.has_table(TABLE)
-    run_sql(store, TABLE_SQL)
-    return not existed
 
 
 def adopt_synced(store: Store, server_id: str) -> int:

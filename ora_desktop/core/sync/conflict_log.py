@@ -14,21 +14,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from .. import timestamps
-from ..rawsql import all_rows, run_sql
+from .. import engine_tables, timestamps
+from ..rawsql import all_rows
 from ..records import DeletedMemory, row_to_memory
 from ..schema import MEMORY_COLUMNS
 
 if TYPE_CHECKING:
     from ..store import Store
 
-TABLE = "ora_desktop_sync_conflicts"
-TABLE_SQL = (f"CREATE TABLE IF NOT EXISTS {TABLE} (id INTEGER PRIMARY KEY, memory_id TEXT NOT NULL, "
-             "decided_at TEXT NOT NULL, kind TEXT NOT NULL, winner TEXT NOT NULL, basis TEXT NOT NULL, "
-             "trash_id INTEGER)")
+TABLE = engine_tables.SYNC_CONFLICTS
 EDIT = "edit"  # both sides edited the memory
 DELETE = "delete"  # one side deleted it, the other edited it
-TRASH = "ora_desktop_trash"
+TRASH = engine_tables.TRASH
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +52,7 @@ class ConflictPage:
 def record(store: Store, entries: Sequence[tuple[str, str, str, str, int | None]], stamp: str) -> None:
     """Log ``(memory id, kind, winner, basis, trash id)`` conflicts (inside a write)."""
     if entries:
-        run_sql(store, TABLE_SQL)
+        store.create_engine_tables(TABLE)
         store.db.cursor().executemany(
             f"INSERT INTO {TABLE} (memory_id, decided_at, kind, winner, basis, trash_id) VALUES (?, ?, ?, ?, ?, ?)",
             [(m, stamp, k, w, b, t) for m, k, w, b, t in entries])

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from .. import timestamps
+from .. import engine_tables, timestamps
 from ..rawsql import all_rows, run_sql
 from ..writes import IDS_JSON
 from . import baseline, conflict_log
@@ -24,18 +24,11 @@ from .server import COLUMNS
 if TYPE_CHECKING:
     from ..store import Store
 
-STATE_TABLE = "ora_desktop_sync"
-TOMBSTONE_TABLE = "ora_desktop_sync_tombstones"
+STATE_TABLE = engine_tables.SYNC
+TOMBSTONE_TABLE = engine_tables.SYNC_TOMBSTONES
 CONFLICT = "sync conflict"  # trash reason of a losing version
 REMOTE_DELETE = "sync delete"  # trash reason of a memory deleted on another machine
 NEEDED = ("id", "content", "updated_at", "synced_at", "sync_status")
-TABLES_SQL = (
-    f"CREATE TABLE IF NOT EXISTS {STATE_TABLE} (server_id TEXT PRIMARY KEY, server TEXT NOT NULL, "
-    "site TEXT NOT NULL, agent TEXT NOT NULL, last_pull INTEGER NOT NULL DEFAULT 0, tomb_mark TEXT, "
-    "last_sync TEXT, pushed INTEGER NOT NULL DEFAULT 0, pulled INTEGER NOT NULL DEFAULT 0, "
-    "conflicts INTEGER NOT NULL DEFAULT 0, clock_offset REAL, push_id TEXT)",
-    f"CREATE TABLE IF NOT EXISTS {TOMBSTONE_TABLE} (memory_id TEXT PRIMARY KEY, deleted_at TEXT NOT NULL)",
-)
 _OLDEST = datetime.min.replace(tzinfo=UTC)
 
 
@@ -77,20 +70,13 @@ def require_columns(store: Store) -> None:
         raise SyncError(f"{store.path}: cannot sync: the memories table has no {', '.join(missing)} column")
 
 
-_ADDED_STATE_COLUMNS = {"clock_offset": "REAL", "push_id": "TEXT"}
+_ADDED_STATE_COLUMNS = ("clock_offset", "push_id")  # engine tables version 2 (older files lack them)
 
 
 def ensure_tables(store: Store) -> None:
     """Create the sync tables (call inside the sync's first write transaction)."""
     store.ensure_engine_tables()
-    for sql in TABLES_SQL:
-        run_sql(store, sql)
-    have = {r[1] for r in all_rows(store, f"PRAGMA table_info({STATE_TABLE})")}
-    for column, kind in _ADDED_STATE_COLUMNS.items():
-        if column not in have:  # a state table made before these columns (our own table)
-            run_sql(store, f"ALTER TABLE {STATE_TABLE} ADD COLUMN {column} {kind}")
-    baseline.ensure(store)
-    run_sql(store, conflict_log.TABLE_SQL)
+    store.create_engine_tables(STATE_TABLE, TOMBSTONE_TABLE, baseline.TABLE, conflict_log.TABLE)
 
 
 def states(store: Store) -> list[SyncState]:
