@@ -10,8 +10,8 @@ import pytest
 
 from ora_desktop.core.rawsql import run_sql
 from ora_desktop.core.sync import CONFLICT, REMOTE_DELETE, SyncError, conflicts, queue_tombstones, sync_file
-from ora_desktop.core.sync.server import DDL, Server
-from tests.integration.sync_support import Machine, server_rows
+from ora_desktop.core.sync.server import DDL, SCHEMA_VERSION, Server
+from tests.integration.sync_support import AGENT, SITE, Machine, server_rows
 
 pytestmark = pytest.mark.slow  # a real server
 
@@ -227,3 +227,32 @@ def test_a_server_table_of_another_shape_is_refused(pg_url: str, pg_server, home
     with pytest.raises(SyncError, match="another shape"):
         a.sync(pg_url)
     assert [m.sync_status for m in a.memories().values()] == ["pending"]
+
+
+def test_a_server_made_by_the_previous_version_is_migrated_and_a_newer_one_refused(pg_url: str, homes) -> None:
+    import psycopg
+
+    a, b = homes
+    first = DDL.replace("    edited_at        timestamptz,       -- the content's last edit (or the deletion) in the "
+                        "server's time\n", "").replace(
+        "    push_id          text,              -- the sync run that wrote this version (a crashed run finds its "
+        "own)\n", "")
+    assert "edited_at" not in first and "push_id" not in first
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # the schema as version 1 made it, with a row in it
+        conn.execute(first)
+        conn.execute("INSERT INTO ora_memories (site, agent, id, content, type, importance, access_count, "
+                     "health_score, created_at, updated_at) VALUES (%s, %s, 'mem-v1', 'pushed by version 1', "
+                     "'fact', 5, 0, 1.0, '2026-01-01 00:00:00', '2026-01-01 00:00:00')", (SITE, AGENT))
+    a.sync(pg_url)
+    assert a.memories()["mem-v1"].content == "pushed by version 1"
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        version = conn.execute("SELECT value FROM ora_sync_meta WHERE key = 'schema_version'").fetchone()[0]
+        columns = {r[0] for r in conn.execute("SELECT column_name FROM information_schema.columns "
+                                              "WHERE table_name = 'ora_memories'")}
+        assert version == str(SCHEMA_VERSION) == "2" and {"edited_at", "push_id"} <= columns
+        conn.execute("UPDATE ora_sync_meta SET value = '3' WHERE key = 'schema_version'")
+    with b.store() as store:
+        store.add("stays pending")
+    with pytest.raises(SyncError, match="schema is version 3, newer than this ora-desktop understands"):
+        b.sync(pg_url)
+    assert [m.sync_status for m in b.memories().values()] == ["pending"]
