@@ -127,3 +127,26 @@ def test_a_raw_update_is_never_silently_overwritten_by_a_pull(pg_url: str, homes
         kept = {e.kept.memory.content for e in conflicts(store).entries if e.kept}
     current = a.memories()[memory_id].content
     assert {current} | kept == {"Raw change by the agent on A", "Edited on B"}
+
+
+def test_a_sync_stopped_after_its_push_counts_no_touch_twice(pg_url: str, homes, monkeypatch) -> None:
+    from ora_desktop.core.sync import engine
+
+    a, b = homes
+    memory_id = _shared(pg_url, a, b)
+    with a.store() as store:
+        for _ in range(3):
+            store.touch(memory_id)
+
+    def stop(*args, **kwargs):
+        raise KeyboardInterrupt("stopped between the server's commit and the local mark")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(engine.local, "mark_pushed", stop)
+        with pytest.raises(KeyboardInterrupt):
+            a.sync(pg_url)  # the server has the touches; the file does not know it sent them
+    with a.store() as store:
+        store.touch(memory_id)  # one more before the next sync
+    a.sync(pg_url)
+    b.sync(pg_url)
+    assert _usage(a, memory_id)[0] == _usage(b, memory_id)[0] == 4
