@@ -1,4 +1,5 @@
-"""The file's side of sync: its state table, what to push, applying a pull, conflicts.
+"""The file's side of sync: its state table, what to push, tombstones, the conflicts list
+(a pull is applied by :mod:`.pull`).
 
 The state lives in a plain ``ora_desktop_sync`` table (ARCHITECTURE.md, contract 2), one row per server
 (keyed by the server's id, so pointing a file at another server starts afresh). Memories purged
@@ -11,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .. import engine_tables, timestamps
@@ -29,7 +30,6 @@ TOMBSTONE_TABLE = engine_tables.SYNC_TOMBSTONES
 CONFLICT = "sync conflict"  # trash reason of a losing version
 REMOTE_DELETE = "sync delete"  # trash reason of a memory deleted on another machine
 NEEDED = ("id", "content", "updated_at", "synced_at", "sync_status")
-_OLDEST = datetime.min.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)
