@@ -27,6 +27,7 @@ STATE = "ora_desktop_state"
 TRASH = "ora_desktop_trash"
 TRASH_LINKS = "ora_desktop_trash_links"
 JOURNAL = "ora_desktop_journal"
+DECAY_UNDO = "ora_desktop_decay_undo"
 REVIEW = "ora_desktop_review"
 ORIGINALS = "ora_desktop_original_bytes"
 SYNC = "ora_desktop_sync"
@@ -53,6 +54,7 @@ DDL: dict[str, tuple[str, ...]] = {
         f"CREATE TABLE IF NOT EXISTS {JOURNAL} (id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, "
         "kind TEXT NOT NULL, initiator TEXT NOT NULL, label TEXT NOT NULL, undo TEXT NOT NULL, after TEXT NOT NULL)",
     ),
+    DECAY_UNDO: (f"CREATE TABLE IF NOT EXISTS {DECAY_UNDO} (rid INTEGER PRIMARY KEY, id, health, since)",),
     REVIEW: (
         f"CREATE TABLE IF NOT EXISTS {REVIEW} (\n    reviewer TEXT NOT NULL,\n    memory_id TEXT NOT NULL,\n"
         "    version TEXT,\n    reviewed_at TEXT,\n    note TEXT,\n    flagged_at TEXT,\n"
