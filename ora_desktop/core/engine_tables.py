@@ -150,8 +150,10 @@ def prepare(conn: sqlite3.Connection, path: str | Path) -> int | None:
     return VERSION
 
 
-def create(conn: sqlite3.Connection, names: Iterable[str]) -> None:
-    """Create tables (inside the write that needs them), and record the version they have."""
+def create(conn: sqlite3.Connection, names: Iterable[str], path: str | Path = "") -> None:
+    """Create tables (inside the write that needs them), and record the version they have. Tables
+    another program added meanwhile are checked and migrated first (:func:`prepare`)."""
+    prepare(conn, path)
     for name in names:
         for statement in DDL[name]:
             conn.execute(statement)

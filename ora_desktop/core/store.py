@@ -253,14 +253,14 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
             return
         with self.write(), translated(self.path):
             engine_tables.create(self.db.connection(),
-                                 (engine_tables.TRASH, engine_tables.STATE, engine_tables.TRASH_LINKS))
+                                 (engine_tables.TRASH, engine_tables.STATE, engine_tables.TRASH_LINKS), self.path)
         self._engine_tables_ready = not self.db.in_transaction()
 
     def create_engine_tables(self, *names: str) -> None:
         """Create other ``ora_desktop_*`` tables (:mod:`.engine_tables` names), inside a write."""
         self._require_writable()
         with self.write(), translated(self.path):
-            engine_tables.create(self.db.connection(), names)
+            engine_tables.create(self.db.connection(), names, self.path)
 
     def has_table(self, name: str) -> bool:
         """Whether the file holds a table of that name."""

@@ -126,3 +126,15 @@ def test_no_other_module_creates_an_engine_table() -> None:
     offenders = [str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
                  if p.name != "engine_tables.py" and pattern.search(p.read_text(encoding="utf-8"))]
     assert offenders == []
+
+
+def test_tables_an_older_version_added_meanwhile_are_migrated_before_new_ones_are_stamped(tmp_path: Path) -> None:
+    path = ora_desktop.OraHome(tmp_path).create_agent("site", "ora")
+    with ora_desktop.open_store(path) as store:
+        store.add("the first write finds no engine tables")
+        with sqlite3.connect(FIXTURE) as old, sqlite3.connect(path) as other:  # an older ora-desktop, meanwhile
+            other.execute(old.execute("SELECT sql FROM sqlite_master WHERE name = 'ora_desktop_sync'").fetchone()[0])
+        with store.write():
+            local.ensure_tables(store)
+    with sqlite3.connect(path) as conn:
+        assert {"clock_offset", "push_id"} <= {r[1] for r in conn.execute("PRAGMA table_info(ora_desktop_sync)")}
