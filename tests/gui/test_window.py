@@ -43,7 +43,8 @@ def test_sidebar_greys_broken_files_and_sees_new_ones(make_window, filled_db, or
     assert item.foreground(0).color() != window.sidebar.item_for(window.ctx.current_path()).foreground(0).color()
     window.sidebar.setCurrentItem(item)
     qtbot.waitUntil(lambda: "cannot be opened" in window.browser.message.text(), timeout=5000)
-    assert window.browser.center.currentWidget() is window.browser.message
+    assert window.browser.center.currentWidget() is window.browser.message_page
+    assert not window.browser.recover_button.isVisible()  # not a database at all: nothing to salvage
     # a new agent file appears without a restart (QFileSystemWatcher)
     filled_db(3, site="anwe-sh", agent="newcomer")
     qtbot.waitUntil(lambda: window.sidebar.item_for(ora_home / "sites" / "anwe-sh" / "newcomer.site.db")
@@ -204,3 +205,32 @@ def test_an_importance_edit_does_not_count_the_file_again(make_window, filled_db
     qtbot.wait(800)  # past the sidebar's 300 ms recount debounce
     assert counted == []
     assert window.sidebar.info_for(window.sidebar.item_for(path)) == before
+
+
+def test_a_restart_shows_the_agent_viewed_last(ora_home, filled_db, settings, aloop, qtbot):
+    """The window opens on the file a person left it on, not on the home's first file."""
+    filled_db(3, site="acme-shop", agent="legacy")  # listed first
+    chosen = filled_db(5, site="anwe-sh", agent="ora")
+
+    def window_on(qsettings):
+        ctx = AppContext(OraHome(ora_home), qsettings)
+        window = MainWindow(ctx)
+        qtbot.addWidget(window)
+        window.show()
+        window.start()
+        qtbot.waitUntil(lambda: window.browser.store is not None and window.browser.model.rowCount() > 0,
+                        timeout=10000)
+        return ctx, window
+
+    ctx, window = window_on(settings)
+    assert window.browser.store.path.name == "legacy.site.db"
+    window.sidebar.select_path(chosen)
+    qtbot.waitUntil(lambda: window.browser.store is not None and window.browser.store.path == chosen, timeout=10000)
+    window.close()
+    ctx.close()
+    settings.sync()
+    ctx2, window2 = window_on(QSettings(settings.fileName(), QSettings.Format.IniFormat))
+    assert window2.browser.store.path == chosen
+    assert window2.sidebar.currentItem() is window2.sidebar.item_for(chosen)
+    window2.close()
+    ctx2.close()

@@ -17,6 +17,7 @@ from ora_desktop.core.config import Config
 from ora_desktop.core.operations import sync as sync_ops
 from ora_desktop.core.sync import ConflictPage
 
+from ..a11y import describe
 from ..jobs.background import Latest
 from ..jobs.widgets import LazyRefresh, cell, local_time, muted, readonly_table
 
@@ -77,6 +78,8 @@ class SyncView(LazyRefresh, QWidget):
 
         self.conflicts_label = QLabel("Conflicts sync settled:")
         self.conflicts = readonly_table(["Decided", "Memory", "Kind · winner", "Losing version", "Basis"])
+        describe(self.conflicts, "Sync conflicts", "Conflicts a sync settled: which side won, why, and the "
+                 "losing version kept so it can be brought back")
 
         layout = QVBoxLayout(self)
         top = QHBoxLayout()
