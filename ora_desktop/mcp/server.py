@@ -1,8 +1,9 @@
-"""The MCP server of one agent file: tools, resources, and the transports (stdio, streamable HTTP).
+"""The MCP server of one agent file: tools, resources, prompts, and the transports (stdio,
+streamable HTTP).
 
-``build_server(store)`` makes an :class:`mcp.server.mcpserver.MCPServer` over an open
-:class:`~ora_desktop.core.Store`; ``serve(path, ...)`` opens the file and runs it. A read-only
-store gets only the reading tools.
+``build_server(store)`` makes an :class:`OraServer` over an open :class:`~ora_desktop.core.Store`;
+``serve(path, ...)`` opens the file and runs it. A read-only store lists only the reading tools
+and answers a writing one with "read-only".
 """
 
 import contextlib
@@ -10,9 +11,15 @@ import json
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
 
+import anyio
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp.shared.exceptions import MCPError
+from mcp.types import CallToolResult, TextContent
+from mcp_types import INVALID_PARAMS
+from pydantic import ValidationError
 
 from .. import __version__
 from ..core import NotFound, OraError, Store, open_store
@@ -20,7 +27,9 @@ from ..core.operations import agent_memory as ops
 from ..core.search import ensure_index
 from ..core.search.hits import location
 from . import shapes
-from .tools import add_reading_tools, add_writing_tools
+from .prompts import add_prompts
+from .stdio import run_stdio
+from .tools import WRITING_TOOLS, add_reading_tools, add_writing_tools
 
 INSTRUCTIONS = (
     "Long-term memory of one Ora agent (a SQLite .site.db file a person also tends in Ora Desktop). "
@@ -36,16 +45,65 @@ def base_uri(path: Path) -> str:
     return f"ora://{site or path.parent.name or 'local'}/{agent or path.stem}"
 
 
-def build_server(store: Store) -> MCPServer:
-    """An MCP server whose tools and resources all act on ``store``."""
+def argument_error(tool: str, error: ValidationError) -> str:
+    """One plain sentence naming the first bad argument of a call (no pydantic boilerplate)."""
+    first = error.errors(include_url=False)[0]
+    where = ".".join(str(part) for part in first["loc"]) or "arguments"
+    if first["type"] == "missing":
+        return f"{tool}: the argument {where} is required."
+    given = first.get("input")
+    shown = repr(given) if len(repr(given)) <= 80 else repr(given)[:77] + "..."
+    message = first["msg"][:1].lower() + first["msg"][1:]
+    return f"{tool}: {where} {message.removeprefix('input ')} (got {shown})."
+
+
+class OraServer(MCPServer):
+    """MCPServer with this project's manners: arguments refused in one sentence naming the
+    argument, writing tools on a read-only server answered "read-only", an unknown prompt a
+    JSON-RPC invalid-params error."""
+
+    def __init__(self, *args: Any, readonly: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.readonly = readonly
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        if self.readonly and name in WRITING_TOOLS:
+            return _error(f"{name}: this server is read-only (started with --read-only, or the file cannot be "
+                          "written); it cannot change memories.")
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError):
+                return _error(argument_error(name, cause))
+            if isinstance(cause, ToolError):  # ours: the engine's own sentence, without the SDK's prefix
+                return _error(str(cause))
+            raise
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
+        if self._prompt_manager.get_prompt(name) is None:
+            raise MCPError(INVALID_PARAMS, f"no prompt named {name!r} (see prompts/list)")
+        try:
+            return await super().get_prompt(name, arguments, context)
+        except ValueError as exc:
+            raise MCPError(INVALID_PARAMS, f"prompt {name}: {exc}") from None
+
+
+def _error(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+def build_server(store: Store) -> OraServer:
+    """An MCP server whose tools, resources and prompts all act on ``store``."""
     readonly = store.readonly
-    server = MCPServer(
-        name="ora-desktop", title="Ora memory", version=__version__, log_level="WARNING",
+    server = OraServer(
+        name="ora-desktop", title="Ora memory", version=__version__, log_level="WARNING", readonly=readonly,
         instructions=INSTRUCTIONS + (" This server is read-only: it cannot change memories." if readonly else ""),
     )
     add_reading_tools(server, store)
     if not readonly:
         add_writing_tools(server, store)
+    add_prompts(server, store)
     base = base_uri(store.path)
 
     @server.resource(f"{base}/important", name="important", mime_type="application/json",
@@ -100,6 +158,6 @@ def serve(path: Path, *, readonly: bool = False, http: str | None = None) -> Non
         server = build_server(store)
         threading.Thread(target=warm_index, args=(store.path,), name="ora-mcp-index", daemon=True).start()
         if address is None:
-            server.run("stdio")
+            anyio.run(run_stdio, server)
         else:
             server.run("streamable-http", host=address[0], port=address[1])

@@ -18,7 +18,8 @@ NOW = datetime(2026, 6, 1, tzinfo=UTC)
 REFERENCE_RECALL = ("SELECT id FROM memories WHERE type = ? AND health_score > 0.3 "
                     "ORDER BY importance DESC, julianday(created_at) DESC, rowid DESC LIMIT ?")
 #: What an agent recalls by default: the seed's query without superseded or expired memories.
-CURRENT = "(superseded_by IS NULL OR superseded_by = '') AND (expires_at IS NULL OR julianday(expires_at) >= julianday('now'))"
+CURRENT = ("(superseded_by IS NULL OR superseded_by = '') "
+           "AND (expires_at IS NULL OR julianday(expires_at) >= julianday('now'))")
 CURRENT_RECALL = REFERENCE_RECALL.replace("health_score > 0.3 ", f"health_score > 0.3 AND {CURRENT} ")
 
 
