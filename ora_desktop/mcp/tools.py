@@ -29,22 +29,24 @@ MemoryType = Literal["fact", "preference", "context", "task", "conversation"]
 SearchMode = Literal["lexical", "semantic", "hybrid"]
 SortColumn = Literal["created_at", "updated_at", "importance", "health_score", "last_accessed_at", "access_count",
                      "expires_at"]
+IdText = Annotated[str, Field(strict=True, min_length=1, max_length=512)]
 MemoryId = Annotated[str, Field(strict=True, min_length=1, max_length=512,
                                 description="a memory id, as returned by remember, recall, list or search")]
-IdList = Annotated[list[MemoryId], Field(strict=True, min_length=1, max_length=1000,
-                                         description="memory ids (at least one); every id must exist")]
+IdList = Annotated[list[IdText], Field(strict=True, min_length=1, max_length=1000,
+                                       description="memory ids (at least one); every id must exist")]
 Limit = Annotated[int, Field(strict=True, ge=1, le=ops.MAX_LIMIT, description="at most this many (1 to 1000)")]
 Importance = Annotated[int, Field(strict=True, ge=1, le=10, description="1 (forgettable) to 10 (critical)")]
-Content = Annotated[str, Field(strict=True, min_length=1, max_length=16 * 1024 * 1024,
-                               description="the memory text: one idea (not empty)")]
-Expiry = Annotated[str, Field(strict=True, json_schema_extra={"format": "date-time"}, description=(
+ContentText = Annotated[str, Field(strict=True, min_length=1, max_length=16 * 1024 * 1024)]
+Content = Annotated[ContentText, Field(description="the memory text: one idea (not empty)")]
+DateTime = Annotated[str, Field(strict=True, max_length=100, json_schema_extra={"format": "date-time"})]
+Expiry = Annotated[DateTime | None, Field(description=(
     "when it stops being true, UTC: ISO 8601 ('2026-01-31T12:00:00Z') or '2026-01-31 12:00:00'"))]
-Tags = Annotated[list[Annotated[str, Field(strict=True, min_length=1, max_length=200)]], Field(
-    strict=True, max_length=64, description=("tags such as 'jwt' or 'error=ENOENT' (kind=value), found later "
-                                             "with tag:jwt; written as the content's 'Tags:' line"))]
-Related = Annotated[list[MemoryId], Field(strict=True, max_length=1000,
-                                          description="ids of related memories (each must exist)")]
-Flag = Annotated[bool, Field(strict=True)]
+TagText = Annotated[str, Field(strict=True, min_length=1, max_length=200)]
+Tags = Annotated[list[TagText] | None, Field(strict=True, max_length=64, description=(
+    "tags such as 'jwt' or 'error=ENOENT' (kind=value), found later with tag:jwt; written as the content's "
+    "'Tags:' line"))]
+Related = Annotated[list[IdText] | None, Field(strict=True, max_length=1000,
+                                               description="ids of related memories (each must exist)")]
 
 FIELDS = ("Each memory carries id, content, type, importance, health_score, access_count, last_accessed_at, "
           "created_at, updated_at, expires_at, related_to, superseded_by, sync_status and version.")
@@ -171,9 +173,9 @@ def add_writing_tools(server: MCPServer, store: Store) -> None:
         content: Content,
         type: Annotated[MemoryType, Field(description="memory type")] = "fact",
         importance: Importance = 5,
-        related: Related | None = None,
-        expires_at: Expiry | None = None,
-        tags: Tags | None = None,
+        related: Related = None,
+        expires_at: Expiry = None,
+        tags: Tags = None,
         copy: Annotated[bool, Field(strict=True, description="store even if an identical memory exists")] = False,
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, shapes.RememberOut]:
@@ -187,14 +189,15 @@ def add_writing_tools(server: MCPServer, store: Store) -> None:
         "ids or tags. Give the version you read (get, list, recall...) to be refused if it changed since."))
     def update(
         id: MemoryId,
-        content: Content | None = None,
+        content: Annotated[ContentText | None, Field(description="new text (one idea)")] = None,
         type: Annotated[MemoryType | None, Field(description="memory type")] = None,
         importance: Annotated[int | None, Field(strict=True, ge=1, le=10,
                                                 description="1 (forgettable) to 10 (critical)")] = None,
         expires_at: Annotated[str | None, Field(strict=True, description=(
             "new expiry, UTC ISO 8601 or '2026-01-31 12:00:00'; an empty string clears it"))] = None,
-        related: Related | None = None,
-        tags: Tags | None = None,
+        related: Annotated[list[IdText] | None, Field(strict=True, max_length=1000, description=(
+            "the new related ids (each must exist); [] clears them"))] = None,
+        tags: Tags = None,
         version: Annotated[str | None, Field(strict=True, max_length=200, description=(
             "the memory's version as you read it: refused if it changed since"))] = None,
         ctx: Context | None = None,

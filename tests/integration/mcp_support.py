@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp import ClientSession, StdioServerParameters, stdio_client
-from mcp.types import CallToolResult
+from mcp.types import CallToolResult, Implementation
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,13 +25,15 @@ def server_env() -> dict[str, str]:
 
 
 @contextlib.asynccontextmanager
-async def mcp_session(*argv: object) -> AsyncIterator[ClientSession]:
-    """An initialised client session to ``python -m ora_desktop mcp ARGV`` over stdio."""
+async def mcp_session(*argv: object, client: str = "mcp") -> AsyncIterator[ClientSession]:
+    """An initialised client session to ``python -m ora_desktop mcp ARGV`` over stdio, as a
+    client named ``client`` (what the server journals writes as: ``mcp:<client>``)."""
     params = StdioServerParameters(command=sys.executable, args=["-m", "ora_desktop", "mcp", *map(str, argv)],
                                    env=server_env(), cwd=ROOT)
     with open(os.devnull, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write, read_timeout_seconds=120) as session:
+            async with ClientSession(read, write, read_timeout_seconds=120,
+                                     client_info=Implementation(name=client, version="1")) as session:
                 await session.initialize()
                 yield session
 

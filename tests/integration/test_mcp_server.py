@@ -25,8 +25,8 @@ from .mcp_support import ROOT, call, file_digest, mcp_session, refused, server_e
 
 pytestmark = pytest.mark.slow  # starts real processes
 
-READING = {"recall", "search", "context", "important"}
-WRITING = {"remember", "touch", "supersede", "link", "forget"}
+READING = {"recall", "search", "context", "important", "get", "list"}
+WRITING = {"remember", "update", "touch", "supersede", "link", "forget", "undelete"}
 
 
 def rows_of(path: Path) -> list[tuple]:

@@ -229,14 +229,18 @@ def nearest_memory(store: Store, content: str) -> tuple[str, float] | None:
     try:
         if not has_vectors(store):
             return None
-        from ..search.vectors import get_vectors
+        from ..search.vectors import best, get_vectors
 
         vectors = get_vectors(store.path)
-        found = vectors.nearest(vectors.provider.embed([content])[0], 1)
+        _, mids = vectors.snapshot()
+        if not len(mids):
+            return None
+        rows, scores = best(vectors.cosines(vectors.provider.embed([content])[0]), 1)
     except Exception:  # noqa: BLE001 - a hint only: a model or sidecar problem must not refuse the write
         return None
-    for memory_id, cosine in found:
-        if cosine >= NEAR_DUPLICATE and store.find(memory_id) is not None:
+    for row, cosine in zip(rows.tolist(), scores.tolist(), strict=True):
+        memory_id = mids[row] if row < len(mids) else None
+        if memory_id and cosine >= NEAR_DUPLICATE and store.find(memory_id) is not None:
             return memory_id, float(cosine)
     return None
 
