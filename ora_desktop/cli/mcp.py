@@ -23,7 +23,13 @@ def register(sub: Any) -> None:
                         "important)")
     p.add_argument("--http", metavar="HOST:PORT",
                    help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (PORT alone binds "
-                        "127.0.0.1)")
+                        "127.0.0.1; any other address needs a token)")
+    p.add_argument("--token-file", metavar="PATH",
+                   help="require 'Authorization: Bearer <token>' on every HTTP request, the token being this "
+                        "file's first line (or set ORA_MCP_TOKEN); required beyond 127.0.0.1")
+    p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                   help="also answer HTTP requests whose Host header is NAME (a DNS name clients use; the bound "
+                        "address and, for 0.0.0.0, this machine's names are always allowed)")
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
@@ -35,5 +41,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         from ..mcp import serve
     except ImportError as exc:
         raise OraError(f"the MCP server cannot start ({exc}); install the 'mcp' package") from None
-    serve(path, readonly=args.mcp_read_only or bool(getattr(args, "read_only", False)), http=args.http)
+    if (args.token_file or args.allow_host) and not args.http:
+        raise OraError("--token-file and --allow-host apply to --http only (stdio needs no token)")
+    serve(path, readonly=args.mcp_read_only or bool(getattr(args, "read_only", False)), http=args.http,
+          token_file=args.token_file, allow_hosts=tuple(args.allow_host))
     return 0

@@ -27,6 +27,7 @@ from ..core.operations import agent_memory as ops
 from ..core.search import ensure_index
 from ..core.search.hits import location
 from . import shapes
+from .http import parse_http, read_token, require_token, run_http
 from .prompts import add_prompts
 from .stdio import run_stdio
 from .tools import WRITING_TOOLS, add_reading_tools, add_writing_tools
@@ -129,19 +130,6 @@ def build_server(store: Store) -> OraServer:
     return server
 
 
-def parse_http(value: str) -> tuple[str, int]:
-    """``HOST:PORT`` or ``PORT`` (host 127.0.0.1) into a bind address; ``ValueError`` naming the problem."""
-    host, _, port_text = value.rpartition(":")
-    host = host.strip("[]") or "127.0.0.1"
-    try:
-        port = int(port_text)
-    except ValueError:
-        raise ValueError(f"--http {value!r}: give HOST:PORT or PORT (e.g. 127.0.0.1:8765)") from None
-    if not 0 < port < 65536:
-        raise ValueError(f"--http {value!r}: the port must be from 1 to 65535")
-    return host, port
-
-
 def warm_index(path: Path) -> None:
     """Build or refresh the search index, so an agent's first search does not wait for it.
 
@@ -151,13 +139,21 @@ def warm_index(path: Path) -> None:
         ensure_index(path)
 
 
-def serve(path: Path, *, readonly: bool = False, http: str | None = None) -> None:
-    """Open ``path`` and answer MCP requests until the client goes away (stdio) or Ctrl+C (HTTP)."""
+def serve(path: Path, *, readonly: bool = False, http: str | None = None, token_file: str | None = None,
+          allow_hosts: tuple[str, ...] = ()) -> None:
+    """Open ``path`` and answer MCP requests until the client goes away (stdio) or Ctrl+C (HTTP).
+
+    Over HTTP the token (``token_file`` or ``ORA_MCP_TOKEN``) is required beyond loopback and
+    checked before the file is opened (:mod:`.http`)."""
     address = parse_http(http) if http else None
+    token = read_token(token_file) if address else None
+    if address:
+        require_token(address[0], token)
     with open_store(path, readonly=readonly) as store:
         server = build_server(store)
         threading.Thread(target=warm_index, args=(store.path,), name="ora-mcp-index", daemon=True).start()
         if address is None:
             anyio.run(run_stdio, server)
         else:
-            server.run("streamable-http", host=address[0], port=address[1])
+            run_http(server, address[0], address[1], token, allow_hosts)
+
