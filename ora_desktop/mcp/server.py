@@ -28,6 +28,7 @@ from ..core.search import ensure_index
 from ..core.search.hits import location
 from . import shapes
 from .http import parse_http, read_token, require_token, run_http
+from .notices import Notices
 from .prompts import add_prompts
 from .stdio import run_stdio
 from .tools import WRITING_TOOLS, add_reading_tools, add_writing_tools
@@ -101,11 +102,13 @@ def build_server(store: Store) -> OraServer:
         name="ora-desktop", title="Ora memory", version=__version__, log_level="WARNING", readonly=readonly,
         instructions=INSTRUCTIONS + (" This server is read-only: it cannot change memories." if readonly else ""),
     )
-    add_reading_tools(server, store)
-    if not readonly:
-        add_writing_tools(server, store)
-    add_prompts(server, store)
     base = base_uri(store.path)
+    notices = Notices(base)
+    add_reading_tools(server, store, notices)
+    if not readonly:
+        add_writing_tools(server, store, notices)
+    add_prompts(server, store)
+    notices.install(server, store)
 
     @server.resource(f"{base}/important", name="important", mime_type="application/json",
                      description="The agent's important memories (importance >= 7, or facts with health >= 0.5)")
@@ -114,6 +117,15 @@ def build_server(store: Store) -> OraServer:
             found = ops.important(store)
         except OraError as exc:
             raise ResourceError(str(exc)) from exc
+        return json.dumps([shapes.memory_out(m) for m in found], ensure_ascii=False, indent=1)
+
+    @server.resource(f"{base}/recall/{{type}}", name="recall", mime_type="application/json",
+                     description="The agent's recall of one memory type (current memories, health above 0.3)")
+    def recall_by_type(type: str) -> str:
+        try:
+            found = ops.recall(store, type)
+        except OraError as exc:
+            raise ResourceNotFoundError(str(exc)) from exc
         return json.dumps([shapes.memory_out(m) for m in found], ensure_ascii=False, indent=1)
 
     @server.resource(f"{base}/memory/{{memory_id}}", name="memory", mime_type="application/json",

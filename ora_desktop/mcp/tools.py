@@ -21,6 +21,7 @@ from pydantic import Field
 from ..core import OraError, Store
 from ..core.operations import agent_memory as ops
 from . import shapes
+from .notices import Notices, progress_of
 
 READING_TOOLS = ("recall", "search", "context", "important", "get", "list")
 WRITING_TOOLS = ("remember", "update", "touch", "supersede", "link", "forget", "undelete")
@@ -76,7 +77,7 @@ def actor_of(ctx: Context | None) -> str:
     return f"mcp:{name or 'unknown'}"
 
 
-def add_reading_tools(server: MCPServer, store: Store) -> None:
+def add_reading_tools(server: MCPServer, store: Store, notices: Notices) -> None:
     """recall, search, context, important, get, list: they never change the file."""
 
     @server.tool(annotations=_READ, description=(
@@ -101,9 +102,10 @@ def add_reading_tools(server: MCPServer, store: Store) -> None:
         query: Annotated[str, Field(strict=True, max_length=10000, description="what to look for")],
         limit: Limit = 20,
         mode: Annotated[SearchMode, Field(description="lexical (default), semantic or hybrid")] = "lexical",
+        ctx: Context | None = None,
     ) -> Annotated[CallToolResult, shapes.SearchOut]:
         with refused():
-            found = ops.search(store, query, limit, mode)
+            found = ops.search(store, query, limit, mode, progress=progress_of(ctx))
         return shapes.search_result(found)
 
     @server.tool(annotations=_READ, description=(
@@ -116,9 +118,10 @@ def add_reading_tools(server: MCPServer, store: Store) -> None:
                                            description="at most this many tokens (1 to 1,000,000)")] = 2000,
         hops: Annotated[int, Field(strict=True, ge=0, le=ops.MAX_HOPS,
                                    description="related_to hops to follow from keyword hits (0 to 5)")] = 1,
+        ctx: Context | None = None,
     ) -> Annotated[CallToolResult, shapes.ContextOut]:
         with refused():
-            bundle = ops.context(store, query, token_budget, hops=hops)
+            bundle = ops.context(store, query, token_budget, hops=hops, progress=progress_of(ctx))
         return shapes.context_result(bundle)
 
     @server.tool(annotations=_READ, description=(
@@ -161,7 +164,7 @@ def add_reading_tools(server: MCPServer, store: Store) -> None:
         return shapes.page_result(page)
 
 
-def add_writing_tools(server: MCPServer, store: Store) -> None:
+def add_writing_tools(server: MCPServer, store: Store, notices: Notices) -> None:
     """remember, update, touch, supersede, link, forget, undelete: each one journalled transaction."""
 
     @server.tool(annotations=_WRITE, description=(
@@ -182,6 +185,7 @@ def add_writing_tools(server: MCPServer, store: Store) -> None:
         with refused():
             done = ops.remember(store, content, type, importance, related=related, expires_at=expires_at,
                                 tags=tags, copy=copy, actor=actor_of(ctx))
+        notices.log(ctx, "info", f"{done.memory.id}: " + ("already remembered" if done.already else "remembered"))
         return shapes.remember_result(done)
 
     @server.tool(annotations=_WRITE, description=(
@@ -205,6 +209,7 @@ def add_writing_tools(server: MCPServer, store: Store) -> None:
         with refused():
             done = ops.update(store, id, content=content, type=type, importance=importance, expires_at=expires_at,
                               related=related, tags=tags, version=version, actor=actor_of(ctx))
+        notices.log(ctx, "info", f"{done.memory.id}: updated")
         return shapes.result(f"Updated {shapes.memory_line(done.memory, full=False)}",
                              {"memory": shapes.memory_out(done.memory)})
 
@@ -231,6 +236,7 @@ def add_writing_tools(server: MCPServer, store: Store) -> None:
     ) -> Annotated[CallToolResult, shapes.ChangeOut]:
         with refused():
             done = ops.supersede(store, old_id, new_id, actor=actor_of(ctx))
+        notices.log(ctx, "info", f"{old_id}: superseded by {new_id}")
         return shapes.result(f"[{old_id}] is now superseded by [{new_id}]", shapes.change_out(done.change))
 
     @server.tool(annotations=_WRITE, description=(
@@ -246,6 +252,7 @@ def add_writing_tools(server: MCPServer, store: Store) -> None:
     ) -> Annotated[CallToolResult, shapes.ChangeOut]:
         with refused():
             done = ops.link(store, id, other_id, mutual=not one_way, remove=remove, actor=actor_of(ctx))
+        notices.log(ctx, "info", f"{id}: {'unlinked from' if remove else 'linked to'} {other_id}")
         verb = "Unlinked" if remove else "Linked"
         text = (f"{verb} [{id}] and [{other_id}]" if done.change
                 else f"Nothing to do: [{id}] and [{other_id}] were already {verb.lower()}")
@@ -262,6 +269,7 @@ def add_writing_tools(server: MCPServer, store: Store) -> None:
     ) -> Annotated[CallToolResult, shapes.ForgetOut]:
         with refused():
             done = ops.forget(store, ids, reason=reason, actor=actor_of(ctx))
+        notices.log(ctx, "info", f"forgot {', '.join(m.id for m in done.removed)}")
         restore = f"ora-desktop undelete --db {shlex.quote(str(store.path))} {' '.join(map(str, done.trash_ids))}"
         return shapes.forget_result(done, restore)
 
@@ -270,6 +278,7 @@ def add_writing_tools(server: MCPServer, store: Store) -> None:
     def undelete(ids: IdList, ctx: Context | None = None) -> Annotated[CallToolResult, shapes.MemoriesOut]:
         with refused():
             done = ops.undelete(store, ids, actor=actor_of(ctx))
+        notices.log(ctx, "info", f"restored {', '.join(m.id for m in done.restored)}")
         text = "\n".join(f"Restored {shapes.memory_line(m, full=False)}" for m in done.restored)
         return shapes.result(text or "Nothing restored.", {"count": len(done.restored),
                                                           "memories": [shapes.memory_out(m) for m in done.restored]})

@@ -9,12 +9,14 @@ import json
 import sqlite3
 import subprocess
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
 import anyio
 import pytest
 from mcp import MCPError
+from mcp.types import ResourceTemplateReference
 
 from .mcp_support import ROOT, call, mcp_session, refused, server_env, text_of
 
@@ -195,3 +197,48 @@ def test_a_lone_surrogate_gets_an_error_result_and_the_server_keeps_answering(ag
     conn = sqlite3.connect(agent_file)
     assert conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 4
     conn.close()
+
+
+def test_logging_progress_subscriptions_and_completion(agent_file: Path) -> None:
+    logs: list[str] = []
+    updated: list[str] = []
+    progress: list[tuple[float, float | None]] = []
+
+    async def on_log(params) -> None:
+        logs.append(str(params.data))
+
+    async def on_message(message) -> None:
+        root = getattr(message, "root", message)
+        if getattr(root, "method", "") == "notifications/resources/updated":
+            updated.append(str(root.params.uri))
+
+    async def on_progress(done: float, total: float | None, _message: str | None) -> None:
+        progress.append((done, total))
+
+    async def scenario() -> None:
+        async with mcp_session("--db", agent_file, logging_callback=on_log, message_handler=on_message) as session:
+            capabilities = session.server_capabilities
+            assert capabilities.logging is not None and capabilities.completions is not None
+            assert capabilities.resources.subscribe
+            with warnings.catch_warnings():  # both are deprecated in the 2026-07-28 protocol, still served
+                warnings.simplefilter("ignore")
+                await session.set_logging_level("info")
+                await session.subscribe_resource("ora://anwe-sh/ora/memory/m-tabs")
+            await call(session, "update", id="m-tabs", importance=9)
+            await call(session, "remember", content="Nobody subscribed to this one")
+            # The first search by meaning builds the vectors: the client hears how far it got.
+            found = await session.call_tool("search", {"query": "indentation style", "mode": "semantic"},
+                                            progress_callback=on_progress)
+            assert not found.is_error and found.structured_content["mode"] == "semantic"
+            ids = await session.complete(ResourceTemplateReference(uri="ora://anwe-sh/ora/memory/{memory_id}"),
+                                         {"name": "memory_id", "value": "m-t"})
+            assert ids.completion.values == ["m-tabs"]
+            types = await session.complete(ResourceTemplateReference(uri="ora://anwe-sh/ora/recall/{type}"),
+                                           {"name": "type", "value": "p"})
+            assert types.completion.values == ["preference"]
+            await call(session, "recall", type="fact")  # a round trip: notifications sent before it arrived
+
+    anyio.run(scenario)
+    assert updated == ["ora://anwe-sh/ora/memory/m-tabs"]
+    assert any("m-tabs: updated" in line for line in logs) and any("remembered" in line for line in logs)
+    assert progress and progress[-1][0] == progress[-1][1]

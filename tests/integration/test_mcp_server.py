@@ -92,7 +92,7 @@ def test_tools_have_described_schemas_and_an_agent_round_trip_works(agent_file: 
             resources = {str(r.uri) for r in (await session.list_resources()).resources}
             assert resources == {"ora://anwe-sh/ora/important"}
             templates = {t.uri_template for t in (await session.list_resource_templates()).resource_templates}
-            assert templates == {"ora://anwe-sh/ora/memory/{memory_id}"}
+            assert templates == {"ora://anwe-sh/ora/memory/{memory_id}", "ora://anwe-sh/ora/recall/{type}"}
             read = await session.read_resource("ora://anwe-sh/ora/memory/m-deploy")
             assert json.loads(read.contents[0].text)["content"].startswith("The site deploys")
             listed = json.loads((await session.read_resource("ora://anwe-sh/ora/important")).contents[0].text)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,7 @@ from ..errors import InvalidValue, NotFound
 from ..listing import SORTABLE, Cursor, ListQuery
 from ..records import Change, Initiator, Memory
 from ..sametext import identical_live
+from ..search import ensure_index
 from ..validation import check_content, check_id, check_type
 from . import edits
 from .edits import require_ids
@@ -55,6 +56,7 @@ NEAR_DUPLICATE = 0.80
 #: Columns ``list`` may sort by.
 LIST_SORTS = ("created_at", "updated_at", "importance", "health_score", "last_accessed_at", "access_count",
               "expires_at")
+ProgressFn = Callable[[int, int], None]
 _TAGS_LINE = re.compile(r"^Tags: .*$\n?", re.MULTILINE)
 
 
@@ -334,7 +336,8 @@ def important(store: Store, limit: int = 50) -> list[Memory]:
     return store.important(whole_number(limit, "limit", 1, MAX_LIMIT))
 
 
-def search(store: Store, query: str, limit: int = 20, mode: str = DEFAULT_MODE) -> Found:
+def search(store: Store, query: str, limit: int = 20, mode: str = DEFAULT_MODE, *,
+           progress: ProgressFn | None = None) -> Found:
     """The query language over this file, best first, in ``mode`` (:data:`SEARCH_MODES`; the
     default stays lexical whether or not vectors exist). Scores run from 0 to 1 in every mode:
     lexical, the blend of BM25 with importance, health and recency; semantic, the cosine
@@ -349,12 +352,14 @@ def search(store: Store, query: str, limit: int = 20, mode: str = DEFAULT_MODE) 
     if mode not in SEARCH_MODES:
         raise InvalidValue("mode", f"{mode!r} is not one of {', '.join(SEARCH_MODES)}")
     limit = whole_number(limit, "limit", 1, MAX_LIMIT)
+    if progress is not None:  # a build the search would wait for anyway, reported as it goes
+        ensure_index(store.path, progress)
     if mode == "lexical":
         result = search_file(store, query, limit, mode="lexical")
     else:
         from ..search.semantic import HYBRID_K
 
-        result = search_file(store, query, limit, mode=mode, min_similarity=MEANING_FLOOR)
+        result = search_file(store, query, limit, mode=mode, min_similarity=MEANING_FLOOR, progress=progress)
         if mode == "hybrid":
             result = replace(result, hits=[replace(h, score=min(1.0, h.score * (HYBRID_K + 1))) for h in result.hits])
         else:
@@ -363,10 +368,13 @@ def search(store: Store, query: str, limit: int = 20, mode: str = DEFAULT_MODE) 
     return Found(result, mode, notes)
 
 
-def context(store: Store, query: str, token_budget: int = 2000, *, hops: int = 1) -> ContextBundle:
+def context(store: Store, query: str, token_budget: int = 2000, *, hops: int = 1,
+            progress: ProgressFn | None = None) -> ContextBundle:
     """Important, relevant and recent memories for ``query``, never more than ``token_budget`` tokens."""
     text(query, "query")
     budget = whole_number(token_budget, "token_budget", 1, MAX_BUDGET)
+    if progress is not None:
+        ensure_index(store.path, progress)
     return build_context(store, query, budget, hops=whole_number(hops, "hops", 0, MAX_HOPS))
 
 
@@ -414,3 +422,12 @@ def _read_cursor(token: str, sort: str, descending: bool) -> Cursor:
         raise InvalidValue("cursor", f"that cursor continues a listing sorted by {value[0]} "
                                      f"({'descending' if value[1] else 'ascending'}); ask in that order")
     return Cursor(value[2], value[3])
+
+
+def ids_starting(store: Store, prefix: str, limit: int = 100) -> list[str]:
+    """Ids beginning with ``prefix``, in id order, at most ``limit`` (what a client completes)."""
+    prefix = text(prefix, "value")
+    bounds = ("id >= ? AND id < ?", (prefix, prefix + "\U0010ffff"))
+    query = ListQuery(superseded="show", order_by="id", descending=False, limit=whole_number(limit, "limit"),
+                      extra_where=(bounds,))
+    return [m.id for m in store.list(query)]
