@@ -120,8 +120,11 @@ def test_remember_returns_the_identical_memory_instead_of_a_second_copy(path: Pa
         again = ops.remember(store, "  the user PREFERS tabs ", "preference", 6)
         assert again.already and again.memory.id == "m-tabs" and not again.change
         assert store.count() == 3
+        tagged = ops.remember(store, "Tabs are set to width 4", tags=["style"])
+        assert ops.remember(store, "tabs are set to  width 4").memory.id == tagged.memory.id  # tags aside
+        assert store.count() == 4
         copy = ops.remember(store, "The user prefers tabs", "preference", 6, copy=True)
-        assert not copy.already and copy.memory.id != "m-tabs" and store.count() == 4
+        assert not copy.already and copy.memory.id != "m-tabs" and store.count() == 5
 
 
 def test_tags_are_written_as_the_line_the_tag_extractor_reads(path: Path) -> None:

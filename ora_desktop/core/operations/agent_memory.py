@@ -25,7 +25,7 @@ from ..context import ContextBundle, build_context
 from ..errors import InvalidValue, NotFound
 from ..listing import SORTABLE, Cursor, ListQuery
 from ..records import Change, Initiator, Memory
-from ..sametext import identical_live
+from ..sametext import identical_live, normalized
 from ..search import ensure_index
 from ..validation import check_content, check_id, check_type
 from . import edits
@@ -203,8 +203,8 @@ def remember(store: Store, content: str, type: str = "fact", importance: int = 5
              tags: Iterable[str] | None = None, copy: bool = False, actor: str = LIBRARY) -> Remembered:
     """Store a new memory (the seed's insert); every value is checked before any SQL runs.
 
-    A live memory with the same text (case and spacing aside) is returned instead, nothing
-    added (``already``), unless ``copy``. When the file has vectors, the nearest existing memory
+    A live memory with the same text (case, spacing and its ``Tags:`` line aside) is returned
+    instead, nothing added (``already``), unless ``copy``. When the file has vectors, the nearest existing memory
     at or above :data:`NEAR_DUPLICATE` is named in ``closest`` (the new one is stored anyway).
     """
     content = with_tags(check_content(text(content, "content")), tags)
@@ -214,8 +214,9 @@ def remember(store: Store, content: str, type: str = "fact", importance: int = 5
     if expires_at:
         fields["expires_at"] = text(expires_at, "expires_at")
     store._require_writable()
-    if not copy:
-        same = identical_live(store, content)
+    if not copy:  # the same text is the same memory, whatever its Tags line
+        same = identical_live(store, _TAGS_LINE.sub("", content), lambda t: normalized(_TAGS_LINE.sub("", t)),
+                              more_after=True)
         if same is not None:
             return Remembered(store.get(same), Change(), already=True)
     closest = nearest_memory(store, content)
