@@ -19,6 +19,7 @@ Tools run on worker threads; notifications are sent back on the event loop throu
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import warnings
 import weakref
@@ -34,13 +35,14 @@ from mcp.types import (
     UnsubscribeRequestParams,
 )
 
+from ..core import OraError
 from ..core.operations import agent_memory as ops
 from ..core.schema import MEMORY_TYPES
+from .agents import Agents, base_uri
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-    from ..core import Store
     from ..core.records import Change
 
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -52,17 +54,16 @@ MAX_COMPLETIONS = 100
 class Notices:
     """Per-server state for log levels and subscriptions, and the senders that use it."""
 
-    def __init__(self, base: str) -> None:
-        self.base = base
+    def __init__(self) -> None:
         # Keyed by the client's connection (a ServerSession is a per-request proxy over it).
         self.levels: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self.subscribers: dict[str, weakref.WeakKeyDictionary[Any, Any]] = {}
         self.lock = threading.Lock()
 
     # --------------------------------------------------------------------- installing
-    def install(self, server: MCPServer, store: Store) -> None:
+    def install(self, server: MCPServer, agents: Agents) -> None:
         """Serve logging/setLevel, resources/(un)subscribe and completion/complete on ``server``,
-        and send resource updates after each of ``store``'s commits."""
+        and send resource updates after each commit of the agents' stores."""
         lowlevel = server._lowlevel_server
 
         async def set_level(ctx: Any, params: SetLevelRequestParams) -> dict:
@@ -81,7 +82,9 @@ class Notices:
             return {}
 
         async def complete(ctx: Any, params: CompleteRequestParams) -> dict:
-            values = complete_argument(store, params.argument.name, params.argument.value)
+            known = dict(params.context.arguments or {}) if params.context else {}
+            known.update(_template_values(params.ref))
+            values = complete_argument(agents, params.argument.name, params.argument.value, known.get("agent"))
             completion = Completion(values=values[:MAX_COMPLETIONS], total=len(values),
                                     has_more=len(values) > MAX_COMPLETIONS)
             return {"completion": completion.model_dump(by_alias=True, exclude_none=True)}
@@ -92,13 +95,14 @@ class Notices:
         lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, subscribe)
         lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, unsubscribe)
         lowlevel.add_request_handler("completion/complete", CompleteRequestParams, complete)
-        store.subscribe(self.changed)
+        agents.on_open(lambda store: store.subscribe(functools.partial(self.changed, base_uri(store.path))))
 
     # --------------------------------------------------------------------- sending
-    def changed(self, change: Change) -> None:
-        """A commit of this store: tell the subscribers of each changed memory (and of important)."""
-        uris = [f"{self.base}/memory/{memory_id}" for memory_id in sorted(change.ids)]
-        uris.append(f"{self.base}/important")
+    def changed(self, base: str, change: Change) -> None:
+        """A commit to the store at ``base``: tell the subscribers of each changed memory (and of
+        important)."""
+        uris = [f"{base}/memory/{memory_id}" for memory_id in sorted(change.ids)]
+        uris.append(f"{base}/important")
         with self.lock:
             targets = [(uri, list(self.subscribers.get(uri, {}).values())) for uri in uris]
         for uri, sessions in targets:
@@ -129,13 +133,26 @@ def progress_of(ctx: Any) -> Callable[[int, int], None] | None:
     return report
 
 
-def complete_argument(store: Store, name: str, typed: str) -> list[str]:
-    """Completions for an argument called ``name`` given what was ``typed``."""
+def complete_argument(agents: Agents, name: str, typed: str, agent: str | None = None) -> list[str]:
+    """Completions for an argument called ``name`` given what was ``typed`` (ids of ``agent``'s
+    memories when the server serves a site)."""
     if name == "type":
         return [t for t in MEMORY_TYPES if t.startswith(typed)]
+    if name == "agent":
+        return [a for a in agents.names() if a.startswith(typed)]
     if name in ("memory_id", "id", "old_id", "new_id", "other_id"):
-        return ops.ids_starting(store, typed, MAX_COMPLETIONS + 1)
+        try:
+            return ops.ids_starting(agents.get(agent), typed, MAX_COMPLETIONS + 1)
+        except OraError:
+            return []
     return []
+
+
+def _template_values(ref: Any) -> dict[str, str]:
+    """Values already in a resource reference's URI (``ora://site/ora/...`` names the agent)."""
+    uri = str(getattr(ref, "uri", "") or "")
+    parts = uri.removeprefix("ora://").split("/")
+    return {"agent": parts[1]} if uri.startswith("ora://") and len(parts) > 1 and "{" not in parts[1] else {}
 
 
 def _session(ctx: Any) -> Any:

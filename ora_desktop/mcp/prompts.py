@@ -9,24 +9,30 @@ Both read through :mod:`ora_desktop.core.operations.agent_memory` and change not
 """
 
 # No ``from __future__ import annotations``: the SDK reads these signatures to build arguments.
-from mcp.server.mcpserver import MCPServer
+from typing import Annotated
 
-from ..core import OraError, Store
+from mcp.server.mcpserver import MCPServer
+from pydantic import Field
+
+from ..core import OraError
 from ..core.operations import agent_memory as ops
 from . import shapes
+from .agents import Agents
+
+Agent = Annotated[str | None, Field(description="which agent (only when the server serves a whole site)")]
 
 START_BUDGET = 1500
 
 
-def add_prompts(server: MCPServer, store: Store) -> None:
+def add_prompts(server: MCPServer, agents: Agents) -> None:
     """Register ``start_task`` and ``wrap_up`` on ``server``."""
 
     @server.prompt(name="start_task", title="Load what you know before a task", description=(
         "The memories that matter for a task (important, relevant, recent, each with its id), to read "
         "before starting it."))
-    def start_task(task: str) -> str:
+    def start_task(task: str, agent: Agent = None) -> str:
         try:
-            bundle = ops.context(store, task, START_BUDGET)
+            bundle = ops.context(agents.get(agent), task, START_BUDGET)
         except OraError as exc:
             raise ValueError(str(exc)) from None
         known = bundle.text or "(nothing remembered yet)"
@@ -37,9 +43,9 @@ def add_prompts(server: MCPServer, store: Store) -> None:
     @server.prompt(name="wrap_up", title="Wrap up this session", description=(
         "What should be remembered from this session: the recent memories (to avoid duplicates) and what "
         "to store, update or supersede before you stop."))
-    def wrap_up(summary: str = "") -> str:
+    def wrap_up(summary: str = "", agent: Agent = None) -> str:
         try:
-            recent = ops.list_memories(store, limit=15).memories
+            recent = ops.list_memories(agents.get(agent), limit=15).memories
         except OraError as exc:
             raise ValueError(str(exc)) from None
         lines = "\n".join(shapes.memory_line(m, full=False) for m in recent) or "(none yet)"

@@ -1,13 +1,12 @@
-"""The MCP server of one agent file: tools, resources, prompts, and the transports (stdio,
-streamable HTTP).
+"""The MCP server of one agent file (or of every agent of a site): tools, resources, prompts,
+and the transports (stdio, streamable HTTP).
 
-``build_server(store)`` makes an :class:`OraServer` over an open :class:`~ora_desktop.core.Store`;
-``serve(path, ...)`` opens the file and runs it. A read-only store lists only the reading tools
-and answers a writing one with "read-only".
+``build_server(store)`` makes an :class:`OraServer` over an open :class:`~ora_desktop.core.Store`
+(or over :class:`.agents.Agents`); ``serve(path, ...)`` opens the file and runs it. A read-only
+store lists only the reading tools and answers a writing one with "read-only".
 """
 
 import contextlib
-import json
 import sqlite3
 import threading
 from pathlib import Path
@@ -15,21 +14,20 @@ from typing import Any
 
 import anyio
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent
 from mcp_types import INVALID_PARAMS
 from pydantic import ValidationError
 
 from .. import __version__
-from ..core import NotFound, OraError, Store, open_store
-from ..core.operations import agent_memory as ops
+from ..core import OraError, OraHome, Store, open_store
 from ..core.search import ensure_index
-from ..core.search.hits import location
-from . import shapes
+from .agents import Agents
 from .http import parse_http, read_token, require_token, run_http
 from .notices import Notices
 from .prompts import add_prompts
+from .resources import add_resources
 from .stdio import run_stdio
 from .tools import WRITING_TOOLS, add_reading_tools, add_writing_tools
 
@@ -39,12 +37,6 @@ INSTRUCTIONS = (
     "what will matter later, one idea per memory, with an honest importance; 'touch' what you used; "
     "'supersede' what became outdated instead of leaving contradictions; 'forget' is recoverable."
 )
-
-
-def base_uri(path: Path) -> str:
-    """``ora://SITE/AGENT`` for ``…/SITE/AGENT.site.db`` (the file's folder and stem otherwise)."""
-    site, agent = location(path)
-    return f"ora://{site or path.parent.name or 'local'}/{agent or path.stem}"
 
 
 def argument_error(tool: str, error: ValidationError) -> str:
@@ -95,50 +87,24 @@ def _error(text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
-def build_server(store: Store) -> OraServer:
-    """An MCP server whose tools, resources and prompts all act on ``store``."""
-    readonly = store.readonly
+def build_server(target: Store | Agents) -> OraServer:
+    """An MCP server whose tools, resources and prompts act on one store, or on the agents of a site."""
+    agents = target if isinstance(target, Agents) else Agents.one(target)
+    readonly = agents.readonly
+    scope = (f"every agent of site {agents.site!r} (each call names its agent)" if agents.serves_site
+             else "one Ora agent")
     server = OraServer(
         name="ora-desktop", title="Ora memory", version=__version__, log_level="WARNING", readonly=readonly,
-        instructions=INSTRUCTIONS + (" This server is read-only: it cannot change memories." if readonly else ""),
+        instructions=INSTRUCTIONS.replace("one Ora agent", scope)
+        + (" This server is read-only: it cannot change memories." if readonly else ""),
     )
-    base = base_uri(store.path)
-    notices = Notices(base)
-    add_reading_tools(server, store, notices)
+    notices = Notices()
+    add_reading_tools(server, agents, notices)
     if not readonly:
-        add_writing_tools(server, store, notices)
-    add_prompts(server, store)
-    notices.install(server, store)
-
-    @server.resource(f"{base}/important", name="important", mime_type="application/json",
-                     description="The agent's important memories (importance >= 7, or facts with health >= 0.5)")
-    def important_memories() -> str:
-        try:
-            found = ops.important(store)
-        except OraError as exc:
-            raise ResourceError(str(exc)) from exc
-        return json.dumps([shapes.memory_out(m) for m in found], ensure_ascii=False, indent=1)
-
-    @server.resource(f"{base}/recall/{{type}}", name="recall", mime_type="application/json",
-                     description="The agent's recall of one memory type (current memories, health above 0.3)")
-    def recall_by_type(type: str) -> str:
-        try:
-            found = ops.recall(store, type)
-        except OraError as exc:
-            raise ResourceNotFoundError(str(exc)) from exc
-        return json.dumps([shapes.memory_out(m) for m in found], ensure_ascii=False, indent=1)
-
-    @server.resource(f"{base}/memory/{{memory_id}}", name="memory", mime_type="application/json",
-                     description="One memory by id, with every field")
-    def memory_by_id(memory_id: str) -> str:
-        try:
-            found = ops.memory(store, memory_id)
-        except NotFound as exc:
-            raise ResourceNotFoundError(str(exc)) from exc
-        except OraError as exc:
-            raise ResourceError(str(exc)) from exc
-        return json.dumps(shapes.memory_out(found), ensure_ascii=False, indent=1)
-
+        add_writing_tools(server, agents, notices)
+    add_prompts(server, agents)
+    add_resources(server, agents)
+    notices.install(server, agents)
     return server
 
 
@@ -151,21 +117,28 @@ def warm_index(path: Path) -> None:
         ensure_index(path)
 
 
-def serve(path: Path, *, readonly: bool = False, http: str | None = None, token_file: str | None = None,
-          allow_hosts: tuple[str, ...] = ()) -> None:
-    """Open ``path`` and answer MCP requests until the client goes away (stdio) or Ctrl+C (HTTP).
+def serve(path: Path | None, *, readonly: bool = False, http: str | None = None, token_file: str | None = None,
+          allow_hosts: tuple[str, ...] = (), site: tuple[OraHome, str] | None = None) -> None:
+    """Open ``path`` (or, with ``site`` = (home, slug), every agent of that site, each on first
+    use) and answer MCP requests until the client goes away (stdio) or Ctrl+C (HTTP).
 
     Over HTTP the token (``token_file`` or ``ORA_MCP_TOKEN``) is required beyond loopback and
-    checked before the file is opened (:mod:`.http`)."""
+    checked before any file is opened (:mod:`.http`)."""
     address = parse_http(http) if http else None
     token = read_token(token_file) if address else None
     if address:
         require_token(address[0], token)
-    with open_store(path, readonly=readonly) as store:
-        server = build_server(store)
-        threading.Thread(target=warm_index, args=(store.path,), name="ora-mcp-index", daemon=True).start()
+    with contextlib.ExitStack() as stack:
+        if site is not None:
+            agents = Agents.of_site(site[0], site[1], readonly=readonly)
+            stack.callback(agents.close)
+        else:
+            assert path is not None
+            store = stack.enter_context(open_store(path, readonly=readonly))
+            agents = Agents.one(store)
+            threading.Thread(target=warm_index, args=(store.path,), name="ora-mcp-index", daemon=True).start()
+        server = build_server(agents)
         if address is None:
             anyio.run(run_stdio, server)
         else:
             run_http(server, address[0], address[1], token, allow_hosts)
-

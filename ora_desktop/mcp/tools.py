@@ -18,9 +18,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from ..core import OraError, Store
+from ..core import OraError
 from ..core.operations import agent_memory as ops
 from . import shapes
+from .agents import Agents
 from .notices import Notices, progress_of
 
 READING_TOOLS = ("recall", "search", "context", "important", "get", "list")
@@ -48,6 +49,9 @@ Tags = Annotated[list[TagText] | None, Field(strict=True, max_length=64, descrip
     "'Tags:' line"))]
 Related = Annotated[list[IdText] | None, Field(strict=True, max_length=1000,
                                                description="ids of related memories (each must exist)")]
+
+AgentArg = Annotated[str | None, Field(strict=True, max_length=200, description=(
+    "which agent's memory: required when the server serves a whole site, else leave it out"))]
 
 FIELDS = ("Each memory carries id, content, type, importance, health_score, access_count, last_accessed_at, "
           "created_at, updated_at, expires_at, related_to, superseded_by, sync_status and version.")
@@ -77,16 +81,20 @@ def actor_of(ctx: Context | None) -> str:
     return f"mcp:{name or 'unknown'}"
 
 
-def add_reading_tools(server: MCPServer, store: Store, notices: Notices) -> None:
+def add_reading_tools(server: MCPServer, agents: Agents, notices: Notices) -> None:
     """recall, search, context, important, get, list: they never change the file."""
 
     @server.tool(annotations=_READ, description=(
         "The agent's recall: current memories of one type (superseded and expired ones left out) whose "
         "health is above 0.3, most important first, then newest. Use it to load what you know of a kind "
         "at the start of a task. " + FIELDS))
-    def recall(type: Annotated[MemoryType, Field(description="memory type")],
-               limit: Limit = 20) -> Annotated[CallToolResult, shapes.MemoriesOut]:
+    def recall(
+        type: Annotated[MemoryType, Field(description="memory type")],
+        limit: Limit = 20,
+        agent: AgentArg = None,
+    ) -> Annotated[CallToolResult, shapes.MemoriesOut]:
         with refused():
+            store = agents.get(agent)
             found = ops.recall(store, type, limit)
         return shapes.memories_result(found, f"No current {type} memories with health above 0.3.")
 
@@ -102,9 +110,11 @@ def add_reading_tools(server: MCPServer, store: Store, notices: Notices) -> None
         query: Annotated[str, Field(strict=True, max_length=10000, description="what to look for")],
         limit: Limit = 20,
         mode: Annotated[SearchMode, Field(description="lexical (default), semantic or hybrid")] = "lexical",
+        agent: AgentArg = None,
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, shapes.SearchOut]:
         with refused():
+            store = agents.get(agent)
             found = ops.search(store, query, limit, mode, progress=progress_of(ctx))
         return shapes.search_result(found)
 
@@ -118,26 +128,32 @@ def add_reading_tools(server: MCPServer, store: Store, notices: Notices) -> None
                                            description="at most this many tokens (1 to 1,000,000)")] = 2000,
         hops: Annotated[int, Field(strict=True, ge=0, le=ops.MAX_HOPS,
                                    description="related_to hops to follow from keyword hits (0 to 5)")] = 1,
+        agent: AgentArg = None,
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, shapes.ContextOut]:
         with refused():
+            store = agents.get(agent)
             bundle = ops.context(store, query, token_budget, hops=hops, progress=progress_of(ctx))
         return shapes.context_result(bundle)
 
     @server.tool(annotations=_READ, description=(
         "The important current memories: importance 7 or more, or facts with health 0.5 or more, most "
         "important first (superseded and expired ones left out)."))
-    def important(limit: Annotated[int, Field(strict=True, ge=1, le=ops.MAX_LIMIT,
-                                              description="at most this many (1 to 1000)")] = 50,
-                  ) -> Annotated[CallToolResult, shapes.MemoriesOut]:
+    def important(
+        limit: Annotated[int, Field(strict=True, ge=1, le=ops.MAX_LIMIT,
+                                    description="at most this many (1 to 1000)")] = 50,
+        agent: AgentArg = None,
+    ) -> Annotated[CallToolResult, shapes.MemoriesOut]:
         with refused():
+            store = agents.get(agent)
             found = ops.important(store, limit)
         return shapes.memories_result(found, "No important memories yet.")
 
     @server.tool(name="get", annotations=_READ, description=(
         "One memory by id, with every field (its version is what update takes to refuse a stale edit)."))
-    def get_memory(id: MemoryId) -> Annotated[CallToolResult, shapes.MemoryResultOut]:
+    def get_memory(id: MemoryId, agent: AgentArg = None) -> Annotated[CallToolResult, shapes.MemoryResultOut]:
         with refused():
+            store = agents.get(agent)
             found = ops.memory(store, id)
         return shapes.result(shapes.memory_line(found), {"memory": shapes.memory_out(found)})
 
@@ -156,15 +172,17 @@ def add_reading_tools(server: MCPServer, store: Store, notices: Notices) -> None
         limit: Annotated[int, Field(strict=True, ge=1, le=ops.MAX_LIMIT, description="page size (1 to 1000)")] = 20,
         cursor: Annotated[str | None, Field(strict=True, max_length=2000,
                                             description="the cursor of the previous page")] = None,
+        agent: AgentArg = None,
     ) -> Annotated[CallToolResult, shapes.PageOut]:
         with refused():
+            store = agents.get(agent)
             page = ops.list_memories(store, types=type or (), importance_min=importance_min,
                                      importance_max=importance_max, sort=sort, descending=not ascending,
                                      superseded=include_superseded, expired=expired, limit=limit, cursor=cursor)
         return shapes.page_result(page)
 
 
-def add_writing_tools(server: MCPServer, store: Store, notices: Notices) -> None:
+def add_writing_tools(server: MCPServer, agents: Agents, notices: Notices) -> None:
     """remember, update, touch, supersede, link, forget, undelete: each one journalled transaction."""
 
     @server.tool(annotations=_WRITE, description=(
@@ -180,9 +198,11 @@ def add_writing_tools(server: MCPServer, store: Store, notices: Notices) -> None
         expires_at: Expiry = None,
         tags: Tags = None,
         copy: Annotated[bool, Field(strict=True, description="store even if an identical memory exists")] = False,
+        agent: AgentArg = None,
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, shapes.RememberOut]:
         with refused():
+            store = agents.get(agent)
             done = ops.remember(store, content, type, importance, related=related, expires_at=expires_at,
                                 tags=tags, copy=copy, actor=actor_of(ctx))
         notices.log(ctx, "info", f"{done.memory.id}: " + ("already remembered" if done.already else "remembered"))
@@ -204,9 +224,11 @@ def add_writing_tools(server: MCPServer, store: Store, notices: Notices) -> None
         tags: Tags = None,
         version: Annotated[str | None, Field(strict=True, max_length=200, description=(
             "the memory's version as you read it: refused if it changed since"))] = None,
+        agent: AgentArg = None,
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, shapes.MemoryResultOut]:
         with refused():
+            store = agents.get(agent)
             done = ops.update(store, id, content=content, type=type, importance=importance, expires_at=expires_at,
                               related=related, tags=tags, version=version, actor=actor_of(ctx))
         notices.log(ctx, "info", f"{done.memory.id}: updated")
@@ -216,8 +238,9 @@ def add_writing_tools(server: MCPServer, store: Store, notices: Notices) -> None
     @server.tool(annotations=_WRITE, description=(
         "Record that you used memories: access count +1, last access now, health +0.1 (at most 1.0). "
         "Used memories stay healthy and keep being recalled."))
-    def touch(ids: IdList) -> Annotated[CallToolResult, shapes.MemoriesOut]:
+    def touch(ids: IdList, agent: AgentArg = None) -> Annotated[CallToolResult, shapes.MemoriesOut]:
         with refused():
+            store = agents.get(agent)
             done = ops.touch(store, ids)
         text = "\n".join(f"Touched [{m.id}]: accessed {m.access_count} times, health {m.health_score:.2f}"
                          for m in done.memories)
@@ -232,9 +255,11 @@ def add_writing_tools(server: MCPServer, store: Store, notices: Notices) -> None
         old_id: Annotated[str, Field(strict=True, min_length=1, max_length=512, description="the outdated memory")],
         new_id: Annotated[str, Field(strict=True, min_length=1, max_length=512,
                                      description="the memory that replaces it")],
+        agent: AgentArg = None,
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, shapes.ChangeOut]:
         with refused():
+            store = agents.get(agent)
             done = ops.supersede(store, old_id, new_id, actor=actor_of(ctx))
         notices.log(ctx, "info", f"{old_id}: superseded by {new_id}")
         return shapes.result(f"[{old_id}] is now superseded by [{new_id}]", shapes.change_out(done.change))
@@ -248,9 +273,11 @@ def add_writing_tools(server: MCPServer, store: Store, notices: Notices) -> None
                                        description="the memory to relate it to")],
         one_way: Annotated[bool, Field(strict=True, description="only change id's related_to")] = False,
         remove: Annotated[bool, Field(strict=True, description="remove the link instead of adding it")] = False,
+        agent: AgentArg = None,
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, shapes.ChangeOut]:
         with refused():
+            store = agents.get(agent)
             done = ops.link(store, id, other_id, mutual=not one_way, remove=remove, actor=actor_of(ctx))
         notices.log(ctx, "info", f"{id}: {'unlinked from' if remove else 'linked to'} {other_id}")
         verb = "Unlinked" if remove else "Linked"
@@ -265,9 +292,11 @@ def add_writing_tools(server: MCPServer, store: Store, notices: Notices) -> None
         ids: IdList,
         reason: Annotated[str, Field(strict=True, max_length=2000,
                                      description="why (kept with the trash row)")] = "forgotten by the agent (MCP)",
+        agent: AgentArg = None,
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, shapes.ForgetOut]:
         with refused():
+            store = agents.get(agent)
             done = ops.forget(store, ids, reason=reason, actor=actor_of(ctx))
         notices.log(ctx, "info", f"forgot {', '.join(m.id for m in done.removed)}")
         restore = f"ora-desktop undelete --db {shlex.quote(str(store.path))} {' '.join(map(str, done.trash_ids))}"
@@ -275,8 +304,13 @@ def add_writing_tools(server: MCPServer, store: Store, notices: Notices) -> None
 
     @server.tool(annotations=_WRITE, description=(
         "Bring forgotten memories back by id (the most recent forget of each), as they were."))
-    def undelete(ids: IdList, ctx: Context | None = None) -> Annotated[CallToolResult, shapes.MemoriesOut]:
+    def undelete(
+        ids: IdList,
+        agent: AgentArg = None,
+        ctx: Context | None = None,
+    ) -> Annotated[CallToolResult, shapes.MemoriesOut]:
         with refused():
+            store = agents.get(agent)
             done = ops.undelete(store, ids, actor=actor_of(ctx))
         notices.log(ctx, "info", f"restored {', '.join(m.id for m in done.restored)}")
         text = "\n".join(f"Restored {shapes.memory_line(m, full=False)}" for m in done.restored)

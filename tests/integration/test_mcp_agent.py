@@ -242,3 +242,28 @@ def test_logging_progress_subscriptions_and_completion(agent_file: Path) -> None
     assert updated == ["ora://anwe-sh/ora/memory/m-tabs"]
     assert any("m-tabs: updated" in line for line in logs) and any("remembered" in line for line in logs)
     assert progress and progress[-1][0] == progress[-1][1]
+
+
+def test_one_server_for_every_agent_of_a_site(agent_file: Path, seed_db: Callable[..., Path]) -> None:
+    scout = seed_db([("s-1", "The scout watches the status page", "fact", 7)], agent="scout")
+
+    async def scenario() -> None:
+        async with mcp_session("--site", "anwe-sh", client="team") as session:
+            tools = (await session.list_tools()).tools
+            assert all("agent" in t.input_schema["properties"] for t in tools)
+            message = await refused(session, "recall", {"type": "fact"})
+            assert "agent" in message and "ora" in message and "scout" in message
+            assert "'nobody'" in await refused(session, "recall", {"type": "fact", "agent": "nobody"})
+            stored = await call(session, "remember", content="The scout reports at noon", agent="scout")
+            new_id = stored.structured_content["memory"]["id"]
+            ora_facts = await call(session, "recall", type="fact", agent="ora")
+            assert new_id not in {m["id"] for m in ora_facts.structured_content["memories"]}
+            scout_facts = await call(session, "recall", type="fact", agent="scout")
+            assert {m["id"] for m in scout_facts.structured_content["memories"]} == {"s-1", new_id}
+            read = await session.read_resource(f"ora://anwe-sh/scout/memory/{new_id}")
+            assert json.loads(read.contents[0].text)["content"] == "The scout reports at noon"
+
+    anyio.run(scenario)
+    steps = json.loads(cli("undo", "--list", "--db", scout, "--json").stdout)
+    assert [(s["label"].split()[0], s["by"]) for s in steps] == [("add", "mcp:team")]
+    assert not json.loads(cli("undo", "--list", "--db", agent_file, "--json").stdout)
