@@ -27,6 +27,7 @@ from ..listing import SORTABLE, Cursor, ListQuery
 from ..records import Change, Initiator, Memory
 from ..sametext import identical_live, normalized
 from ..search import ensure_index
+from ..search.index import get_index
 from ..validation import check_content, check_id, check_type
 from . import edits
 from .edits import require_ids
@@ -353,8 +354,7 @@ def search(store: Store, query: str, limit: int = 20, mode: str = DEFAULT_MODE, 
     if mode not in SEARCH_MODES:
         raise InvalidValue("mode", f"{mode!r} is not one of {', '.join(SEARCH_MODES)}")
     limit = whole_number(limit, "limit", 1, MAX_LIMIT)
-    if progress is not None:  # a build the search would wait for anyway, reported as it goes
-        ensure_index(store.path, progress)
+    _build_first(store, progress)
     if mode == "lexical":
         result = search_file(store, query, limit, mode="lexical")
     else:
@@ -374,9 +374,15 @@ def context(store: Store, query: str, token_budget: int = 2000, *, hops: int = 1
     """Important, relevant and recent memories for ``query``, never more than ``token_budget`` tokens."""
     text(query, "query")
     budget = whole_number(token_budget, "token_budget", 1, MAX_BUDGET)
-    if progress is not None:
-        ensure_index(store.path, progress)
+    _build_first(store, progress)
     return build_context(store, query, budget, hops=whole_number(hops, "hops", 0, MAX_HOPS))
+
+
+def _build_first(store: Store, progress: ProgressFn | None) -> None:
+    """Build a missing search index now, reporting ``progress`` (the search would wait for it
+    anyway, silently); an index already there is left to the search to refresh."""
+    if progress is not None and not get_index(store.path).usable()[0]:
+        ensure_index(store.path, progress)
 
 
 def memory(store: Store, memory_id: str) -> Memory:
