@@ -200,3 +200,19 @@ def test_list_pages_newest_first_with_a_cursor_and_undelete_brings_forgotten_bac
         ops.forget(store, ["m-tabs"])
         assert [m.id for m in ops.undelete(store, ["m-tabs"]).restored] == ["m-tabs"]
         assert store.get("m-tabs").importance == 6
+
+
+def test_a_journal_made_before_authors_were_recorded_stays_readable_and_gains_them(path: Path) -> None:
+    conn = sqlite3.connect(path)  # the table as earlier versions created it, with one entry
+    conn.execute("CREATE TABLE ora_desktop_journal (id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, "
+                 "kind TEXT NOT NULL, initiator TEXT NOT NULL, label TEXT NOT NULL, undo TEXT NOT NULL, "
+                 "after TEXT NOT NULL)")
+    conn.execute("INSERT INTO ora_desktop_journal (at, kind, initiator, label, undo, after) VALUES "
+                 "('2026-01-01 00:00:00', 'edited', 'user', 'edit importance of m-tabs', '{}', '{}')")
+    conn.commit()
+    conn.close()
+    with open_store(path) as store:
+        (old,) = journal.entries(store)
+        assert old.actor is None and old.who == "person"
+        ops.update(store, "m-tabs", importance=2, actor="mcp:cursor")
+        assert [e.who for e in journal.entries(store)] == ["mcp:cursor", "person"]
