@@ -40,9 +40,14 @@ Limit = Annotated[int, Field(strict=True, ge=1, le=ops.MAX_LIMIT, description="a
 Importance = Annotated[int, Field(strict=True, ge=1, le=10, description="1 (forgettable) to 10 (critical)")]
 ContentText = Annotated[str, Field(strict=True, min_length=1, max_length=16 * 1024 * 1024)]
 Content = Annotated[ContentText, Field(description="the memory text: one idea (not empty)")]
-DateTime = Annotated[str, Field(strict=True, max_length=100, json_schema_extra={"format": "date-time"})]
-Expiry = Annotated[DateTime | None, Field(description=(
-    "when it stops being true, UTC: ISO 8601 ('2026-01-31T12:00:00Z') or '2026-01-31 12:00:00'"))]
+ExpiryText = Annotated[
+    Annotated[str, Field(strict=True, max_length=100, json_schema_extra={"format": "date-time"})]
+    | Annotated[str, Field(strict=True, max_length=100, json_schema_extra={"format": "date"})]
+    | Annotated[str, Field(strict=True, max_length=20, pattern=r"^\s*\d+\s*(min|[mhdwMHDW])\s*$")],
+    Field(union_mode="left_to_right")]
+EXPIRY = ("a span from now ('7d', '3h', '2w', '30m'), a date ('2026-12-31') or a time ('2026-12-31 12:00:00' "
+          "UTC, or ISO 8601 with an offset); a bare number is refused")
+Expiry = Annotated[ExpiryText | None, Field(description=f"when it stops being true: {EXPIRY}")]
 TagText = Annotated[str, Field(strict=True, min_length=1, max_length=200)]
 Tags = Annotated[list[TagText] | None, Field(strict=True, max_length=64, description=(
     "tags such as 'jwt' or 'error=ENOENT' (kind=value), found later with tag:jwt; written as the content's "
@@ -217,8 +222,8 @@ def add_writing_tools(server: MCPServer, agents: Agents, notices: Notices) -> No
         type: Annotated[MemoryType | None, Field(description="memory type")] = None,
         importance: Annotated[int | None, Field(strict=True, ge=1, le=10,
                                                 description="1 (forgettable) to 10 (critical)")] = None,
-        expires_at: Annotated[str | None, Field(strict=True, description=(
-            "new expiry, UTC ISO 8601 or '2026-01-31 12:00:00'; an empty string clears it"))] = None,
+        expires_at: Annotated[ExpiryText | None, Field(description=(
+            f"the new expiry: {EXPIRY}; an empty string clears it"))] = None,
         related: Annotated[list[IdText] | None, Field(strict=True, max_length=1000, description=(
             "the new related ids (each must exist); [] clears them"))] = None,
         tags: Tags = None,
