@@ -16,8 +16,7 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
-from mcp.types import CallToolResult, TextContent
-from mcp_types import INVALID_PARAMS
+from mcp.types import INVALID_PARAMS, CallToolResult, TextContent
 from pydantic import ValidationError
 
 from .. import __version__

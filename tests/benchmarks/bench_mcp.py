@@ -8,7 +8,8 @@ validates the result against the tool's output schema), against
 alternate raw / SDK / library so all three share the machine's noise. Target for raw JSON-RPC:
 at most 2x the library call + 2 ms. Reading tools run on a copy of the benchmark file, writing
 tools on the same copy (touch, update, remember with ``copy``), so nothing is measured on an
-empty file. Also printed: the size of the ``tools/list`` answer.
+empty file. Also printed: the size of the ``tools/list`` answer, and how long a fresh
+``ora-desktop mcp`` takes to answer ``initialize`` beside the SDK's own minimal server (target 1.2x).
 """
 
 from __future__ import annotations
@@ -33,6 +34,10 @@ from ora_desktop.core.search import ensure_index
 from .common import DATA, ROOT, Row, bench_file, fresh_copy, p50, report
 
 REPEAT = 51
+STARTS = 5
+MINIMAL_SERVER = "from mcp.server.mcpserver import MCPServer\nMCPServer('minimal').run('stdio')\n"
+INITIALIZE = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}})
 
 
 class RawClient:
@@ -73,6 +78,7 @@ def run(memories: int) -> None:
         ensure_index(source)
         print(f"  (index ready in {time.perf_counter() - started:.1f} s)")
         anyio.run(_measure, source)
+        _startup(source)
     finally:
         if previous is None:
             os.environ.pop("XDG_CACHE_HOME", None)
@@ -151,3 +157,28 @@ async def _alternating(raw: RawClient, session: ClientSession, tool: str, argume
         local()
         direct.append(time.perf_counter() - started)
     return by_raw, by_sdk, direct
+
+
+def _first_answer(argv: list[str], env: dict[str, str]) -> float:
+    """Seconds from starting ``argv`` to its answer to ``initialize``."""
+    started = time.perf_counter()
+    process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               env=env, cwd=ROOT)
+    process.stdin.write(INITIALIZE.encode() + b"\n")
+    process.stdin.flush()
+    answer = json.loads(process.stdout.readline())
+    elapsed = time.perf_counter() - started
+    assert "result" in answer, answer
+    process.stdin.close()
+    process.wait(timeout=60)
+    return elapsed
+
+
+def _startup(source: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    ours, minimal = [], []
+    for _ in range(STARTS):
+        ours.append(_first_answer([sys.executable, "-m", "ora_desktop", "mcp", "--db", str(source)], env))
+        minimal.append(_first_answer([sys.executable, "-c", MINIMAL_SERVER], env))
+    report("Start to the initialize answer (stdio)", [Row("ora-desktop mcp", p50(ours), p50(minimal), "<= 1.2x")],
+           baseline="SDK minimal")
