@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import sys
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import anyio
 from mcp.server.stdio import stdio_server
@@ -75,6 +76,21 @@ def _safe(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+class _Out:
+    """Standard output shared by the SDK's writer and :class:`_Requests`: one whole line at a time."""
+
+    def __init__(self, out: Any) -> None:
+        self.out, self.lock = out, anyio.Lock()
+
+    async def write(self, text: str) -> None:
+        async with self.lock:
+            await self.out.write(text)
+            await self.out.flush()
+
+    async def flush(self) -> None:
+        """Each write is flushed already."""
+
+
 class _Requests:
     """Lines from stdin for the SDK's reader, minus those :func:`refusal` answers itself."""
 
@@ -91,13 +107,26 @@ class _Requests:
                 yield line
             elif answer:
                 await self.out.write(answer + "\n")
-                await self.out.flush()
+
+
+def claim_stdio() -> tuple[BinaryIO, BinaryIO]:
+    """The wire (private copies of descriptors 0 and 1), with descriptor 0 then reading the null
+    device and 1 writing to stderr, so a stray print of ours or a library's cannot corrupt the
+    protocol (as the SDK's own stdio transport does)."""
+    sys.stdout.flush()
+    wire_in, wire_out = os.fdopen(os.dup(0), "rb"), os.fdopen(os.dup(1), "wb")
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    return wire_in, wire_out
 
 
 async def run_stdio(server: MCPServer) -> None:
     """Serve ``server`` over this process's stdin and stdout until stdin closes."""
-    stdin = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
-    stdout = anyio.wrap_file(io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", write_through=True))
+    wire_in, wire_out = claim_stdio()
+    stdin = anyio.wrap_file(io.TextIOWrapper(wire_in, encoding="utf-8", errors="replace"))
+    stdout = _Out(anyio.wrap_file(io.TextIOWrapper(wire_out, encoding="utf-8", write_through=True)))
     lowlevel = server._lowlevel_server
     async with stdio_server(_Requests(stdin, stdout), stdout) as (read_stream, write_stream):  # type: ignore[arg-type]
         await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())

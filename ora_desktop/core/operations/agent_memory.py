@@ -205,8 +205,9 @@ def remember(store: Store, content: str, type: str = "fact", importance: int = 5
     """Store a new memory (the seed's insert); every value is checked before any SQL runs.
 
     A live memory with the same text (case, spacing and its ``Tags:`` line aside) is returned
-    instead, nothing added (``already``), unless ``copy``. When the file has vectors, the nearest existing memory
-    at or above :data:`NEAR_DUPLICATE` is named in ``closest`` (the new one is stored anyway).
+    instead, nothing added (``already``), unless ``copy``. When the file has vectors, the
+    nearest existing memory at or above :data:`NEAR_DUPLICATE` is named in ``closest`` (the new
+    one is stored anyway).
     """
     content = with_tags(check_content(text(content, "content")), tags)
     fields: dict[str, Any] = {"type": check_type(type), "importance": whole_number(importance, "importance", 1, 10)}
