@@ -7,8 +7,10 @@ the completion of memory ids and types.
   meaning, a context on a large file) reports ``notifications/progress`` when the client gave
   a progress token.
 * **resources/subscribe** — a client subscribes to ``ora://SITE/AGENT/memory/ID`` (or
-  ``…/important``) and gets ``notifications/resources/updated`` when a write through this
-  server changes that memory (any memory, for ``important``).
+  ``…/important``) and gets ``notifications/resources/updated`` when that memory changes (any
+  memory, for ``important``): at once for a write through this server, within
+  :data:`WATCH_SECONDS` for another program's (the window, another agent), found by comparing the
+  subscribed rows' fingerprints after SQLite says the file changed.
 * **completion** — ``memory_id`` arguments complete to ids starting with what was typed, ``type``
   arguments to the memory types.
 
@@ -26,7 +28,9 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import anyio.from_thread
+import anyio.to_thread
 from mcp.types import (
     CompleteRequestParams,
     Completion,
@@ -37,18 +41,22 @@ from mcp.types import (
 
 from ..core import OraError
 from ..core.operations import agent_memory as ops
+from ..core.operations import journal
 from ..core.schema import MEMORY_TYPES
 from .agents import Agents, base_uri
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
+    from ..core import Store
     from ..core.records import Change
 
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 DEFAULT_LEVEL = "warning"
 #: At most this many ids come back from one completion request.
 MAX_COMPLETIONS = 100
+#: How often the files are checked for another program's commits (a cheap counter read).
+WATCH_SECONDS = 1.0
 
 
 class Notices:
@@ -58,22 +66,27 @@ class Notices:
         # Keyed by the client's connection (a ServerSession is a per-request proxy over it).
         self.levels: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self.subscribers: dict[str, weakref.WeakKeyDictionary[Any, Any]] = {}
+        #: memory URI -> fingerprint of its row when last seen (None: not in the file)
+        self.seen: dict[str, str | None] = {}
         self.lock = threading.Lock()
+        self.agents: Agents | None = None
 
     # --------------------------------------------------------------------- installing
     def install(self, server: MCPServer, agents: Agents) -> None:
         """Serve logging/setLevel, resources/(un)subscribe and completion/complete on ``server``,
         and send resource updates after each commit of the agents' stores."""
         lowlevel = server._lowlevel_server
+        self.agents = agents
 
         async def set_level(ctx: Any, params: SetLevelRequestParams) -> dict:
             self.levels[_connection(ctx.session)] = params.level
             return {}
 
         async def subscribe(ctx: Any, params: SubscribeRequestParams) -> dict:
+            uri = str(params.uri)
             with self.lock:
-                self.subscribers.setdefault(str(params.uri), weakref.WeakKeyDictionary())[
-                    _connection(ctx.session)] = ctx.session
+                self.subscribers.setdefault(uri, weakref.WeakKeyDictionary())[_connection(ctx.session)] = ctx.session
+            await anyio.to_thread.run_sync(self.remember_rows, [uri])
             return {}
 
         async def unsubscribe(ctx: Any, params: UnsubscribeRequestParams) -> dict:
@@ -97,16 +110,63 @@ class Notices:
         lowlevel.add_request_handler("completion/complete", CompleteRequestParams, complete)
         agents.on_open(lambda store: store.subscribe(functools.partial(self.changed, base_uri(store.path))))
 
+    # --------------------------------------------------------------------- watching
+    def memory_of(self, uri: str) -> tuple[Store, str] | None:
+        """(store, memory id) of a subscribed ``ora://SITE/AGENT/memory/ID`` URI, else None."""
+        site_agent, marker, memory_id = uri.removeprefix("ora://").partition("/memory/")
+        if not marker or self.agents is None:
+            return None
+        agent = site_agent.partition("/")[2]
+        try:
+            store = self.agents.get(agent if self.agents.serves_site else None)
+        except OraError:
+            return None
+        return (store, memory_id) if base_uri(store.path) == f"ora://{site_agent}" else None
+
+    def remember_rows(self, uris: list[str]) -> list[str]:
+        """Fingerprint the rows of ``uris`` (memory URIs); returns those whose row differs from
+        the one last seen (call on a worker thread)."""
+        moved = []
+        for uri in uris:
+            found = self.memory_of(uri)
+            if found is None:
+                continue
+            store, memory_id = found
+            now = journal.fingerprints(store, [memory_id]).get(memory_id)
+            with self.lock:
+                if uri in self.seen and self.seen[uri] != now:
+                    moved.append(uri)
+                self.seen[uri] = now
+        return moved
+
+    async def watch(self) -> None:
+        """Tell subscribers about other programs' commits, until cancelled."""
+        while True:
+            await anyio.sleep(WATCH_SECONDS)
+            for store in self.agents.stores() if self.agents else []:
+                if not await anyio.to_thread.run_sync(store.changed_externally):
+                    continue
+                base = base_uri(store.path)
+                with self.lock:
+                    mine = [uri for uri in self.subscribers if uri.startswith(f"{base}/memory/")]
+                moved = await anyio.to_thread.run_sync(self.remember_rows, mine)
+                for uri in [*moved, f"{base}/important"]:
+                    for session in self.sessions_of(uri):
+                        with contextlib.suppress(Exception):
+                            await session.send_resource_updated(uri)
+
+    def sessions_of(self, uri: str) -> list[Any]:
+        with self.lock:
+            return list(self.subscribers.get(uri, {}).values())
+
     # --------------------------------------------------------------------- sending
     def changed(self, base: str, change: Change) -> None:
         """A commit to the store at ``base``: tell the subscribers of each changed memory (and of
         important)."""
         uris = [f"{base}/memory/{memory_id}" for memory_id in sorted(change.ids)]
-        uris.append(f"{base}/important")
-        with self.lock:
-            targets = [(uri, list(self.subscribers.get(uri, {}).values())) for uri in uris]
-        for uri, sessions in targets:
-            for session in sessions:
+        self.remember_rows([u for u in uris if self.sessions_of(u)])  # seen: not reported again by watch
+        for uri in [*uris, f"{base}/important"]:
+            for session in self.sessions_of(uri):
                 _on_loop(session.send_resource_updated, uri)
 
     def log(self, ctx: Any, level: str, message: str) -> None:

@@ -9,6 +9,7 @@ store lists only the reading tools and answers a writing one with "read-only".
 import contextlib
 import sqlite3
 import threading
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -92,12 +93,22 @@ def build_server(target: Store | Agents) -> OraServer:
     readonly = agents.readonly
     scope = (f"every agent of site {agents.site!r} (each call names its agent)" if agents.serves_site
              else "one Ora agent")
+    notices = Notices()
+
+    @contextlib.asynccontextmanager
+    async def watching(_: MCPServer) -> AsyncIterator[dict]:
+        """Other programs' commits reach subscribers while the server runs."""
+        async with anyio.create_task_group() as group:
+            group.start_soon(notices.watch)
+            yield {}
+            group.cancel_scope.cancel()
+
     server = OraServer(
         name="ora-desktop", title="Ora memory", version=__version__, log_level="WARNING", readonly=readonly,
+        lifespan=watching,
         instructions=INSTRUCTIONS.replace("one Ora agent", scope)
         + (" This server is read-only: it cannot change memories." if readonly else ""),
     )
-    notices = Notices()
     add_reading_tools(server, agents, notices)
     if not readonly:
         add_writing_tools(server, agents, notices)

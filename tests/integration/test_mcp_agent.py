@@ -226,6 +226,13 @@ def test_logging_progress_subscriptions_and_completion(agent_file: Path) -> None
                 await session.subscribe_resource("ora://anwe-sh/ora/memory/m-tabs")
             await call(session, "update", id="m-tabs", importance=9)
             await call(session, "remember", content="Nobody subscribed to this one")
+            # Another program (a person's CLI edit) changes the subscribed memory: heard too.
+            edited = await anyio.to_thread.run_sync(lambda: cli("edit", "m-tabs", "--db", agent_file,
+                                                                  "--content", "Tabs, width 4"))
+            assert edited.returncode == 0, edited.stderr
+            with anyio.fail_after(30):
+                while len(updated) < 2:
+                    await anyio.sleep(0.1)
             # The first search by meaning builds the vectors: the client hears how far it got.
             found = await session.call_tool("search", {"query": "indentation style", "mode": "semantic"},
                                             progress_callback=on_progress)
@@ -239,7 +246,7 @@ def test_logging_progress_subscriptions_and_completion(agent_file: Path) -> None
             await call(session, "recall", type="fact")  # a round trip: notifications sent before it arrived
 
     anyio.run(scenario)
-    assert updated == ["ora://anwe-sh/ora/memory/m-tabs"]
+    assert updated == ["ora://anwe-sh/ora/memory/m-tabs"] * 2
     assert any("m-tabs: updated" in line for line in logs) and any("remembered" in line for line in logs)
     assert progress and progress[-1][0] == progress[-1][1]
 
