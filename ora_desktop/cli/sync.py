@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from typing import Any
 
 from ..core.config import Config
+from ..core.logs import configure
 from ..core.maintenance import JobReport
 from ..core.operations import sync as sync_ops
 from ..core.sync import SyncResult
@@ -33,7 +33,7 @@ def register(sub: Any) -> None:
 
 def _sync(args: argparse.Namespace) -> int:
     # Failures are printed once, below; the job runner's log line would repeat them on stderr.
-    logging.getLogger("ora_desktop").addHandler(logging.NullHandler())
+    configure("quiet")
     home = common.home_of(args)
     config = Config.load()
     if args.status or args.conflicts:

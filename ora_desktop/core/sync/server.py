@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..extras import need
 from .redact import SyncError, describe, one_line, redact
 
 SCHEMA_VERSION = 1
@@ -97,10 +98,7 @@ class Server:
         self.name = describe(url)
         self.server_id = ""
         self.created_schema = False
-        try:
-            import psycopg
-        except ImportError as exc:  # pragma: no cover - a dependency of the package
-            raise SyncError(f"sync needs psycopg 3 ({exc})") from None
+        psycopg = need("psycopg", "sync")
         self._psycopg = psycopg
         kwargs: dict[str, Any] = {"autocommit": True, "application_name": "ora-desktop"}
         if "connect_timeout" not in url:

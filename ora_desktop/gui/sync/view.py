@@ -16,6 +16,7 @@ from ora_desktop.core import OraError
 from ora_desktop.core.config import Config
 from ora_desktop.core.operations import sync as sync_ops
 
+from ..a11y import describe
 from ..jobs.background import Latest
 from ..jobs.widgets import LazyRefresh, cell, local_time, muted, readonly_table
 
@@ -73,6 +74,7 @@ class SyncView(LazyRefresh, QWidget):
 
         self.conflicts_label = QLabel("Conflicts kept (the losing versions, in the trash as 'sync conflict'):")
         self.conflicts = readonly_table(["Kept at", "Memory", "Updated", "Content"])
+        describe(self.conflicts, "Sync conflicts", "Versions a sync replaced, kept so they can be brought back")
 
         layout = QVBoxLayout(self)
         top = QHBoxLayout()
