@@ -19,8 +19,9 @@ from pathlib import Path
 from .errors import FileProblem
 
 #: The version of the tables below. 1: every file before versions (no version row). 2: sync keeps
-#: a clock offset and a push id per server, a baseline per synced row and a conflicts log.
-VERSION = 2
+#: a clock offset and a push id per server, a baseline per synced row and a conflicts log. 3: the
+#: journal names who made each step (``actor``: ``mcp:<client>``, ``library``; NULL for a person).
+VERSION = 3
 VERSION_KEY = "engine.schema_version"
 
 STATE = "ora_desktop_state"
@@ -52,7 +53,8 @@ DDL: dict[str, tuple[str, ...]] = {
     ),
     JOURNAL: (
         f"CREATE TABLE IF NOT EXISTS {JOURNAL} (id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, "
-        "kind TEXT NOT NULL, initiator TEXT NOT NULL, label TEXT NOT NULL, undo TEXT NOT NULL, after TEXT NOT NULL)",
+        "kind TEXT NOT NULL, initiator TEXT NOT NULL, label TEXT NOT NULL, undo TEXT NOT NULL, after TEXT NOT NULL, "
+        "actor TEXT)",
     ),
     DECAY_UNDO: (f"CREATE TABLE IF NOT EXISTS {DECAY_UNDO} (rid INTEGER PRIMARY KEY, id, health, since)",),
     REVIEW: (
@@ -97,6 +99,7 @@ class AddColumn:
 #: version -> the steps that bring tables of version-1 to it, in order.
 MIGRATIONS: dict[int, tuple[AddColumn, ...]] = {
     2: (AddColumn(SYNC, "clock_offset", "REAL"), AddColumn(SYNC, "push_id", "TEXT")),
+    3: (AddColumn(JOURNAL, "actor", "TEXT"),),
 }
 
 

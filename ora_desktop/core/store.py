@@ -396,13 +396,19 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         """Counts per type, sync status, importance and health bucket for matching rows."""
         return count_facets(self, _query(query, filters))
 
-    def recall(self, type: str, limit: int = 20) -> list[Memory]:
-        """The seed's recall: that type, health above 0.3, most important then newest."""
+    def recall(self, type: str, limit: int = 20, *, current: bool = True) -> list[Memory]:
+        """The seed's recall: that type, health above 0.3, most important then newest.
+
+        ``current`` (the default) leaves out superseded and expired memories, so an agent does
+        not recall what it corrected; ``current=False`` is the seed's query as written."""
         if type not in ("fact", "preference", "context", "task", "conversation"):
             raise InvalidValue("type", f"{type!r} is not a memory type")
         # rowid breaks ties (same importance, same second) so the order is the same every time.
         order = f"ORDER BY importance DESC, julianday(created_at) DESC, rowid DESC LIMIT {int(limit)}"
         where, params = "type = ? AND health_score > ?", (type, RECALL_THRESHOLD)
+        if current:
+            live, extra = where_clause(ListQuery(superseded="hide", expired=False), self.columns)
+            where, params = f"{where} AND {live}", (*params, *extra)
         if self._walk_importance(type):
             # Read the importance index from the top and sort only within the first levels that
             # fill the limit, instead of sorting every memory of the type by time.
@@ -423,17 +429,21 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
                          (type, COMMON_TYPE))
         return bool(seen and seen[0] >= COMMON_TYPE)
 
-    def important(self, limit: int = 50, superseded: str = "show") -> list[Memory]:
+    def important(self, limit: int = 50, superseded: str | None = None, *, current: bool = True) -> list[Memory]:
         """The seed's extraction query: importance >= 7, or facts with health >= 0.5; most
         important first and, among equals, the most recently added (highest rowid) first.
 
         That order is the seed's importance index read backwards, so, like the seed's query,
         it stops after ``limit`` rows instead of sorting every important memory by time.
-        ``superseded`` is ``"show"`` (the seed's query as written), ``"hide"`` (only the live
-        memory of each chain, taken before the limit: what an agent's context wants) or ``"only"``.
-        This is the one home of the rule: the context, the CLI, MCP and promote all call it.
+        ``current`` (the default) leaves out superseded and expired memories before the limit
+        (what an agent must get: never what it corrected); ``current=False`` is the seed's
+        query as written. ``superseded`` (``"show"``, ``"hide"``, ``"only"``) overrides the
+        superseded half of that choice. This is the one home of the rule: the context, the
+        CLI, MCP and promote all call it.
         """
-        live, params = where_clause(ListQuery(superseded=superseded), self.columns)
+        wanted = ListQuery(superseded=superseded or ("hide" if current else "show"),
+                           expired=False if current else None)
+        live, params = where_clause(wanted, self.columns)
         return self._rows(
             f"(importance >= 7 OR (type = 'fact' AND health_score >= 0.5)) AND {live}", params,
             f"ORDER BY importance DESC, rowid DESC LIMIT {int(limit)}",

@@ -17,7 +17,10 @@ An entry holds what the undo needs (see :mod:`.undo`):
   previous health values stay in the file's ``ora_desktop_decay_undo`` table
   (:mod:`..maintenance.decay`), not here, so a decay of a million memories adds one small entry;
 
-and a fingerprint of every touched row as the operation left it (``None``: the row is gone).
+and a fingerprint of every touched row as the operation left it (``None``: the row is gone),
+and who made it (``actor``: ``mcp:<client name>`` for an MCP client, ``library`` for an agent's
+library call; none for a person's or a job's write). Files journalled before the ``actor``
+column existed get it at their next journalled write; their old entries read as ``None``.
 An undo is refused when a fingerprint no longer matches: someone changed the memory since.
 A purge forgets every entry that touched a purged memory (:func:`forget_memories`): the
 previous values an entry keeps may be the very text being purged.
@@ -81,6 +84,13 @@ class Entry:
     undo: Undo
     #: id -> fingerprint of the row as the operation left it (``None``: the row was removed).
     after: Mapping[str, str | None]
+    #: Who made it when not a person or a job: ``mcp:<client name>``, ``library``.
+    actor: str | None = None
+
+    @property
+    def who(self) -> str:
+        """The actor, else ``person`` for a user's write, else the initiator's name."""
+        return self.actor or ("person" if self.initiator is Initiator.USER else self.initiator.value)
 
 
 def capture(store: Store, ids: Iterable[str], columns: Iterable[str]) -> dict[str, dict[str, Any]]:
@@ -107,33 +117,39 @@ def fingerprints(store: Store, ids: Iterable[str]) -> dict[str, str | None]:
     return out
 
 
-def record(store: Store, change: Change, label: str, undo: Undo) -> int:
+def record(store: Store, change: Change, label: str, undo: Undo, actor: str | None = None) -> int:
     """Journal an operation that just wrote ``change`` (call inside its write transaction)."""
     after = fingerprints(store, change.ids)
-    store.create_engine_tables(TABLE)
+    store.create_engine_tables(TABLE)  # the actor column comes with the table, or its migration (version 3)
     cursor = run_sql(store,
-        f"INSERT INTO {TABLE} (at, kind, initiator, label, undo, after) VALUES (?, ?, ?, ?, ?, ?)",
-        [timestamps.now_sql(), change.kind.value, change.initiator.value, label, undo.to_json(), json.dumps(after)],
+        f"INSERT INTO {TABLE} (at, kind, initiator, label, undo, after, actor) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [timestamps.now_sql(), change.kind.value, change.initiator.value, label, undo.to_json(), json.dumps(after),
+         actor],
     )
     entry_id = int(cursor.lastrowid)
     run_sql(store, f"DELETE FROM {TABLE} WHERE id <= ?", [entry_id - KEEP])
     return entry_id
 
 
+def _has_actor(store: Store) -> bool:
+    return any(r[1] == "actor" for r in run_sql(store, f"PRAGMA table_info({TABLE})"))
+
+
 def _entry(row: Sequence[Any]) -> Entry:
-    entry_id, at, kind, initiator, label, undo, after = row
+    entry_id, at, kind, initiator, label, undo, after, actor = row
     return Entry(int(entry_id), timestamps.parse(at), ChangeKind(kind), Initiator(initiator), label,
-                 Undo.from_json(undo), json.loads(after))
+                 Undo.from_json(undo), json.loads(after), actor)
 
 
-_COLUMNS = "id, at, kind, initiator, label, undo, after"
+def _columns(store: Store) -> str:
+    return f"id, at, kind, initiator, label, undo, after, {'actor' if _has_actor(store) else 'NULL'}"
 
 
 def entries(store: Store, limit: int = KEEP) -> list[Entry]:
     """The journal, newest first (empty when nothing was ever journalled in this file)."""
     if not store.has_table(TABLE):
         return []
-    rows = run_sql(store, f"SELECT {_COLUMNS} FROM {TABLE} ORDER BY id DESC LIMIT ?", [int(limit)])
+    rows = run_sql(store, f"SELECT {_columns(store)} FROM {TABLE} ORDER BY id DESC LIMIT ?", [int(limit)])
     return [_entry(r) for r in rows]
 
 
@@ -141,7 +157,7 @@ def get(store: Store, entry_id: int) -> Entry | None:
     """One entry, or ``None`` when the journal no longer holds it."""
     if not store.has_table(TABLE):
         return None
-    row = run_sql(store, f"SELECT {_COLUMNS} FROM {TABLE} WHERE id = ?", [int(entry_id)]).fetchone()
+    row = run_sql(store, f"SELECT {_columns(store)} FROM {TABLE} WHERE id = ?", [int(entry_id)]).fetchone()
     return None if row is None else _entry(row)
 
 
