@@ -60,8 +60,9 @@ def test_a_file_from_before_versions_is_migrated_at_the_first_write_and_keeps_ev
     assert {"clock_offset", "push_id"} <= sync_columns
     for table, rows in before.items():
         after = _rows(old_file, table)
-        if table == "ora_desktop_journal":
-            assert after[: len(rows)] == rows and len(after) == len(rows) + 1
+        if table == "ora_desktop_journal":  # one step more; version 3 gave every step an actor (NULL before)
+            assert [r[: len(rows[0])] for r in after[: len(rows)]] == rows and len(after) == len(rows) + 1
+            assert all(r[-1] is None for r in after[: len(rows)])
         elif table == "ora_desktop_state":
             assert set(rows) < set(after)
         else:
@@ -87,8 +88,9 @@ def test_a_file_written_by_a_newer_version_is_not_written(old_file: Path) -> Non
     digest = _digest(old_file)
     with ora_desktop.open_store(old_file) as store:
         memory = store.list(limit=1)[0]
-        with pytest.raises(engine_tables.NewerTables, match=r"written by a newer ora-desktop \(version 3; this one "
-                                                            r"knows up to 2\); upgrade ora-desktop .* nothing was"):
+        newer, known = engine_tables.VERSION + 1, engine_tables.VERSION
+        with pytest.raises(engine_tables.NewerTables, match=rf"written by a newer ora-desktop \(version {newer}; this "
+                                                            rf"one knows up to {known}\); upgrade ora-desktop .* nothing was"):
             store.update(memory.id, importance=2)
         assert store.get(memory.id).importance == memory.importance  # reading still works
     assert _digest(old_file) == digest
@@ -116,8 +118,9 @@ def test_the_tables_the_fixture_holds_are_created_exactly_as_then() -> None:
     new = {name: sql for name, sql in fresh.execute(
         "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name LIKE 'ora_desktop%'")}
     changed = {name for name in old if new[name] != old[name]}
-    # Version 2 added two columns to ora_desktop_sync, through its migration; every other table is as it was.
-    assert changed == {"ora_desktop_sync"}
+    # Version 2 added two columns to ora_desktop_sync and version 3 one to ora_desktop_journal, through their
+    # migrations; every other table is as it was.
+    assert changed == {"ora_desktop_sync", "ora_desktop_journal"}
     assert {s.table for steps in engine_tables.MIGRATIONS.values() for s in steps} == changed
 
 
