@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .config import Config
-from .connection import BUSY_TIMEOUT_MS, readonly_needs_immutable, translate
+from .connection import BUSY_TIMEOUT_MS, connect_readonly, translate
 from .errors import FileMissing, OraError
 from .private import UnsafePath, private_dir
 from .schema import check_shape, inspect, sniff_file
@@ -80,14 +80,14 @@ def backup_folder(path: str | Path, dest_dir: str | Path | None = None, config: 
     return root / path.resolve().parent.name / agent
 
 
-def ro_uri(path: Path, immutable: bool = False) -> str:
-    """A read-only URI that creates nothing beside the file: ``immutable`` when asked, or when a
-    plain ``mode=ro`` open would have to create ``-wal``/``-shm`` (no writer has the file open) —
-    which fails on a read-only file, folder or mount."""
+def ro_uri(path: Path, immutable: bool = True) -> str:
+    """A read-only URI for a backup (a file of ours no program writes): ``immutable`` takes no
+    locks and creates nothing beside it. A live database is read through
+    :func:`~ora_desktop.core.connection.connect_readonly` instead, which keeps SQLite's locks."""
     from urllib.parse import quote
 
     uri = f"file:{quote(str(path.resolve()))}?mode=ro"
-    return f"{uri}&immutable=1" if immutable or readonly_needs_immutable(path) else uri
+    return f"{uri}&immutable=1" if immutable else uri
 
 
 def check_file(path: Path) -> list[str]:
@@ -112,7 +112,8 @@ def _copy_live(source: Path, target: Path, progress=None, cancel=None) -> None:
     """Online-backup ``source`` into a new file ``target`` (mode 0600), one consistent snapshot."""
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     os.close(fd)
-    src = sqlite3.connect(ro_uri(source), uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    # SQLite's locks, not immutable: an agent's checkpoint must not rewrite pages under the copy.
+    src = connect_readonly(source, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     dst = sqlite3.connect(target, isolation_level=None)
     try:
         # Hold one read transaction across every step: writers carry on (WAL), the backup never
