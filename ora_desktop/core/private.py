@@ -113,8 +113,16 @@ def touch_private(path: str | Path) -> Path:
     SQLite gives a database's ``-wal``/``-shm``/``-journal`` the mode of the database itself, so a
     database created this way keeps all its files private.
     """
-    os.close(open_private(path, os.O_RDONLY | os.O_CREAT))
-    return Path(path)
+    path = Path(path)
+    try:  # an existing file may be a database this process holds open: never open/close it
+        os.close(open_private(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL))  # (that drops SQLite's locks)
+    except FileExistsError:
+        st = os.lstat(refuse_link(path))
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafePath(f"{path}: refused, expected a regular file here") from None
+        if stat.S_IMODE(st.st_mode) & 0o077:
+            os.chmod(path, FILE_MODE)
+    return path
 
 
 def is_private(path: str | Path) -> bool:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import FileMissing, FileProblem, OraError
+from ..fileheader import copy_into
 from ..pages import scan_file
 from ..schema import MEMORY_COLUMNS, TASK_COLUMNS, create_database
 
@@ -135,6 +136,16 @@ def _looks_like(row: tuple) -> bool:
     return isinstance(row[0], str) and bool(row[0]) and isinstance(row[1], str | bytes)
 
 
+def _copy_live_bytes(source: Path, target: Path) -> None:
+    """Byte copy of a file this process may hold connections to, read through the kept-open
+    descriptor (:mod:`..fileheader`): closing a descriptor of it would drop their locks."""
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        copy_into(source, fd)
+    finally:
+        os.close(fd)
+
+
 def recover(source: str | Path, out: str | Path) -> RecoverReport:
     """Salvage ``source`` into the new file ``out``; see the module docstring."""
     source, out = Path(source).expanduser(), Path(out).expanduser()
@@ -150,9 +161,9 @@ def recover(source: str | Path, out: str | Path) -> RecoverReport:
     work = Path(tempfile.mkdtemp(prefix="ora-recover-"))
     try:
         copy = work / "damaged.site.db"
-        shutil.copyfile(source, copy)
+        _copy_live_bytes(source, copy)
         if Path(f"{source}-wal").exists():
-            shutil.copyfile(f"{source}-wal", f"{copy}-wal")
+            _copy_live_bytes(Path(f"{source}-wal"), Path(f"{copy}-wal"))
         create_database(temp)
         writer = _Writer(temp)
         try:

@@ -36,10 +36,12 @@ from .sidecar import (
     _samples,
     _text,
     attach_source,
+    build_file,
     connect_sidecar,
     file_stats,
     fts5_available,
     identity,
+    remove_stale_builds,
     settled,
     sidecar_path,
 )
@@ -66,9 +68,8 @@ def build(db_path: str | Path, progress: ProgressFn | None = None, cancel: objec
     with index.file_lock:
         if not rebuild and index.usable()[0]:
             return index.state()
-        tmp = index.sidecar.with_name(f"{index.sidecar.name}.building-{os.getpid()}-{threading.get_ident()}")
-        for suffix in ("", "-journal", "-wal", "-shm"):
-            Path(str(tmp) + suffix).unlink(missing_ok=True)
+        remove_stale_builds(index.sidecar)  # (with their -journal/-wal/-shm)
+        tmp = build_file(index.sidecar, os.getpid(), threading.get_ident())
         PROGRESS.set(key, 0, 0)
         try:
             _build_into(tmp, source, progress, cancel, key)

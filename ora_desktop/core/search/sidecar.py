@@ -90,6 +90,27 @@ def sidecar_path(db_path: str | Path) -> Path:
     return paths.cache_dir() / "search" / f"{paths.file_key(db_path)}.fts.db"
 
 
+BUILDING = ".building-"  # <sidecar>.building-<pid>-<thread>: a build's file until its rename
+
+
+def build_file(sidecar: Path, pid: int, thread: int) -> Path:
+    """The temporary file a build writes before renaming it over ``sidecar``."""
+    return sidecar.with_name(f"{sidecar.name}{BUILDING}{pid}-{thread}")
+
+
+def remove_stale_builds(sidecar: Path) -> list[Path]:
+    """Delete the files of builds that died (a kill mid-reindex leaves tens of MB of memory text).
+
+    Call only while holding the index's file lock: every build holds it from its first byte to
+    its rename, so a build file found meanwhile belongs to no live build."""
+    removed = []
+    for path in sidecar.parent.glob(f"{sidecar.name}{BUILDING}*"):
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+            removed.append(path)
+    return removed
+
+
 def source_uri(db_path: Path) -> str:
     """The URI the agent's file is attached by: ``mode=ro`` with SQLite's locks (``immutable``
     only where nothing may be created beside it, :func:`~ora_desktop.core.connection.read_mode`).
