@@ -12,7 +12,7 @@ from ora_desktop.core import open_store
 from ora_desktop.core.maintenance import run_job
 from ora_desktop.core.maintenance.check import supersession_cycles
 from ora_desktop.core.schema import INIT_SQL
-from tests.unit.maintenance_support import ago, column, make_db
+from tests.unit.maintenance_support import ago, changing_under_the_first_check, column, make_db
 
 # A legacy file: the seed's tables without their CHECK constraints.
 LEGACY_SQL = re.sub(r"\s+CHECK\((?:[^()]|\([^()]*\))*\)", "", INIT_SQL)
@@ -147,43 +147,26 @@ def test_cycles_are_found_without_looping_forever(ora_home: Path) -> None:
 
 
 # ------------------------------------------------------------------ a file that changes under the check
-def _changing_under_the_first_check(monkeypatch: pytest.MonkeyPatch, db: Path) -> list[int]:
-    """The first integrity_check sees "damage" while another connection commits to the file (as
-    a torn read did while an agent wrote); later checks read the file as it is."""
-    from ora_desktop.core.maintenance import check
-
-    real, calls = check.integrity, []
-
-    def torn_once(store):
-        calls.append(1)
-        if len(calls) == 1:
-            agent = sqlite3.connect(db)
-            agent.execute("INSERT INTO memories (id, content, created_at, updated_at) "
-                          "VALUES ('late', 'an agent wrote this', datetime('now'), datetime('now'))")
-            agent.commit()
-            agent.close()
-            return ["row 3 missing from index idx_memories_type", "wrong # of entries in index idx_memories_type"]
-        return real(store)
-
-    monkeypatch.setattr(check, "integrity", torn_once)
-    return calls
-
-
 def test_damage_seen_while_the_file_changed_is_checked_again(monkeypatch, ora_home: Path) -> None:
     db = make_db(ora_home / "sites" / "s" / "busy.site.db", [{"id": "a"}, {"id": "b"}])
-    calls = _changing_under_the_first_check(monkeypatch, db)
+    calls = changing_under_the_first_check(monkeypatch, db)
     report = run_job("check", db)
     assert len(calls) == 2
     assert report.outcome == "ok" and not report.damaged, report.message
     assert report.message == "no problems found; the file changed during the check; checked again"
     assert "damaged" not in report.message and "recover" not in report.message
+    # The history the window's Jobs panel and the daemon read says the same.
+    from ora_desktop.core.history import history
+
+    recorded = history(path=db, job="check")[0]
+    assert recorded.outcome == "ok" and recorded.message == report.message
 
 
 def test_run_check_says_the_file_changed_and_exits_zero(capsys, monkeypatch, ora_home: Path) -> None:
     from ora_desktop.cli import main
 
     db = make_db(ora_home / "sites" / "s" / "busy.site.db", [{"id": "a"}, {"id": "b"}])
-    _changing_under_the_first_check(monkeypatch, db)
+    changing_under_the_first_check(monkeypatch, db)
     assert main(["run", "check", "--db", str(db)]) == 0
     out = capsys.readouterr().out
     assert "the file changed during the check; checked again" in out and "damaged" not in out
