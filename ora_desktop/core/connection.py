@@ -99,6 +99,7 @@ def readonly_uri(path: Path, mode: str | None = None) -> str:
 
     A ``shared`` connection must also run ``PRAGMA query_only = 1`` (:func:`connect_readonly`).
     """
+    path = Path(path)
     mode = mode or read_mode(path)
     params = {SHARED: {"mode": "rw"}, READONLY: {"mode": "ro"},
               IMMUTABLE: {"mode": "ro", "immutable": "1"}}[mode]
@@ -107,6 +108,7 @@ def readonly_uri(path: Path, mode: str | None = None) -> str:
 
 def connect_readonly(path: Path, timeout: float = BUSY_TIMEOUT_MS / 1000, **kwargs: Any) -> sqlite3.Connection:
     """A stdlib connection that reads ``path`` as :func:`read_mode` says (errors are sqlite3's)."""
+    path = Path(path)
     mode = read_mode(path)
     conn = sqlite3.connect(readonly_uri(path, mode), uri=True, timeout=timeout, **kwargs)
     try:
