@@ -31,7 +31,9 @@ def register(sub: Any) -> None:
     p.add_argument("job", choices=list(JOBS), help="which job")
     common.add_target(p, all_option=True)
     p.add_argument("--dry-run", action="store_true", help="list what would change; change nothing")
-    p.add_argument("--repair", action="store_true", help="check: also fix what is safe to fix")
+    p.add_argument("--repair", action="store_true",
+                   help="check: also fix what is safe to fix; decay: re-anchor a decay mark left in the future "
+                   "by a wrong clock to now")
     p.add_argument("--show", type=int, default=20, metavar="N",
                    help="list at most N memories per file (default 20; 0 = all)")
 
@@ -93,8 +95,8 @@ def target_paths(args: argparse.Namespace, required: bool = True) -> list[Path]:
 
 # ---------------------------------------------------------------------- run
 def _run(args: argparse.Namespace) -> int:
-    if args.repair and args.job != "check":
-        raise OraError(f"--repair applies to the check job only, not to {args.job}")
+    if args.repair and args.job not in ("check", "decay"):
+        raise OraError(f"--repair applies to the check and decay jobs only, not to {args.job}")
     config = Config.load()
     home = common.home_of(args)
     paths = target_paths(args)

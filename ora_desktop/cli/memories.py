@@ -150,7 +150,9 @@ def _add_field_options(p: argparse.ArgumentParser, adding: bool) -> None:
     p.add_argument("--importance", type=common.importance_arg, default=5 if adding else None,
                    help="1 (forgettable) to 10 (critical)" + (", default 5" if adding else ""))
     p.add_argument("--health", type=common.health_arg, help="health score, 0.0 to 1.0")
-    p.add_argument("--expires", metavar="TIME", help="expiry, e.g. '2026-01-31 12:00:00' (UTC; '' clears)")
+    p.add_argument("--expires", metavar="TIME",
+                   help="expiry: a span from now (30m, 3h, 7d, 2w), a date (2026-12-31) or a time "
+                   "('2026-12-31 12:00:00' UTC, or ISO 8601 with an offset); '' clears")
     p.add_argument("--sync-status", choices=SYNC_STATUSES, help="pending, synced or local_only")
     p.add_argument("--related", action="append", metavar="ID",
                    help="related memory id (repeatable)" + ("" if adding else "; replaces the list"))

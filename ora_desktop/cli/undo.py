@@ -20,7 +20,7 @@ def register(sub: Any) -> None:
     """Add ``undo`` to the ora-desktop parser."""
     p = command(sub, "undo", cmd_undo, "undo the last operation on a memory file (edit, delete, merge, ...)",
                 "Undo the latest journalled operation on the file — made by this command line or the "
-                "window — putting the rows back as they were; run it again to undo the one before. "
+                "window, or a decay — putting the rows back as they were; run it again to undo the one before. "
                 f"The file's ora_desktop_journal table keeps the last {journal.KEEP}. An undo is refused, "
                 "changing nothing, when a memory it would touch was changed since.")
     common.add_target(p)
@@ -64,5 +64,7 @@ def cmd_undo(args: argparse.Namespace) -> int:
     else:
         parts = [f"{len(ids)} {word}" for ids, word in ((change.added, "restored"), (change.changed, "put back"),
                                                        (change.removed, "moved to the trash")) if ids]
+        if entry.undo.decay is not None:
+            parts.append("health values and the decay mark put back")
         print(f"undid “{entry.label}” in {store.path} ({', '.join(parts) or 'no rows'})")
     return 0

@@ -106,7 +106,8 @@ def add_writing_tools(server: MCPServer, store: Store) -> None:
         importance: Annotated[int, Field(description="1 (forgettable) to 10 (critical)")] = 5,
         related: Annotated[list[str] | None, Field(description="ids of related memories")] = None,
         expires_at: Annotated[str | None, Field(description=(
-            "when it stops being true, UTC, e.g. '2026-01-31 12:00:00' or ISO 8601"))] = None,
+            "when it stops being true: a span from now ('7d', '3h', '2w', '30m'), a date ('2026-12-31') or a "
+            "time ('2026-12-31 12:00:00' UTC, or ISO 8601 with an offset); a bare number is refused"))] = None,
     ) -> Annotated[CallToolResult, shapes.RememberOut]:
         with refused():
             done = ops.remember(store, content, type, importance, related=related, expires_at=expires_at)

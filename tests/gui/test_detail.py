@@ -204,3 +204,27 @@ def test_saving_keeps_the_pane_and_the_cursor_where_the_person_was(make_window, 
     undo(qtbot, window)
     qtbot.waitUntil(lambda: detail.memory.content.startswith("Memory number 4 about"), timeout=10000)
     assert content.toPlainText() == detail.memory.content  # an undo shows the stored text again
+
+
+def test_expiry_in_the_detail_editor_refuses_a_bare_number_and_takes_a_span_from_now(make_window, filled_db, qtbot):
+    path = filled_db(4)
+    window = make_window()
+    select_id(qtbot, window, "m002")
+    detail = window.browser.detail
+    before = db_rows(path, "SELECT * FROM memories ORDER BY id")
+    for text, words in (("7", "'7' is a bare number"), ("1e10", "'1e10' is a bare number"),
+                        ("2300-01-01", "out of range")):
+        detail.editor.expires.setText(text)
+        assert detail.editor.message.text().startswith("Expires: ") and words in detail.editor.message.text()
+        assert not detail.save_button.isEnabled()
+        detail.request_save()  # Ctrl+S on an invalid edit does nothing
+    qtbot.wait(200)
+    assert db_rows(path, "SELECT * FROM memories ORDER BY id") == before
+    detail.editor.expires.setText("7d")
+    assert not detail.editor.message.isVisible() and detail.save_button.isEnabled()
+    detail.save_button.click()
+    week = timestamps.now() + timedelta(days=7)
+    qtbot.waitUntil(lambda: db_rows(path, "SELECT expires_at FROM memories WHERE id = 'm002'")[0][0] is not None,
+                    timeout=10000)
+    stored = timestamps.parse(db_rows(path, "SELECT expires_at FROM memories WHERE id = 'm002'")[0][0])
+    assert abs(stored - week) < timedelta(minutes=5)

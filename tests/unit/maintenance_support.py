@@ -18,13 +18,15 @@ def ago(days: float = 0, iso: bool = False, now: datetime | None = None) -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%S.000Z") if iso else when.strftime("%Y-%m-%d %H:%M:%S")
 
 
-def make_db(path: Path, rows: list[dict[str, Any]], init_sql: str = INIT_SQL) -> Path:
-    """A seed-schema file (made with the seed's SQL) holding ``rows`` (dicts of column values)."""
+def make_db(path: Path, rows: list[dict[str, Any]], init_sql: str = INIT_SQL, written: datetime | None = None) -> Path:
+    """A seed-schema file (made with the seed's SQL) holding ``rows`` (dicts of column values),
+    created and updated at ``written`` unless a row says otherwise (default: now)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path)
     conn.executescript(init_sql)
     for row in rows:
-        row = {"content": f"memory {row['id']}", "created_at": ago(0), "updated_at": ago(0), **row}
+        row = {"content": f"memory {row['id']}", "created_at": ago(0, now=written),
+               "updated_at": ago(0, now=written), **row}
         cols = ", ".join(row)
         conn.execute(f"INSERT INTO memories ({cols}) VALUES ({', '.join('?' * len(row))})", list(row.values()))
     conn.commit()

@@ -13,6 +13,9 @@ An entry holds what the undo needs (see :mod:`.undo`):
 - ``batch``: the trash batch a delete filled, which the undo restores;
 - ``rows``: the previous values of the columns the operation changed, per id, written back as
   they were (``updated_at`` and ``sync_status`` included, so an undo leaves the rows as before);
+- ``decay``: for a decay (the one journalled job), its previous mark and rule parameters; the
+  previous health values stay in the file's ``ora_desktop_decay_undo`` table
+  (:mod:`..maintenance.decay`), not here, so a decay of a million memories adds one small entry;
 
 and a fingerprint of every touched row as the operation left it (``None``: the row is gone).
 An undo is refused when a fingerprint no longer matches: someone changed the memory since.
@@ -38,6 +41,8 @@ if TYPE_CHECKING:
     from ..store import Store
 
 TABLE = "ora_desktop_journal"
+#: The previous health values of the latest decay (written by :mod:`..maintenance.decay`).
+DECAY_UNDO_TABLE = "ora_desktop_decay_undo"
 #: How many entries a file keeps (older ones are forgotten: they can no longer be undone).
 KEEP = 50
 _CREATE = (f"CREATE TABLE IF NOT EXISTS {TABLE} (id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, "
@@ -47,19 +52,24 @@ _CREATE = (f"CREATE TABLE IF NOT EXISTS {TABLE} (id INTEGER PRIMARY KEY AUTOINCR
 
 @dataclass(frozen=True, slots=True)
 class Undo:
-    """What reverses an operation: ids to delete again, a trash batch to restore, previous values."""
+    """What reverses an operation: ids to delete again, a trash batch to restore, previous values,
+    or a decay's previous mark and parameters."""
 
     added: tuple[str, ...] = ()
     batch: str | None = None
     rows: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    decay: Mapping[str, Any] | None = None
 
     def to_json(self) -> str:
-        return json.dumps({"added": list(self.added), "batch": self.batch, "rows": self.rows})
+        data: dict[str, Any] = {"added": list(self.added), "batch": self.batch, "rows": self.rows}
+        if self.decay is not None:
+            data["decay"] = self.decay
+        return json.dumps(data)
 
     @classmethod
     def from_json(cls, text: str) -> Undo:
         data = json.loads(text)
-        return cls(tuple(data.get("added") or ()), data.get("batch"), data.get("rows") or {})
+        return cls(tuple(data.get("added") or ()), data.get("batch"), data.get("rows") or {}, data.get("decay"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,8 +155,11 @@ def forget(store: Store, entry_id: int) -> None:
 
 def forget_memories(store: Store, ids: Iterable[str]) -> int:
     """Drop every entry that touched one of ``ids`` (a purge: the journal may hold their old
-    text, which must go with them); call inside a write. Returns how many entries went."""
+    text, which must go with them), and their rows of a decay's kept values; call inside a
+    write. Returns how many entries went."""
     ids = list(dict.fromkeys(ids))
+    if ids and store.has_table(DECAY_UNDO_TABLE):  # a decay's undo then leaves them out
+        run_sql(store, f"DELETE FROM {DECAY_UNDO_TABLE} WHERE id IN {IDS_JSON}", [json.dumps(ids)])
     if not ids or not store.has_table(TABLE):
         return 0
     return run_sql(store,

@@ -149,7 +149,7 @@ class MemoryEditor(QWidget):
         for status in SYNC_STATUSES:
             self.sync.addItem(sync_label(status), status)
         self.expires = QLineEdit()
-        self.expires.setPlaceholderText("never — or YYYY-MM-DD HH:MM:SS (UTC)")
+        self.expires.setPlaceholderText("never — or 7d, 2w, YYYY-MM-DD, YYYY-MM-DD HH:MM:SS (UTC)")
         form.addRow("&Type", self.type)
         form.addRow("&Importance", self.importance)
         form.addRow("&Health", self.health)
