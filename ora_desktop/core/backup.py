@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .config import Config
-from .connection import BUSY_TIMEOUT_MS, connect_readonly, translate
+from .connection import BUSY_TIMEOUT_MS, connect_readonly, file_stamp, translate
 from .errors import FileMissing, OraError
 from .private import UnsafePath, private_dir
 from .schema import check_shape, inspect, sniff_file
@@ -222,11 +222,17 @@ def create_backup(path: str | Path, dest_dir: str | Path | None = None, *, confi
 def _write_backup(source: Path, folder: Path, progress, cancel) -> BackupInfo:
     _remove_partials(folder)
     final = new_name(folder, datetime.now(UTC))
-    try:
-        problems = checked_copy(source, final, progress, cancel)
-    except OSError as exc:
-        raise BackupError(f"{source}: could not write the backup in {folder} ({exc.strerror or exc}); "
-                          "no backup was kept") from exc
+    for attempt in range(3):
+        moved = file_stamp(source)
+        try:
+            problems = checked_copy(source, final, progress, cancel)
+        except OSError as exc:
+            raise BackupError(f"{source}: could not write the backup in {folder} ({exc.strerror or exc}); "
+                              "no backup was kept") from exc
+        # A copy read without locks (immutable: a file we may not add files beside) that fails its
+        # check while another program changed the file is copied again, not called damaged.
+        if not problems or attempt == 2 or file_stamp(source) == moved:
+            break
     if problems:
         raise BackupError(f"{source}: the copy failed its integrity check ({'; '.join(problems[:3])}); "
                           "no backup was kept — the live file may be damaged, run 'ora-desktop run check'")
