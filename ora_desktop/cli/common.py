@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ..core import InvalidValue, Memory, OraError, OraHome, Store, open_store
+from ..core.extras import missing
 from ..core.timefilter import check_created_after, check_created_before
 from ..core.validation import check_health, check_importance
 
@@ -224,9 +225,16 @@ def start_window(argv: list[str], first_rows: Any = None) -> int:
         from ..gui.app import main as gui_main
     except ImportError as exc:
         gc.enable()
-        print(f"ora-desktop: the window cannot start ({exc}); try 'ora-desktop --help'", file=sys.stderr)
+        problem = missing(exc, "gui", "PySide6", "shiboken6", "qasync")
+        print(f"ora-desktop: {problem or f'the window cannot start ({exc})'}; try 'ora-desktop --help'",
+              file=sys.stderr)
         return 2
     return gui_main(argv, first_rows)
+
+
+def window_main() -> int:
+    """Entry point of ``ora-desktop-gui``: the window, or one line naming the missing extra."""
+    return start_window(sys.argv[1:])
 
 
 # ----------------------------------------------------------------------------- argument types

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from ..core import OraError
+from ..core.extras import missing
 from . import common
 from .common import command, target_path
 
@@ -34,6 +35,6 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     try:
         from ..mcp import serve
     except ImportError as exc:
-        raise OraError(f"the MCP server cannot start ({exc}); install the 'mcp' package") from None
+        raise missing(exc, "mcp", "mcp", "pydantic") or OraError(f"the MCP server cannot start ({exc})") from None
     serve(path, readonly=args.mcp_read_only or bool(getattr(args, "read_only", False)), http=args.http)
     return 0

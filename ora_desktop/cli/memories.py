@@ -90,6 +90,22 @@ def register(sub: Any) -> None:
     p.add_argument("--remove", action="store_true", help="remove the link instead of adding it")
     p.add_argument("--one-way", action="store_true", help="only change ID's related_to, not OTHER_ID's")
 
+    p = command(sub, "replace", edits.cmd_replace, "find and replace text in memories (previewed with --dry-run)",
+                "Replace TEXT by REPLACEMENT wherever it stands, as written (case-sensitive), in every memory "
+                "of the file or only those named by --id; one step for 'ora-desktop undo'.")
+    common.add_target(p)
+    p.add_argument("find", metavar="TEXT", help="the text to find, as written")
+    p.add_argument("replacement", metavar="REPLACEMENT", help="what replaces it (may be empty)")
+    p.add_argument("--id", dest="ids", action="append", metavar="ID", help="only this memory (repeatable)")
+    p.add_argument("--dry-run", action="store_true", help="show what would change and change nothing")
+
+    p = command(sub, "repair-links", edits.cmd_repair_links,
+                "rewrite a related_to that is not a list of ids as the memory ids its text names",
+                "Keep the ids of this file found in the text (in order), drop the rest; 'ora-desktop undo' "
+                "puts the original text back.")
+    common.add_target(p)
+    p.add_argument("id", metavar="ID", help="the memory whose related_to to repair")
+
     p = command(sub, "supersede", edits.cmd_supersede, "mark a memory as superseded by a newer one")
     common.add_target(p)
     p.add_argument("old", help="the outdated memory")

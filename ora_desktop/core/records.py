@@ -58,6 +58,16 @@ class Memory:
         return self.updated_at is not None and self.updated_at > self.synced_at
 
     @property
+    def sync_state(self) -> str:
+        """Where the memory stands with sync, in words; the one definition every face shows:
+        ``local only``, ``never synced``, ``changed since its last sync`` (dirty) or ``in sync``."""
+        if self.sync_status == "local_only":
+            return "local only"
+        if self.synced_at is None:
+            return "never synced"
+        return "changed since its last sync" if self.is_dirty else "in sync"
+
+    @property
     def is_superseded(self) -> bool:
         """A newer memory replaces this one."""
         return bool(self.superseded_by)

@@ -24,7 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from . import timestamps
+from . import engine_tables, timestamps
 from .connection import BUSY_TIMEOUT_MS, ChangeWatch, file_stamp, make_database, translated
 from .decoding import is_undecodable_error, tolerant_text
 from .errors import InvalidValue, NotFound, OraError, ReadOnlyDatabase
@@ -96,6 +96,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         self._select = ", ".join(c if c in self.columns else f"NULL AS {c}" for c in MEMORY_COLUMNS)
         self._template: tuple[list[Any], dict[str, int]] | None = None  # see WritesMixin._insert_template
         self._engine_tables_ready = False
+        self._engine_checked = False  # the engine tables' version, checked (and migrated) at the first write
         with translated(self.path):
             self._watch.reset(self.db, self.immutable)
         self._watch_immutable = self.immutable
@@ -224,12 +225,15 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
             with translated(self.path), self.db.atomic("IMMEDIATE"):
                 if outermost:
                     self._watch.own_commit_begins(self.db.connection())
+                    if not self._engine_checked:
+                        engine_tables.prepare(self.db.connection(), self.path)
                 yield
         except BaseException:
             if outermost:
                 self._pending().clear()
             raise
         if outermost:
+            self._engine_checked = True
             self._watch.own_commit_ended(self.db.connection())
             pending, self._local.pending = self._pending(), []
             for change in pending:
@@ -248,8 +252,15 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         if self._engine_tables_ready:
             return
         with self.write(), translated(self.path):
-            self.db.create_tables([self.models.trash, self.models.state, self.models.trash_links], safe=True)
+            engine_tables.create(self.db.connection(),
+                                 (engine_tables.TRASH, engine_tables.STATE, engine_tables.TRASH_LINKS), self.path)
         self._engine_tables_ready = not self.db.in_transaction()
+
+    def create_engine_tables(self, *names: str) -> None:
+        """Create other ``ora_desktop_*`` tables (:mod:`.engine_tables` names), inside a write."""
+        self._require_writable()
+        with self.write(), translated(self.path):
+            engine_tables.create(self.db.connection(), names, self.path)
 
     def has_table(self, name: str) -> bool:
         """Whether the file holds a table of that name."""

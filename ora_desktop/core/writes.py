@@ -163,6 +163,20 @@ class WritesMixin:
             self._update_where(f"id IN {IDS_JSON}", [json.dumps(ids)], values)
         return self._emit(Change(changed=changed, source="update_many", columns=self._written(values)))
 
+    def replace_content(self: Store, ids: Iterable[str], find: str, replacement: str) -> Change:
+        """Replace ``find`` by ``replacement`` (as written, case-sensitive) in the content of those
+        of ``ids`` that hold it: one UPDATE under the sync rule."""
+        ids = list(dict.fromkeys(ids))
+        self._require_writable()
+        with self.write():
+            held = self._fetch_all(f"SELECT id FROM memories WHERE id IN {IDS_JSON} AND instr(content, ?) > 0",
+                                   [json.dumps(ids), find])
+            changed = frozenset(r[0] for r in held)
+            if changed:
+                self._update_where(f"id IN {IDS_JSON}", [json.dumps(sorted(changed))], {},
+                                   {"content": ("replace(content, ?, ?)", [find, replacement])})
+        return self._emit(Change(changed=changed, source="replace", columns=self._written({"content": None})))
+
     def _written(self: Store, values: Mapping[str, Any]) -> frozenset[str]:
         """The columns ``_update_where`` writes for ``values`` (the sync rule's included)."""
         return frozenset(name for name in (*values, "updated_at", "sync_status") if name in self.columns)
@@ -172,11 +186,16 @@ class WritesMixin:
         found = self._fetch_all(f"SELECT id FROM memories WHERE id IN {IDS_JSON}", [json.dumps(list(ids))])
         return frozenset(r[0] for r in found)
 
-    def _update_where(self: Store, where: str, params: Sequence[Any], values: Mapping[str, Any]) -> int:
+    def _update_where(self: Store, where: str, params: Sequence[Any], values: Mapping[str, Any],
+                      expressions: Mapping[str, tuple[str, Sequence[Any]]] | None = None) -> int:
         """One UPDATE applying the sync rule (ARCHITECTURE.md, "Rules from the seed"); call inside a
-        write transaction."""
+        write transaction. ``expressions``: column -> (SQL expression, its parameters), for values
+        computed from the row itself (a find-and-replace)."""
         sets = [f"{name} = ?" for name in values if name in self.columns]
         args: list[Any] = [values[name] for name in values if name in self.columns]
+        for name, (sql, sql_params) in (expressions or {}).items():
+            sets.append(f"{name} = {sql}")
+            args.extend(sql_params)
         if "updated_at" in self.columns:
             sets.append("updated_at = ?")
             args.append(timestamps.now_sql())

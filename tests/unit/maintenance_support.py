@@ -52,9 +52,14 @@ def ids(path: Path, table: str = "memories", column_name: str = "id") -> set[str
 
 
 def set_state(path: Path, key: str, value: str) -> None:
-    """Write the engine's ``ora_desktop_state`` row directly (to fake an earlier run)."""
+    """Write the engine's ``ora_desktop_state`` row directly (to fake an earlier run of this
+    version, which records its tables' version with the table)."""
+    from ora_desktop.core import engine_tables
+
     conn = sqlite3.connect(path)
     conn.execute("CREATE TABLE IF NOT EXISTS ora_desktop_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    conn.execute("INSERT OR IGNORE INTO ora_desktop_state VALUES (?, ?)",
+                 (engine_tables.VERSION_KEY, str(engine_tables.VERSION)))
     conn.execute("INSERT OR REPLACE INTO ora_desktop_state VALUES (?, ?)", (key, value))
     conn.commit()
     conn.close()

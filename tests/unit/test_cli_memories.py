@@ -345,3 +345,20 @@ def test_json_output_of_every_memory_command_parses(capsys, db: Path, tmp_path: 
         result = cli(capsys, *argv, "--json")
         assert result.code == 0, (argv, result)
         json.loads(result.out)
+
+
+def test_cli_repair_links(capsys, seed_db) -> None:
+    import sqlite3
+
+    from ora_desktop.cli import main
+
+    path = seed_db([("m1", "one", "fact", 5), ("m2", "two", "fact", 5)])
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE memories SET related_to = 'm1,' WHERE id = 'm2'")
+    assert main(["repair-links", "--db", str(path), "m2"]) == 0
+    assert "kept m1" in capsys.readouterr().out
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT related_to FROM memories WHERE id = 'm2'").fetchone() == ('["m1"]',)
+    assert main(["repair-links", "--db", str(path), "m2"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "nothing to repair" in err

@@ -617,3 +617,17 @@ def test_row_keys_match_sqlite_order_across_parse_slices(store, db, monkeypatch)
     assert list(store.row_keys(order_by="importance", descending=True, limit=5)) == expected[:5]
     assert -5 in expected
     assert list(store.row_keys(limit=0)) == []  # group_concat of no rows is NULL
+
+
+def test_sync_state_names_each_case_once() -> None:
+    from ora_desktop.core.records import Memory
+    from ora_desktop.core.timestamps import parse
+
+    def memory(status: str, synced: str | None, updated: str) -> Memory:
+        return Memory(id="m", content="x", sync_status=status, synced_at=parse(synced) if synced else None,
+                      updated_at=parse(updated))
+
+    assert memory("local_only", None, "2026-01-01 00:00:00").sync_state == "local only"
+    assert memory("pending", None, "2026-01-01 00:00:00").sync_state == "never synced"
+    assert memory("synced", "2026-01-01 00:00:00", "2026-02-01 00:00:00").sync_state == "changed since its last sync"
+    assert memory("synced", "2026-03-01 00:00:00", "2026-02-01 00:00:00").sync_state == "in sync"

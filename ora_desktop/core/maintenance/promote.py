@@ -71,7 +71,8 @@ def run(ctx: JobContext) -> Outcome:
             write_state(target, key, timestamps.now_sql())
     ctx.step(len(chosen), len(chosen))
     return Outcome({"promoted": len(fresh), "important": len(chosen)},
-                   f"copied {len(fresh)} important memories from {agent.label} into {parent.label}")
+                   f"copied {len(fresh)} important memories from {agent.label} into {parent.label}",
+                   changed_path=parent.path)
 
 
 def _parent(home: OraHome, agent: AgentFile) -> AgentFile | None:

@@ -9,6 +9,7 @@ Pass ``journal=False`` for a write that must not be undoable from the journal.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -215,3 +216,38 @@ def link(store: Store, a: str, b: str, *, mutual: bool = True, remove: bool = Fa
         entry = _finish(store, change, f"{'unlink' if remove else 'link'} {a} and {b}", journal.Undo(rows=rows),
                         journal_it)
     return Written(change, entry)
+
+
+@dataclass(frozen=True, slots=True)
+class LinksRepaired(Written):
+    """A ``related_to`` that was not a list of ids, rewritten as the ids it named."""
+
+    original: str
+    kept: tuple[str, ...]
+
+
+_ID_TOKEN = re.compile(r"[^\s\"'\[\]{},;]+")
+
+
+def repair_links(store: Store, memory_id: str, *, initiator: Initiator = Initiator.USER,
+                 journal_it: bool = True) -> LinksRepaired:
+    """Rewrite a malformed ``related_to`` as the JSON list of the memory ids found in its text
+    (words naming a memory of this file, in order, itself excepted); undoable like any edit, so
+    the original text comes back with Ctrl+Z or ``ora-desktop undo``."""
+    memory_id = check_id(memory_id)
+    with store.write():
+        memory = store.get(memory_id)
+        if not memory.related_malformed:
+            raise InvalidValue("related_to", f"memory {memory_id!r}: related_to is already a list of ids; "
+                               "nothing to repair")
+        before = journal.capture(store, [memory_id], ["related_to", *SYNC_COLUMNS])
+        original = before[memory_id]["related_to"]
+        text = original if isinstance(original, str) else str(original)
+        words = [w for w in dict.fromkeys(_ID_TOKEN.findall(text)) if w != memory_id]
+        found = set(store.get_many(words)) if words else set()
+        kept = tuple(w for w in words if w in found)
+        store.update(memory_id, related_to=list(kept))
+        change = Change(changed=frozenset({memory_id}), source="repair_links", kind=ChangeKind.LINKED,
+                        initiator=initiator)
+        entry = _finish(store, change, f"repair the links of {memory_id}", journal.Undo(rows=before), journal_it)
+    return LinksRepaired(change, entry, text, kept)

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .. import timestamps
+from .. import engine_tables, timestamps
 from ..fingerprint import row_fingerprint
 from ..rawsql import run_sql
 from ..records import Change, ChangeKind, Initiator
@@ -40,14 +40,11 @@ from ..writes import IDS_JSON
 if TYPE_CHECKING:
     from ..store import Store
 
-TABLE = "ora_desktop_journal"
+TABLE = engine_tables.JOURNAL
 #: The previous health values of the latest decay (written by :mod:`..maintenance.decay`).
-DECAY_UNDO_TABLE = "ora_desktop_decay_undo"
+DECAY_UNDO_TABLE = engine_tables.DECAY_UNDO
 #: How many entries a file keeps (older ones are forgotten: they can no longer be undone).
 KEEP = 50
-_CREATE = (f"CREATE TABLE IF NOT EXISTS {TABLE} (id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, "
-           "kind TEXT NOT NULL, initiator TEXT NOT NULL, label TEXT NOT NULL, undo TEXT NOT NULL, "
-           "after TEXT NOT NULL)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +110,7 @@ def fingerprints(store: Store, ids: Iterable[str]) -> dict[str, str | None]:
 def record(store: Store, change: Change, label: str, undo: Undo) -> int:
     """Journal an operation that just wrote ``change`` (call inside its write transaction)."""
     after = fingerprints(store, change.ids)
-    run_sql(store, _CREATE)
+    store.create_engine_tables(TABLE)
     cursor = run_sql(store,
         f"INSERT INTO {TABLE} (at, kind, initiator, label, undo, after) VALUES (?, ?, ?, ?, ?, ?)",
         [timestamps.now_sql(), change.kind.value, change.initiator.value, label, undo.to_json(), json.dumps(after)],

@@ -232,3 +232,21 @@ class LinkCommand(JournalledCommand):
         done = edits.link(store, self.memory_id, self.other_id, remove=not self.add)
         self.entry = done.entry
         return done.change
+
+
+class RepairLinksCommand(JournalledCommand):
+    """A ``related_to`` that is not a list of ids becomes the ids its text names; undo restores the text."""
+
+    def __init__(self, curator: Curator, path: Path, memory_id: str) -> None:
+        super().__init__(curator, path, f"repair the links of {memory_id}")
+        self.memory_id = memory_id
+
+    def run_redo(self, store: Store) -> Any:
+        from ...core.operations import edits
+
+        done = edits.repair_links(store, self.memory_id)
+        self.entry = done.entry
+        kept = ", ".join(done.kept) or "no ids"
+        self.curator.ctx.status.emit(f"Repaired the links of {self.memory_id}: kept {kept} "
+                                     f"(the text was {done.original[:80]!r}; Ctrl+Z puts it back)")
+        return done.change

@@ -21,11 +21,16 @@ class MergeGroupCommand(StoreCommand):
         super().__init__(curator, path, f"merge {memories(len(ids))} into {keep}")
         self.ids, self.keep, self.merged_text = list(ids), keep, text
         self.result: MergeResult | None = None
+        #: Whether the merge is currently undone (the Duplicates panel shows its group again).
+        self.undone = False
 
     def run_redo(self, store: Store) -> Any:
         self.result = merge_duplicates(store, self.ids, keep=self.keep, text=self.merged_text)
+        self.undone = False
         return self.result.kept
 
     def run_undo(self, store: Store) -> Any:
         assert self.result is not None
-        return unmerge(store, self.result)
+        done = unmerge(store, self.result)
+        self.undone = True
+        return done

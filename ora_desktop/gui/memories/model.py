@@ -130,6 +130,9 @@ class MemoryTableModel(QAbstractTableModel):
         #: order (a sort), so what is counted over them (the facets) still holds.
         self.reordered = False
         self._reordering = False  # the running reload is a sort's
+        #: Set when the person asks a new question (a search, a filter): the next load selects
+        #: the top row instead of keeping the previous selection (read once by the view).
+        self.select_top = False
         ctx.store_changed.connect(self._on_store_changed)
 
     # ----------------------------------------------------------------- source
