@@ -69,7 +69,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         self._retired: list = []
         self._importance_index: bool | None = None
         shm = Path(f"{self.path}-shm")
-        shm_before = shm.exists()
+        shm_before, wal_before = shm.exists(), Path(f"{self.path}-wal").exists()
         self.db, self.immutable = make_database(self.path, readonly, self.timeout)
         self.models = bind(self.db)
         self._listeners: list[Listener] = []
@@ -85,7 +85,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
                 raise
         if self.immutable:  # an immutable connection reports "delete"; the header says WAL
             self.report = replace(self.report, journal_mode="wal")
-        elif readonly and not shm_before and shm.exists():
+        elif readonly and wal_before and not shm_before and shm.exists():
             # A -wal left without its -shm (a writer that crashed): SQLite must build the index
             # of the WAL in a -shm file to read its commits. Say so rather than hide it.
             self.report = replace(self.report, warnings=(
