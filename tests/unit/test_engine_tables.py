@@ -89,8 +89,9 @@ def test_a_file_written_by_a_newer_version_is_not_written(old_file: Path) -> Non
     with ora_desktop.open_store(old_file) as store:
         memory = store.list(limit=1)[0]
         newer, known = engine_tables.VERSION + 1, engine_tables.VERSION
-        with pytest.raises(engine_tables.NewerTables, match=rf"written by a newer ora-desktop \(version {newer}; this "
-                                                            rf"one knows up to {known}\); upgrade ora-desktop .* nothing was"):
+        wording = (rf"written by a newer ora-desktop \(version {newer}; this one knows up to {known}\); "
+                   r"upgrade ora-desktop .* nothing was")
+        with pytest.raises(engine_tables.NewerTables, match=wording):
             store.update(memory.id, importance=2)
         assert store.get(memory.id).importance == memory.importance  # reading still works
     assert _digest(old_file) == digest
