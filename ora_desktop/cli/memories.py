@@ -78,11 +78,15 @@ def register(sub: Any) -> None:
     common.add_target(p)
     p.add_argument("type", choices=MEMORY_TYPES, help=TYPE_HELP)
     p.add_argument("--limit", type=common.positive_int, default=20, help="at most this many (default 20)")
+    p.add_argument("--all-versions", action="store_true",
+                   help="include superseded and expired memories (the seed's query as written)")
 
     p = command(sub, "important", cmd_important,
                 "the seed's extraction query: importance >= 7, or facts with health >= 0.5")
     common.add_target(p)
     p.add_argument("--limit", type=common.positive_int, default=50, help="at most this many (default 50)")
+    p.add_argument("--all-versions", action="store_true",
+                   help="include superseded and expired memories (the seed's query as written)")
 
     p = command(sub, "link", edits.cmd_link, "relate two memories (related_to), or unlink them with --remove")
     common.add_target(p)
@@ -334,17 +338,17 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
-    """The seed's recall query for one type."""
+    """The seed's recall query for one type (current memories unless --all-versions)."""
     with open_target(args, readonly=True) as store:
-        memories = store.recall(args.type, limit=args.limit)
+        memories = store.recall(args.type, limit=args.limit, current=not args.all_versions)
     _print_memories(args, memories, f"nothing to recall of type {args.type}")
     return 0
 
 
 def cmd_important(args: argparse.Namespace) -> int:
-    """The seed's extraction query."""
+    """The seed's extraction query (current memories unless --all-versions)."""
     with open_target(args, readonly=True) as store:
-        memories = store.important(limit=args.limit)
+        memories = store.important(limit=args.limit, current=not args.all_versions)
     _print_memories(args, memories, "no important memories")
     return 0
 

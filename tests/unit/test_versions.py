@@ -170,8 +170,13 @@ def test_a_malformed_version_is_one_clear_line_and_changes_nothing(store: Store,
     assert rows(db) == before
 
 
-def test_the_mcp_shape_carries_the_version(store: Store) -> None:
+def test_the_mcp_shape_carries_the_version_and_its_update_refuses_a_stale_one(store: Store, db: Path) -> None:
+    from ora_desktop.core.operations import agent_memory
     from ora_desktop.mcp.shapes import memory_out
 
-    memory = store.get("a")
-    assert memory_out(memory)["version"] == memory.version
+    shown = memory_out(store.get("a"))["version"]  # what the get/recall/search tools hand an agent
+    assert shown == store.get("a").version
+    theirs = changed_underneath(db, "UPDATE memories SET health_score = 0.4 WHERE id = 'a'")
+    with pytest.raises(Conflict, match="'a' was changed by another program"):
+        agent_memory.update(store, "a", importance=1, version=shown)  # the MCP update tool's core path
+    assert rows(db) == theirs

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from .. import timestamps
+from .. import engine_tables, timestamps
 from ..errors import InvalidValue, NotFound
 from ..maintenance.check import _problems, supersession_cycles
 from ..rawsql import all_rows, run_sql
@@ -34,25 +34,13 @@ from ..records import Change, Memory
 from ..schema import RECALL_THRESHOLD
 from ..store import Store
 
-TABLE = "ora_desktop_review"
+TABLE = engine_tables.REVIEW
 #: The ``memory_id`` of the row holding a reviewer's last "mark all reviewed" of the file.
 WHOLE_FILE = ""
 MAX_NOTE = 200
 EXPIRING_DAYS = 7
 IMPORTANT = 7
 DEFAULT_LIMIT = 200
-
-CREATE_SQL = f"""
-CREATE TABLE IF NOT EXISTS {TABLE} (
-    reviewer TEXT NOT NULL,
-    memory_id TEXT NOT NULL,
-    version TEXT,
-    reviewed_at TEXT,
-    note TEXT,
-    flagged_at TEXT,
-    via_all INTEGER NOT NULL DEFAULT 0,
-    PRIMARY KEY (reviewer, memory_id)
-)"""
 
 #: Words for every reason a memory is listed.
 REASONS = {
@@ -304,7 +292,7 @@ def _rank(item: ReviewItem) -> tuple:
 
 # ----------------------------------------------------------------------------- writes
 def _ensure_table(store: Store) -> None:
-    run_sql(store, CREATE_SQL)
+    store.create_engine_tables(TABLE)
 
 
 def _existing(store: Store, ids: Sequence[str]) -> dict[str, Memory]:
