@@ -52,8 +52,9 @@ def register(sub: Any) -> None:
     p.add_argument("id", help="memory id")
     p.add_argument("--content", help="new text ('-' reads standard input)")
     _add_field_options(p, adding=False)
-    p.add_argument("--expect-version", metavar="UPDATED_AT",
-                   help="refuse if the memory changed since this updated_at (its 'version')")
+    p.add_argument("--expect-version", metavar="VERSION",
+                   help="refuse, changing nothing, if the memory changed in any way since it had this version "
+                        "(the token 'show' prints as 'version', also in 'show --json' and 'list --json')")
 
     p = command(sub, "rm", edits.cmd_rm, "delete memories (kept in the trash; restore with 'undelete')")
     common.add_target(p)

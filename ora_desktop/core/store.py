@@ -29,6 +29,7 @@ from .connection import BUSY_TIMEOUT_MS, ChangeWatch, file_stamp, make_database,
 from .decoding import is_undecodable_error, tolerant_text
 from .errors import InvalidValue, NotFound, OraError, ReadOnlyDatabase
 from .facets import count_facets
+from .fingerprint import row_fingerprint
 from .graph import GraphMixin
 from .health_buckets import HEALTH_BUCKETS as HEALTH_BUCKETS  # re-exported: views label buckets with it
 from .listing import TIME_COLUMNS, Cursor, ListQuery, keyset_parts, order_clause, sort_expression, where_clause
@@ -294,6 +295,18 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
                 out[memory.id] = memory
         return out
 
+    def versions(self, ids: Iterable[str]) -> dict[str, str | None]:
+        """The current ``version`` of each memory (``None``: not in the file), one statement;
+        inside a :meth:`write` it is the version the transaction sees (and will overwrite)."""
+        ids = list(dict.fromkeys(ids))
+        out: dict[str, str | None] = dict.fromkeys(ids)
+        if ids:
+            at = MEMORY_COLUMNS.index("id")
+            sql = f"SELECT {self._select} FROM memories WHERE id IN (SELECT value FROM json_each(?))"
+            for row in self._read(sql, [json.dumps(ids)], list):
+                out[row[at]] = row_fingerprint(row)
+        return out
+
     def by_rowids(self, rowids: Sequence[int]) -> list[Memory]:
         """Rows by rowid, in the order given (for views that hold a list of row keys)."""
         found: dict[int, Memory] = {}
@@ -345,7 +358,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         expr = sort_expression(order_by, self.columns)
         value = self._one(f"SELECT {expr} FROM memories WHERE rowid = ? AND id = ?", (memory.rowid, memory.id))
         if value is None:  # gone (or renumbered) since it was read: derive the key from the record
-            raw = memory.version if order_by == "updated_at" else getattr(memory, order_by, None)
+            raw = memory.updated_at_text if order_by == "updated_at" else getattr(memory, order_by, None)
             if order_by in TIME_COLUMNS and raw is not None:
                 raw = timestamps.to_sql(raw) if not isinstance(raw, str) else raw
                 raw = self._execute("SELECT julianday(?)", (raw,)).fetchone()[0]

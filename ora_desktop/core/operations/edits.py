@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import timestamps
 from ..errors import InvalidValue, NotFound
+from ..fingerprint import check_version
 from ..records import Change, ChangeKind, Initiator, Memory
 from ..validation import check_id
 from . import journal
@@ -102,16 +103,18 @@ def _plural(count: int) -> str:
 
 def edit(store: Store, memory_id: str, fields: Mapping[str, Any], *, expected_version: str | None = None,
          initiator: Initiator = Initiator.USER, journal_it: bool = True, actor: str | None = None) -> Edited:
-    """Change fields of one memory through the sync rule; ``Conflict`` if it changed since
-    ``expected_version`` (the ``version`` of the record the edit started from)."""
+    """Change fields of one memory through the sync rule; ``Conflict`` (nothing written) if any
+    column changed since ``expected_version`` (the ``version`` of the record the edit started
+    from), compared inside the write transaction."""
     memory_id = check_id(memory_id)
     if not fields:
         raise InvalidValue("fields", "nothing to change")
+    if expected_version is not None:
+        check_version(expected_version)
     with store.write():
+        store.require_versions({memory_id: expected_version})  # gone or moved on: nothing written
         before = journal.capture(store, [memory_id], [*fields, *SYNC_COLUMNS])
-        if memory_id not in before:
-            raise NotFound(f"{store.path}: no memory with id {memory_id!r}")
-        memory = store.update(memory_id, expected_version=expected_version, **fields)
+        memory = store.update(memory_id, **fields)
         change = Change(changed=frozenset({memory_id}), source="edit", kind=ChangeKind.EDITED, initiator=initiator)
         names = ", ".join(f.replace("_", " ") for f in fields)
         entry = _finish(store, change, f"edit {names} of {memory_id}", journal.Undo(rows=before), journal_it, actor)
@@ -119,16 +122,19 @@ def edit(store: Store, memory_id: str, fields: Mapping[str, Any], *, expected_ve
 
 
 def bulk_edit(store: Store, ids: Iterable[str], fields: Mapping[str, Any], *,
-              initiator: Initiator = Initiator.USER, journal_it: bool = True, actor: str | None = None) -> Written:
-    """The same values on many memories in one statement; every id must exist (else nothing changes)."""
+              expected_versions: Mapping[str, str] | None = None, initiator: Initiator = Initiator.USER,
+              journal_it: bool = True, actor: str | None = None) -> Written:
+    """The same values on many memories in one statement; every id must exist and, where
+    ``expected_versions`` gives its ``version`` as read, still be at it (else ``Conflict``):
+    otherwise nothing changes."""
     ids = list(dict.fromkeys(ids))
     if not fields:
         raise InvalidValue("fields", "nothing to change")
+    for version in (expected_versions or {}).values():
+        check_version(version)
     with store.write():
+        store.require_versions({i: (expected_versions or {}).get(i) for i in ids})  # all there, none moved on
         before = journal.capture(store, ids, [*fields, *SYNC_COLUMNS])
-        missing = [i for i in ids if i not in before]
-        if missing:
-            raise NotFound(f"{store.path}: no memory with id {', '.join(map(repr, missing[:5]))} (nothing changed)")
         changed = store.update_many(ids, **fields).changed
         change = Change(changed=changed, source="bulk edit", kind=ChangeKind.EDITED, initiator=initiator)
         names = ", ".join(f.replace("_", " ") for f in fields)
@@ -194,14 +200,16 @@ def restore_latest(store: Store, ids: Sequence[str], *, initiator: Initiator = I
     return restore(store, [latest[i] for i in ids], initiator=initiator, journal_it=journal_it, actor=actor)
 
 
-def supersede(store: Store, old_id: str, new_id: str | None, *, initiator: Initiator = Initiator.USER,
-              journal_it: bool = True, actor: str | None = None) -> Written:
-    """Mark ``old_id`` as superseded by ``new_id`` (cycles refused), or clear it with ``None``."""
+def supersede(store: Store, old_id: str, new_id: str | None, *, expected_version: str | None = None,
+              initiator: Initiator = Initiator.USER, journal_it: bool = True, actor: str | None = None) -> Written:
+    """Mark ``old_id`` as superseded by ``new_id`` (cycles refused), or clear it with ``None``;
+    ``Conflict`` (nothing written) if ``old_id`` changed since ``expected_version``."""
     old_id = check_id(old_id, "old_id")
+    if expected_version is not None:
+        check_version(expected_version)
     with store.write():
+        store.require_versions({old_id: expected_version})  # gone or moved on: nothing written
         before = journal.capture(store, [old_id], ["superseded_by", *SYNC_COLUMNS])
-        if old_id not in before:
-            raise NotFound(f"{store.path}: no memory with id {old_id!r}")
         if new_id:
             store.supersede(old_id, check_id(new_id, "new_id"))
         else:

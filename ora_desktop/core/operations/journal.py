@@ -35,7 +35,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .. import engine_tables, timestamps
-from ..fingerprint import row_fingerprint
 from ..rawsql import run_sql
 from ..records import Change, ChangeKind, Initiator
 from ..writes import IDS_JSON
@@ -105,16 +104,8 @@ def capture(store: Store, ids: Iterable[str], columns: Iterable[str]) -> dict[st
 
 
 def fingerprints(store: Store, ids: Iterable[str]) -> dict[str, str | None]:
-    """A digest of each row's every column (``None`` for an id not in the file)."""
-    ids = list(dict.fromkeys(ids))
-    if not ids:
-        return {}
-    cols = ", ".join(f'"{c}"' for c in store.columns)
-    out: dict[str, str | None] = dict.fromkeys(ids)
-    for row in run_sql(store, f"SELECT {cols} FROM memories WHERE id IN {IDS_JSON}", [json.dumps(ids)]):
-        at = store.columns.index("id")
-        out[row[at]] = row_fingerprint(row)
-    return out
+    """Each row's ``version`` (the fingerprint of every column; ``None`` for an id not in the file)."""
+    return store.versions(ids)
 
 
 def record(store: Store, change: Change, label: str, undo: Undo, actor: str | None = None) -> int:
