@@ -81,6 +81,10 @@ def command(sub: Any, name: str, handler: Handler, help: str, description: str |
 
 
 def to_jsonable(value: Any) -> Any:
+    if isinstance(value, Memory):  # its fields (not the stored texts it keeps) and the version to pass back
+        out = {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}
+        out["version"] = value.version
+        return out
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, datetime):

@@ -57,8 +57,9 @@ def register(sub: Any) -> None:
     p.add_argument("id", help="memory id")
     p.add_argument("--content", help="new text ('-' reads standard input)")
     _add_field_options(p, adding=False)
-    p.add_argument("--expect-version", metavar="UPDATED_AT",
-                   help="refuse if the memory changed since this updated_at (its 'version')")
+    p.add_argument("--expect-version", metavar="VERSION",
+                   help="refuse, changing nothing, if the memory changed in any way since it had this version "
+                        "(the token 'show' prints as 'version', also in 'show --json' and 'list --json')")
 
     p = command(sub, "rm", edits.cmd_rm, "delete memories (kept in the trash; restore with 'undelete')")
     common.add_target(p)
@@ -82,11 +83,15 @@ def register(sub: Any) -> None:
     common.add_target(p)
     p.add_argument("type", choices=MEMORY_TYPES, help=TYPE_HELP)
     p.add_argument("--limit", type=common.positive_int, default=20, help="at most this many (default 20)")
+    p.add_argument("--all-versions", action="store_true",
+                   help="include superseded and expired memories (the seed's query as written)")
 
     p = command(sub, "important", cmd_important,
                 "the seed's extraction query: importance >= 7, or facts with health >= 0.5")
     common.add_target(p)
     p.add_argument("--limit", type=common.positive_int, default=50, help="at most this many (default 50)")
+    p.add_argument("--all-versions", action="store_true",
+                   help="include superseded and expired memories (the seed's query as written)")
 
     for name, verb, helptext in (("pin", edits.cmd_pin, "pin memories: always first in an agent's context"),
                                  ("unpin", edits.cmd_unpin, "unpin memories")):
@@ -389,17 +394,17 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
-    """The seed's recall query for one type."""
+    """The seed's recall query for one type (current memories unless --all-versions)."""
     with open_target(args, readonly=True) as store:
-        memories = store.recall(args.type, limit=args.limit)
+        memories = store.recall(args.type, limit=args.limit, current=not args.all_versions)
     _print_memories(args, memories, f"nothing to recall of type {args.type}")
     return 0
 
 
 def cmd_important(args: argparse.Namespace) -> int:
-    """The seed's extraction query."""
+    """The seed's extraction query (current memories unless --all-versions)."""
     with open_target(args, readonly=True) as store:
-        memories = store.important(limit=args.limit)
+        memories = store.important(limit=args.limit, current=not args.all_versions)
     _print_memories(args, memories, "no important memories")
     return 0
 

@@ -13,6 +13,7 @@ import argparse
 from typing import Any
 
 from ..core import Duplicate, OraError, create_database
+from ..core.fingerprint import check_version
 from ..core.operations import edits, links, pins
 from ..core.operations.agent_memory import touch
 from .common import describe, emit_json, open_target, quote_path, table, target_path, text_arg
@@ -64,8 +65,9 @@ def cmd_edit(args: argparse.Namespace) -> int:
     if not fields:
         raise OraError("nothing to change: give --content, --type, --importance, --health, --expires, "
                        "--sync-status or --related")
+    expected = None if args.expect_version is None else check_version(args.expect_version, "--expect-version")
     with open_target(args) as store:
-        memory = edits.edit(store, args.id, fields, expected_version=args.expect_version).memory
+        memory = edits.edit(store, args.id, fields, expected_version=expected).memory
     if args.json:
         emit_json(memory)
     else:

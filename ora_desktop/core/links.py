@@ -2,8 +2,9 @@
 any short free text, kept beside the seed's ``related_to`` (which stays the untyped set agents know).
 
 A typed link points one way (``A contradicts B``) and lives in the plain table
-``ora_desktop_links`` of the agent's own file, created by the first typed link and never by
-reading (DESIGN contract 2): a file nobody typed a link in has none. This module reads them and
+``ora_desktop_links`` of the agent's own file (its DDL is in :mod:`.engine_tables`), created by
+the first typed link and never by reading (DESIGN contract 2): a file nobody typed a link in has
+none. This module reads them and
 checks a link type; :mod:`ora_desktop.core.operations.links` writes them.
 """
 
@@ -15,15 +16,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from . import engine_tables
 from .errors import InvalidValue
 from .rawsql import all_rows
 
 if TYPE_CHECKING:
     from .store import Store
 
-TABLE = "ora_desktop_links"
-CREATE_SQL = (f"CREATE TABLE IF NOT EXISTS {TABLE} (source TEXT NOT NULL, target TEXT NOT NULL, "
-              "type TEXT NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY (source, target, type))")
+TABLE = engine_tables.LINKS
 #: The link types people reason with (any other short text is accepted too).
 LINK_TYPES = ("supports", "contradicts", "derived-from", "see-also")
 CONTRADICTS = "contradicts"
@@ -66,4 +66,4 @@ def typed_links(store: Store, ids: Iterable[str] | None = None) -> list[TypedLin
     return [TypedLink(str(s), str(t), str(k)) for s, t, k in rows]
 
 
-__all__ = ["CONTRADICTS", "CREATE_SQL", "LINK_TYPES", "TABLE", "TypedLink", "check_type", "typed_links"]
+__all__ = ["CONTRADICTS", "LINK_TYPES", "TABLE", "TypedLink", "check_type", "typed_links"]

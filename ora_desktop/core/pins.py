@@ -1,8 +1,9 @@
 """Pinned memories: the few a person wants in every context, first (Letta's core memory blocks).
 
 Pins live in the plain table ``ora_desktop_pins`` of the agent's own file (memory id, when, by
-whom), created by the first pin and never by reading (DESIGN contract 2): a read-only file, or
-one nobody pinned in, simply has no pins. The seed's ``memories`` table is untouched.
+whom; its DDL is in :mod:`.engine_tables`), created by the first pin and never by reading
+(DESIGN contract 2): a read-only file, or one nobody pinned in, simply has no pins. The seed's
+``memories`` table is untouched.
 """
 
 from __future__ import annotations
@@ -10,14 +11,13 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING
 
+from . import engine_tables
 from .rawsql import all_rows
 
 if TYPE_CHECKING:
     from .store import Store
 
-TABLE = "ora_desktop_pins"
-CREATE_SQL = (f"CREATE TABLE IF NOT EXISTS {TABLE} (memory_id TEXT PRIMARY KEY, pinned_at TEXT NOT NULL, "
-              "pinned_by TEXT)")
+TABLE = engine_tables.PINS
 #: The ``is:pinned`` filter's SQL on ``memories`` (only where :data:`TABLE` exists).
 PINNED_SQL = f"id IN (SELECT memory_id FROM {TABLE})"
 
@@ -43,4 +43,4 @@ def has_pins_table(conn: sqlite3.Connection) -> bool:
         return False
 
 
-__all__ = ["CREATE_SQL", "PINNED_SQL", "TABLE", "has_pins_table", "pinned_ids"]
+__all__ = ["PINNED_SQL", "TABLE", "has_pins_table", "pinned_ids"]

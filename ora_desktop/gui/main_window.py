@@ -112,7 +112,7 @@ class MainWindow(QMainWindow):
         column_layout = QVBoxLayout(sidebar_column)
         column_layout.setContentsMargins(0, 0, 0, 0)
         column_layout.addWidget(self.sidebar, 1)
-        column_layout.addWidget(self.saved.list)
+        column_layout.addWidget(self.saved.box)
         self.dock.setWidget(sidebar_column)
         self.dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
                               | QDockWidget.DockWidgetFeature.DockWidgetClosable)

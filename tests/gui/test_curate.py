@@ -8,6 +8,8 @@ import sys
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialogButtonBox
 
+from tests.unit.test_versions import another_program
+
 from .conftest import db_rows, wait_idle
 
 
@@ -151,6 +153,53 @@ def test_conflicting_write_from_a_second_process(make_window, filled_db, qtbot):
     qtbot.mouseClick(shown[1].use_mine, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: content_of(path, "m002") == "Mine after all", timeout=10000)
     assert db_rows(path, "SELECT importance FROM memories WHERE id='m002'") == [(2,)]  # their other field kept
+
+
+def test_save_meets_a_change_that_left_updated_at_alone(make_window, filled_db, qtbot):
+    """An agent's raw SQL in the same second, not touching updated_at: Save asks, theirs is kept."""
+    path = filled_db(6)
+    window = make_window()
+    select_id(qtbot, window, "m003")
+    detail = window.browser.detail
+    detail.editor.content.setPlainText("My careful rewrite")
+    stamp = db_rows(path, "SELECT updated_at FROM memories WHERE id='m003'")
+    another_program(path, "UPDATE memories SET content = 'The agent corrected this', importance = 2 WHERE id = 'm003'")
+    assert db_rows(path, "SELECT updated_at FROM memories WHERE id='m003'") == stamp
+    shown = []
+    window.curator.conflict_shown.connect(shown.append)
+    qtbot.mouseClick(detail.save_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: bool(shown), timeout=10000)
+    dialog = shown[0]
+    assert dialog.isVisible() and "changed by another program" in dialog.findChildren(type(detail.title))[0].text()
+    assert db_rows(path, "SELECT content, importance FROM memories WHERE id='m003'") == [
+        ("The agent corrected this", 2)]  # nothing overwritten
+    qtbot.mouseClick(dialog.keep_theirs, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: detail.editor.content.toPlainText() == "The agent corrected this", timeout=5000)
+    assert db_rows(path, "SELECT content, importance FROM memories WHERE id='m003'") == [
+        ("The agent corrected this", 2)]
+    assert not window.ctx.undo_stack.canUndo()  # no step of ours was written
+
+
+def test_bulk_edit_refuses_when_a_chosen_memory_changed_underneath(make_window, filled_db, qtbot, monkeypatch):
+    path = filled_db(4)
+    window = make_window()
+    wait_idle(qtbot, window)
+    model = window.browser.model
+    shown = [model.memory_at(r) for r in range(model.rowCount())]
+    assert len(shown) == 4 and None not in shown
+
+    async def chosen():  # the rows the person selected, as the table showed them
+        return shown
+    monkeypatch.setattr(window.curator, "selection", chosen)
+    errors = []
+    monkeypatch.setattr(window.ctx, "show_error", lambda exc, title="": errors.append(str(exc)))
+    another_program(path, "UPDATE memories SET access_count = 41 WHERE id = 'm002'")
+    before = db_rows(path, "SELECT * FROM memories ORDER BY id")
+    window.curator.apply_bulk({"type": "task"}, "set type")
+    qtbot.waitUntil(lambda: bool(errors), timeout=10000)
+    assert "'m002' was changed by another program" in errors[0]
+    assert db_rows(path, "SELECT * FROM memories ORDER BY id") == before
+    assert not window.ctx.undo_stack.canUndo()
 
 
 def test_new_memory_with_ctrl_n(make_window, filled_db, qtbot):

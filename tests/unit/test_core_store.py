@@ -166,7 +166,7 @@ def test_touch_is_the_seeds_access_update(store, db):
     assert touched.access_count == 3
     assert touched.health_score == 1.0  # capped
     assert abs(touched.last_accessed_at - datetime.now(UTC)) < timedelta(minutes=1)
-    assert touched.version == store.get("m-ctx").version  # access is not an edit
+    assert touched.version == store.get("m-ctx").version  # the record returned is the row as stored
     raw(db, "UPDATE memories SET health_score = 0.5 WHERE id IN ('m-task', 'm-conv')")
     change = store.touch_many(["m-task", "m-conv"])
     assert change.changed == {"m-task", "m-conv"}

@@ -73,7 +73,7 @@ def test_pinned_memories_come_first_in_context_within_the_budget(db: Path) -> No
         bundle = store.context("deploy", 300)
     assert bundle.sections[0].name == "pinned"
     assert [m.id for m in bundle.sections[0].memories] == ["p1"]
-    assert bundle.text.startswith("## Pinned memories\n- [preference, importance 3] User prefers short answers")
+    assert bundle.text.startswith("## Pinned memories\n- [p1] preference, importance 3: User prefers short answers")
     assert bundle.tokens <= 300  # counted in the budget
     assert [m.id for m in bundle.memories].count("p1") == 1
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from .. import timestamps
 from ..errors import InvalidValue, NotFound
-from ..links import CONTRADICTS, CREATE_SQL, LINK_TYPES, TABLE, TypedLink, check_type, typed_links
+from ..links import CONTRADICTS, LINK_TYPES, TABLE, TypedLink, check_type, typed_links
 from ..rawsql import run_sql
 from ..records import Change, ChangeKind, Initiator, Memory
 from ..validation import check_id
@@ -71,7 +71,7 @@ def add_link(store: Store, source: str, target: str, type: str, *,
     store._require_writable()  # noqa: SLF001 (refuse before anything else)
     with store.write():
         source, target = _ends(store, source, target)
-        run_sql(store, CREATE_SQL)
+        store.create_engine_tables(TABLE)
         cursor = run_sql(store, f"INSERT OR IGNORE INTO {TABLE} (source, target, type, created_at) "
                                 "VALUES (?, ?, ?, ?)", (source, target, kind, timestamps.now_sql()))
         done = cursor.rowcount > 0

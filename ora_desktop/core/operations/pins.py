@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from .. import timestamps
 from ..errors import InvalidValue, NotFound
-from ..pins import CREATE_SQL, TABLE, pinned_ids
+from ..pins import TABLE, pinned_ids
 from ..rawsql import all_rows, run_sql
 from ..records import Change, ChangeKind, Initiator
 from ..validation import check_id
@@ -57,7 +57,7 @@ def pin(store: Store, ids: str | Iterable[str], *, by: str | None = None,
     store._require_writable()  # noqa: SLF001 (refuse before anything else)
     with store.write():
         _require(store, wanted)
-        run_sql(store, CREATE_SQL)
+        store.create_engine_tables(TABLE)
         before = set(_present(store, wanted))
         new = [i for i in wanted if i not in before]
         stamp = timestamps.now_sql()

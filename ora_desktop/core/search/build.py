@@ -150,11 +150,12 @@ def _refuse_without_memories(conn: sqlite3.Connection, source: Path) -> None:
 
 def _build_into(tmp: Path, source: Path, progress: ProgressFn | None, cancel: object, key: str) -> None:
     conn = connect_sidecar(tmp)
+    anchor = None
     try:
         conn.execute("PRAGMA journal_mode = OFF")
         conn.execute("PRAGMA synchronous = OFF")
         conn.executescript(SCHEMA)
-        attach_source(conn, source)
+        anchor = attach_source(conn, source)
         _refuse_without_memories(conn, source)
         started = timestamps.now()
         stats, ident = file_stats(source), identity(source)
@@ -210,6 +211,8 @@ def _build_into(tmp: Path, source: Path, progress: ProgressFn | None, cancel: ob
         conn.execute("PRAGMA journal_mode = WAL")
     finally:
         conn.close()
+        if anchor is not None:  # last: it removes the -wal/-shm it made (see attach_source)
+            anchor.close()
 
 
 def index_state(db_path: str | Path) -> IndexState:

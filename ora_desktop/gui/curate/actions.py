@@ -195,6 +195,13 @@ class Curator(QObject):
         self.done.emit(command, result)
         return result
 
+    async def _settled_selection(self) -> list[Memory]:
+        """The selected memories once the window's own queued steps have run and been reported:
+        a step that passes their versions back must not meet an undo of ours as "another program"."""
+        async with self._serial():
+            pass
+        return await self.selection()
+
     # ----------------------------------------------------------------- the window's own writes
     def remember_write(self, path: Path, memory: Memory) -> int:
         """Record the version a step of ours left on ``memory``; returns the write's number."""
@@ -349,9 +356,9 @@ class Curator(QObject):
         path = self._current_path()
 
         async def run() -> None:
-            chosen = await self.selection()
+            chosen = await self._settled_selection()
             if chosen:
-                await self._execute(BulkEditCommand(self, path, [m.id for m in chosen], values, label))
+                await self._execute(BulkEditCommand(self, path, chosen, values, label))
         return asyncio.ensure_future(run(), loop=self.ctx.loop)
 
     def show_history(self) -> asyncio.Task | None:
@@ -394,7 +401,7 @@ class Curator(QObject):
             return
 
         async def run() -> None:
-            chosen = await self.selection()
+            chosen = await self._settled_selection()
             if len(chosen) != 2:
                 self.ctx.status.emit(f"Select exactly two memories to {what}")
                 return

@@ -245,7 +245,7 @@ class DuplicatesView(QWidget):
         if keeper is None or self._path is None or window is None:
             return None
         text = self.merged.toPlainText()
-        command = MergeGroupCommand(window.curator, self._path, [c.memory.id for c in self.cards], keeper.id,
+        command = MergeGroupCommand(window.curator, self._path, [c.memory for c in self.cards], keeper.id,
                                     text if text != keeper.content else None)
         row = self.group_list.currentRow()
 

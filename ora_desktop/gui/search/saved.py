@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 
 from PySide6.QtCore import QEvent, QObject, QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
-from PySide6.QtWidgets import QInputDialog, QListWidget, QListWidgetItem, QMenu, QWidget
+from PySide6.QtWidgets import QGroupBox, QInputDialog, QListWidget, QListWidgetItem, QMenu, QVBoxLayout, QWidget
 
 from ..a11y import describe
 
@@ -47,6 +47,8 @@ class SavedSearchList(QListWidget):
     """The list under the sidebar; ``chosen(SavedSearch)`` when one is activated."""
 
     chosen = Signal(object)
+    #: How many searches are saved (after each change): the box around the list hides at 0.
+    counted = Signal(int)
 
     def __init__(self, settings: QSettings, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -79,7 +81,8 @@ class SavedSearchList(QListWidget):
             item.setToolTip(f"{search.query}  ({search.mode}{', all sites' if search.scope == 'all' else ''})")
             self.addItem(item)
         self.setVisible(bool(self.searches))
-        self.setMaximumHeight(24 + 22 * min(6, max(1, len(self.searches))))
+        self.setMaximumHeight(8 + self.sizeHintForRow(0) * min(6, max(1, len(self.searches))) if self.count() else 30)
+        self.counted.emit(len(self.searches))
 
     def event(self, event: QEvent) -> bool:
         """Del here forgets a saved search: the window's Delete (memories) must not take the key."""
@@ -112,8 +115,12 @@ class SavedSearches(QObject):
     def __init__(self, browser, settings: QSettings, window: QWidget) -> None:  # noqa: ANN001 (a MemoryBrowser)
         super().__init__(window)
         self.browser, self.window = browser, window
-        self.list = SavedSearchList(settings, window)
+        self.box = QGroupBox("Saved searches", window)
+        self.list = SavedSearchList(settings, self.box)
         self.list.chosen.connect(self.apply)
+        QVBoxLayout(self.box).addWidget(self.list)
+        self.list.counted.connect(lambda n: self.box.setVisible(n > 0))
+        self.box.setVisible(bool(self.list.searches))
         self.action = QAction("&Save this search…", window)
         self.action.setToolTip("Keep the search, its filters, mode and scope under a name in the sidebar")
         self.action.setShortcut(QKeySequence("Ctrl+Shift+S"))
