@@ -368,3 +368,19 @@ def test_pinned_quick_filter_lists_only_pinned_memories(make_window, filled_db, 
     qtbot.waitUntil(lambda: model.rowCount() == 2, timeout=10000)
     qtbot.waitUntil(lambda: all(model.memory_at(r) is not None for r in range(2)), timeout=10000)
     assert sorted(model.memory_at(r).id for r in range(2)) == ["m003", "m005"]
+
+
+def test_history_section_lists_the_memorys_journalled_changes(make_window, filled_db, qtbot):
+    from ora_desktop.core import open_store
+    from ora_desktop.core.operations import edits
+
+    path = filled_db(4)
+    with open_store(path) as store:
+        edits.edit(store, "m002", {"importance": 9})
+    window = make_window()
+    select_id(qtbot, window, "m002")
+    detail = window.browser.detail
+    qtbot.waitUntil(lambda: "edit importance of m002" in detail.history.text(), timeout=10000)
+    assert "importance: 3 → 9" in detail.history.text()
+    select_id(qtbot, window, "m001")
+    qtbot.waitUntil(lambda: "No journalled change" in detail.history.text(), timeout=10000)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont, QKeySequence
@@ -37,6 +38,9 @@ from .editor import MemoryEditor
 from .health import explain
 from .link_picker import LinkPicker
 from .stored import StoredValuesDialog
+
+if TYPE_CHECKING:
+    from ...core.operations.memory_history import MemoryHistory
 
 log = logging.getLogger("ora_desktop.gui")
 ID_ROLE = Qt.ItemDataRole.UserRole + 30
@@ -174,6 +178,14 @@ class DetailPane(QScrollArea):
         self.health.setWordWrap(True)
         QVBoxLayout(health_box).addWidget(self.health)
         layout.addWidget(health_box)
+        history_box = QGroupBox("History")
+        self.history = QLabel()
+        self.history.setObjectName("MemoryHistory")
+        self.history.setWordWrap(True)
+        self.history.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        describe(self.history, "History", "Every journalled change of this memory, newest first")
+        QVBoxLayout(history_box).addWidget(self.history)
+        layout.addWidget(history_box)
         layout.addStretch(0)
         self.setWidget(body)
         # Never narrower than what its form needs: the splitter gives the table less instead of
@@ -421,20 +433,32 @@ class DetailPane(QScrollArea):
         self.pin_button.setText("Pinned" if pinned else "&Pin")
 
     def _read_pin(self, memory: Memory | None, store: Store | None) -> None:
-        """Show whether ``memory`` is pinned (read on a worker)."""
+        """Show whether ``memory`` is pinned, and, once the selection rests, its history (read on a worker)."""
         self._show_pin(False)
+        self.history.setText("")
         if memory is None or store is None:
             return
 
+        from ...core.operations.memory_history import memory_history
         from ...core.operations.pins import is_pinned
+
+        def current() -> bool:
+            return self.memory is not None and self.memory.id == memory.id and self.store is store
 
         async def read() -> None:
             try:
                 pinned = await self.ctx.run(is_pinned, store, memory.id)
-            except OraError:
+                if current():
+                    self._show_pin(pinned)
+                await asyncio.sleep(LINKS_AFTER_S)
+                if not current():
+                    return
+                history = await self.ctx.run(memory_history, store, memory.id)
+            except OraError as exc:
+                self.history.setText(str(exc))
                 return  # the pin state stays unknown (shown unpinned); the file's error shows elsewhere
-            if self.memory is not None and self.memory.id == memory.id and self.store is store:
-                self._show_pin(pinned)
+            if current():
+                self.history.setText(history_text(history))
 
         self._pin_task = asyncio.ensure_future(read(), loop=self.ctx.loop)
 
@@ -496,6 +520,7 @@ class DetailPane(QScrollArea):
         self.editor.rebase(memory)
         self._show_facts(memory)
         self._update_buttons()
+        self._read_pin(memory, self.store)  # a save is a new step of its history
         if _links_key(memory, self.store) != self._links_for:
             self._clear_links()
             self._read_links(memory, self.store)
@@ -515,6 +540,28 @@ class DetailPane(QScrollArea):
         item = self.related.currentItem()
         if self.memory is not None and item is not None:
             self.link_requested.emit(self.memory.id, item.data(ID_ROLE), False)
+
+
+def history_text(history: MemoryHistory) -> str:
+    """A memory's journalled history as the pane's lines."""
+    steps = history.steps
+    if not steps:
+        return ("No journalled change of this memory yet (the file's journal holds its last 50 steps; "
+                "agents writing raw SQL do not journal).")
+    lines = ["Changed since by a program that does not journal its writes."] if history.unexplained else []
+    for step in steps:
+        when = exact(step.at).splitlines()[0] if step.at else "?"
+        lines.append(f"{when} · {step.initiator} · {step.label}")
+        for column, (before, after) in step.changes.items():
+            if column in ("updated_at", "sync_status"):
+                continue  # every edit moves them (the sync rule): not news
+            lines.append(f"    {column}: {_value(before)} → {_value(after)}")
+    return "\n".join(lines)
+
+
+def _value(value: object, limit: int = 60) -> str:
+    text = " ".join(str(value).split()) if value is not None else "(none)"
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def _links_key(memory: Memory | None, store: Store | None) -> tuple | None:
