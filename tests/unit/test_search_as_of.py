@@ -20,7 +20,8 @@ PAST = "2026-01-01 00:00:00"
 
 @pytest.fixture
 def db(seed_db: Callable[..., Path]) -> Path:
-    path = seed_db([("d1", "Deploys go out on Fridays", "fact", 5), ("gone", "The deploy key is in the vault", "fact", 5)])
+    path = seed_db([("d1", "Deploys go out on Fridays", "fact", 5),
+                    ("gone", "The deploy key is in the vault", "fact", 5)])
     sql(path, "UPDATE memories SET created_at = ?, updated_at = ?", (PAST, PAST))
     with open_store(path) as store:  # after the date: journalled steps
         edits.edit(store, "d1", {"content": "Deploys go out on Tuesdays"})
