@@ -90,7 +90,8 @@ class ConsolidationDialog(QDialog):
             return
         self.clusters.clear()
         for cluster in result.clusters:
-            first = cluster.summary.split("\n")[0][:60]
+            first = next((line for line in cluster.summary.split("\n") if line.strip() and not line.startswith("```")),
+                         "")[:60]
             item = QListWidgetItem(f"{cluster.number}. {len(cluster.ids)} memories — {first}")
             item.setData(Qt.ItemDataRole.UserRole, cluster)
             self.clusters.addItem(item)
