@@ -22,7 +22,7 @@ import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ..fileheader import read_at
+from .fileheader import read_at
 
 WAL_MAGIC = (0x377F0682, 0x377F0683)
 HEADER = 32

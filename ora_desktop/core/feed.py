@@ -1,0 +1,375 @@
+"""The change feed of one file: which memories another program added, changed or removed.
+
+SQLite's commit counter (:class:`~.connection.ChangeWatch`) says *that* someone else committed;
+this module says *what*: it reads the frames the write-ahead log gained since the last look
+(:mod:`.walscan`'s format), and compares each changed table-leaf page with the version it had
+before (an earlier frame of the log, or the database file while no checkpoint has copied later
+frames into it). Rows whose stored bytes differ are changed, rows that appear are added, rows
+that left every page and whose id is gone from ``memories`` are removed; every answer is checked
+against the database by rowid and id. A person's edit, an agent's raw SQL (with or without a new
+``updated_at``), a job or a sync in another process all read the same way.
+
+When the log cannot vouch for the whole interval — no log (a rollback-journal file), a log
+restarted more than once or over frames not read yet, a checkpoint that copied unread frames,
+a page whose earlier version is unknown, a changed page that belongs to no row it can name
+(an overflow page rewritten in place, a pointer-map page), a leaf freed without being rewritten,
+more than :data:`MAX_IDS` rows — :meth:`ChangeFeed.poll` answers ``Change.reload()``: views read
+everything again. Correct first; the ids are the fast path.
+
+The store's own commits are not the feed's to report (the operation that made them emits its
+own ``Change``): :meth:`ChangeFeed.own_commit` steps past exactly one commit's frames.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import btree
+from .fileheader import read_at, read_header
+from .records import Change, ChangeKind, Initiator
+from .schema import MEMORY_COLUMNS
+from .walscan import FRAME_HEADER, HEADER, MAX_LOG, _header
+
+#: Past this many changed memories a reload is as cheap as naming them.
+MAX_IDS = 5000
+Query = Callable[[str, Sequence[object]], list[tuple]]
+
+
+class _Unknown(Exception):
+    """The log cannot say which rows changed: reload."""
+
+
+@dataclass(slots=True)
+class _Log:
+    """Where the feed stopped reading: the log's salts and sequence, its page size, the byte
+    after the last commit read, and the offset of the latest frame of each page up to there."""
+
+    salts: tuple[int, int]
+    seq: int
+    page_size: int
+    offset: int
+    frames: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def frame_count(self) -> int:
+        return (self.offset - HEADER) // (FRAME_HEADER + self.page_size)
+
+
+class ChangeFeed:
+    """Detector of other programs' changes to one WAL file's memories (see the module docstring).
+
+    ``query(sql, params)`` runs a read on the store's connection (this module holds no SQL
+    connection of its own).
+    """
+
+    def __init__(self, path: Path, query: Query) -> None:
+        self.path = Path(path)
+        self._query = query
+        self._lock = threading.Lock()
+        self._log: _Log | None = None
+        self._started = False
+        self._db_stat: tuple | None = None
+        self._usable: int | None = None
+        self._memory_columns: int | None = None
+        #: Why the last :meth:`poll` answered ``Change.reload()`` (for logs and benchmarks).
+        self.last_reason = ""
+
+    @property
+    def started(self) -> bool:
+        return self._started
+
+    # ----------------------------------------------------------------- positions
+    def start(self) -> None:
+        """Take the file as it is now as seen (the log read to its last commit)."""
+        with self._lock:
+            self._start()
+
+    def _start(self) -> None:
+        self._started = True
+        self._db_stat = self._stat()
+        try:
+            self._log = self._read_log(None, whole=True)[0]
+        except (_Unknown, OSError):
+            self._log = None
+
+    def own_commit(self) -> None:
+        """The store committed one transaction right after the position: step past it."""
+        with self._lock:
+            if not self._started:
+                return
+            try:
+                self._log, _ = self._read_log(self._log, commits=1)
+            except (_Unknown, OSError):
+                self._start()
+
+    def poll(self) -> Change | None:
+        """What others committed since the last look: a ``Change`` with ids (initiator external),
+        ``Change.reload()`` when the log cannot tell, or ``None`` when no memory changed."""
+        with self._lock:
+            if not self._started:
+                self._start()
+                return Change.reload()
+            try:
+                log, pages = self._read_log(self._log)
+                change = self._diff(log, pages)
+            except (_Unknown, OSError) as exc:
+                self.last_reason = str(exc) or type(exc).__name__
+                self._start()
+                return Change.reload()
+            self._log = log
+            return change
+
+    def _stat(self) -> tuple | None:
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        return st.st_mtime_ns, st.st_size, st.st_ino
+
+    # ----------------------------------------------------------------- the log
+    def _read_log(self, log: _Log | None, commits: int | None = None, whole: bool = False
+                  ) -> tuple[_Log, dict[int, tuple[bytes | None, bytes]]]:
+        """The log after the frames of the next ``commits`` commits (all: None) past ``log``,
+        and ``{page: (version before, version after)}`` of the pages they wrote (before: None
+        when unknown; none with ``commits`` or ``whole``). ``log`` None: from the log's first
+        frame (a log new since the last look, the database file untouched; ``whole``: any log,
+        read to take the file as seen)."""
+        wal = f"{self.path}-wal"
+        try:
+            size = os.stat(wal).st_size
+        except FileNotFoundError:
+            if log is None:
+                raise _Unknown("no log: a rollback-journal file (or not one yet)") from None
+            raise
+        head = _header(read_at(wal, HEADER, 0))
+        if head is None:
+            raise _Unknown("no usable log header")
+        page_size, salt1, salt2, seq = head
+        restarted_from = None
+        if log is None:
+            if not whole and self._db_stat != self._stat():
+                raise _Unknown("a log that appeared after the file itself changed")
+            log = _Log((salt1, salt2), seq, page_size, HEADER)
+        elif (salt1, salt2) != log.salts:
+            # Restarted: right when it restarted once, at exactly where we stopped (nothing of the
+            # old generation unread), and the new one has not reached that far.
+            tail = read_at(wal, FRAME_HEADER, log.offset)
+            unread = len(tail) == FRAME_HEADER and struct.unpack(">II", tail[8:16]) == log.salts
+            if seq != log.seq + 1 or unread or page_size != log.page_size:
+                raise _Unknown("the log restarted more than once, or over frames not read")
+            restarted_from = log.offset
+            log = _Log((salt1, salt2), seq, page_size, HEADER)
+        else:
+            log = _Log(log.salts, log.seq, log.page_size, log.offset, dict(log.frames))
+        if size - log.offset > MAX_LOG or size < log.offset:
+            raise _Unknown("the log shrank, or grew past what is worth reading")
+        frame = FRAME_HEADER + page_size
+        data = read_at(wal, size - log.offset, log.offset)
+        written: dict[int, int] = {}  # page -> offset of its newest frame, committed
+        pending: dict[int, int] = {}
+        end, done, extent = log.offset, 0, log.offset
+        for at in range(0, len(data) - frame + 1, frame):
+            pgno, commit, s1, s2 = struct.unpack(">IIII", data[at:at + 16])
+            if (s1, s2) != log.salts:
+                break
+            extent = log.offset + at + frame
+            pending[pgno] = log.offset + at
+            if commit:
+                written.update(pending)
+                pending = {}
+                end = log.offset + at + frame
+                done += 1
+                if commits is not None and done >= commits:
+                    break
+        if commits is not None and done < commits:
+            raise _Unknown("our commit is not where it should be")
+        if restarted_from is not None and extent > restarted_from:
+            raise _Unknown("the new generation overwrote frames of the old one we never read")
+        pages = {} if whole or commits is not None else self._versions(log, written, data, page_size)
+        log.frames.update(written)
+        log.offset = end
+        return log, pages
+
+    def _versions(self, log: _Log, written: dict[int, int], data: bytes, page_size: int
+                  ) -> dict[int, tuple[bytes | None, bytes]]:
+        """Each written page's version before (an earlier frame, or the database file while no
+        checkpoint copied frames past ``log``) and after."""
+        wal = f"{self.path}-wal"
+        before = _backfilled(self.path)
+        safe = before is not None and before <= log.frame_count
+        out: dict[int, tuple[bytes | None, bytes]] = {}
+        for pgno, offset in written.items():
+            new = data[offset - log.offset + FRAME_HEADER:offset - log.offset + FRAME_HEADER + page_size]
+            earlier = log.frames.get(pgno)
+            if earlier is not None:
+                old: bytes | None = read_at(wal, page_size, earlier + FRAME_HEADER)
+            elif safe:
+                old = read_at(self.path, page_size, (pgno - 1) * page_size)
+            else:
+                old = None
+            out[pgno] = (old, new)
+        if _backfilled(self.path) != before:
+            raise _Unknown("a checkpoint ran while the file's pages were read")
+        return out
+
+    # ----------------------------------------------------------------- the rows
+    def _diff(self, log: _Log, pages: dict[int, tuple[bytes | None, bytes]]) -> Change | None:
+        if not pages:
+            return None
+        usable = self._usable_size(log.page_size)
+        width = self._columns()
+        narrowest = min(width, len(MEMORY_COLUMNS))
+
+        def memory_row(cell: btree.Cell) -> bool:
+            return narrowest <= cell.columns <= width and cell.key is not None
+        old_cells: dict[int, btree.Cell] = {}
+        new_cells: dict[int, btree.Cell] = {}
+        others: set[int] = set()
+        leaf_touched = False
+        for pgno, (old, new) in pages.items():
+            if pgno == 1:
+                continue
+            if old is None:
+                raise _Unknown("a page's earlier version is not known (a checkpoint copied frames not read)")
+            old_leaf = btree.leaf_cells(old, usable) if old else {}
+            new_leaf = btree.leaf_cells(new, usable)
+            kind = btree.page_type(new)
+            if new_leaf is not None:
+                leaf_touched = True
+                new_cells.update({r: c for r, c in new_leaf.items() if memory_row(c)})
+            if old_leaf:
+                old_cells.update({r: c for r, c in old_leaf.items() if memory_row(c)})
+            old_children = btree.children(old) if old else None
+            if old_children is not None:
+                new_children = btree.children(new) or set()
+                for child in old_children - new_children:
+                    if child not in pages:
+                        raise _Unknown("a leaf freed without being rewritten: its rows went unseen")
+            if new_leaf is None and kind != btree.TABLE_INTERIOR and kind not in btree.INDEX_PAGES:
+                others.add(pgno)
+        accounted, rewritten = self._accounted(pages, old_cells, new_cells)
+        if others - accounted:
+            raise _Unknown("a page no row names (an overflow rewritten in place, a pointer map)")
+        added: set[str] = set()
+        changed: set[str] = set()
+        left: dict[str, int] = {}
+        present = self._present(new_cells)
+        for rowid, cell in new_cells.items():
+            if present.get(rowid) != cell.key:
+                continue  # another table's row (or one gone again)
+            old = old_cells.get(rowid)
+            if old is None or old.key != cell.key:
+                added.add(cell.key)
+                if old is not None:
+                    left[old.key] = rowid
+            elif old.data != cell.data or rowid in rewritten:
+                changed.add(cell.key)
+        for rowid, cell in old_cells.items():
+            if rowid not in new_cells:
+                left[cell.key] = rowid
+        if len(added) + len(changed) + len(left) > MAX_IDS:
+            raise _Unknown("more rows changed than are worth naming")
+        still = self._ids_present(sorted(set(left) - added))
+        removed = {key for key in left if key not in added and key not in still}
+        moved = (added & set(left)) | (set(left) & still)  # a new rowid for the same id (REPLACE)
+        changed |= moved
+        added -= moved
+        if not (added or changed or removed):
+            return Change.reload() if leaf_touched and self._other_tables_changed(pages, usable, memory_row) else None
+        return Change(added=frozenset(added), changed=frozenset(changed), removed=frozenset(removed),
+                      initiator=Initiator.EXTERNAL, removed_rowids=frozenset(left[key] for key in removed))
+
+    @staticmethod
+    def _other_tables_changed(pages: dict[int, tuple[bytes | None, bytes]], usable: int,
+                              memory_row: Callable[[btree.Cell], bool]) -> bool:
+        """Whether a leaf of another table (task context, the engine's tables) changed: views of
+        those read again."""
+        for pgno, (old, new) in pages.items():
+            if pgno == 1 or old is None:
+                continue
+            a, b = btree.leaf_cells(old, usable) or {}, btree.leaf_cells(new, usable) or {}
+            if a != b and not all(memory_row(c) for c in (*a.values(), *b.values())):
+                return True
+        return False
+
+    def _accounted(self, pages: dict[int, tuple[bytes | None, bytes]], old_cells: dict[int, btree.Cell],
+                   new_cells: dict[int, btree.Cell]) -> tuple[set[int], set[int]]:
+        """Non-b-tree pages the changed rows explain (their overflow chains, the freelist), and
+        the rows whose overflow pages were written (an edit past the page, in place)."""
+        seen: set[int] = set()
+        rewritten: set[int] = set()
+
+        def version(pgno: int, new: bool) -> bytes | None:
+            pair = pages.get(pgno)
+            return None if pair is None else pair[1 if new else 0]
+
+        for cells, new in ((new_cells, True), (old_cells, False)):
+            for rowid, cell in cells.items():
+                page = cell.overflow
+                while page and page not in seen and page in pages:
+                    seen.add(page)
+                    rewritten.add(rowid)
+                    page = btree.overflow_next(version(page, new) or b"")
+        for new in (True, False):
+            trunk = btree.freelist_trunk(version(1, new) or b"")
+            while trunk and trunk not in seen and trunk in pages:
+                seen.add(trunk)
+                trunk, leaves = btree.trunk_pages(version(trunk, new) or b"")
+                seen.update(leaves)
+        return seen, rewritten
+
+    def _present(self, cells: dict[int, btree.Cell]) -> dict[int, str]:
+        if not cells:
+            return {}
+        rows: dict[int, str] = {}
+        keys = sorted(cells)
+        for start in range(0, len(keys), 500):
+            chunk = keys[start:start + 500]
+            for rowid, key in self._query(
+                    f"SELECT rowid, id FROM memories WHERE rowid IN ({','.join('?' * len(chunk))})", chunk):
+                rows[rowid] = str(key)
+        return rows
+
+    def _ids_present(self, ids: list[str]) -> set[str]:
+        found: set[str] = set()
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            found.update(str(r[0]) for r in self._query(
+                f"SELECT id FROM memories WHERE id IN ({','.join('?' * len(chunk))})", chunk))
+        return found
+
+    def _usable_size(self, page_size: int) -> int:
+        if self._usable is None:
+            header = read_header(self.path, 100)
+            self._usable = page_size - (header[20] if len(header) > 20 else 0)
+        return self._usable
+
+    def _columns(self) -> int:
+        """How many columns a memories record has at most; the feed needs ``id`` first."""
+        if self._memory_columns is None:
+            info = self._query("PRAGMA table_info(memories)", ())
+            if not info or info[0][1] != "id":
+                raise _Unknown("the memories table does not start with its id column")
+            self._memory_columns = len(info)
+        return self._memory_columns
+
+
+def _backfilled(path: Path) -> int | None:
+    """How many frames of the log a checkpoint has copied into the database file (``nBackfill``
+    in ``-shm``), or None when it cannot be read."""
+    try:
+        data = read_header(f"{path}-shm", 100)
+    except OSError:
+        return None
+    if len(data) < 100:
+        return None
+    return int.from_bytes(data[96:100], sys.byteorder)
+
+
+__all__ = ["MAX_IDS", "ChangeFeed", "ChangeKind"]
