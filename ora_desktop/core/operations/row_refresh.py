@@ -146,7 +146,8 @@ def _place_new(store: Store, query: ListQuery, keys: Sequence[int], ids: frozens
                ) -> tuple[tuple[int, Memory], ...] | None:
     """Where each new memory that matches ``query`` goes in ``keys``: a binary search with
     SQLite comparing two rows by the query's own ``ORDER BY`` (a newest-first list answers at
-    its first comparison). ``None`` when a new row is gone again or listed already."""
+    its first comparison); a row listed already (keys read after the write) is left where it is.
+    ``None`` when a new row is gone again."""
     where, params = where_clause(query, store.columns)
     expr = order_clause(sort_expression(query.order_by, store.columns), query.descending)
     found = all_rows(store,
@@ -156,11 +157,10 @@ def _place_new(store: Store, query: ListQuery, keys: Sequence[int], ids: frozens
     if all_rows(store, "SELECT count(*) FROM memories WHERE id IN (SELECT value FROM json_each(?))",
                 [json.dumps(sorted(ids))])[0][0] != len(ids):
         return None
-    new = [int(row[0]) for row in found]
+    listed = _positions(keys, [int(row[0]) for row in found])
+    new = [int(row[0]) for row in found if int(row[0]) not in listed]  # listed already: a read after the write
     if not new:
         return ()
-    if _positions(keys, new):
-        return None
 
     def before(a: int, b: int) -> bool:
         first = all_rows(store, f"SELECT rowid FROM memories WHERE rowid IN (?, ?) ORDER BY {expr} LIMIT 1", [a, b])

@@ -521,17 +521,29 @@ class MemoryTableModel(QAbstractTableModel):
                 # sort or file): that one reads the keys after this write, so it is covered.
 
     async def _follow(self, change: Change) -> None:
-        store, keys, generation = self.store, self.keys, self._generation
-        if store is None:
-            return
-        if self.is_loading() or self.keys_store is not store:
-            await self.reload(keep_rows=True)  # the keys being read may predate the write
-            return
-        plan = await self.ctx.run(plan_refresh, store, self.query.with_(limit=None, after=None), keys, change,
-                                  self.loader is not default_loader)
-        if store is not self.store or generation != self._generation or keys is not self.keys:
-            if store is self.store:  # reloaded meanwhile: the new keys may predate the write
+        """Follow one (merged) change. A reload already under way is waited for, not restarted
+        (at 1M a key read takes a second or more: restarting it at every write would never let
+        it finish); the plan then runs on the keys it read, which may or may not hold the write
+        (a row listed already is not inserted again)."""
+        for _attempt in range(3):
+            store = self.store
+            if store is None:
+                return
+            await self._loaded()
+            if store is not self.store:
+                return  # another file is shown: its load read it after the write
+            if self.keys_store is not store:
                 await self.reload(keep_rows=True)
+                return
+            keys, generation = self.keys, self._generation
+            plan = await self.ctx.run(plan_refresh, store, self.query.with_(limit=None, after=None), keys, change,
+                                      self.loader is not default_loader)
+            if store is not self.store:
+                return
+            if generation == self._generation and keys is self.keys and not self.is_loading():
+                break
+        else:
+            await self.reload(keep_rows=True)
             return
         if plan.reload:
             log.debug("reloading the row keys: %s", plan.reason)
@@ -542,6 +554,19 @@ class MemoryTableModel(QAbstractTableModel):
         self._repaint([(row, m) for row, m in rows if row is not None],
                       every_change_listed=len(plan.rows) == len(change.changed),
                       added=tuple(m for _, m in plan.inserts), removed=gone)
+
+    async def _loaded(self) -> None:
+        """Until no reload of the keys is under way (one replaced by another is waited for too)."""
+        while self.is_loading():
+            task = self._reload_task
+            try:
+                await asyncio.shield(task)
+            except asyncio.CancelledError:
+                refresh = self._refresh_task
+                if refresh is not None and refresh.cancelling():
+                    raise  # this follow itself was cancelled (the window is closing)
+            except OraError:
+                return  # reported by the reload; the keys are as they were
 
     def _move_rows(self, inserts: Sequence[tuple[int, Memory]], removes: Sequence[int]
                    ) -> tuple[Memory | None, ...] | None:
