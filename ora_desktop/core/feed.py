@@ -139,7 +139,11 @@ class ChangeFeed:
         and ``{page: (version before, version after)}`` of the pages they wrote (before: None
         when unknown; none with ``commits`` or ``whole``). ``log`` None: from the log's first
         frame (a log new since the last look, the database file untouched; ``whole``: any log,
-        read to take the file as seen)."""
+        read to take the file as seen).
+
+        A log restarted once since ``log`` (a checkpoint copied every frame into the file, then a
+        writer began again at the log's start) is read too: the old generation's frames past
+        ``log`` that the new one has not overwritten, then the new generation's."""
         wal = f"{self.path}-wal"
         try:
             size = os.stat(wal).st_size
@@ -151,29 +155,43 @@ class ChangeFeed:
         if head is None:
             raise _Unknown("no usable log header")
         page_size, salt1, salt2, seq = head
-        restarted_from = None
+        tail: dict[int, int] = {}  # page -> newest frame of the old generation past ``log`` (restarted)
         if log is None:
             if not whole and self._db_stat != self._stat():
                 raise _Unknown("a log that appeared after the file itself changed")
-            log = _Log((salt1, salt2), seq, page_size, HEADER)
+            old = new = _Log((salt1, salt2), seq, page_size, HEADER)
         elif (salt1, salt2) != log.salts:
-            # Restarted: right when it restarted once, at exactly where we stopped (nothing of the
-            # old generation unread), and the new one has not reached that far.
-            tail = read_at(wal, FRAME_HEADER, log.offset)
-            unread = len(tail) == FRAME_HEADER and struct.unpack(">II", tail[8:16]) == log.salts
-            if seq != log.seq + 1 or unread or page_size != log.page_size:
-                raise _Unknown("the log restarted more than once, or over frames not read")
-            restarted_from = log.offset
-            log = _Log((salt1, salt2), seq, page_size, HEADER)
+            if seq != log.seq + 1 or page_size != log.page_size:
+                raise _Unknown("the log restarted more than once since the last look")
+            old, new = log, _Log((salt1, salt2), seq, page_size, HEADER)
         else:
-            log = _Log(log.salts, log.seq, log.page_size, log.offset, dict(log.frames))
-        if size - log.offset > MAX_LOG or size < log.offset:
+            old = log
+            new = _Log(log.salts, log.seq, log.page_size, log.offset, dict(log.frames))
+        if size - new.offset > MAX_LOG or size < new.offset:
             raise _Unknown("the log shrank, or grew past what is worth reading")
-        frame = FRAME_HEADER + page_size
-        data = read_at(wal, size - log.offset, log.offset)
-        written: dict[int, int] = {}  # page -> offset of its newest frame, committed
+        written, end, extent = self._scan(wal, new, size, commits)
+        if old is not new and old.salts != new.salts:
+            if extent > old.offset:
+                raise _Unknown("the restarted log overwrote frames not read yet")
+            if commits is None:
+                tail = self._scan(wal, old, size, None)[0]
+            elif read_at(wal, FRAME_HEADER, old.offset)[8:16] == struct.pack(">II", *old.salts):
+                raise _Unknown("our commit is not where it should be")
+        pages = {} if whole or commits is not None else self._versions(old, new, written, tail, extent)
+        new.frames.update(written)
+        new.offset = end
+        return new, pages
+
+    @staticmethod
+    def _scan(wal: str, log: _Log, size: int, commits: int | None) -> tuple[dict[int, int], int, int]:
+        """From ``log``'s offset, frames of its salts: (page -> offset of its newest committed
+        frame, the offset after the last commit read, after the last frame of these salts)."""
+        frame = FRAME_HEADER + log.page_size
+        data = read_at(wal, max(0, size - log.offset), log.offset)
+        written: dict[int, int] = {}
         pending: dict[int, int] = {}
-        end, done, extent = log.offset, 0, log.offset
+        end = extent = log.offset
+        done = 0
         for at in range(0, len(data) - frame + 1, frame):
             pgno, commit, s1, s2 = struct.unpack(">IIII", data[at:at + 16])
             if (s1, s2) != log.salts:
@@ -183,37 +201,40 @@ class ChangeFeed:
             if commit:
                 written.update(pending)
                 pending = {}
-                end = log.offset + at + frame
+                end = extent
                 done += 1
                 if commits is not None and done >= commits:
                     break
         if commits is not None and done < commits:
             raise _Unknown("our commit is not where it should be")
-        if restarted_from is not None and extent > restarted_from:
-            raise _Unknown("the new generation overwrote frames of the old one we never read")
-        pages = {} if whole or commits is not None else self._versions(log, written, data, page_size)
-        log.frames.update(written)
-        log.offset = end
-        return log, pages
+        return written, end, extent
 
-    def _versions(self, log: _Log, written: dict[int, int], data: bytes, page_size: int
+    def _versions(self, old: _Log, new: _Log, written: dict[int, int], tail: dict[int, int], extent: int
                   ) -> dict[int, tuple[bytes | None, bytes]]:
-        """Each written page's version before (an earlier frame, or the database file while no
-        checkpoint copied frames past ``log``) and after."""
+        """Each page's version at ``old`` (an earlier frame still in the log, or the database file
+        while it holds nothing newer) and now (``written`` in ``new``'s generation, else the old
+        generation's ``tail``)."""
         wal = f"{self.path}-wal"
+        size = old.page_size
+        restarted = old.salts != new.salts
         before = _backfilled(self.path)
-        safe = before is not None and before <= log.frame_count
+        # The file holds each page as of ``old`` while no checkpoint copied a later frame; after a
+        # restart it holds the whole old generation: right for pages its tail did not write.
+        safe = before is not None and (before == 0 if restarted else before <= old.frame_count)
+        marker = struct.pack(">II", *old.salts)
         out: dict[int, tuple[bytes | None, bytes]] = {}
-        for pgno, offset in written.items():
-            new = data[offset - log.offset + FRAME_HEADER:offset - log.offset + FRAME_HEADER + page_size]
-            earlier = log.frames.get(pgno)
-            if earlier is not None:
-                old: bytes | None = read_at(wal, page_size, earlier + FRAME_HEADER)
-            elif safe:
-                old = read_at(self.path, page_size, (pgno - 1) * page_size)
-            else:
-                old = None
-            out[pgno] = (old, new)
+        for pgno in {*written, *tail}:
+            at = written[pgno] if pgno in written else tail[pgno]
+            current = read_at(wal, size, at + FRAME_HEADER)
+            earlier = old.frames.get(pgno)
+            previous: bytes | None = None
+            if earlier is not None and (not restarted or earlier >= extent):
+                frame = read_at(wal, FRAME_HEADER + size, earlier)
+                if frame[8:16] == marker and int.from_bytes(frame[:4], "big") == pgno:
+                    previous = frame[FRAME_HEADER:]
+            elif safe and pgno not in tail:
+                previous = read_at(self.path, size, (pgno - 1) * size)
+            out[pgno] = (previous, current)
         if _backfilled(self.path) != before:
             raise _Unknown("a checkpoint ran while the file's pages were read")
         return out
@@ -236,6 +257,8 @@ class ChangeFeed:
             if pgno == 1:
                 continue
             if old is None:
+                if btree.page_type(new) in btree.INDEX_PAGES:
+                    continue  # an index's page: no row of its own
                 raise _Unknown("a page's earlier version is not known (a checkpoint copied frames not read)")
             old_leaf = btree.leaf_cells(old, usable) if old else {}
             new_leaf = btree.leaf_cells(new, usable)
