@@ -26,6 +26,7 @@ import os
 import struct
 import sys
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,9 @@ from .walscan import FRAME_HEADER, HEADER, MAX_LOG, _header
 
 #: Past this many changed memories a reload is as cheap as naming them.
 MAX_IDS = 5000
+#: Table pages kept as of the last look (4 MB of 4 KB pages): the earlier version of a page an
+#: agent writes again and again (the newest leaf, its parents), whatever a checkpoint did.
+KEPT_PAGES = 1024
 Query = Callable[[str, Sequence[object]], list[tuple]]
 
 
@@ -77,6 +81,9 @@ class ChangeFeed:
         self._db_stat: tuple | None = None
         self._usable: int | None = None
         self._memory_columns: int | None = None
+        #: Table pages as of the last look (most recently written last), see :meth:`_remember`.
+        self._seen: OrderedDict[int, bytes] = OrderedDict()
+        self._last_written: dict[int, int] = {}
         #: Why the last :meth:`poll` answered ``Change.reload()`` (for logs and benchmarks).
         self.last_reason = ""
 
@@ -93,6 +100,7 @@ class ChangeFeed:
     def _start(self) -> None:
         self._started = True
         self._db_stat = self._stat()
+        self._seen.clear()
         try:
             self._log = self._read_log(None, whole=True)[0]
         except (_Unknown, OSError):
@@ -104,7 +112,12 @@ class ChangeFeed:
             if not self._started:
                 return
             try:
-                self._log, _ = self._read_log(self._log, commits=1)
+                log, _ = self._read_log(self._log, commits=1)
+                wal = f"{self.path}-wal"
+                for pgno, at in self._last_written.items():  # keep the pages we hold current
+                    if pgno in self._seen:
+                        self._seen[pgno] = read_at(wal, log.page_size, at + FRAME_HEADER)
+                self._log = log
             except (_Unknown, OSError):
                 self._start()
 
@@ -123,7 +136,20 @@ class ChangeFeed:
                 self._start()
                 return Change.reload()
             self._log = log
+            self._remember(pages)
             return change
+
+    def _remember(self, pages: dict[int, tuple[bytes | None, bytes]]) -> None:
+        """Keep the pages just read as they are now (index pages aside): the next look compares
+        with these, whatever a checkpoint or a restart of the log did meanwhile."""
+        for pgno, (_old, new) in pages.items():
+            if btree.page_type(new, pgno) in btree.INDEX_PAGES:
+                self._seen.pop(pgno, None)
+                continue
+            self._seen[pgno] = new
+            self._seen.move_to_end(pgno)
+        while len(self._seen) > KEPT_PAGES:
+            self._seen.popitem(last=False)
 
     def _stat(self) -> tuple | None:
         try:
@@ -161,7 +187,9 @@ class ChangeFeed:
                 raise _Unknown("a log that appeared after the file itself changed")
             old = new = _Log((salt1, salt2), seq, page_size, HEADER)
         elif (salt1, salt2) != log.salts:
-            if seq != log.seq + 1 or page_size != log.page_size:
+            # Each restart adds one to salt-1 (the checkpoint sequence in the header is each
+            # writer connection's own count: it can skip or repeat).
+            if salt1 != (log.salts[0] + 1) & 0xFFFFFFFF or page_size != log.page_size:
                 raise _Unknown("the log restarted more than once since the last look")
             old, new = log, _Log((salt1, salt2), seq, page_size, HEADER)
         else:
@@ -169,7 +197,7 @@ class ChangeFeed:
             new = _Log(log.salts, log.seq, log.page_size, log.offset, dict(log.frames))
         if size - new.offset > MAX_LOG or size < new.offset:
             raise _Unknown("the log shrank, or grew past what is worth reading")
-        written, end, extent = self._scan(wal, new, size, commits)
+        written, end, extent, first = self._scan(wal, new, size, commits)
         if old is not new and old.salts != new.salts:
             if extent > old.offset:
                 raise _Unknown("the restarted log overwrote frames not read yet")
@@ -177,27 +205,32 @@ class ChangeFeed:
                 tail = self._scan(wal, old, size, None)[0]
             elif read_at(wal, FRAME_HEADER, old.offset)[8:16] == struct.pack(">II", *old.salts):
                 raise _Unknown("our commit is not where it should be")
-        pages = {} if whole or commits is not None else self._versions(old, new, written, tail, extent)
+        self._last_written = written
+        pages = {} if whole or commits is not None else self._versions(old, new, written, tail, extent, first)
         new.frames.update(written)
         new.offset = end
         return new, pages
 
     @staticmethod
-    def _scan(wal: str, log: _Log, size: int, commits: int | None) -> tuple[dict[int, int], int, int]:
+    def _scan(wal: str, log: _Log, size: int, commits: int | None
+              ) -> tuple[dict[int, int], int, int, dict[int, int]]:
         """From ``log``'s offset, frames of its salts: (page -> offset of its newest committed
-        frame, the offset after the last commit read, after the last frame of these salts)."""
+        frame, the offset after the last commit read, after the last frame of these salts,
+        page -> offset of its first frame)."""
         frame = FRAME_HEADER + log.page_size
         data = read_at(wal, max(0, size - log.offset), log.offset)
         written: dict[int, int] = {}
         pending: dict[int, int] = {}
         end = extent = log.offset
         done = 0
+        first: dict[int, int] = {}  # page -> its first frame in this read (see _versions)
         for at in range(0, len(data) - frame + 1, frame):
             pgno, commit, s1, s2 = struct.unpack(">IIII", data[at:at + 16])
             if (s1, s2) != log.salts:
                 break
             extent = log.offset + at + frame
             pending[pgno] = log.offset + at
+            first.setdefault(pgno, log.offset + at)
             if commit:
                 written.update(pending)
                 pending = {}
@@ -207,13 +240,13 @@ class ChangeFeed:
                     break
         if commits is not None and done < commits:
             raise _Unknown("our commit is not where it should be")
-        return written, end, extent
+        return written, end, extent, first
 
-    def _versions(self, old: _Log, new: _Log, written: dict[int, int], tail: dict[int, int], extent: int
-                  ) -> dict[int, tuple[bytes | None, bytes]]:
+    def _versions(self, old: _Log, new: _Log, written: dict[int, int], tail: dict[int, int], extent: int,
+                  first: dict[int, int]) -> dict[int, tuple[bytes | None, bytes]]:
         """Each page's version at ``old`` (an earlier frame still in the log, or the database file
-        while it holds nothing newer) and now (``written`` in ``new``'s generation, else the old
-        generation's ``tail``)."""
+        while it holds nothing newer: no checkpoint copied a frame of that page written since)
+        and now (``written`` in ``new``'s generation, else the old generation's ``tail``)."""
         wal = f"{self.path}-wal"
         size = old.page_size
         restarted = old.salts != new.salts
@@ -227,12 +260,14 @@ class ChangeFeed:
             at = written[pgno] if pgno in written else tail[pgno]
             current = read_at(wal, size, at + FRAME_HEADER)
             earlier = old.frames.get(pgno)
-            previous: bytes | None = None
-            if earlier is not None and (not restarted or earlier >= extent):
+            previous: bytes | None = self._seen.get(pgno)
+            if previous is not None:
+                pass  # as the last look left it
+            elif earlier is not None and (not restarted or earlier >= extent):
                 frame = read_at(wal, FRAME_HEADER + size, earlier)
                 if frame[8:16] == marker and int.from_bytes(frame[:4], "big") == pgno:
                     previous = frame[FRAME_HEADER:]
-            elif safe and pgno not in tail:
+            elif pgno not in tail and (safe or _untouched(first.get(pgno), before, new.page_size)):
                 previous = read_at(self.path, size, (pgno - 1) * size)
             out[pgno] = (previous, current)
         if _backfilled(self.path) != before:
@@ -252,6 +287,8 @@ class ChangeFeed:
         old_cells: dict[int, btree.Cell] = {}
         new_cells: dict[int, btree.Cell] = {}
         others: set[int] = set()
+        dropped: set[int] = set()  # children some table-interior page no longer names
+        adopted: set[int] = set()  # children the changed interior pages name now
         leaf_touched = False
         for pgno, (old, new) in pages.items():
             if pgno == 1:
@@ -268,14 +305,13 @@ class ChangeFeed:
                 new_cells.update({r: c for r, c in new_leaf.items() if memory_row(c)})
             if old_leaf:
                 old_cells.update({r: c for r, c in old_leaf.items() if memory_row(c)})
-            old_children = btree.children(old) if old else None
-            if old_children is not None:
-                new_children = btree.children(new) or set()
-                for child in old_children - new_children:
-                    if child not in pages:
-                        raise _Unknown("a leaf freed without being rewritten: its rows went unseen")
+            now_named = btree.children(new) or set()
+            dropped |= ((btree.children(old) if old else None) or set()) - now_named
+            adopted |= now_named
             if new_leaf is None and kind != btree.TABLE_INTERIOR and kind not in btree.INDEX_PAGES:
                 others.add(pgno)
+        if dropped - adopted - set(pages):  # (a child moved to another interior page is no loss)
+            raise _Unknown("a leaf freed without being rewritten: its rows went unseen")
         accounted, rewritten = self._accounted(pages, old_cells, new_cells)
         if others - accounted:
             raise _Unknown("a page no row names (an overflow rewritten in place, a pointer map)")
@@ -305,8 +341,20 @@ class ChangeFeed:
         added -= moved
         if not (added or changed or removed):
             return Change.reload() if leaf_touched and self._other_tables_changed(pages, usable, memory_row) else None
+        # A rowid another memory holds now is no place to remove a row from (a view would drop
+        # the wrong one): left out, the view reads its keys again instead.
+        gone_rowids = {left[key] for key in removed}
+        gone_rowids -= set(self._present_rowids(sorted(gone_rowids)))
         return Change(added=frozenset(added), changed=frozenset(changed), removed=frozenset(removed),
-                      initiator=Initiator.EXTERNAL, removed_rowids=frozenset(left[key] for key in removed))
+                      initiator=Initiator.EXTERNAL, removed_rowids=frozenset(gone_rowids))
+
+    def _present_rowids(self, rowids: list[int]) -> set[int]:
+        found: set[int] = set()
+        for start in range(0, len(rowids), 500):
+            chunk = rowids[start:start + 500]
+            found.update(r[0] for r in self._query(
+                f"SELECT rowid FROM memories WHERE rowid IN ({','.join('?' * len(chunk))})", chunk))
+        return found
 
     @staticmethod
     def _other_tables_changed(pages: dict[int, tuple[bytes | None, bytes]], usable: int,
@@ -381,6 +429,15 @@ class ChangeFeed:
                 raise _Unknown("the memories table does not start with its id column")
             self._memory_columns = len(info)
         return self._memory_columns
+
+
+def _untouched(first: int | None, backfilled: int | None, page_size: int) -> bool:
+    """Whether a checkpoint that copied ``backfilled`` frames left a page's copy in the database
+    file as it was at the last look: the page's first frame since then (at offset ``first``) is
+    past what it copied."""
+    if first is None or backfilled is None:
+        return False
+    return (first - HEADER) // (FRAME_HEADER + page_size) + 1 > backfilled
 
 
 def _backfilled(path: Path) -> int | None:
