@@ -33,7 +33,7 @@ from pathlib import Path
 
 from . import btree
 from .fileheader import read_at, read_header
-from .records import Change, ChangeKind, Initiator
+from .records import Change, Initiator
 from .schema import MEMORY_COLUMNS
 from .walscan import FRAME_HEADER, HEADER, MAX_LOG, _header
 
@@ -452,4 +452,4 @@ def _backfilled(path: Path) -> int | None:
     return int.from_bytes(data[96:100], sys.byteorder)
 
 
-__all__ = ["MAX_IDS", "ChangeFeed", "ChangeKind"]
+__all__ = ["KEPT_PAGES", "MAX_IDS", "ChangeFeed"]

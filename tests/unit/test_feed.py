@@ -187,7 +187,8 @@ def test_random_writes_are_named_exactly_or_heard_as_a_reload(tmp_path, seed):
                 named += 1
                 assert (_step, change.added, change.removed, change.changed) == (_step, added, removed, changed)
                 assert change.added == added and change.removed == removed and change.changed == changed
-                assert change.removed_rowids == {before[i][0] for i in removed}
+                # (a rowid a new memory took again is left out: a view reloads rather than drop it)
+                assert change.removed_rowids == {before[i][0] for i in removed} - {r[0] for r in after.values()}
         before = after
     assert named > 60  # most looks named the rows (a reload is the exception)
     conn.close()
