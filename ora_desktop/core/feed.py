@@ -58,7 +58,8 @@ class _Log:
     seq: int
     page_size: int
     offset: int
-    frames: dict[int, int] = field(default_factory=dict)
+    #: None until indexed (a mark taken at open reads no frame: see :meth:`ChangeFeed.mark`).
+    frames: dict[int, int] | None = field(default_factory=dict)
 
     @property
     def frame_count(self) -> int:
@@ -105,6 +106,39 @@ class ChangeFeed:
             self._log = self._read_log(None, whole=True)[0]
         except (_Unknown, OSError):
             self._log = None
+
+    def mark(self) -> bool:
+        """Take the file as seen as of its wal-index header (``-shm``: the last commit's frame and
+        the log's salts), reading no frame of the log — cheap enough for every open. False when
+        the header cannot tell (no ``-shm`` or log yet, a rollback-journal file): the first
+        :meth:`poll` then starts the feed."""
+        with self._lock:
+            try:
+                index = read_header(f"{self.path}-shm", 96)
+                log_head = read_at(f"{self.path}-wal", HEADER, 0)
+            except OSError:
+                return False
+            if len(index) < 96 or index[:48] != index[48:] or index[12] != 1:
+                return False  # no index yet, or a writer mid-update: the first poll starts
+            frames = int.from_bytes(index[16:20], sys.byteorder)
+            head = _header(log_head)
+            if head is None:
+                if frames or log_head:
+                    return False
+                # An empty log: the first writer starts one; read it whole, while the file is as now.
+                self._started, self._db_stat, self._log = True, self._stat(), None
+                self._seen.clear()
+                return True
+            page_size = int.from_bytes(index[14:16], sys.byteorder)
+            page_size = 65536 if page_size == 1 else page_size
+            salts = struct.unpack(">II", index[32:40])
+            if page_size != head[0] or salts != head[1:3]:
+                return False
+            self._started = True
+            self._db_stat = self._stat()
+            self._seen.clear()
+            self._log = _Log(salts, head[3], page_size, HEADER + frames * (FRAME_HEADER + page_size), None)
+            return True
 
     def own_commit(self) -> None:
         """The store committed one transaction right after the position: step past it."""
@@ -194,6 +228,8 @@ class ChangeFeed:
             old, new = log, _Log((salt1, salt2), seq, page_size, HEADER)
         else:
             old = log
+            if log.frames is None:  # marked at open: index the frames up to the mark now
+                log.frames = self._scan(wal, _Log(log.salts, log.seq, log.page_size, HEADER), log.offset, None)[0]
             new = _Log(log.salts, log.seq, log.page_size, log.offset, dict(log.frames))
         if size - new.offset > MAX_LOG or size < new.offset:
             raise _Unknown("the log shrank, or grew past what is worth reading")
@@ -259,7 +295,7 @@ class ChangeFeed:
         for pgno in {*written, *tail}:
             at = written[pgno] if pgno in written else tail[pgno]
             current = read_at(wal, size, at + FRAME_HEADER)
-            earlier = old.frames.get(pgno)
+            earlier = (old.frames or {}).get(pgno)
             previous: bytes | None = self._seen.get(pgno)
             if previous is not None:
                 pass  # as the last look left it

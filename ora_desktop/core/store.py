@@ -101,6 +101,8 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         self._template: tuple[list[Any], dict[str, int]] | None = None  # see WritesMixin._insert_template
         self._engine_tables_ready = False
         with translated(self.path):
+            if not self.immutable:
+                self.feed.mark()  # before the counter: a commit in between is heard, not lost
             self._watch.reset(self.db, self.immutable)
         self._watch_immutable = self.immutable
 

@@ -93,3 +93,26 @@ def test_an_agents_writes_move_the_facet_counts_without_counting_again(make_wind
     qtbot.waitUntil(lambda: shown_counts(window, "importance").get("9") == "5", timeout=10000)
     qtbot.wait(200)
     assert counted == [] and model.key_reads == reads  # moved by the rows: nothing read again
+
+
+def test_an_agents_insert_moves_the_sidebar_count_without_counting_any_file(make_window, filled_db, qtbot,
+                                                                            monkeypatch):
+    from ora_desktop.gui.sidebar import view as sidebar_view
+
+    path = filled_db(10)
+    filled_db(5, agent="other")
+    window = make_window()
+    window.ctx.start_watching(3_600_000)
+    wait_idle(qtbot, window)
+    qtbot.waitUntil(lambda: (item := window.sidebar.item_for(path)) is not None
+                    and "Average health" in item.toolTip(0), timeout=10000)
+    counted, scans = [], []
+    real_info, real_scan = sidebar_view.file_info, sidebar_view.scan
+    monkeypatch.setattr(sidebar_view, "file_info", lambda *args: counted.append(args[1]) or real_info(*args))
+    monkeypatch.setattr(sidebar_view, "scan", lambda *args: scans.append(1) or real_scan(*args))
+    window.ctx.start_watching(50)
+    agent(path, "INSERT INTO memories (id, content, created_at, updated_at) "
+                "VALUES ('agent-1', 'noted', datetime('now'), datetime('now'))")
+    qtbot.waitUntil(lambda: window.sidebar.item_for(path).text(1) == "11", timeout=10000)
+    qtbot.wait(500)
+    assert counted == [] and scans == []  # shifted by the new row: no file counted again (yet)

@@ -193,3 +193,17 @@ def test_random_writes_are_named_exactly_or_heard_as_a_reload(tmp_path, seed):
     assert named > 60  # most looks named the rows (a reload is the exception)
     conn.close()
     store.close()
+
+
+def test_a_commit_between_opening_and_the_first_look_is_named(tmp_path):
+    path = raw_seed_db(tmp_path / "agent.site.db", ROWS[:10])
+    conn = sqlite3.connect(path, isolation_level=None)  # an agent that keeps its log alive
+    conn.execute("INSERT INTO memories (id, content, created_at, updated_at) "
+                 "VALUES ('before', 'x', datetime('now'), datetime('now'))")
+    store = open_store(path)  # marks the log where it is, reading none of it
+    conn.execute("INSERT INTO memories (id, content, created_at, updated_at) "
+                 "VALUES ('after', 'y', datetime('now'), datetime('now'))")
+    [change] = heard(store)
+    assert change.added == {"after"} and not change.changed and not change.removed
+    conn.close()
+    store.close()
