@@ -308,7 +308,32 @@ class ChangeFeed:
             out[pgno] = (previous, current)
         if _backfilled(self.path) != before:
             raise _Unknown("a checkpoint ran while the file's pages were read")
+        unknown = [pgno for pgno, (previous, _) in out.items() if previous is None]
+        if unknown:
+            held = self._free_then(out)
+            for pgno in unknown:
+                if pgno in held:
+                    out[pgno] = (b"", out[pgno][1])  # no rows were on it: new, or free
         return out
+
+    def _free_then(self, out: dict[int, tuple[bytes | None, bytes]]) -> set[int]:
+        """Pages that held no rows at the last look, as far as the earlier versions read tell:
+        past the end of the database then (its page count in page 1), or on the freelist."""
+        first = out.get(1, (self._seen.get(1), b""))[0]
+        if not first or len(first) < 100:
+            return set()
+        # (the page count is valid while the version it was written for is the change counter's)
+        count = int.from_bytes(first[28:32], "big") if first[24:28] == first[92:96] else 0
+        free: set[int] = set()
+        trunk = btree.freelist_trunk(first)
+        while trunk and trunk not in free:
+            page = out.get(trunk, (self._seen.get(trunk), b""))[0]
+            if page is None:
+                break  # the rest of the list is not known: those pages stay unknown
+            free.add(trunk)
+            trunk, leaves = btree.trunk_pages(page)
+            free.update(leaves)
+        return _Beyond(count, free)
 
     # ----------------------------------------------------------------- the rows
     def _diff(self, log: _Log, pages: dict[int, tuple[bytes | None, bytes]]) -> Change | None:
@@ -465,6 +490,17 @@ class ChangeFeed:
                 raise _Unknown("the memories table does not start with its id column")
             self._memory_columns = len(info)
         return self._memory_columns
+
+
+class _Beyond(set):
+    """A set of page numbers that also holds every page past ``count``."""
+
+    def __init__(self, count: int, pages: set[int]) -> None:
+        super().__init__(pages)
+        self.count = count
+
+    def __contains__(self, pgno: object) -> bool:
+        return (isinstance(pgno, int) and self.count > 0 and pgno > self.count) or super().__contains__(pgno)
 
 
 def _untouched(first: int | None, backfilled: int | None, page_size: int) -> bool:

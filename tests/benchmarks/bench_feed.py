@@ -129,6 +129,19 @@ async def scenario(path: Path, results: dict) -> None:
                     seen[rowid] = now
             await asyncio.sleep(0.02)
 
+    import logging
+
+    class Reasons(logging.Handler):
+        """Why the table read its keys again (the model logs each reason at DEBUG)."""
+
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.getMessage().startswith("reloading the row keys"):
+                table_reasons.append(record.getMessage().split(": ", 1)[-1])
+
+    table_reasons: list[str] = []
+    gui_log = logging.getLogger("ora_desktop.gui")
+    gui_log.addHandler(Reasons(logging.DEBUG))
+    gui_log.setLevel(logging.DEBUG)
     beat.reset()
     cpu, wall = cpu_seconds(), time.perf_counter()
     await watch(IDLE_SECONDS)
@@ -137,6 +150,7 @@ async def scenario(path: Path, results: dict) -> None:
     for rate in (1.0, 10.0):
         log = Path(tempfile.mkstemp(prefix="ora-feed-agent-")[1])
         reads, reasons = model.key_reads, []
+        table_reasons.clear()
         real_poll = store.feed.poll
 
         def poll(real=real_poll, reasons=reasons):  # noqa: ANN001, ANN202
@@ -164,7 +178,8 @@ async def scenario(path: Path, results: dict) -> None:
                                     [__import__("json").dumps([mid for mid, _ in committed])]))
         delays = [seen[rowids[mid]] - float(at) for mid, at in committed if rowids.get(mid) in seen]
         missing = sum(1 for mid, _ in committed if rowids.get(mid) not in seen)
-        results[rate] = (used - idle, used, delays, missing, len(committed), block, model.key_reads - reads, reasons)
+        results[rate] = (used - idle, used, delays, missing, len(committed), block, model.key_reads - reads,
+                         reasons, list(table_reasons))
 
 
 def run(memories: int, before: bool = False) -> None:
@@ -187,7 +202,7 @@ def run(memories: int, before: bool = False) -> None:
             Row("  longest GUI-thread block", idle_block[0], None, "< 50 ms"),
             Row("    the GUI thread's own CPU in it", idle_block[1], None, "")]
     for rate, target in ((1.0, "<= 5 %"), (10.0, "<= 15 %")):
-        above, used, delays, missing, committed, block, reads, reasons = results[rate]
+        above, used, delays, missing, committed, block, reads, reasons, table_reasons = results[rate]
         delays.sort()
         worst = delays[-1] if delays else float("nan")
         rows += [
@@ -202,6 +217,8 @@ def run(memories: int, before: bool = False) -> None:
         ]
         if reasons:
             print(f"  ({rate:.0f}/s: the feed reloaded {len(reasons)} times: {sorted(set(reasons))})")
+        if table_reasons:
+            print(f"  ({rate:.0f}/s: the table read its keys again because: {sorted(set(table_reasons))})")
     report(f"The window while an agent writes ({memories:,} memories{', heard as before' if before else ''})", rows)
 
 

@@ -533,6 +533,7 @@ class MemoryTableModel(QAbstractTableModel):
             if store is not self.store:
                 return  # another file is shown: its load read it after the write
             if self.keys_store is not store:
+                log.debug("reloading the row keys: the keys listed were another file's")
                 await self.reload(keep_rows=True)
                 return
             keys, generation = self.keys, self._generation
@@ -543,6 +544,7 @@ class MemoryTableModel(QAbstractTableModel):
             if generation == self._generation and keys is self.keys and not self.is_loading():
                 break
         else:
+            log.debug("reloading the row keys: the keys kept changing while the write was planned")
             await self.reload(keep_rows=True)
             return
         if plan.reload:
