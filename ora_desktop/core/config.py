@@ -107,6 +107,9 @@ class Config:
                 data = tomllib.load(handle)
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset "
+                              f"{exc.start}); save it as UTF-8") from exc
         except OSError as exc:
             raise ConfigError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
         config = cls(path, data, True)

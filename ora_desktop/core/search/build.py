@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .. import paths, timestamps, walscan
-from ..errors import OraError
+from ..errors import OraError, WrongSchema
 from ..private import private_dir
 from ..schema import sniff_file
 from .cjk import CJK_GLOB
@@ -140,13 +140,22 @@ def finish_tags(index: SearchIndex, progress: ProgressFn | None = None, cancel: 
     return True
 
 
+def _refuse_without_memories(conn: sqlite3.Connection, source: Path) -> None:
+    """Another application's SQLite file (no ``memories`` table) is refused naming it, so a search
+    across files skips it with a warning instead of failing on ``src.memories``."""
+    if conn.execute("SELECT 1 FROM src.sqlite_master WHERE type = 'table' AND name = 'memories'").fetchone() is None:
+        raise WrongSchema(source, "no 'memories' table: this is an SQLite file, but not an Ora memory database")
+
+
 def _build_into(tmp: Path, source: Path, progress: ProgressFn | None, cancel: object, key: str) -> None:
     conn = connect_sidecar(tmp)
+    anchor = None
     try:
         conn.execute("PRAGMA journal_mode = OFF")
         conn.execute("PRAGMA synchronous = OFF")
         conn.executescript(SCHEMA)
-        attach_source(conn, source)
+        anchor = attach_source(conn, source)
+        _refuse_without_memories(conn, source)
         started = timestamps.now()
         stats, ident = file_stats(source), identity(source)
         log = walscan.current_position(str(source))
@@ -201,6 +210,8 @@ def _build_into(tmp: Path, source: Path, progress: ProgressFn | None, cancel: ob
         conn.execute("PRAGMA journal_mode = WAL")
     finally:
         conn.close()
+        if anchor is not None:  # last: it removes the -wal/-shm it made (see attach_source)
+            anchor.close()
 
 
 def index_state(db_path: str | Path) -> IndexState:
