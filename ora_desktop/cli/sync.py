@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import getpass
 import logging
 import sys
 from typing import Any
 
+from ..core import sync_settings
 from ..core.config import Config
+from ..core.errors import OraError
 from ..core.maintenance import JobReport
 from ..core.operations import sync as sync_ops
 from ..core.sync import SyncResult
@@ -24,7 +27,9 @@ def register(sub: Any) -> None:
         "'sync conflict'. The password (URL, PGPASSWORD or ~/.pgpass) is never printed.",
     )
     common.add_target(p, all_option=True)
-    p.add_argument("--url", help="server URL (postgresql://user@host:port/db?sslmode=...), overriding config.toml")
+    p.add_argument("--url", help="server URL (postgresql://user@host:port/db?sslmode=...), overriding config.toml; "
+                   "without a password (others can read the command line): PGPASSWORD, ~/.pgpass or config.toml "
+                   "give it, or '--url -' reads the whole URL from standard input")
     p.add_argument("--dry-run", action="store_true", help="count what would be pushed and pulled; change nothing")
     p.add_argument("--status", action="store_true",
                    help="show each file's last sync, pending count, conflicts and last error (no server needed)")
@@ -39,7 +44,7 @@ def _sync(args: argparse.Namespace) -> int:
     if args.status or args.conflicts:
         paths = sync_ops.targets(args.db, site=args.site, agent=args.agent, all=args.all, home=home, config=config)
         return _show_status(args, paths, config) if args.status else _show_conflicts(args, paths)
-    report = sync_ops.sync(args.db, site=args.site, agent=args.agent, all=args.all, url=args.url,
+    report = sync_ops.sync(args.db, site=args.site, agent=args.agent, all=args.all, url=_url(args.url),
                            dry_run=args.dry_run, home=home, config=config)
     if args.json:
         common.emit_json({"files": [_run_json(run) for run in report.runs]})
@@ -56,6 +61,23 @@ def _sync(args: argparse.Namespace) -> int:
     if any(run.outcome == "failed" for run in report.runs):
         return 1
     return 3 if report.failures else 0
+
+
+def _url(given: str | None) -> str | None:
+    """The ``--url`` value: read from standard input for ``-``; refused when it holds a password,
+    since every local user can read a command line (``ps``, ``/proc``)."""
+    if given is None:
+        return None
+    if given == "-":
+        url = getpass.getpass("sync server URL: ") if sys.stdin.isatty() else sys.stdin.readline()
+        if not url.strip():
+            raise OraError("--url -: standard input held no URL; nothing was synced")
+        return url.strip()
+    if sync_settings.holds_password(given):
+        raise OraError("--url holds a password, which every local user can read in `ps`; nothing was synced: "
+                       "put the password in PGPASSWORD or ~/.pgpass, or the URL in [sync] url of config.toml, "
+                       "or pass '--url -' and give the URL on standard input")
+    return given
 
 
 def _run_json(run: JobReport) -> dict:
