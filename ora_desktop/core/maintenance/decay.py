@@ -4,8 +4,10 @@
 A memory whose last access (or creation, if never accessed) is more than 7 days old loses 0.01
 health per whole day elapsed since the previous decay of this file, floored at 0. The time of
 the previous decay lives in the file's plain ``ora_desktop_state`` table (key ``decay.last``).
-Reading it, the single ``UPDATE`` and moving it on happen in one ``BEGIN IMMEDIATE``
-transaction, so two processes decaying at once decay once. The first decay applies one day.
+Reading it and recording the decay it starts (key ``decay.pending``) happen in one ``BEGIN
+IMMEDIATE`` transaction, so two processes decaying at once decay once; the ``UPDATE`` then runs
+over rowid ranges in short transactions (see "in chunks" below) and the last one moves the mark
+on. The first decay applies one day.
 
 Catching up after ``N`` days off applies what ``N`` daily runs would have: a memory that
 passed its 7-day grace during the gap loses only the days since it did.
@@ -13,9 +15,10 @@ passed its 7-day grace during the gap loses only the days since it did.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta
 
-from .. import timestamps
+from .. import chunks, timestamps
 from ..rawsql import run_sql
 from ..store import Store, open_store
 from .context import JobContext, Outcome, read_state, summary, write_state
@@ -74,25 +77,89 @@ def run(ctx: JobContext) -> Outcome:
     if ctx.dry_run:
         with open_store(ctx.path, readonly=True) as store:
             return _preview(ctx, store, now)
-    with open_store(ctx.path) as store:
-        with ctx.interruptible(store), store.write():
+    with open_store(ctx.path) as store, ctx.interruptible(store):
+        with store.write():
             store.ensure_engine_tables()  # in the same transaction: a failed decay leaves the file as it was
             last = last_decay(store)
-            days = days_due(last, now)
-            if days == 0:
-                return Outcome({"days": 0, "decayed": 0},
-                               f"already decayed within the last day (at {timestamps.to_sql(last)})")
-            # Move the mark on by whole days so a partial day is carried to the next run; the
-            # missed daily runs are the ones at the mark and the days before it, so what is due
-            # and for how many days is judged at the mark, not at "now" part-way into a day.
-            mark = _mark(last, days, now)
-            decayed = run_sql(store, f"UPDATE memories SET health_score = {_new_health(days)} WHERE {_DUE}",
-                                    _params(days, mark)).rowcount
-            write_state(store, STATE_KEY, timestamps.to_sql(mark))
+            resumed = _pending(store)
+            if resumed is None:
+                days = days_due(last, now)
+                if days == 0:
+                    return Outcome({"days": 0, "decayed": 0},
+                                   f"already decayed within the last day (at {timestamps.to_sql(last)})")
+                # Move the mark on by whole days so a partial day is carried to the next run; the
+                # missed daily runs are the ones at the mark and the days before it, so what is due
+                # and for how many days is judged at the mark, not at "now" part-way into a day.
+                mark = _mark(last, days, now)
+                _begin(store, days, mark)
+            else:
+                days = resumed["days"]
+        decayed = _apply_in_chunks(store)
     ctx.step(1, 1)
-    first = " (first decay of this file: one day)" if last is None else ""
+    first = " (first decay of this file: one day)" if last is None and resumed is None else ""
+    again = " (finishing a decay that was interrupted)" if resumed is not None else ""
     return Outcome({"days": days, "decayed": decayed},
-                   f"{decayed} memories lost health for {days} day(s){first}")
+                   f"{decayed} memories lost health for {days} day(s){first}{again}")
+
+
+# ----------------------------------------------------------------------------- in chunks
+# One UPDATE of a large file holds the write lock for seconds, and an agent with a short busy
+# timeout fails meanwhile. The decay goes over rowid ranges in short transactions
+# (:mod:`..chunks`); what it is doing lives in ``ora_desktop_state`` (key ``decay.pending``: the
+# days, the mark, the rowids done and the last rowid when it began), moved on in each chunk's
+# transaction, and the mark itself is written with the last chunk. A decay killed part-way is
+# finished by the next run (never started again: no memory loses a day twice), and two
+# processes decaying at once share the ranges left.
+PENDING_KEY = "decay.pending"
+
+
+def _pending(store: Store) -> dict | None:
+    """The decay under way in this file (``None`` if none, or its record is unreadable)."""
+    text = read_state(store, PENDING_KEY)
+    try:
+        record = json.loads(text) if text else None
+    except ValueError:
+        return None
+    if not isinstance(record, dict) or timestamps.parse(record.get("mark")) is None:
+        return None
+    return record
+
+
+def _begin(store: Store, days: int, mark: datetime) -> None:
+    """Record a decay of ``days`` up to ``mark`` over every row there is now (inside a write)."""
+    top = run_sql(store, "SELECT coalesce(max(rowid), 0) FROM memories").fetchone()[0]
+    write_state(store, PENDING_KEY, json.dumps({"days": days, "mark": timestamps.to_sql(mark), "after": 0,
+                                                "upto": int(top)}))
+
+
+def _apply_in_chunks(store: Store) -> int:
+    """Decay the rowid ranges the pending record has left, one short transaction each; returns
+    how many memories this process decayed."""
+    sizer, decayed, finished = chunks.new_sizer(), 0, False
+
+    def chunk() -> int:
+        nonlocal decayed, finished
+        record = _pending(store)
+        if record is None:  # another process finished it
+            finished = True
+            return 0
+        after, upto = int(record["after"]), int(record["upto"])
+        upper = min(after + sizer.size, upto)
+        mark = timestamps.parse(record["mark"])
+        params = {**_params(int(record["days"]), mark), "after": after, "upper": upper}
+        decayed += run_sql(store, f"UPDATE memories SET health_score = {_new_health(int(record['days']))} "
+                                  f"WHERE rowid > :after AND rowid <= :upper AND {_DUE}", params).rowcount
+        if upper >= upto:
+            write_state(store, STATE_KEY, record["mark"])
+            run_sql(store, "DELETE FROM ora_desktop_state WHERE key = ?", (PENDING_KEY,))
+            finished = True
+        else:
+            write_state(store, PENDING_KEY, json.dumps({**record, "after": upper}))
+        return upper - after
+
+    while not finished:
+        chunks.timed_write(store, sizer, chunk)
+    return decayed
 
 
 def _health(value: float) -> str:
