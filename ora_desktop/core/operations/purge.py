@@ -226,7 +226,8 @@ def empty_trash(store: Store, older_than_days: float | None = None, *, rewrite_b
             ids = tuple(r[0] for r in run_sql(store,
                 f"SELECT DISTINCT memory_id FROM ora_desktop_trash WHERE {mine}", [json.dumps(part), *params]))
             rows += run_sql(store, f"DELETE FROM ora_desktop_trash WHERE {mine}", [json.dumps(part), *params]).rowcount
-            journal.forget_memories(store, [i for i in ids if i not in store._existing(ids)])
+            live = store._existing(ids)
+            journal.forget_memories(store, [i for i in ids if i not in live])
             _tell_sync(store, ids)
             if last:
                 forget_batches(store)
@@ -237,7 +238,8 @@ def empty_trash(store: Store, older_than_days: float | None = None, *, rewrite_b
         if not part:
             break
     ids = tuple(sorted(found))
-    gone = tuple(i for i in ids if i not in store._existing(ids))  # a live memory keeps its index rows
+    live = store._existing(ids)
+    gone = tuple(i for i in ids if i not in live)  # a live memory keeps its index rows
     return _finish(store, gone, 0, rows, Change(), texts[: scrub.SCAN_LIMIT], len(texts) <= scrub.SCAN_LIMIT,
                    rewrite_backups, config, ids)
 
