@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from .. import chunks, timestamps
 from ..rawsql import run_sql
 from ..store import Store, open_store
-from .context import JobContext, Outcome, read_state, summary, write_state
+from .context import Cancelled, CancelledPartWay, JobContext, Outcome, read_state, summary, write_state
 from .values import is_number, looks_like_time
 
 STATE_KEY = "decay.last"
@@ -77,8 +77,8 @@ def run(ctx: JobContext) -> Outcome:
     if ctx.dry_run:
         with open_store(ctx.path, readonly=True) as store:
             return _preview(ctx, store, now)
-    with open_store(ctx.path) as store, ctx.interruptible(store):
-        with store.write():
+    with open_store(ctx.path) as store:
+        with ctx.interruptible(store), store.write():
             store.ensure_engine_tables()  # in the same transaction: a failed decay leaves the file as it was
             last = last_decay(store)
             resumed = _pending(store)
@@ -94,7 +94,12 @@ def run(ctx: JobContext) -> Outcome:
                 _begin(store, days, mark)
             else:
                 days = resumed["days"]
-        decayed = _apply_in_chunks(store)
+        try:
+            with ctx.interruptible(store):
+                decayed = _apply_in_chunks(store)
+        except Cancelled:
+            raise CancelledPartWay(f"{ctx.path}: decay cancelled part-way; the next decay finishes it "
+                            "(no memory loses a day twice)") from None
     ctx.step(1, 1)
     first = " (first decay of this file: one day)" if last is None and resumed is None else ""
     again = " (finishing a decay that was interrupted)" if resumed is not None else ""
