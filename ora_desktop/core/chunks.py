@@ -19,13 +19,15 @@ if TYPE_CHECKING:
     from .store import Store
 
 LOCK_BUDGET = 0.25  # seconds: the longest one chunk may hold the write lock
-TARGET = 0.08  # what the sizing aims at (a commit's fsync and a slow disk fit in the rest)
+TARGET = 0.1  # what the sizing aims at (a commit's fsync and a slow disk fit in the rest)
 FIRST = 256  # rows (or rowids) in the first chunk, before anything is measured
 SMALLEST, LARGEST = 16, 200_000
-# Between two chunks the lock is left free this long. A writer waiting on SQLite's busy handler
-# tries again at most every 100 ms, so a gap this long always lets a waiting agent in first
-# (back-to-back chunks would leave it gaps of microseconds, and its busy timeout would run out).
-GAP = 0.11
+# Between two chunks the lock is left free this long, so a writer waiting on SQLite's busy handler
+# gets in first (back-to-back chunks would leave it gaps of microseconds until its busy timeout
+# ran out). The handler sleeps 1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50 ms, then 100 ms, between
+# tries: a writer that began waiting during one chunk (held at most ~0.22 s) has waited less than
+# 228 ms when it ends, so it tries again within 50 ms, inside the gap.
+GAP = 0.06
 
 T = TypeVar("T")
 
