@@ -31,7 +31,9 @@ def register(sub: Any) -> None:
     p.add_argument("job", choices=list(JOBS), help="which job")
     common.add_target(p, all_option=True)
     p.add_argument("--dry-run", action="store_true", help="list what would change; change nothing")
-    p.add_argument("--repair", action="store_true", help="check: also fix what is safe to fix")
+    p.add_argument("--repair", action="store_true",
+                   help="check: also fix what is safe to fix; decay: re-anchor a decay mark left in the future "
+                   "by a wrong clock to now")
     p.add_argument("--show", type=int, default=20, metavar="N",
                    help="list at most N memories per file (default 20; 0 = all)")
 
@@ -41,6 +43,12 @@ def register(sub: Any) -> None:
     p.add_argument("--once", action="store_true", help="run every job that is due, then exit")
     p.add_argument("--home", dest="target_home", metavar="DIR", help="Ora home (default $ORA_HOME or ~/.ora)")
     p.add_argument("--verbose", action="store_true", help="debug logging")
+    service = p.add_mutually_exclusive_group()
+    service.add_argument("--install-service", action="store_true",
+                         help="write the systemd user unit (Linux) or launchd agent (macOS) that starts the "
+                              "daemon at login (with --home, if given), by the real path of this ora-desktop; "
+                              "then exit")
+    service.add_argument("--uninstall-service", action="store_true", help="remove that unit or agent; then exit")
 
     p = common.command(sub, "jobs", _jobs, "show the maintenance run history (and --next: upcoming runs)")
     p.add_argument("--limit", type=common.count_int, default=50, help="how many runs to show (default 50; 0 = all)")
@@ -93,8 +101,8 @@ def target_paths(args: argparse.Namespace, required: bool = True) -> list[Path]:
 
 # ---------------------------------------------------------------------- run
 def _run(args: argparse.Namespace) -> int:
-    if args.repair and args.job != "check":
-        raise OraError(f"--repair applies to the check job only, not to {args.job}")
+    if args.repair and args.job not in ("check", "decay"):
+        raise OraError(f"--repair applies to the check and decay jobs only, not to {args.job}")
     config = Config.load()
     home = common.home_of(args)
     paths = target_paths(args)
@@ -144,9 +152,25 @@ def _print_report(report: JobReport, show: int) -> None:
 
 # ---------------------------------------------------------------------- daemon
 def _daemon(args: argparse.Namespace) -> int:
+    if args.install_service or args.uninstall_service:
+        home = ["--home", str(Path(args.target_home).expanduser().absolute())] if args.target_home else []
+        return _service(install=args.install_service, daemon_args=home)
     from ..daemon import run_daemon
 
     return run_daemon(common.home_of(args), Config.load(), once=args.once, verbose=args.verbose)
+
+
+def _service(install: bool, daemon_args: list[str]) -> int:
+    from ..core.service_files import install_service, next_steps, uninstall_service
+
+    target = install_service(daemon_args=daemon_args) if install else uninstall_service()
+    if target is None:
+        print("no daemon service is installed")
+        return 0
+    print(f"{'wrote' if install else 'removed'} {target}")
+    steps = next_steps(target, installed=install)
+    print(f"{'start it' if install else 'stop it'} with: " + " && ".join(steps))
+    return 0
 
 
 # ---------------------------------------------------------------------- jobs

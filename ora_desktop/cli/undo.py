@@ -20,7 +20,7 @@ def register(sub: Any) -> None:
     """Add ``undo`` to the ora-desktop parser."""
     p = command(sub, "undo", cmd_undo, "undo the last operation on a memory file (edit, delete, merge, ...)",
                 "Undo the latest journalled operation on the file — made by this command line or the "
-                "window — putting the rows back as they were; run it again to undo the one before. "
+                "window, or a decay — putting the rows back as they were; run it again to undo the one before. "
                 f"The file's ora_desktop_journal table keeps the last {journal.KEEP}. An undo is refused, "
                 "changing nothing, when a memory it would touch was changed since.")
     common.add_target(p)
@@ -37,11 +37,13 @@ def cmd_undo(args: argparse.Namespace) -> int:
         with open_target(args, readonly=True) as store:
             rows = journal.entries(store)
         if args.json:
-            emit_json([{"entry": e.id, "at": e.at, "kind": e.kind.value, "label": e.label} for e in rows])
+            emit_json([{"entry": e.id, "at": e.at, "kind": e.kind.value, "label": e.label, "by": e.who}
+                       for e in rows])
         elif not rows:
             print(f"nothing to undo in {store.path}")
         else:
-            print(table(("STEP", "AT (UTC)", "KIND", "WHAT"), [(e.id, e.at, e.kind.value, e.label) for e in rows]))
+            print(table(("STEP", "AT (UTC)", "KIND", "BY", "WHAT"),
+                        [(e.id, e.at, e.kind.value, e.who, e.label) for e in rows]))
         return 0
     with open_target(args) as store:
         if args.forget:
@@ -64,5 +66,7 @@ def cmd_undo(args: argparse.Namespace) -> int:
     else:
         parts = [f"{len(ids)} {word}" for ids, word in ((change.added, "restored"), (change.changed, "put back"),
                                                        (change.removed, "moved to the trash")) if ids]
+        if entry.undo.decay is not None:
+            parts.append("health values and the decay mark put back")
         print(f"undid “{entry.label}” in {store.path} ({', '.join(parts) or 'no rows'})")
     return 0

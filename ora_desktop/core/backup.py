@@ -8,8 +8,9 @@ made mode 0600, flushed, and only then renamed into place: a crash at any point 
 that looks like a valid backup, and never touches the live file.
 
 Rotation keeps the newest ``keep_last`` backups plus the newest of each of the last
-``keep_daily`` days and of each of the last ``keep_weekly`` ISO weeks. Files a restore set aside
-(``…-before-restore.site.db``) are never rotated away.
+``keep_daily`` days and of each of the last ``keep_weekly`` ISO weeks. Of the files restores set
+aside (``…-before-restore.site.db``) the newest ``keep_before_restore`` are kept (default 5), by
+each restore and by each rotation; the regular rule never counts them.
 
 ``restore_backup`` refuses a backup that fails its check, then (holding the live file's write lock
 for the whole swap) copies the current file aside into the same backup folder, so it can be
@@ -35,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .config import Config
-from .connection import BUSY_TIMEOUT_MS, readonly_needs_immutable, translate
+from .connection import BUSY_TIMEOUT_MS, connect_readonly, file_stamp, translate
 from .errors import FileMissing, OraError
 from .private import UnsafePath, open_private, private_dir
 from .schema import check_shape, inspect, sniff_file
@@ -64,7 +65,7 @@ class BackupInfo:
     size: int
     site: str
     agent: str
-    before_restore: bool = False  # set aside by a restore, never rotated away
+    before_restore: bool = False  # set aside by a restore: rotated only by keep_before_restore
 
 
 def default_dir(config: Config | None = None) -> Path:
@@ -80,14 +81,14 @@ def backup_folder(path: str | Path, dest_dir: str | Path | None = None, config: 
     return root / path.resolve().parent.name / agent
 
 
-def ro_uri(path: Path, immutable: bool = False) -> str:
-    """A read-only URI that creates nothing beside the file: ``immutable`` when asked, or when a
-    plain ``mode=ro`` open would have to create ``-wal``/``-shm`` (no writer has the file open) —
-    which fails on a read-only file, folder or mount."""
+def ro_uri(path: Path, immutable: bool = True) -> str:
+    """A read-only URI for a backup (a file of ours no program writes): ``immutable`` takes no
+    locks and creates nothing beside it. A live database is read through
+    :func:`~ora_desktop.core.connection.connect_readonly` instead, which keeps SQLite's locks."""
     from urllib.parse import quote
 
     uri = f"file:{quote(str(path.resolve()))}?mode=ro"
-    return f"{uri}&immutable=1" if immutable or readonly_needs_immutable(path) else uri
+    return f"{uri}&immutable=1" if immutable else uri
 
 
 def check_file(path: Path) -> list[str]:
@@ -112,7 +113,8 @@ def _copy_live(source: Path, target: Path, progress=None, cancel=None) -> None:
     """Online-backup ``source`` into a new file ``target`` (mode 0600), one consistent snapshot."""
     fd = open_private(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     os.close(fd)
-    src = sqlite3.connect(ro_uri(source), uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    # SQLite's locks, not immutable: an agent's checkpoint must not rewrite pages under the copy.
+    src = connect_readonly(source, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     dst = sqlite3.connect(target, isolation_level=None)
     try:
         # Hold one read transaction across every step: writers carry on (WAL), the backup never
@@ -147,9 +149,13 @@ def fsync_path(path: Path) -> None:
 
 
 def new_name(folder: Path, when: datetime, aside: bool = False) -> Path:
+    """A free backup name for ``when``; within one second, numbered past every name of that second
+    (never one rotated away), so names sort as the backups were made."""
     stamp = when.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
     tail = ASIDE if aside else ""
-    candidate, n = folder / f"{stamp}{tail}{SUFFIX}", 1
+    same = [m for m in (_NAME.match(p.name) for p in folder.glob(f"{stamp}*{SUFFIX}")) if m]
+    n = max((int(m.group(2) or 1) for m in same if bool(m.group(3)) == aside), default=0) + 1
+    candidate = folder / (f"{stamp}{tail}{SUFFIX}" if n == 1 else f"{stamp}-{n}{tail}{SUFFIX}")
     while candidate.exists():
         n += 1
         candidate = folder / f"{stamp}-{n}{tail}{SUFFIX}"
@@ -216,11 +222,17 @@ def create_backup(path: str | Path, dest_dir: str | Path | None = None, *, confi
 def _write_backup(source: Path, folder: Path, progress, cancel) -> BackupInfo:
     _remove_partials(folder)
     final = new_name(folder, datetime.now(UTC))
-    try:
-        problems = checked_copy(source, final, progress, cancel)
-    except OSError as exc:
-        raise BackupError(f"{source}: could not write the backup in {folder} ({exc.strerror or exc}); "
-                          "no backup was kept") from exc
+    for attempt in range(3):
+        moved = file_stamp(source)
+        try:
+            problems = checked_copy(source, final, progress, cancel)
+        except OSError as exc:
+            raise BackupError(f"{source}: could not write the backup in {folder} ({exc.strerror or exc}); "
+                              "no backup was kept") from exc
+        # A copy read without locks (immutable: a file we may not add files beside) that fails its
+        # check while another program changed the file is copied again, not called damaged.
+        if not problems or attempt == 2 or file_stamp(source) == moved:
+            break
     if problems:
         raise BackupError(f"{source}: the copy failed its integrity check ({'; '.join(problems[:3])}); "
                           "no backup was kept — the live file may be damaged, run 'ora-desktop run check'")
@@ -321,14 +333,17 @@ def _order(backup: BackupInfo) -> tuple[datetime, int]:
 
 
 def backups_to_keep(backups: list[BackupInfo], keep_last: int, keep_daily: int, keep_weekly: int,
-                    now: datetime | None = None) -> set[Path]:
-    """The rotation rule: the newest ``keep_last``, plus the newest of each recent day and week.
+                    now: datetime | None = None, keep_before_restore: int | None = None) -> set[Path]:
+    """The rotation rule: the newest ``keep_last``, plus the newest of each recent day and week;
+    of the copies restores set aside, the newest ``keep_before_restore`` (``None``: all).
 
     The newest backup is always kept, whatever the settings (a rotation never leaves none).
     """
     now = now or datetime.now(UTC)
     regular = sorted((b for b in backups if not b.before_restore), key=_order, reverse=True)
-    keep = {b.path for b in regular[:max(1, keep_last)]} | {b.path for b in backups if b.before_restore}
+    aside = sorted((b for b in backups if b.before_restore), key=_order, reverse=True)
+    keep = {b.path for b in regular[:max(1, keep_last)]}
+    keep |= {b.path for b in (aside if keep_before_restore is None else aside[:max(1, keep_before_restore)])}
     days: set = set()
     weeks: set = set()
     for b in regular:
@@ -349,13 +364,29 @@ def rotate_backups(path: str | Path, dest_dir: str | Path | None = None, *, conf
     config = config or Config.load()
     backups = list_backups(path, dest_dir, config=config)
     keep = backups_to_keep(backups, *(config.backup_setting(k).value for k in ("keep_last", "keep_daily",
-                                                                               "keep_weekly")), now=now)
+                                                                               "keep_weekly")), now=now,
+                           keep_before_restore=config.backup_setting("keep_before_restore").value)
+    return _remove([b for b in backups if b.path not in keep])
+
+
+def rotate_before_restore(path: str | Path, *, config: Config | None = None) -> list[Path]:
+    """Delete the oldest copies restores set aside of ``path`` beyond ``[backup]
+    keep_before_restore`` (the newest are kept); returns them."""
+    config = config or Config.load()
+    keep = max(1, config.backup_setting("keep_before_restore").value)
+    aside = sorted((b for b in list_backups(path, config=config) if b.before_restore), key=_order, reverse=True)
+    return _remove(aside[keep:])
+
+
+def _remove(backups: list[BackupInfo]) -> list[Path]:
+    """Delete backups (with the ``-wal`` a damaged file's kept bytes may have beside them)."""
     removed = []
     for b in backups:
-        if b.path not in keep:
-            with contextlib.suppress(FileNotFoundError):
-                b.path.unlink()
-                removed.append(b.path)
+        with contextlib.suppress(FileNotFoundError):
+            b.path.unlink()
+            removed.append(b.path)
+        with contextlib.suppress(FileNotFoundError):
+            Path(f"{b.path}-wal").unlink()
     return removed
 
 

@@ -15,6 +15,7 @@ for one site. :meth:`Config.effective` says where each value comes from::
     keep_last = 7          # plus the newest backup of each of the last keep_daily days
     keep_daily = 7         # and of each of the last keep_weekly weeks
     keep_weekly = 4
+    keep_before_restore = 5  # copies a restore kept of the file it replaced (the newest; at least 1)
 
     [trash]
     keep_days = 30         # the purge-trash job forgets deleted memories after this; 0 = never
@@ -63,7 +64,8 @@ DEFAULT_TRASH = {"keep_days": 30}
 # [embeddings]: which model gives memories their vectors (see core.embeddings).
 EMBEDDING_PROVIDERS = ("wordllama", "http", "fastembed")
 EMBEDDING_KEYS = ("provider", "model", "url", "api_key", "key_env", "dimensions")
-DEFAULT_BACKUP = {"keep_last": 7, "keep_daily": 7, "keep_weekly": 4}
+DEFAULT_BACKUP = {"keep_last": 7, "keep_daily": 7, "keep_weekly": 4, "keep_before_restore": 5}
+ROTATION_KEYS = ("keep_last", "keep_daily", "keep_weekly")  # the regular backups' rotation rule
 DEFAULT_DAEMON = {"rescan": "1m"}
 RETENTION_KEYS = ("max_age_days", "max_memories")  # RetentionPolicy field order
 DEFAULT = "default"
@@ -105,6 +107,9 @@ class Config:
                 data = tomllib.load(handle)
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset "
+                              f"{exc.start}); save it as UTF-8") from exc
         except OSError as exc:
             raise ConfigError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
         config = cls(path, data, True)
@@ -158,7 +163,7 @@ class Config:
         return out
 
     def backup_setting(self, key: str) -> Setting:
-        """``dir``, ``keep_last``, ``keep_daily`` or ``keep_weekly`` with its source."""
+        """``dir``, ``keep_last``, ``keep_daily``, ``keep_weekly`` or ``keep_before_restore`` with its source."""
         table = self._table("backup")
         if key == "dir":
             if "dir" in table:
@@ -169,8 +174,9 @@ class Config:
             return Setting("dir", paths.data_dir() / "backups", DEFAULT)
         if key in table:
             value = table[key]
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ConfigError(f"{self._source('backup')} {key}: {value!r} must be a whole number >= 0")
+            least = 1 if key == "keep_before_restore" else 0  # a restore always keeps the file it replaced
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ConfigError(f"{self._source('backup')} {key}: {value!r} must be a whole number >= {least}")
             return Setting(key, value, self._source("backup"))
         return Setting(key, DEFAULT_BACKUP[key], DEFAULT)
 
@@ -239,7 +245,7 @@ class Config:
                         raise ConfigError(f"{self._source('sites', site, 'schedule')}: unknown job {job!r}")
         for key in ("dir", *DEFAULT_BACKUP):
             self.backup_setting(key)
-        if not any(self.backup_setting(key).value for key in DEFAULT_BACKUP):
+        if not any(self.backup_setting(key).value for key in ROTATION_KEYS):
             raise ConfigError(f"{self._source('backup')}: keep_last, keep_daily and keep_weekly are all 0, which "
                               "would keep no backup at all; set keep_last to 1 or more")
         self.rescan_seconds()

@@ -23,6 +23,12 @@ class Replaced(str):
     __slots__ = ()
 
 
+class RawText(bytes):
+    """Bytes to store as TEXT exactly as they are (an import of a row whose text was not UTF-8)."""
+
+    __slots__ = ()
+
+
 def tolerant(data: bytes) -> str:
     """A ``text_factory`` that never fails: strict UTF-8, else :class:`Replaced` text."""
     try:

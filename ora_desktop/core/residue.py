@@ -7,10 +7,10 @@ This module holds only that scan, so the sidecars can use it without importing t
 
 from __future__ import annotations
 
-import mmap
-import os
 from collections.abc import Iterable
 from pathlib import Path
+
+from .fileheader import chunks
 
 NEEDLE_MAX = 64  # bytes of a text to look for
 NEEDLE_MIN = 8  # shorter texts are too common to prove anything by a byte scan
@@ -54,15 +54,16 @@ def needles(texts: Iterable[str | None], lower: bool = True) -> list[bytes]:
 
 
 def file_holds(path: Path, wanted: list[bytes]) -> bool:
-    """Whether any of ``wanted`` occurs anywhere in the file's bytes (a missing file holds none)."""
+    """Whether any of ``wanted`` occurs anywhere in the file's bytes (a missing file holds none).
+
+    Read through this process's kept-open descriptor (:mod:`.fileheader`): the file may be a
+    database this process has connections to, and closing a descriptor of it would drop their locks.
+    """
     if not wanted:
         return False
     try:
-        with open(path, "rb") as handle:
-            if os.fstat(handle.fileno()).st_size == 0:
-                return False
-            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                return any(data.find(w) != -1 for w in wanted)
+        overlap = max(len(w) for w in wanted) - 1
+        return any(data.find(w) != -1 for data in chunks(path, overlap=overlap) for w in wanted)
     except FileNotFoundError:
         return False
 

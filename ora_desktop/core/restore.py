@@ -23,7 +23,7 @@ import contextlib
 import os
 import re
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote
@@ -35,6 +35,7 @@ from .backup import PARTIAL, BackupError, backup_folder, check_file, fsync_path,
 from .config import Config
 from .connection import BUSY_TIMEOUT_MS, translate
 from .errors import CorruptFile, EmptyFile, FileMissing, NotSQLite, OraError, WrongSchema
+from .fileheader import copy_into
 from .locks import job_lock
 from .private import UnsafePath, make_dirs, open_private, private_dir, refuse_link
 from .records import Change, Initiator
@@ -57,6 +58,8 @@ class RestoreReport:
     damaged: str = ""  # why the live file counted as damaged (REPLACED_FILE only)
     #: What views hear: every row may differ, so they reload (asked for by a person).
     change: Change = Change.reload(Initiator.USER)
+    #: Older copies kept before restores, deleted beyond ``[backup] keep_before_restore``.
+    rotated_away: tuple[Path, ...] = ()
 
 
 class _Damaged(Exception):
@@ -270,10 +273,29 @@ def restore_backup(backup_path: str | Path, target_path: str | Path, *,
     except filelock.Timeout:
         raise OraError(f"{target}: a backup of this file is running in another process (waited {wait:g} s); "
                        "nothing was restored — try again when it has finished") from None
+    config = config or Config.load()
     try:
-        return restore(backup_path, target, config or Config.load())
+        report = restore(backup_path, target, config)
     finally:
         lock.release()
+    return _rotate_asides(report, target, config)
+
+
+def _rotate_asides(report: RestoreReport, target: Path, config: Config) -> RestoreReport:
+    """Keep the newest ``[backup] keep_before_restore`` copies set aside, and say so."""
+    if report.kept_aside is None:
+        return report
+    try:
+        removed = b.rotate_before_restore(target, config=config)
+    except OSError as exc:
+        return replace(report, message=f"{report.message}; older copies kept before restores could not be "
+                                       f"rotated ({exc.strerror or exc})")
+    if not removed:
+        return report
+    keep = config.backup_setting("keep_before_restore").value
+    return replace(report, rotated_away=tuple(removed),
+                   message=f"{report.message}; {len(removed)} older cop{'y' if len(removed) == 1 else 'ies'} kept "
+                           f"before restores deleted (the newest {keep} are kept: [backup] keep_before_restore)")
 
 
 def _aside_folder(target: Path, config: Config) -> Path:
@@ -323,10 +345,12 @@ def set_aside_raw(target: Path, config: Config) -> Path:
 
 
 def _raw_copy(source: Path, target: Path) -> None:
-    """Byte copy into a new private file; never through a link at the target."""
-    import shutil
-
+    """Byte copy into a new private file; never through a link at the target. The live file is
+    read through the kept-open descriptor (:mod:`.fileheader`): this process may hold connections
+    to it, and closing a descriptor of it would drop their locks."""
     refuse_link(target)
     fd = open_private(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
-    with os.fdopen(fd, "wb") as out, source.open("rb") as src:
-        shutil.copyfileobj(src, out, 1 << 20)
+    try:
+        copy_into(source, fd)
+    finally:
+        os.close(fd)

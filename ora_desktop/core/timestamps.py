@@ -96,17 +96,48 @@ def is_parseable(text: str | None) -> bool:
     return text in (None, "") or parse(text) is not None
 
 
-def coerce(value: datetime | str | None, field: str = "timestamp") -> str | None:
-    """Turn a user-supplied datetime or string into SQLite's format, or raise ``InvalidValue``."""
+#: The years a person may give (a bare number read as Unix seconds gave 1970-01-01 00:00:07 or 2286).
+YEARS = (1970, 2200)
+_NUMBER = re.compile(r"^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$")
+_SPAN = re.compile(r"^\s*(\d+)\s*(min|[mhdw])\s*$", re.IGNORECASE)
+_SPAN_SECONDS = {"min": 60, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+_TIME_HINT = "a time (YYYY-MM-DD HH:MM:SS in UTC, or ISO 8601 with an offset)"
+_HINT = f"give a date (YYYY-MM-DD) or {_TIME_HINT}"
+_SPAN_HINT = f"give a span from now (30m, 3h, 7d, 2w), a date (YYYY-MM-DD) or {_TIME_HINT}"
+
+
+def coerce(value: datetime | str | None, field: str = "timestamp", *, from_now: bool = False,
+           at: datetime | None = None) -> str | None:
+    """Turn a time a person (or an agent) gave into SQLite's format, or raise ``InvalidValue``.
+
+    Accepted: a ``datetime``; a date, SQLite's format or ISO 8601 (an offset is honoured, none
+    means UTC); with ``from_now``, a span after ``at`` (default now) such as ``30m``, ``3h``,
+    ``7d`` or ``2w``. Refused, with a hint: a bare number (``7`` would be 1970-01-01 00:00:07),
+    anything else, and years outside :data:`YEARS`. Reading a file's own values is :func:`parse`.
+    """
     from .errors import InvalidValue
 
     if value is None or value == "":
         return None
+    hint = _SPAN_HINT if from_now else _HINT
     if isinstance(value, datetime):
-        return to_sql(value if value.tzinfo else value.replace(tzinfo=UTC))
-    parsed = parse(value)
-    if parsed is None:
-        raise InvalidValue(field, f"{value!r} is not a timestamp (use YYYY-MM-DD HH:MM:SS, UTC)")
+        parsed: datetime | None = value if value.tzinfo else value.replace(tzinfo=UTC)
+    elif isinstance(value, (bool, int, float)) or (isinstance(value, str) and _NUMBER.match(value)):
+        raise InvalidValue(field, f"{value!r} is a bare number, not a timestamp: {hint}")
+    elif not isinstance(value, str):
+        raise InvalidValue(field, f"{value!r} is not a timestamp: {hint}")
+    elif from_now and (span := _SPAN.match(value)):
+        seconds = int(span.group(1)) * _SPAN_SECONDS[span.group(2).lower()]
+        try:
+            parsed = (at or now()) + timedelta(seconds=seconds)
+        except OverflowError:
+            raise InvalidValue(field, f"{value!r} is too far from now (years {YEARS[0]} to {YEARS[1]})") from None
+    else:
+        parsed = parse(value) if _ISO.match(value) else None
+        if parsed is None:
+            raise InvalidValue(field, f"{value!r} is not a timestamp: {hint}")
+    if not YEARS[0] <= parsed.astimezone(UTC).year <= YEARS[1]:
+        raise InvalidValue(field, f"{value!r} is out of range: give a time in the years {YEARS[0]} to {YEARS[1]}")
     return to_sql(parsed)
 
 

@@ -130,5 +130,5 @@ def clean_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
         elif name == "access_count":
             out[name] = check_count(value)
         else:  # timestamps
-            out[name] = timestamps.coerce(value, name)
+            out[name] = timestamps.coerce(value, name, from_now=name == "expires_at")
     return out

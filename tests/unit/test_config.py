@@ -97,3 +97,12 @@ def test_intervals() -> None:
 def test_a_relative_backup_dir_is_beside_the_config_file() -> None:
     path = write('[backup]\ndir = "backups"\n')
     assert Config.load().backup_dir == path.parent / "backups"
+
+
+def test_a_config_that_is_not_utf8_is_refused_naming_the_file_and_the_byte() -> None:
+    path = config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"[schedule]\ndecay = \"1d\"\n# caf\xff\n")
+    with pytest.raises(ConfigError) as caught:
+        Config.load()
+    assert str(caught.value).startswith(f"{path}: not UTF-8 text (byte 0xff at offset ")

@@ -14,7 +14,7 @@ from ora_desktop.core.exchange.ownformat import EXPORT_COLUMNS, FORMAT_VERSION
 from ora_desktop.core.operations.export import export_memories
 from ora_desktop.core.schema import MEMORY_COLUMNS
 from tests.unit.exchange_support import ODD_TEXTS, all_rows, raw_memories_db
-from tests.unit.test_cli_helpers import file_state
+from tests.unit.test_cli_helpers import assert_one_line_error, cli, file_state
 
 
 @pytest.fixture
@@ -137,3 +137,44 @@ def test_a_file_lacking_columns_exports_them_as_null(tmp_path: Path) -> None:
         store.export(tmp_path / "old.jsonl")
     row = json.loads((tmp_path / "old.jsonl").read_text(encoding="utf-8").splitlines()[1])
     assert row["content"] == "old writer" and row["sync_status"] is None and row["type"] is None
+
+
+def _stored_exactly(path: Path) -> list[tuple]:
+    """Every column of every memory as SQLite holds it: storage class and bytes."""
+    with sqlite3.connect(path) as conn:
+        select = ", ".join(f"typeof({c}), hex({c})" for c in MEMORY_COLUMNS)
+        rows = conn.execute(f"SELECT {select} FROM memories ORDER BY id").fetchall()
+    conn.close()
+    return rows
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_content_that_is_not_utf8_or_a_blob_exports_readably_and_imports_back_byte_identical(
+        source: Path, tmp_path: Path, fmt: str, capsys) -> None:
+    with sqlite3.connect(source) as conn:  # an agent wrote bytes that are not UTF-8, and a BLOB
+        for memory_id, value in (("latin-1", "CAST(X'6361666520E920FF' AS TEXT)"), ("blob", "X'00FF6869'"),
+                                 ("utf8-blob", "CAST('plain words' AS BLOB)")):
+            conn.execute(f"INSERT INTO memories (id, content, type, importance, created_at, updated_at) "
+                         f"VALUES ('{memory_id}', {value}, 'fact', 5, '2026-01-01 00:00:00', '2026-01-01 00:00:00')")
+    conn.close()
+    out = tmp_path / f"out.{fmt}"
+    exported = cli(capsys, "export", "--db", source, "-o", out, "--format", fmt)
+    assert exported.code == 0, exported.err
+    text = out.read_text(encoding="utf-8")
+    assert "cafe \N{REPLACEMENT CHARACTER} \N{REPLACEMENT CHARACTER}" in text  # readable, bad bytes shown as U+FFFD
+    target = tmp_path / "copy.site.db"
+    imported = cli(capsys, "import", out, "--db", target, "--create")
+    assert imported.code == 0, imported.err
+    assert _stored_exactly(target) == _stored_exactly(source)
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_other_text_that_is_not_utf8_is_named_in_one_line_and_nothing_written(source: Path, tmp_path: Path,
+                                                                            fmt: str, capsys) -> None:
+    with sqlite3.connect(source) as conn:
+        conn.execute("UPDATE memories SET related_to = CAST(X'5B22FF225D' AS TEXT) WHERE rowid = 2")
+    conn.close()
+    out = tmp_path / f"out.{fmt}"
+    result = cli(capsys, "export", "--db", source, "-o", out, "--format", fmt)
+    assert_one_line_error(result, str(source), "not valid UTF-8 outside its content", "check --repair")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -53,7 +53,7 @@ def test_bad_targets_and_jobs_are_one_line_errors(capsys, db: Path, ora_home: Pa
     assert_one_line_error(cli(capsys, "run", "cleanup", "--all", "--site", "nowhere"), "nowhere")
     assert_one_line_error(cli(capsys, "run", "backup", "--db", str(db), "--dry-run"), "no dry run")
     assert_one_line_error(cli(capsys, "run", "cleanup", "--site", "../x", "--agent", "ora"), "..")
-    assert_one_line_error(cli(capsys, "run", "decay", "--db", str(db), "--repair"), "check job only")
+    assert_one_line_error(cli(capsys, "run", "cleanup", "--db", str(db), "--repair"), "check and decay jobs only")
     broken = ora_home / "sites" / "shop" / "broken.site.db"
     broken.write_text("not a database")
     failed = cli(capsys, "run", "cleanup", "--db", str(broken))

@@ -83,7 +83,7 @@ def test_catch_up_counts_the_missed_daily_runs_not_the_hours_since(ora_home: Pat
         {"id": "left-grace-3-days-ago", "last_accessed_at": ago(0, now=mark), "health_score": 1.0},
         {"id": "left-grace-today", "last_accessed_at": ago(0, now=mark + timedelta(days=3, hours=1)),
          "health_score": 1.0},
-    ])
+    ], written=mark)
     set_state(db, decay.STATE_KEY, ago(0, now=mark))
     report = run_job("decay", db, now=mark + timedelta(days=10, hours=12))
     assert report.counts["days"] == 10

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 import sqlite3
 import threading
 import time
@@ -12,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ora_desktop.cli import main
-from ora_desktop.core import DatabaseLocked, NotFound, ReadOnlyDatabase, open_store, scrub
+from ora_desktop.core import DatabaseLocked, ReadOnlyDatabase, open_store, scrub
 from ora_desktop.core.backup import create_backup
 from ora_desktop.core.operations.purge import empty_trash, plan_purge, purge
 from ora_desktop.core.rawsql import all_rows, run_sql
@@ -95,11 +97,44 @@ def test_the_plan_names_counts_and_the_backups_holding_them(db: Path) -> None:
     assert backup.path.stat().st_mode & 0o777 == 0o600
 
 
-def test_unknown_id_refuses_the_whole_purge(db: Path) -> None:
-    before = _digest(db)
-    with open_store(db) as store, pytest.raises(NotFound, match="nope"):
-        store.purge(["s", "nope"])
-    assert _digest(db) == before
+def test_an_id_no_longer_in_the_file_is_named_and_the_others_purged(db: Path) -> None:
+    with open_store(db) as store:
+        plan = plan_purge(store, ["s", "nope"])
+        assert plan.gone == ("nope",) and "'nope' is no longer in the file" in plan.describe()
+        result = store.purge(["s", "nope"])
+        assert store.find("s") is None
+    assert result.already_gone == ("nope",) and result.index_held == ()
+    assert "purged 1 memory" in result.message and "'nope' was no longer in it" in result.message
+
+
+def test_purging_again_after_a_purge_died_past_its_commit_scrubs_the_index(db: Path) -> None:
+    ensure_index(db)
+
+    def killed(*_args, **_kw):
+        raise KeyboardInterrupt  # the process stops right after the commit
+
+    with open_store(db) as store:
+        with pytest.MonkeyPatch.context() as patch, pytest.raises(KeyboardInterrupt):
+            patch.setattr(scrub, "forget", killed)
+            store.purge(["s"])
+        assert store.find("s") is None and _holds(sidecar_path(db))
+        result = store.purge(["s"])
+    assert result.already_gone == ("s",) and result.index_held == ("s",)
+    assert "no longer in" in result.message and "removed what the search index still held" in result.message
+    assert not _holds(sidecar_path(db)) and not _holds(db)
+
+
+def test_a_purge_keeps_no_descriptor_of_a_replaced_backup(db: Path) -> None:
+    backup = create_backup(db).path
+    with open_store(db) as store:
+        store.purge(["s"], rewrite_backups=True)
+    assert not _holds(backup)
+    held = []
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            held.append(os.readlink(f"/proc/self/fd/{fd}"))
+    assert not [link for link in held if link.startswith(str(backup)) and link.endswith("(deleted)")], \
+        "the old backup's bytes, purged text included, stay alive through a descriptor we kept"
 
 
 def test_read_only_file_refuses_and_changes_nothing(db: Path) -> None:
@@ -183,7 +218,6 @@ def test_needle_is_a_verbatim_run_of_the_text() -> None:
 
 @pytest.mark.parametrize("argv, words", [
     (["purge", "s"], ["--yes", "1 memory"]),
-    (["purge", "nope", "--yes"], ["nope", "nothing was purged"]),
     (["purge", "--yes"], ["--trash"]),
     (["purge", "s", "--trash", "--yes"], ["not both"]),
     (["purge", "s", "--older-than", "3", "--yes"], ["--trash only"]),
@@ -204,6 +238,8 @@ def test_cli_purge_and_empty_trash(capsys, db: Path) -> None:
     assert "purged 1 memory" in capsys.readouterr().out
     assert main(["purge", "--trash", "--db", str(db), "--yes"]) == 0
     assert "nothing to purge" in capsys.readouterr().out
+    assert main(["purge", "nope", "--db", str(db), "--yes"]) == 0  # already gone: finished, and said so
+    assert "'nope' is no longer in" in capsys.readouterr().out
 
 
 def test_purge_removes_the_memory_from_the_vector_sidecar_too(db: Path) -> None:

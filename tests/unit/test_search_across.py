@@ -75,3 +75,32 @@ def test_rrf_formula() -> None:
     assert scores["b"] == pytest.approx(1 / 62 + 1 / 61)
     assert scores["a"] == pytest.approx(1 / 61)
     assert [key for key, _ in fused_order([["a", "b"], ["b", "c"]])] == ["b", "a", "c"]
+
+
+def _foreign_sqlite(path: Path) -> Path:
+    """Another application's valid SQLite file in the home: no ``memories`` table."""
+    import sqlite3
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE pages (url TEXT, body TEXT)")
+        conn.execute("INSERT INTO pages VALUES ('https://x', 'shipping rates')")
+    conn.close()
+    return path
+
+
+def test_another_applications_sqlite_file_is_skipped_with_a_warning_naming_it(home: OraHome) -> None:
+    foreign = _foreign_sqlite(home.sites_dir / "x" / "foo.site.db")
+    result = search_many(home, "deploy")
+    assert len(result.hits) == 4
+    assert any(str(foreign) in w and "no 'memories' table" in w for w in result.warnings), result.warnings
+
+
+def test_cli_search_all_skips_another_applications_sqlite_file(home: OraHome, capsys) -> None:
+    import json
+
+    from tests.unit.test_cli_helpers import cli
+    foreign = _foreign_sqlite(home.sites_dir / "x" / "foo.site.db")
+    result = cli(capsys, "search", "deploy", "--all", "--json")
+    assert result.code == 0, result.err
+    assert len(json.loads(result.out)["hits"]) == 4
+    assert f"warning: {foreign}: no 'memories' table" in result.err

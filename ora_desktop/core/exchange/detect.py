@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import FileMissing
+from ..fileheader import read_header
 from ..schema import SQLITE_HEADER
 from . import chatlog, context_memory, orafile, ownformat, semantica, zoo
 from .rows import BadRow, BadSource, Incoming
@@ -58,8 +59,7 @@ def open_source(path: str | Path, kind: str = "auto", options: ImportOptions | N
         raise FileMissing(path, "no such file")
     if path.is_dir():
         raise BadSource(f"{path}: is a folder, not a file to import")
-    with open(path, "rb") as probe:
-        head = probe.read(len(SQLITE_HEADER))
+    head = read_header(path, len(SQLITE_HEADER))  # never open/close: it may be a file we hold open
     if head == SQLITE_HEADER:
         with open_readonly(path) as conn:
             found = tables(conn)

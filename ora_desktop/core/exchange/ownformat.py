@@ -4,24 +4,36 @@ JSONL: a first line ``{"ora_desktop_export": 1, "columns": [...]}`` naming the f
 then one JSON object per memory with ``site``, ``agent`` and every column of ``memories``
 (timestamps verbatim, numbers as numbers, ``null`` for NULL).
 
-CSV: a header row of the same columns, RFC 4180 quoting (CRLF records; fields holding a comma,
-quote or line break are quoted), UTF-8. An empty cell is NULL; ``importance`` and
-``access_count`` read back as whole numbers and ``health_score`` as a number, the rest as text.
+CSV: a header row of the same columns, then :data:`RAW_COLUMNS`, RFC 4180 quoting (CRLF
+records; fields holding a comma, quote or line break are quoted), UTF-8. An empty cell is NULL;
+``importance`` and ``access_count`` read back as whole numbers and ``health_score`` as a number,
+the rest as text.
+
+A ``content`` that is not valid UTF-8 text (an agent wrote other bytes) or is stored as a BLOB
+cannot travel as text: the row carries ``content`` readable, with U+FFFD for the bad bytes, and
+its exact bytes in base64 as ``content_bytes_b64`` (TEXT storage) or ``content_blob_b64`` (a
+BLOB); an import writes those bytes back as they were, storage class included.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import csv
 import json
 from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
+from ..decoding import RawText
 from ..schema import MEMORY_COLUMNS
 from .rows import BadRow, Incoming
 
 FORMAT_VERSION = 1
 HEADER_KEY = "ora_desktop_export"
 EXPORT_COLUMNS: tuple[str, ...] = ("site", "agent", *MEMORY_COLUMNS)
+#: The exact bytes of a ``content`` that is not valid UTF-8 text, or is a BLOB (base64).
+BYTES_KEY, BLOB_KEY = "content_bytes_b64", "content_blob_b64"
+RAW_COLUMNS = (BYTES_KEY, BLOB_KEY)
 _INTEGERS = ("importance", "access_count")
 _NUMBERS = ("health_score",)
 
@@ -33,21 +45,49 @@ def header_line() -> str:
     return json.dumps({HEADER_KEY: FORMAT_VERSION, "columns": list(EXPORT_COLUMNS)}) + "\n"
 
 
-def write_json_lines(batches: Iterable[list[tuple[str]]], out: IO[str]) -> int:
-    """Write pages of ready-made JSON objects (``(text,)`` rows), one a line; returns how many."""
+def raw_content(data: bytes, blob: bool) -> tuple[str, dict[str, str]]:
+    """A ``content`` that cannot travel as text: readable text (U+FFFD for bad bytes) and the
+    field keeping its exact bytes (``{}`` for valid UTF-8 text)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", "replace")
+    else:
+        if not blob:
+            return text, {}
+    return text, {BLOB_KEY if blob else BYTES_KEY: base64.b64encode(data).decode("ascii")}
+
+
+def _with_raw_content(values: dict[str, Any], where: str) -> dict[str, Any]:
+    """Put a row's kept bytes back as its ``content`` (bytes for a BLOB, :class:`RawText` for
+    TEXT), dropping the base64 fields; a row without them is returned as it is."""
+    if values.get(BYTES_KEY) is None and values.get(BLOB_KEY) is None:
+        return values
+    out = {k: v for k, v in values.items() if k not in RAW_COLUMNS}
+    key = BLOB_KEY if values.get(BLOB_KEY) is not None else BYTES_KEY
+    try:
+        data = base64.b64decode(str(values[key]), validate=True)
+    except (binascii.Error, ValueError):
+        raise BadRow(where, key, "is not base64") from None
+    out["content"] = data if key == BLOB_KEY else RawText(data)
+    return out
+
+
+def write_json_lines(pages: Iterable[tuple[str, int]], out: IO[str]) -> int:
+    """Write pages of ready-made JSON objects (``(lines joined by newlines, how many)``); returns how many."""
     count = 0
-    for batch in batches:
-        out.write("\n".join([row[0] for row in batch]))
+    for text, lines in pages:
+        out.write(text)
         out.write("\n")
-        count += len(batch)
+        count += lines
     return count
 
 
 def write_csv(rows: Iterable[tuple[Any, ...]], out: IO[str], header: bool = True) -> int:
-    """Write rows of ``EXPORT_COLUMNS`` values as RFC 4180 CSV; returns how many."""
+    """Write rows of ``EXPORT_COLUMNS + RAW_COLUMNS`` values as RFC 4180 CSV; returns how many."""
     writer = csv.writer(out, lineterminator="\r\n")
     if header:
-        writer.writerow(EXPORT_COLUMNS)
+        writer.writerow((*EXPORT_COLUMNS, *RAW_COLUMNS))
     count = 0
     for row in rows:
         writer.writerow(["" if v is None else v for v in row])
@@ -74,7 +114,10 @@ def read_jsonl(stream: IO[str]) -> Iterator[Incoming | BadRow]:
                 raise BadRow(f"line {number}", HEADER_KEY,
                              f"format version {data[HEADER_KEY]!r} is not {FORMAT_VERSION}")
             continue
-        yield Incoming(data, f"line {number}")
+        try:
+            yield Incoming(_with_raw_content(data, f"line {number}"), f"line {number}")
+        except BadRow as bad:
+            yield bad
 
 
 def read_csv(stream: IO[str]) -> Iterator[Incoming | BadRow]:
@@ -107,7 +150,7 @@ def read_csv(stream: IO[str]) -> Iterator[Incoming | BadRow]:
             yield BadRow(where, "csv", f"has {len(cells)} fields, the header has {len(header)}")
             continue
         try:
-            yield Incoming(_typed(dict(zip(header, cells, strict=True)), where), where)
+            yield Incoming(_with_raw_content(_typed(dict(zip(header, cells, strict=True)), where), where), where)
         except BadRow as bad:
             yield bad
 

@@ -117,7 +117,11 @@ def _check_fields(row: Incoming) -> tuple[Any, ...]:
             if field == "id":
                 value = check_id(value)
             elif field == "content":
-                value = check_content(value)
+                if isinstance(value, bytes):  # kept bytes of a text that was not UTF-8, or a BLOB
+                    if not value:
+                        raise InvalidValue(field, "must not be empty")
+                else:
+                    value = check_content(value)
             elif value is None:
                 if field in _REQUIRED_TIMES:
                     raise InvalidValue(field, "must not be empty")

@@ -1,8 +1,11 @@
 """Export memories to JSONL, CSV or a Markdown review document (one operation for every face).
 
 JSONL and CSV carry every column of every row exactly as stored (superseded and expired rows
-included) plus ``site`` and ``agent``; see :mod:`ora_desktop.core.exchange.ownformat`. Markdown is
-for reading: grouped by type, with importance, health, sync status and links.
+included) plus ``site`` and ``agent``; see :mod:`ora_desktop.core.exchange.ownformat`. A content
+that is not valid UTF-8 or is a BLOB keeps its bytes beside a readable text (``content_bytes_b64``,
+``content_blob_b64``): such rows are rare, so the pages are read as bytes, decoded in one call,
+and only a page holding one goes row by row. Markdown is for reading: grouped by type, with
+importance, health, sync status and links.
 """
 
 from __future__ import annotations
@@ -10,12 +13,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sqlite3
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from ..decoding import is_undecodable_error
 from ..errors import InvalidValue, OraError
 from ..exchange import markdown, ownformat
 from ..home import SUFFIX
@@ -77,7 +82,7 @@ def export_memories(sources: Sequence[Store | str | Path], out: str | Path | IO[
             elif format == "csv":
                 count = ownformat.write_csv((row for batch in batches for row in batch), stream)
             else:
-                count = markdown.write((row for batch in batches for row in batch), stream)
+                count = markdown.write((row[:-2] for batch in batches for row in batch), stream)
     path = Path(out) if isinstance(out, (str, Path)) else None
     return ExportResult(path, format, count, tuple(s.path for s in stores))
 
@@ -113,11 +118,13 @@ def _both(found: list[str], chosen: list[str]) -> list[str]:
     return [i for i in found if i in wanted]
 
 
-def _json_select(columns: Sequence[str]) -> str:
-    """One JSON object per row, built by SQLite (several times faster than json.dumps per row).
+def _json_select(columns: Sequence[str], content: str = "content") -> str:
+    """One JSON object per row, built by SQLite (several times faster than json.dumps per row),
+    as the bytes SQLite holds (decoded in Python, where text that is not UTF-8 can be caught).
 
     SQLite 3.40 writes a REAL with 15 significant digits; a value that needs more (0.1 + 0.2)
-    is written with 17, so every number reads back as the same double.
+    is written with 17, so every number reads back as the same double. A BLOB content is left
+    out here (JSON cannot hold one) and added by :func:`_odd_line`.
     """
     parts = ["'site', ?1", "'agent', ?2"]
     for c in MEMORY_COLUMNS:
@@ -126,35 +133,101 @@ def _json_select(columns: Sequence[str]) -> str:
         elif c == "health_score":
             parts.append(f"'{c}', CASE WHEN typeof({c}) != 'real' OR CAST(CAST({c} AS TEXT) AS REAL) = {c} "
                          f"THEN {c} ELSE json(printf('%!.17g', {c})) END")
+        elif c == "content":
+            parts.append(f"'content', {content}")
         else:
             parts.append(f"'{c}', \"{c}\"")
-    return f"json_object({', '.join(parts)})"
+    return f"CAST(json_object({', '.join(parts)}) AS BLOB)"
+
+
+_TEXT_CONTENT = "CASE WHEN typeof(content) = 'blob' THEN NULL ELSE content END"
+_RAW = "rowid, typeof(content) = 'blob'"
 
 
 def _batches(stores: list[Store], chosen: list[list[str] | None], total: int, progress: Progress | None,
-             cancel: Callable[[], bool] | None, as_json: bool = False) -> Iterator[list[tuple[Any, ...]]]:
-    """Pages of ``(site, agent, *MEMORY_COLUMNS)`` rows exactly as stored (or, ``as_json``, of
-    ``(json_line,)``), file by file in rowid order."""
+             cancel: Callable[[], bool] | None, as_json: bool = False) -> Iterator[Any]:
+    """Pages of ``(site, agent, *MEMORY_COLUMNS, content_bytes_b64, content_blob_b64)`` rows as
+    stored (or, ``as_json``, ``(JSON lines, how many)``), file by file in rowid order."""
     done = 0
     for store, pick in zip(stores, chosen, strict=True):
         site, agent = site_and_agent(store.path)
         if as_json:
-            select = _json_select(store.columns)
+            select = f"{_json_select(store.columns, _TEXT_CONTENT)}, {_RAW}"
         else:
-            select = "?1, ?2, " + ", ".join(c if c in store.columns else f"NULL AS {c}" for c in MEMORY_COLUMNS)
+            select = "?1, ?2, " + ", ".join("CAST(content AS BLOB)" if c == "content" else c if c in store.columns
+                                            else f"NULL AS {c}" for c in MEMORY_COLUMNS) + f", {_RAW}"
         if pick is None:
             cursor = run_sql(store, f"SELECT {select} FROM memories ORDER BY rowid", (site, agent))
         else:
             cursor = run_sql(store,
                 f"SELECT {select} FROM memories WHERE id IN (SELECT value FROM json_each(?3)) ORDER BY rowid",
                 (site, agent, json.dumps(pick)))
-        while batch := cursor.fetchmany(_PAGE):
+        while batch := _fetch(store, cursor):
             if cancel is not None and cancel():
                 raise OraError("export cancelled; nothing was written")
-            yield batch
+            yield _json_page(store, batch, site, agent) if as_json else [_row(store, r) for r in batch]
             done += len(batch)
             if progress is not None:
                 progress(done, total)
+
+
+def _fetch(store: Store, cursor: Any) -> list[tuple[Any, ...]]:
+    """The next page; a column other than ``content`` holding text that is not UTF-8 is named."""
+    try:
+        return cursor.fetchmany(_PAGE)
+    except sqlite3.OperationalError as exc:
+        if not is_undecodable_error(exc):
+            raise
+        raise OraError(f"{store.path}: a memory holds text that is not valid UTF-8 outside its content ({exc}); "
+                       "'ora-desktop run check --repair' repairs it, keeping the original bytes") from None
+
+
+def _json_page(store: Store, batch: list[tuple[Any, ...]], site: str, agent: str) -> tuple[str, int]:
+    """A page of JSON lines and how many: one decode for the page; a page holding an odd content
+    goes row by row."""
+    if not any(blob for _, _, blob in batch):
+        try:
+            return b"\n".join([r[0] for r in batch]).decode("utf-8"), len(batch)
+        except UnicodeDecodeError:
+            pass
+    return "\n".join([_odd_line(store, line, rowid, blob, site, agent) for line, rowid, blob in batch]), len(batch)
+
+
+def _odd_line(store: Store, line: bytes, rowid: int, blob: bool, site: str, agent: str) -> str:
+    """One row's JSON; a content that is not UTF-8 text gets its bytes kept beside it."""
+    if not blob:
+        try:
+            return line.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+    params = (site, agent, rowid)
+    bare = run_sql(store, f"SELECT {_json_select(store.columns, 'NULL')}, CAST(content AS BLOB) FROM memories "
+                          "WHERE rowid = ?3", params).fetchone()
+    try:
+        data = json.loads(bare[0].decode("utf-8"))
+    except UnicodeDecodeError:
+        raise OraError(f"{store.path}: memory {data_id(bare[0])} holds text that is not valid UTF-8 outside its "
+                       "content; 'ora-desktop run check --repair' repairs it, keeping the original bytes") from None
+    data["content"], kept = ownformat.raw_content(bare[1], blob)
+    data.update(kept)
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def data_id(line: bytes) -> str:
+    """The id in a JSON line that cannot be decoded (for a message)."""
+    return repr(json.loads(line.decode("utf-8", "replace")).get("id"))
+
+
+def _row(store: Store, row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A CSV/Markdown row: the content as text, and its bytes when it is not UTF-8 text."""
+    *values, _rowid, blob = row
+    at = 2 + MEMORY_COLUMNS.index("content")
+    data = values[at]
+    if data is None:
+        return (*values, None, None)
+    text, kept = ownformat.raw_content(data, bool(blob))
+    values[at] = text
+    return (*values, kept.get(ownformat.BYTES_KEY), kept.get(ownformat.BLOB_KEY))
 
 
 @contextlib.contextmanager

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import timestamps
+from ..decoding import RawText, Replaced
 from ..errors import InvalidValue, OraError
 from ..exchange.detect import open_source
 from ..exchange.rows import BadRow, BadSource, Skipped, check_row
@@ -202,7 +203,7 @@ class _Run:
             rows.append(values)
             self.types[values[_TYPE] or "untyped"] += 1
             if len(self.samples) < self.sample_size:
-                self.samples.append(row_to_memory((None, *values)))
+                self.samples.append(row_to_memory((None, *_readable(values))))
         self.replaced_ids += replace
         self.added_ids += [v[0] for v in rows if v[0] not in existing]
         if self.dry_run or self.skipped and not self.skip_bad:
@@ -211,13 +212,25 @@ class _Run:
             removed = self.store.remove_where_recoverably(f"id IN {IDS_JSON}", [json.dumps(replace)],
                                                           "replaced by import", return_records=False)
             self.batches.append(removed.batch)
+        raw_text = [v[0] for v in rows if v[1].__class__ is RawText]
         positions = self.positions
         if len(positions) < len(MEMORY_COLUMNS):  # a file lacking some columns: leave them out
             rows = [[v[i] for i in positions] for v in rows]
         self.store.db.cursor().executemany(self.insert_sql, rows)
+        if raw_text:  # bound as bytes (a BLOB); stored as the TEXT it was, byte for byte
+            run_sql(self.store, f"UPDATE memories SET content = CAST(content AS TEXT) WHERE id IN {IDS_JSON}",
+                    [json.dumps(raw_text)])
 
 
 _ABSENT = object()
+
+
+def _readable(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A row whose content is kept bytes, with that content as text (for a sample shown)."""
+    content = values[1]
+    if not isinstance(content, bytes):
+        return values
+    return (values[0], Replaced(content.decode("utf-8", "replace")), *values[2:])
 
 
 def _newer(incoming: Any, current: Any) -> bool:

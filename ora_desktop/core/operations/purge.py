@@ -8,8 +8,11 @@ checkpoints the ``-wal`` with ``TRUNCATE``, scrubs every derived-data sidecar
 snapshots: the purge names those still holding the memories, and with ``rewrite_backups``
 rewrites each of them without them (checked and renamed into place, as backups are written).
 
-Nothing about a purge is written to job history or logs but ids and counts. An unknown id, a
-read-only file or a lock held too long refuses the whole purge before anything changes.
+Nothing about a purge is written to job history or logs but ids and counts. A read-only file or
+a lock held too long refuses the whole purge before anything changes. An id that is no longer in
+the file (a purge killed after its commit, or one that was never there) is not an error: the purge
+finishes its job for it — scrubs the sidecars (their text for it is first read back, so the byte
+checks cover it), names or rewrites the backups holding it — and says what it found.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from pathlib import Path
 
 from .. import backup, chunks, scrub
 from ..config import Config
-from ..errors import InvalidValue, NotFound, OraError
+from ..errors import InvalidValue, OraError
+from ..fileheader import forget_gone
 from ..rawsql import all_rows, run_sql
 from ..records import Change
 from ..store import Store, open_store
@@ -36,14 +40,15 @@ IDS_JSON = "(SELECT value FROM json_each(?))"
 
 @dataclass(frozen=True)
 class PurgePlan:
-    """What a purge would remove: ids live in the file, ids only in its trash, trash rows, and
-    the backups that still hold any of them."""
+    """What a purge would remove: ids live in the file, ids only in its trash, trash rows, the
+    backups that still hold any of them, and ids already gone from the file and its trash."""
 
     path: Path
     ids: tuple[str, ...]
     live: tuple[str, ...]
     trash_rows: int
     backups: tuple[Path, ...]
+    gone: tuple[str, ...] = ()
 
     @property
     def count(self) -> int:
@@ -52,9 +57,16 @@ class PurgePlan:
 
     def describe(self) -> str:
         """One sentence for a confirmation: how many memories, and which backups hold them."""
-        trashed = len(self.ids) - len(self.live)
-        text = (f"permanently delete {len(self.ids)} memor{'y' if len(self.ids) == 1 else 'ies'} from "
-                f"{self.path.name} ({len(self.live)} live, {trashed} in the trash); this cannot be undone")
+        present = len(self.ids) - len(self.gone)
+        trashed = present - len(self.live)
+        text = (f"permanently delete {present} memor{'y' if present == 1 else 'ies'} from "
+                f"{self.path.name} ({len(self.live)} live, {trashed} in the trash); this cannot be undone. "
+                if present else f"finish purging from {self.path.name}: ")
+        if self.gone:
+            one = len(self.gone) == 1
+            text += (f"{_names(self.gone)} {'is' if one else 'are'} no longer in the file (already purged, or "
+                     f"never there): what the search index still holds of {'it' if one else 'them'} is removed")
+        text = text.rstrip(". ")
         if self.backups:
             names = ", ".join(b.name for b in self.backups[:5]) + (" …" if len(self.backups) > 5 else "")
             text += f". {len(self.backups)} backup(s) still hold them: {names}"
@@ -77,6 +89,12 @@ class PurgeResult:
     verified: bool
     change: Change
     message: str
+    already_gone: tuple[str, ...] = ()  # named, but no longer in the file or its trash
+    index_held: tuple[str, ...] = ()  # of those, the ones the search index still held (now scrubbed)
+
+
+def _names(ids: tuple[str, ...] | list[str]) -> str:
+    return ", ".join(repr(i) for i in ids[:5]) + (" …" if len(ids) > 5 else "")
 
 
 def _trash_ids(store: Store, ids: list[str]) -> set[str]:
@@ -94,20 +112,17 @@ def _clean_ids(ids: list[str] | tuple[str, ...] | str) -> list[str]:
 
 
 def plan_purge(store: Store, ids: list[str] | tuple[str, ...] | str, *, config: Config | None = None) -> PurgePlan:
-    """What :func:`purge` would do; raises ``NotFound`` naming ids in neither the file nor its trash."""
+    """What :func:`purge` would do (``gone``: ids in neither the file nor its trash)."""
     ids = _clean_ids(ids)
     live = store._existing(ids)
     trashed = _trash_ids(store, ids)
-    unknown = [i for i in ids if i not in live and i not in trashed]
-    if unknown:
-        shown = ", ".join(repr(i) for i in unknown[:5]) + (" …" if len(unknown) > 5 else "")
-        raise NotFound(f"{store.path}: no memory (live or in the trash) with id {shown}; nothing was purged")
+    gone = tuple(i for i in ids if i not in live and i not in trashed)
     rows = 0
     if trashed:
         rows = all_rows(store, f"SELECT count(*) FROM ora_desktop_trash WHERE memory_id IN {IDS_JSON}",
                                [json.dumps(ids)])[0][0]
     return PurgePlan(store.path, tuple(ids), tuple(i for i in ids if i in live), rows,
-                     tuple(backups_holding(store.path, ids, config=config)))
+                     tuple(backups_holding(store.path, ids, config=config)), gone)
 
 
 def _texts(store: Store, ids: list[str]) -> list[str]:
@@ -119,6 +134,26 @@ def _texts(store: Store, ids: list[str]) -> list[str]:
             "SELECT json_extract(row_json, '$.content') FROM ora_desktop_trash "
             f"WHERE memory_id IN {IDS_JSON}", [json.dumps(ids)])]
     return [t for t in texts if isinstance(t, str)]
+
+
+def purge_titles(store: Store, ids: list[str] | tuple[str, ...], width: int = 120) -> dict[str, str]:
+    """Each id's first line (the live memory's, else its newest copy in the trash), at most
+    ``width`` characters, for a confirmation that names what it forgets; "" when unknown."""
+    ids = list(dict.fromkeys(ids))
+    if not ids:
+        return {}
+    found: dict[str, str] = {}
+    if store.has_table("ora_desktop_trash"):
+        found.update(all_rows(store, "SELECT memory_id, substr(json_extract(row_json, '$.content'), 1, ?) "
+                     f"FROM ora_desktop_trash WHERE memory_id IN {IDS_JSON} ORDER BY id", [width * 4, json.dumps(ids)]))
+    found.update(all_rows(store, f"SELECT id, substr(content, 1, ?) FROM memories WHERE id IN {IDS_JSON}",
+                          [width * 4, json.dumps(ids)]))
+    return {i: _first_line(found.get(i), width) for i in ids}
+
+
+def _first_line(text: object, width: int) -> str:
+    lines = [line.strip() for line in text.splitlines()] if isinstance(text, str) else []
+    return next((line for line in lines if line), "")[:width]
 
 
 def backups_holding(path: Path, ids: list[str], *, config: Config | None = None,
@@ -150,11 +185,17 @@ def backups_holding(path: Path, ids: list[str], *, config: Config | None = None,
 def purge(store: Store, ids: list[str] | tuple[str, ...] | str, *, rewrite_backups: bool = False,
           config: Config | None = None) -> PurgeResult:
     """Forget memories (live, trashed, or both) everywhere; see the module docstring."""
+    from ..search.forget import indexed_texts
+
     ids = _clean_ids(ids)
     store._require_writable()
-    plan = plan_purge(store, ids, config=config)  # refuses unknown ids before anything changes
-    texts = _texts(store, ids)
+    plan = plan_purge(store, ids, config=config)
+    indexed = indexed_texts(store.path, frozenset(plan.gone))  # what a purge killed after its commit left
+    texts = _texts(store, ids) + list(indexed.values())
     verified = len(texts) <= scrub.SCAN_LIMIT
+    if len(plan.gone) == len(ids):  # nothing left in the file: finish the job elsewhere
+        return _finish(store, tuple(ids), 0, 0, Change(), texts[: scrub.SCAN_LIMIT], verified, rewrite_backups,
+                       config, gone=plan.gone, indexed=tuple(i for i in ids if i in indexed))
     with store.write():
         store.ensure_engine_tables()
         relinked = unlink_removed(store, plan.live)
@@ -166,7 +207,7 @@ def purge(store: Store, ids: list[str] | tuple[str, ...] | str, *, rewrite_backu
         _tell_sync(store, ids)
     change = store._emit(Change(changed=relinked, removed=frozenset(plan.live), source="purge"))
     return _finish(store, tuple(ids), live, rows, change, texts[: scrub.SCAN_LIMIT], verified, rewrite_backups,
-                   config)
+                   config, gone=plan.gone, indexed=tuple(i for i in ids if i in indexed))
 
 
 def _tell_sync(store: Store, ids: tuple[str, ...] | list[str]) -> None:
@@ -246,7 +287,8 @@ def empty_trash(store: Store, older_than_days: float | None = None, *, rewrite_b
 
 def _finish(store: Store, ids: tuple[str, ...], live: int, rows: int, change: Change, texts: list[str],
             verified: bool, rewrite_backups: bool, config: Config | None,
-            backup_ids: tuple[str, ...] | None = None) -> PurgeResult:
+            backup_ids: tuple[str, ...] | None = None, *, gone: tuple[str, ...] = (),
+            indexed: tuple[str, ...] = ()) -> PurgeResult:
     """After the commit: truncate the ``-wal``, scrub sidecars, check bytes, handle backups."""
     backup_ids = ids if backup_ids is None else backup_ids
     if not (ids or backup_ids):
@@ -274,8 +316,19 @@ def _finish(store: Store, ids: tuple[str, ...], live: int, rows: int, change: Ch
             backup.rewrite_backup(path, lambda work: _purge_copy(work, list(backup_ids)))
             rewritten.append(path)
     left = tuple(p for p in holding if p not in rewritten)
-    count = len(backup_ids)
-    message = f"purged {count} memor{'y' if count == 1 else 'ies'} from {store.path} ({live} live, {rows} trash rows)"
+    forget_gone()  # the byte scans' kept descriptors of files since replaced would keep their old bytes alive
+    count = len(backup_ids) - len(gone)
+    if count:
+        message = (f"purged {count} memor{'y' if count == 1 else 'ies'} from {store.path} "
+                   f"({live} live, {rows} trash rows)")
+        if gone:
+            message += f"; {_names(gone)} {'was' if len(gone) == 1 else 'were'} no longer in it"
+    else:
+        message = f"{_names(gone)} {'is' if len(gone) == 1 else 'are'} no longer in {store.path} or its trash"
+    if gone:
+        message += " (already purged, or never there): " + (
+            f"removed what the search index still held of {_names(indexed)}" if indexed
+            else "the search index held nothing of it" if len(gone) == 1 else "the search index held none of them")
     if rewritten:
         message += f"; rewrote {len(rewritten)} backup(s) without them"
     if left:
@@ -287,7 +340,7 @@ def _finish(store: Store, ids: tuple[str, ...], live: int, rows: int, change: Ch
     log.info("purge %s: %d memories, %d trash rows, %d backups rewritten", store.path, len(backup_ids), rows,
              len(rewritten))
     return PurgeResult(store.path, backup_ids, live, rows, holding, tuple(rewritten), sidecars, truncated,
-                       vacuumed, verified, change, message)
+                       vacuumed, verified, change, message, gone, indexed)
 
 
 def _live_holds(store: Store, needle: bytes) -> bool:

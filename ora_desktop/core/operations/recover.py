@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import FileMissing, FileProblem, OraError
+from ..fileheader import copy_into
 from ..pages import scan_file
 from ..schema import MEMORY_COLUMNS, TASK_COLUMNS, create_database
 
@@ -51,6 +52,11 @@ class RecoverReport:
     lost_rows: int  # rows seen (cells, or counted by SQLite) that could not be saved
     unreadable_pages: int
     message: str
+
+    @property
+    def written(self) -> bool:
+        """Whether ``out`` was written: nothing recovered creates no file."""
+        return bool(self.memories or self.tasks)
 
 
 class _Writer:
@@ -135,6 +141,16 @@ def _looks_like(row: tuple) -> bool:
     return isinstance(row[0], str) and bool(row[0]) and isinstance(row[1], str | bytes)
 
 
+def _copy_live_bytes(source: Path, target: Path) -> None:
+    """Byte copy of a file this process may hold connections to, read through the kept-open
+    descriptor (:mod:`..fileheader`): closing a descriptor of it would drop their locks."""
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        copy_into(source, fd)
+    finally:
+        os.close(fd)
+
+
 def recover(source: str | Path, out: str | Path) -> RecoverReport:
     """Salvage ``source`` into the new file ``out``; see the module docstring."""
     source, out = Path(source).expanduser(), Path(out).expanduser()
@@ -150,9 +166,9 @@ def recover(source: str | Path, out: str | Path) -> RecoverReport:
     work = Path(tempfile.mkdtemp(prefix="ora-recover-"))
     try:
         copy = work / "damaged.site.db"
-        shutil.copyfile(source, copy)
+        _copy_live_bytes(source, copy)
         if Path(f"{source}-wal").exists():
-            shutil.copyfile(f"{source}-wal", f"{copy}-wal")
+            _copy_live_bytes(Path(f"{source}-wal"), Path(f"{copy}-wal"))
         create_database(temp)
         writer = _Writer(temp)
         try:
@@ -161,10 +177,11 @@ def recover(source: str | Path, out: str | Path) -> RecoverReport:
             writer.close()
         with contextlib.suppress(FileNotFoundError):
             os.chmod(temp, 0o600)
-        try:
-            os.link(temp, out)  # never replaces a file that appeared meanwhile
-        except FileExistsError:
-            raise RecoverError(out, "already exists; recover writes a new file and never overwrites one") from None
+        if report[0] or report[1]:  # nothing recovered: no empty agent file is left behind
+            try:
+                os.link(temp, out)  # never replaces a file that appeared meanwhile
+            except FileExistsError:
+                raise RecoverError(out, "already exists; recover writes a new file and never overwrites one") from None
     except OSError as exc:
         raise RecoverError(out, f"could not write the recovered file ({exc.strerror or exc})") from exc
     finally:
@@ -173,6 +190,10 @@ def recover(source: str | Path, out: str | Path) -> RecoverReport:
             with contextlib.suppress(FileNotFoundError):
                 Path(f"{temp}{suffix}").unlink()
     memories, tasks, from_table, lost, pages_bad = report
+    if not (memories or tasks):
+        message = (f"nothing could be recovered from {source}: no memory or task row was readable, so no file "
+                   f"was written; {lost} rows were seen" + (f", {pages_bad} pages unreadable" if pages_bad else ""))
+        return RecoverReport(source, out, 0, 0, 0, 0, lost, pages_bad, message)
     message = (f"recovered {memories} memories ({from_table} read through SQLite, {memories - from_table} "
                f"from intact pages) and {tasks} task rows from {source} into {out}; "
                f"{lost} rows could not be saved" + (f", {pages_bad} pages unreadable" if pages_bad else ""))

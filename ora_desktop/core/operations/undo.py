@@ -10,6 +10,8 @@
 3. restores the trash batch the operation filled (links included, see ``trash_links``);
 4. writes back the previous values of every column the operation changed, ``updated_at`` and
    ``sync_status`` included, so the rows read as before the operation;
+   for a decay, puts back every health value it lowered and the previous decay mark
+   (:func:`~ora_desktop.core.maintenance.decay.take_back`);
 5. forgets the entry, so the next undo takes the one before.
 
 The undo itself is not journalled: undo twice undoes two operations.
@@ -110,6 +112,12 @@ def _revert(store: Store, entry: journal.Entry, trash_rows: list[int]) -> Change
     if undo.rows:
         _write_back(store, undo.rows)
         changed |= set(undo.rows)
+    if undo.decay is not None:
+        from ..maintenance import decay  # the one journalled job
+
+        decay.take_back(store, undo.decay, entry.label)
+        # which rows is not listed (a decay may touch a million): views reload
+        store._emit(Change(source="undo", kind=ChangeKind.UNDONE))  # noqa: SLF001
     changed -= added | removed
     return Change(frozenset(added), frozenset(changed), frozenset(removed))
 

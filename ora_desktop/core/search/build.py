@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .. import paths, timestamps
-from ..errors import OraError
+from ..errors import OraError, WrongSchema
 from ..private import private_dir
 from ..schema import sniff_file
 from . import walscan
@@ -36,10 +36,12 @@ from .sidecar import (
     _samples,
     _text,
     attach_source,
+    build_file,
     connect_sidecar,
     file_stats,
     fts5_available,
     identity,
+    remove_stale_builds,
     settled,
     sidecar_path,
 )
@@ -66,9 +68,8 @@ def build(db_path: str | Path, progress: ProgressFn | None = None, cancel: objec
     with index.file_lock:
         if not rebuild and index.usable()[0]:
             return index.state()
-        tmp = index.sidecar.with_name(f"{index.sidecar.name}.building-{os.getpid()}-{threading.get_ident()}")
-        for suffix in ("", "-journal", "-wal", "-shm"):
-            Path(str(tmp) + suffix).unlink(missing_ok=True)
+        remove_stale_builds(index.sidecar)  # (with their -journal/-wal/-shm)
+        tmp = build_file(index.sidecar, os.getpid(), threading.get_ident())
         PROGRESS.set(key, 0, 0)
         try:
             _build_into(tmp, source, progress, cancel, key)
@@ -140,13 +141,22 @@ def finish_tags(index: SearchIndex, progress: ProgressFn | None = None, cancel: 
     return True
 
 
+def _refuse_without_memories(conn: sqlite3.Connection, source: Path) -> None:
+    """Another application's SQLite file (no ``memories`` table) is refused naming it, so a search
+    across files skips it with a warning instead of failing on ``src.memories``."""
+    if conn.execute("SELECT 1 FROM src.sqlite_master WHERE type = 'table' AND name = 'memories'").fetchone() is None:
+        raise WrongSchema(source, "no 'memories' table: this is an SQLite file, but not an Ora memory database")
+
+
 def _build_into(tmp: Path, source: Path, progress: ProgressFn | None, cancel: object, key: str) -> None:
     conn = connect_sidecar(tmp)
+    anchor = None
     try:
         conn.execute("PRAGMA journal_mode = OFF")
         conn.execute("PRAGMA synchronous = OFF")
         conn.executescript(SCHEMA)
-        attach_source(conn, source)
+        anchor = attach_source(conn, source)
+        _refuse_without_memories(conn, source)
         started = timestamps.now()
         stats, ident = file_stats(source), identity(source)
         log = walscan.current_position(str(source))
@@ -201,6 +211,8 @@ def _build_into(tmp: Path, source: Path, progress: ProgressFn | None, cancel: ob
         conn.execute("PRAGMA journal_mode = WAL")
     finally:
         conn.close()
+        if anchor is not None:  # last: it removes the -wal/-shm it made (see attach_source)
+            anchor.close()
 
 
 def index_state(db_path: str | Path) -> IndexState:

@@ -1,5 +1,8 @@
 """Scrub purged memories out of the full-text sidecar (the built-in scrubber of :mod:`..scrub`).
 
+Every scrub also deletes the files of builds that died (``<sidecar>.building-*``, a full copy of
+the texts a killed reindex left), holding the index's file lock that every live build holds.
+
 SQLite 3.40's FTS5 has no ``secure-delete`` option (3.44): deleting a row leaves its words in
 the index segments until they are merged. So the rows go (docs, fts, tags) with
 ``secure_delete`` on, then ``optimize`` merges every segment into one (the old segments' pages
@@ -20,7 +23,7 @@ from ..connection import translated
 from ..errors import OraError
 from ..residue import find_residue
 from .index import get_index
-from .sidecar import _delete_fids, connect_sidecar
+from .sidecar import BUILDING, _delete_fids, connect_sidecar, remove_stale_builds
 
 BUILD_WAIT = 600.0  # seconds to wait for a build of the index to finish before scrubbing it
 
@@ -29,7 +32,7 @@ def scrub_fts(db_path: Path, ids: frozenset[str], texts: list[bytes]) -> Path | 
     """Remove ``ids`` from ``db_path``'s full-text sidecar; returns the sidecar, or ``None`` if
     there is none. ``texts`` (needles, see :func:`..residue.needles`) are checked for afterwards."""
     index = get_index(db_path)
-    if not index.sidecar.exists():
+    if not index.sidecar.exists() and not any(index.sidecar.parent.glob(f"{index.sidecar.name}{BUILDING}*")):
         return None
     # The file lock first, as a build takes it (a build then takes index.lock to swap files in).
     try:  # a build in progress holds the lock: wait for it, then scrub what it wrote
@@ -40,9 +43,10 @@ def scrub_fts(db_path: Path, ids: frozenset[str], texts: list[bytes]) -> Path | 
                        f"'ora-desktop reindex --db {db_path}'") from None
     conn = None
     try:
+        stale = remove_stale_builds(index.sidecar)  # a killed reindex's copy of every text
         with index.lock, translated(index.sidecar):
             if not index.sidecar.exists():
-                return None
+                return stale[0] if stale else None
             index.close()  # our own connection must hold no snapshot while the file is rewritten
             conn = connect_sidecar(index.sidecar)
             conn.execute("PRAGMA secure_delete = ON")
@@ -66,6 +70,24 @@ def scrub_fts(db_path: Path, ids: frozenset[str], texts: list[bytes]) -> Path | 
             conn.close()
         index.file_lock.release()
     return index.sidecar
+
+
+def indexed_texts(db_path: Path, ids: frozenset[str]) -> dict[str, str]:
+    """The text the full-text sidecar holds for each of ``ids`` it still indexes (what a purge
+    that was killed after its commit left there); empty when the sidecar cannot be read (the
+    scrub that follows removes the ids all the same, or says what is wrong)."""
+    index = get_index(db_path)
+    if not ids or not index.sidecar.exists():
+        return {}
+    try:
+        with index.lock, translated(index.sidecar):
+            conn = index.connection()
+            return {mid: text for mid, text in conn.execute(
+                "SELECT docs.mid, fts.content FROM docs JOIN fts ON fts.rowid = docs.fid "
+                "WHERE docs.mid IN (SELECT value FROM json_each(?))", [json.dumps(sorted(ids))])
+                if isinstance(text, str)}
+    except (OraError, sqlite3.Error):
+        return {}
 
 
 def scrub_vectors(db_path: Path, ids: frozenset[str], texts: list[bytes]) -> Path | None:

@@ -39,6 +39,7 @@ import numpy as np
 
 from .. import paths
 from ..embeddings import Provider, configured_provider, default_provider
+from ..extras import need
 from ..private import private_lock
 from .sidecar import _is_cancelled, _text, connect_sidecar, file_stats, settled
 
@@ -461,8 +462,7 @@ def best(cosines: np.ndarray, k: int, rows: np.ndarray | None = None) -> tuple[n
 
 def _dots(codes: np.ndarray, q: np.ndarray, threads: int) -> np.ndarray:
     """float64 integer dot products of every row of ``codes`` with the one row of ``q``."""
-    import numkong
-
+    numkong = need("numkong", "meaning")
     threads = threads or os.cpu_count() or 1
     if threads == 1 or len(codes) < 2 * SPLIT_MIN:
         return np.asarray(numkong.cdist(q, codes, metric="dot")).reshape(-1)

@@ -22,6 +22,8 @@ import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ..fileheader import read_at
+
 WAL_MAGIC = (0x377F0682, 0x377F0683)
 HEADER = 32
 FRAME_HEADER = 24
@@ -85,23 +87,24 @@ def current_position(db_path: str) -> WalPosition | None:
 
 @contextlib.contextmanager
 def _open_log(db_path: str) -> Iterator[tuple]:
-    """(handle, page size, salt-1, salt-2, sequence, file size) of the log; handle None when
-    the log's header is not usable."""
-    with open(db_path + "-wal", "rb") as handle:
-        head = _header(handle.read(HEADER))
-        if head is None:
-            yield None, 0, 0, 0, 0, 0
-        else:
-            yield (handle, *head, os.fstat(handle.fileno()).st_size)
+    """(log path, page size, salt-1, salt-2, sequence, file size) of the log; path None when
+    the log's header is not usable. The log is read through this process's kept-open
+    descriptor (:mod:`..fileheader`): closing one of a database's files drops SQLite's locks."""
+    wal = db_path + "-wal"
+    size = os.stat(wal).st_size
+    head = _header(read_at(wal, HEADER, 0))
+    if head is None:
+        yield None, 0, 0, 0, 0, 0
+    else:
+        yield (wal, *head, size)
 
 
-def _last_commit(handle, start: int, size: int, page_size: int, salt1: int, salt2: int
+def _last_commit(wal: str, start: int, size: int, page_size: int, salt1: int, salt2: int
                  ) -> tuple[int, list[tuple[int, bytes]], int]:
     """From ``start``: (offset after the last commit frame, [(page number, page)] up to it,
     offset after the last frame of these salts, committed or not)."""
     frame = FRAME_HEADER + page_size
-    handle.seek(start)
-    data = handle.read(max(0, size - start))
+    data = read_at(wal, max(0, size - start), start)
     pending: list[tuple[int, bytes]] = []
     committed: list[tuple[int, bytes]] = []
     end = extent = start

@@ -102,7 +102,7 @@ class MemoryFieldsDialog(CheckedDialog):
         self.type.setCurrentText(type_)
         self.importance = QLineEdit(str(importance))
         self.expires = QLineEdit()
-        self.expires.setPlaceholderText("never — or YYYY-MM-DD HH:MM:SS (UTC)")
+        self.expires.setPlaceholderText("never — or 7d, 2w, YYYY-MM-DD, YYYY-MM-DD HH:MM:SS (UTC)")
         form.addRow("&Type", self.type)
         form.addRow("&Importance (1-10)", self.importance)
         form.addRow("&Expires", self.expires)
@@ -153,7 +153,7 @@ class BulkEditDialog(CheckedDialog):
         self.value = QComboBox()
         self.value.setEditable(False)
         self.expires = QLineEdit()
-        self.expires.setPlaceholderText("empty: never expires — or YYYY-MM-DD HH:MM:SS (UTC)")
+        self.expires.setPlaceholderText("empty: never expires — or 7d, 2w, YYYY-MM-DD, YYYY-MM-DD HH:MM:SS (UTC)")
         form.addRow("&Field", self.field)
         form.addRow("&Value", self.value)
         form.addRow("", self.expires)
@@ -268,7 +268,8 @@ class PreviewDialog(QDialog):
     """A list of what an action would change, and a confirm button."""
 
     def __init__(self, title: str, headline: str, items: list[str], confirm: str, parent: QWidget | None = None,
-                 note: str = "") -> None:
+                 note: str = "", destructive: bool = False) -> None:
+        """``destructive``: Cancel is the default button, so Enter never confirms by accident."""
         super().__init__(parent)
         self.setWindowTitle(title)
         self.resize(560, 400)
@@ -287,6 +288,11 @@ class PreviewDialog(QDialog):
         self.confirm = QPushButton(confirm)
         self.confirm.setEnabled(bool(items))
         buttons.addButton(self.confirm, QDialogButtonBox.ButtonRole.AcceptRole)
+        if destructive:
+            self.confirm.setAutoDefault(False)
+            cancel = buttons.button(QDialogButtonBox.StandardButton.Cancel)
+            cancel.setDefault(True)
+            cancel.setFocus()
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)

@@ -130,6 +130,9 @@ class MemoryTableModel(QAbstractTableModel):
         #: order (a sort), so what is counted over them (the facets) still holds.
         self.reordered = False
         self._reordering = False  # the running reload is a sort's
+        #: Set when the person asks a new question (a search, a filter): the next load selects
+        #: the top row instead of keeping the previous selection (read once by the view).
+        self.select_top = False
         ctx.store_changed.connect(self._on_store_changed)
 
     # ----------------------------------------------------------------- source
@@ -400,16 +403,25 @@ class MemoryTableModel(QAbstractTableModel):
         return None if at == -1 else at // _KEY.size
 
     async def memories_for_rows(self, rows: Sequence[int]) -> list[Memory]:
-        """The memories at ``rows`` (fetched now for rows not loaded), in row order."""
+        """The memories at ``rows``, in row order, as fresh as every write already reported makes
+        them: a refresh under way (e.g. after the window's own edit or undo) is awaited first, since
+        a bulk edit passes their versions back; rows not loaded are fetched now."""
         rows = sorted(set(r for r in rows if 0 <= r < len(self.keys)))
-        rowids = [self.keys[r] for r in rows]
-        missing = [rid for r, rid in zip(rows, rowids, strict=True) if self.memory_at(r) is None]
+        rowids = [self.keys[r] for r in rows]  # the keys may be read again while the refresh runs
+        refresh = self._refresh_task
+        if refresh is not None and not refresh.done():
+            await asyncio.wait([refresh])
+        cached: dict[int, Memory] = {}
+        for page_no, page in self._pages.items():
+            if page_no not in self._stale:
+                cached.update(page)
+        missing = [rid for rid in rowids if rid not in cached]
         fetched: dict[int, Memory] = {}
         if missing and self.store is not None:
             fetched = {m.rowid: m for m in await self.ctx.run(self.store.by_rowids, missing)}
         out = []
-        for row, rowid in zip(rows, rowids, strict=True):
-            memory = self.memory_at(row) or fetched.get(rowid)
+        for rowid in rowids:
+            memory = cached.get(rowid) or fetched.get(rowid)
             if memory is not None:
                 out.append(memory)
         return out

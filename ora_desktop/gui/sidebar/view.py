@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTreeWidget
 
 from ...core import AgentFile, Change
 from ...core.operations.stats import health_may_change
+from ..a11y import describe
 from ..context import AppContext, path_of, resolved
 from ..memories.health_bar import health_color
 from ..resources import icon
@@ -60,6 +61,7 @@ class Sidebar(QTreeWidget):
     def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("Sidebar")
+        describe(self, "Sites and agents", "Every site and its agent files with memory counts and health")
         self.ctx = ctx
         self.extra: list[Path] = []
         self.infos: dict[Path, FileInfo] = {}
