@@ -55,12 +55,13 @@ def _sync(args: argparse.Namespace) -> int:
     if args.full and not args.vacuum:
         common.fail(args, "--full goes with --vacuum (VACUUM FULL of the server table)")
         return 2
+    args.url = _url(args.url)  # read from standard input for '-'; refused with a password in it
     if args.vacuum:
         return _vacuum(args, config)
     if args.status or args.conflicts:
         paths = sync_ops.targets(args.db, site=args.site, agent=args.agent, all=args.all, home=home, config=config)
         return _show_status(args, paths, config) if args.status else _show_conflicts(args, paths)
-    report = sync_ops.sync(args.db, site=args.site, agent=args.agent, all=args.all, url=_url(args.url),
+    report = sync_ops.sync(args.db, site=args.site, agent=args.agent, all=args.all, url=args.url,
                            dry_run=args.dry_run, home=home, config=config)
     if args.json:
         common.emit_json({"files": [_run_json(run) for run in report.runs]})
