@@ -315,15 +315,18 @@ class ChangeWatch:
                 self._foreign = True
             self._begun[threading.get_ident()] = (counter, connection.total_changes)
 
-    def own_commit_ended(self, connection: sqlite3.Connection) -> None:
+    def own_commit_ended(self, connection: sqlite3.Connection) -> bool:
         """Called after our commit: it added one to the counter if it changed anything; more than
-        that is someone else's commit landing right after ours."""
+        that is someone else's commit landing right after ours. True when the counter moved by
+        exactly our one commit and nobody else's came since the last look (the change feed then
+        steps past it)."""
         begun, changes = self._begun.pop(threading.get_ident(), (None, 0))
         counter = commit_counter(self.path)
         with self._guard:
             if counter is None or begun is None:
-                return
+                return False
             ours = 1 if connection.total_changes != changes else 0
             if counter not in (begun, begun + ours):  # (a schema-only commit of ours also lands here: harmless)
                 self._foreign = True
             self._known = counter
+            return ours == 1 and counter == begun + 1 and not self._foreign

@@ -190,6 +190,9 @@ class Change:
     #: The columns an in-place edit of ``changed`` wrote, ``None`` when not known (then views
     #: assume any may have changed).
     columns: frozenset[str] | None = None
+    #: The rowids the ``removed`` rows had, when known (the change feed reads them from the
+    #: log): a view holding row keys drops these without reading its keys again.
+    removed_rowids: frozenset[int] = frozenset()
 
     def __post_init__(self) -> None:
         if self.kind is None:

@@ -29,6 +29,7 @@ from .connection import BUSY_TIMEOUT_MS, ChangeWatch, file_stamp, make_database,
 from .decoding import is_undecodable_error, tolerant_text
 from .errors import InvalidValue, NotFound, OraError, ReadOnlyDatabase
 from .facets import count_facets
+from .feed import ChangeFeed
 from .fingerprint import row_fingerprint
 from .graph import GraphMixin
 from .health_buckets import HEALTH_BUCKETS as HEALTH_BUCKETS  # re-exported: views label buckets with it
@@ -77,6 +78,9 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         self._local = threading.local()  # changes waiting for this thread's transaction to commit
         self._lock = threading.RLock()
         self._watch = ChangeWatch(self.path)
+        #: What other programs changed, by id (read on the watcher's thread, see :meth:`external_change`).
+        self.feed = ChangeFeed(self.path, self._fetch_all)
+        self._writing: set[int] = set()  # threads inside a write of ours (the feed waits for them)
         with translated(self.path):
             try:
                 self.db.connect(reuse_if_open=True)
@@ -99,6 +103,8 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         self._engine_tables_ready = False
         self._engine_checked = False  # the engine tables' version, checked (and migrated) at the first write
         with translated(self.path):
+            if not self.immutable:
+                self.feed.mark()  # before the counter: a commit in between is heard, not lost
             self._watch.reset(self.db, self.immutable)
         self._watch_immutable = self.immutable
 
@@ -146,6 +152,28 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         if pending is None:
             pending = self._local.pending = []
         return pending
+
+    def external_change(self) -> Change | None:
+        """What other connections committed since the last call: a ``Change`` naming the ids
+        (initiator external; :mod:`.feed`), ``Change.reload()`` when which rows is not known,
+        ``None`` when nothing changed. Cheap when nothing did (the commit counter); call it from
+        one thread (the window's watcher)."""
+        with translated(self.path):
+            self._follow_file()
+            if self.immutable != self._watch_immutable:  # reopened as another kind: the file moved
+                self._watch.reset(self.db, self.immutable)
+                self._watch_immutable = self.immutable
+                return Change.reload()
+            if self.immutable:
+                return Change.reload() if self._watch.changed(self.db, True) else None
+            if self._writing:
+                return None  # our commit is being accounted for: look at the next tick
+            first = not self.feed.started
+            if first:
+                self.feed.start()  # before the counter is read: nothing lands between unseen
+            if not self._watch.changed(self.db, False):
+                return None
+            return Change.reload() if first else self.feed.poll()
 
     def changed_externally(self) -> bool:
         """True when another connection wrote since the last call (cheap: data_version/stat)."""
@@ -225,17 +253,23 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         try:
             with translated(self.path), self.db.atomic("IMMEDIATE"):
                 if outermost:
+                    self._writing.add(threading.get_ident())
                     self._watch.own_commit_begins(self.db.connection())
                     if not self._engine_checked:
                         engine_tables.prepare(self.db.connection(), self.path)
                 yield
         except BaseException:
             if outermost:
+                self._writing.discard(threading.get_ident())
                 self._pending().clear()
             raise
         if outermost:
             self._engine_checked = True
-            self._watch.own_commit_ended(self.db.connection())
+            try:
+                if self._watch.own_commit_ended(self.db.connection()):
+                    self.feed.own_commit()
+            finally:
+                self._writing.discard(threading.get_ident())
             pending, self._local.pending = self._pending(), []
             for change in pending:
                 self._emit(change)

@@ -228,8 +228,9 @@ class _Removal:
     def change(self, pending: bool = False) -> Change:
         removed, ids, relinked, _count = self.chunk if pending else ((), frozenset(), frozenset(), 0)
         gone = frozenset(self.ids | ids)
+        rowids = frozenset(m.rowid for m in (*self.records, *removed) if m.rowid is not None)
         return Change(changed=frozenset(self.relinked | relinked) - gone, removed=gone, source=self.reason,
-                      kind=ChangeKind.DELETED)
+                      kind=ChangeKind.DELETED, removed_rowids=rowids if len(rowids) == len(gone) else frozenset())
 
     def result(self, pending: bool = False) -> Removed:
         """What went (with ``pending``: including the chunk not yet committed)."""

@@ -25,8 +25,8 @@ import statistics
 import time
 from pathlib import Path
 
-from ora_desktop.core import open_store
-from ora_desktop.core.search import ensure_index, search, walscan
+from ora_desktop.core import open_store, walscan
+from ora_desktop.core.search import ensure_index, search
 from ora_desktop.core.search.index import get_index
 
 from .common import DATA, Row, bench_file, fresh_copy, p50, report

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ora_desktop.core.search import search, walscan
+from ora_desktop.core import walscan
+from ora_desktop.core.search import search
 from ora_desktop.core.search.index import get_index
 from tests.unit.search_support import ids, make_file
 

@@ -15,11 +15,10 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from .. import paths, timestamps
+from .. import paths, timestamps, walscan
 from ..errors import OraError, WrongSchema
 from ..private import private_dir
 from ..schema import sniff_file
-from . import walscan
 from .cjk import CJK_GLOB
 from .index import PROGRESS, SearchIndex, get_index
 from .results import IndexState

@@ -42,11 +42,10 @@ from typing import Any
 
 import filelock
 
-from .. import paths, timestamps
+from .. import paths, timestamps, walscan
 from ..connection import BUSY_TIMEOUT_MS
 from ..errors import FileMissing, OraError
 from ..private import refuse_link
-from . import walscan
 from .refresh import RefreshMixin
 from .results import IndexState
 from .sidecar import (

@@ -240,26 +240,29 @@ class DetailPane(QScrollArea):
         self._task = asyncio.ensure_future(self._load_links(memory, store), loop=self.ctx.loop)
 
     def _store_changed(self, path: object, change: Change) -> None:
-        """A write to the shown file: read the links and chain again when rows came or went, a
-        linked or chained memory changed, or a changed memory now points into the chain (the
-        shown memory's own edits come with its row, see :meth:`show_memory`)."""
+        """A write to the shown file: read the links and chain again when which rows changed is
+        not known, a linked or chained memory changed or went, or a changed or new memory now
+        points into the chain or links here (the shown memory's own edits come with its row, see
+        :meth:`show_memory`)."""
         memory, store = self.memory, self.store
         if memory is None or store is None or self._links_for is None or path != store.path.resolve():
             return
         chained = {m.id for m in self.chain.members} if self.chain else set()
         others = change.ids - {memory.id}
-        if change.membership_changed or others & (chained | set(memory.related_to)):
+        if not change or others & (chained | set(memory.related_to)):  # rows unknown, or links among them
             self._read_links(memory, store)
         elif others:
             asyncio.ensure_future(self._joins_chain(memory, store, others, chained | {memory.id}), loop=self.ctx.loop)
 
     async def _joins_chain(self, memory: Memory, store: Store, ids: set[str], chained: set[str]) -> None:
-        """Read the chain again if one of the changed memories ``ids`` now points into it."""
+        """Read the links and chain again if one of the changed (or new) memories ``ids`` now
+        points into the chain or links to the shown memory."""
         try:
             changed = await self.ctx.run(store.get_many, sorted(ids))
         except OraError:
             changed = {}
-        if any(m.superseded_by in chained for m in changed.values()) and self.memory is memory:
+        if any(m.superseded_by in chained or memory.id in m.related_to for m in changed.values()) \
+                and self.memory is memory:
             self._read_links(memory, store)
 
     def show_stored(self) -> asyncio.Task | None:

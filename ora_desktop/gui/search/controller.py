@@ -292,7 +292,11 @@ class SearchController(QObject):
         groups = shift_facets(counts.groups, *edited)
         if groups is None:
             return False
-        counted = FacetCounts(counts.total, groups)
+        before, after = edited
+        total = counts.total
+        if total is not None:  # rows counted in (added) and out (removed)
+            total += sum(m is not None for m in after) - sum(m is not None for m in before)
+        counted = FacetCounts(total, groups)
         self._shown_facets = (store, self._generation, counted)
         self.facets_ready.emit(counted)
         return True
