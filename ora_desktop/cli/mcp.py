@@ -49,7 +49,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     try:
         from ..mcp import serve
     except ImportError as exc:
-        raise missing(exc, "mcp", "mcp", "pydantic") or OraError(f"the MCP server cannot start ({exc})") from None
+        # The SDK and what it brings (our server imports anyio before the SDK itself).
+        raise (missing(exc, "mcp", "mcp", "pydantic", "anyio", "starlette", "uvicorn", "httpx", "sse_starlette")
+               or OraError(f"the MCP server cannot start ({exc})")) from None
     if (args.token_file or args.allow_host) and not args.http:
         raise OraError("--token-file and --allow-host apply to --http only (stdio needs no token)")
     serve(path, readonly=args.mcp_read_only or bool(getattr(args, "read_only", False)), http=args.http,

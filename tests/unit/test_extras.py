@@ -44,8 +44,11 @@ def test_the_window_without_the_gui_extra_names_it(agent_file):
     assert line.startswith("ora-desktop: the window needs the 'gui' extra")
 
 
-def test_the_mcp_server_without_the_mcp_extra_names_it(agent_file):
-    line = one_line_naming(run_without(["mcp"], "mcp", "--db", str(agent_file)), "mcp")
+@pytest.mark.parametrize("absent", [["mcp"], ["mcp", "anyio", "pydantic"]], ids=["sdk", "sdk and its packages"])
+def test_the_mcp_server_without_the_mcp_extra_names_it(agent_file, absent):
+    """As pip leaves it without the extra: the SDK and the packages it brings are all absent (our
+    server imports anyio first)."""
+    line = one_line_naming(run_without(absent, "mcp", "--db", str(agent_file)), "mcp")
     assert "the MCP server needs the 'mcp' extra" in line
 
 
