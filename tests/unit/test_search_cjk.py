@@ -87,3 +87,18 @@ def test_an_old_sidecar_without_the_cjk_table_is_rebuilt(db: Path) -> None:
     assert not state.built and "version 2" in state.reason
     assert ids(search(db, "迁移")) == ["zh"]
     assert index_state(db).version == INDEX_VERSION >= 3
+
+
+def test_every_cjk_range_reaches_the_trigram_table_and_nothing_else_does(ora_home: Path) -> None:
+    """The build's cheap byte tests (ASCII, UTF-8 lead bytes) keep every CJK range and leave out
+    text whose only non-ASCII characters are accents, dashes, quotes or emoji."""
+    from ora_desktop.core.search.cjk import _RANGES, CJK_GLOB, CJK_WHERE
+
+    ends = {c for i in range(0, len(_RANGES), 3) for c in (_RANGES[i], _RANGES[i + 2])}
+    rows = [{"id": f"cjk{ord(c):x}", "content": f"note {c} end"} for c in sorted(ends)]
+    rows += [{"id": "latin", "content": "café — “naïve” résumé 🙂 ☃"}, {"id": "ascii", "content": "plain text"}]
+    path = make_file(ora_home / "sites" / "s" / "a.site.db", rows)
+    conn = sqlite3.connect(path)
+    found = {r[0] for r in conn.execute(f"SELECT id FROM memories WHERE {CJK_WHERE}", (CJK_GLOB,))}
+    conn.close()
+    assert found == {r["id"] for r in rows if r["id"].startswith("cjk")}

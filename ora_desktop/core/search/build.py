@@ -20,7 +20,7 @@ from ..errors import OraError, WrongSchema
 from ..private import private_dir
 from ..schema import sniff_file
 from . import walscan
-from .cjk import CJK_GLOB
+from .cjk import CJK_GLOB, CJK_WHERE
 from .index import PROGRESS, SearchIndex, get_index
 from .results import IndexState
 from .sidecar import (
@@ -181,7 +181,7 @@ def _build_into(tmp: Path, source: Path, progress: ProgressFn | None, cancel: ob
             conn.execute("INSERT INTO fts(rowid, content) SELECT rowid, content FROM src.memories "
                          "WHERE rowid > ? AND rowid <= ? AND id IS NOT NULL", (last_row, high))
             conn.execute("INSERT INTO cjk(rowid, content) SELECT rowid, content FROM src.memories "
-                         "WHERE rowid > ? AND rowid <= ? AND id IS NOT NULL AND content GLOB ?",
+                         f"WHERE rowid > ? AND rowid <= ? AND id IS NOT NULL AND {CJK_WHERE}",
                          (last_row, high, CJK_GLOB))
             conn.execute("COMMIT")
             last_row = high
