@@ -1,9 +1,13 @@
-"""Building a sidecar index: text first (searchable at once), then tags; with progress and cancel.
+"""Building a sidecar index: words first (searchable at once), then tags and CJK text; with
+progress and cancel.
 
 :func:`build` writes the documents and the FTS5 table into a temporary file with plain
-``INSERT … SELECT`` statements (the same work as a raw ``INSERT INTO fts SELECT``), renames it
-into place — from then on the index answers searches — and then extracts tags from the
-indexed text in batches (resumable: a later :func:`ensure_index` finishes an interrupted run).
+``INSERT … SELECT`` statements (the same work as a raw ``INSERT INTO fts SELECT``) while a
+:class:`.tagworker.TagWorker` thread extracts the tags and picks the CJK texts of each batch
+committed (on the other core: SQLite runs the FTS5 statement without Python's GIL). It renames
+the file into place — from then on the index answers searches — and :func:`finish_tags` does
+what the worker had not finished, in batches (resumable: a later :func:`ensure_index` finishes
+an interrupted run). Until then tag filters and CJK words say "still indexing", or wait.
 Progress is reported over both phases as one count (memories indexed + memories tagged).
 """
 
@@ -20,7 +24,6 @@ from ..errors import OraError, WrongSchema
 from ..private import private_dir
 from ..schema import sniff_file
 from . import walscan
-from .cjk import CJK_GLOB, CJK_WHERE
 from .index import PROGRESS, SearchIndex, get_index
 from .results import IndexState
 from .sidecar import (
@@ -34,7 +37,6 @@ from .sidecar import (
     _delete_fids,
     _is_cancelled,
     _samples,
-    _text,
     attach_source,
     build_file,
     connect_sidecar,
@@ -45,7 +47,7 @@ from .sidecar import (
     settled,
     sidecar_path,
 )
-from .tags import extract_tags
+from .tagworker import CjkRow, TagRow, TagWorker, tags_and_cjk
 
 ProgressFn = Callable[[int, int], None]
 # Tags are extracted while holding the index's lock: small batches keep searches responsive.
@@ -103,11 +105,11 @@ def finish_tags(index: SearchIndex, progress: ProgressFn | None = None, cancel: 
         total = conn.execute("SELECT count(*) FROM docs").fetchone()[0]
         done = conn.execute("SELECT count(*) FROM docs WHERE fid <= ?", (meta.get("tags_upto") or 0,)).fetchone()[0]
     report_every = max(TAG_BATCH, total // 200)
-    reported = done
+    reported = None
     try:
         while True:
             PROGRESS.set(key, total + done, 2 * total)
-            if progress and (done - reported >= report_every or done == 0):
+            if progress and (reported is None or done - reported >= report_every):
                 reported = done
                 progress(total + done, 2 * total)
             if _is_cancelled(cancel):
@@ -119,9 +121,7 @@ def finish_tags(index: SearchIndex, progress: ProgressFn | None = None, cancel: 
                     upto = index.meta(conn).get("tags_upto") or 0
                     rows = conn.execute("SELECT id, c0 FROM fts_content WHERE id > ? ORDER BY id LIMIT ?",
                                         (upto, TAG_BATCH)).fetchall()
-                    tag_rows = [(fid, kind, value) for fid, content in rows
-                                for kind, value in extract_tags(_text(content))]
-                    conn.executemany("INSERT OR IGNORE INTO tags(fid, kind, value) VALUES (?, ?, ?)", tag_rows)
+                    _insert_tags(conn, *tags_and_cjk(rows))
                     if rows:
                         SearchIndex.set_meta(conn, tags_upto=rows[-1][0])
                     else:
@@ -160,36 +160,14 @@ def _build_into(tmp: Path, source: Path, progress: ProgressFn | None, cancel: ob
         stats, ident = file_stats(source), identity(source)
         log = walscan.current_position(str(source))
         total = conn.execute("SELECT count(*) FROM src.memories").fetchone()[0]
-        done, last_row = 0, 0
-        report_every = max(BATCH, total // 200)
-        reported = 0
         if progress:
             progress(0, 2 * total)
-        while True:
-            if _is_cancelled(cancel):
-                raise Cancelled("the index build was cancelled")
-            conn.execute("BEGIN")
-            # fid = the rowid at build time (any unique number would do: docs maps it to the id).
-            added = conn.execute(
-                "INSERT INTO docs(fid, mid, ver, srow) SELECT rowid, id, CAST(updated_at AS TEXT), rowid "
-                "FROM src.memories WHERE rowid > ? AND id IS NOT NULL ORDER BY rowid LIMIT ?",
-                (last_row, BATCH)).rowcount
-            if added <= 0:
-                conn.execute("COMMIT")
-                break
-            high = conn.execute("SELECT max(fid) FROM docs").fetchone()[0]
-            conn.execute("INSERT INTO fts(rowid, content) SELECT rowid, content FROM src.memories "
-                         "WHERE rowid > ? AND rowid <= ? AND id IS NOT NULL", (last_row, high))
-            conn.execute("INSERT INTO cjk(rowid, content) SELECT rowid, content FROM src.memories "
-                         f"WHERE rowid > ? AND rowid <= ? AND id IS NOT NULL AND {CJK_WHERE}",
-                         (last_row, high, CJK_GLOB))
-            conn.execute("COMMIT")
-            last_row = high
-            done += added
-            PROGRESS.set(key, done, 2 * max(total, done))
-            if progress and done - reported >= report_every:
-                reported = done
-                progress(done, 2 * max(total, done))
+        tagger = TagWorker(tmp)
+        tagged = 0
+        try:
+            last_row, tagged = _fill(conn, tagger, total, progress, cancel, key)
+        finally:
+            tagger.close()
         conn.execute("BEGIN")
         try:
             conn.execute("CREATE UNIQUE INDEX docs_mid ON docs(mid)")
@@ -202,7 +180,7 @@ def _build_into(tmp: Path, source: Path, progress: ProgressFn | None, cancel: ob
         SearchIndex.set_meta(
             conn, version=INDEX_VERSION, path=str(source), identity=ident, stats=stats, vouched=settled(stats),
             since=timestamps.to_sql(started - MARGIN), max_row=last_row or 0, samples=_samples(conn),
-            built_at=timestamps.to_sql(started), complete=True, tags_upto=0, tags_done=False,
+            built_at=timestamps.to_sql(started), complete=True, tags_upto=tagged, tags_done=False,
             wal=log.as_list() if log else None,
         )
         conn.execute("COMMIT")
@@ -210,6 +188,55 @@ def _build_into(tmp: Path, source: Path, progress: ProgressFn | None, cancel: ob
         conn.execute("PRAGMA journal_mode = WAL")
     finally:
         conn.close()
+
+
+def _fill(conn: sqlite3.Connection, tagger: TagWorker, total: int, progress: ProgressFn | None,
+          cancel: object, key: str) -> tuple[int, int]:
+    """Index the source's text batch by batch, each committed batch handed to ``tagger`` and its
+    tags inserted once ready. Returns (the last rowid indexed, the fid up to which every
+    document's tags are in)."""
+    done, last_row, tagged = 0, 0, 0
+    report_every = max(BATCH, total // 200)
+    reported = 0
+    while True:
+        if _is_cancelled(cancel):
+            raise Cancelled("the index build was cancelled")
+        conn.execute("BEGIN")
+        tagged = _insert_ready_tags(conn, tagger, tagged)
+        # fid = the rowid at build time (any unique number would do: docs maps it to the id).
+        added = conn.execute(
+            "INSERT INTO docs(fid, mid, ver, srow) SELECT rowid, id, CAST(updated_at AS TEXT), rowid "
+            "FROM src.memories WHERE rowid > ? AND id IS NOT NULL ORDER BY rowid LIMIT ?",
+            (last_row, BATCH)).rowcount
+        if added <= 0:
+            tagged = _insert_ready_tags(conn, tagger, tagged)
+            conn.execute("COMMIT")
+            return last_row, tagged
+        high = conn.execute("SELECT max(fid) FROM docs").fetchone()[0]
+        conn.execute("INSERT INTO fts(rowid, content) SELECT rowid, content FROM src.memories "
+                     "WHERE rowid > ? AND rowid <= ? AND id IS NOT NULL", (last_row, high))
+        conn.execute("COMMIT")
+        tagger.submit(last_row, high)
+        last_row = high
+        done += added
+        PROGRESS.set(key, done, 2 * max(total, done))
+        if progress and done - reported >= report_every:
+            reported = done
+            progress(done, 2 * max(total, done))
+
+
+def _insert_ready_tags(conn: sqlite3.Connection, tagger: TagWorker, tagged: int) -> int:
+    upto, tags, texts = tagger.ready()
+    _insert_tags(conn, tags, texts)
+    return tagged if upto is None else upto
+
+
+def _insert_tags(conn: sqlite3.Connection, tags: list[TagRow], texts: list[CjkRow]) -> None:
+    if tags:
+        conn.executemany("INSERT OR IGNORE INTO tags(fid, kind, value) VALUES (?, ?, ?)", tags)
+    if texts:  # (a refresh may have indexed one of them again meanwhile)
+        conn.executemany("DELETE FROM cjk WHERE rowid = ?", [(fid,) for fid, _ in texts])
+        conn.executemany("INSERT INTO cjk(rowid, content) VALUES (?, ?)", texts)
 
 
 def index_state(db_path: str | Path) -> IndexState:

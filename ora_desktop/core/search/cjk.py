@@ -19,17 +19,6 @@ from .query import ParsedQuery, Term
 #: (and the prolonged-sound mark), Hangul syllables and jamo.
 _RANGES = "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 CJK = re.compile(f"[{_RANGES}]")
-#: The same ranges as an SQLite GLOB (which compares code points), for building the table in SQL.
-CJK_GLOB = f"*[{_RANGES}]*"
-# GLOB tries that character class at every position of a text (4 s per 100,000 memories, more
-# than the FTS5 build itself), so two cheap byte tests run first: ASCII text (byte length equal
-# to its length) holds none, nor does text without a UTF-8 lead byte of those ranges (E1:
-# U+1000-1FFF, E3-ED: U+3000-DFFF, EF: U+F000-FFFF; not E2, the common punctuation).
-_LEADS = " OR ".join(f"instr(CAST(content AS BLOB), X'{b}') > 0" for b in
-                     ("E1", "E3", "E4", "E5", "E6", "E7", "E8", "E9", "EA", "EB", "EC", "ED", "EF"))
-#: An SQL condition on ``content`` true when it holds a CJK character (one parameter: CJK_GLOB).
-CJK_WHERE = (f"(typeof(content) = 'blob' OR length(CAST(content AS BLOB)) <> length(content)) "
-             f"AND ({_LEADS}) AND content GLOB ?")
 SCHEMA = "CREATE VIRTUAL TABLE IF NOT EXISTS cjk USING fts5(content, tokenize='trigram')"
 
 

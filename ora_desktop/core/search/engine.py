@@ -35,6 +35,8 @@ MAX_LIMIT = 10000
 POOL_MIN = 100
 # Past this many candidates, filter inside one SQL join instead of growing the pool again.
 POOL_MAX = 5000
+STILL_INDEXING = ("still indexing: tags and Chinese, Japanese and Korean text are being extracted, so tag: "
+                  "filters and CJK words may miss memories for now")
 
 
 def path_of(target: Any) -> Path:
@@ -95,11 +97,11 @@ def search(target: Store | str | Path, query: str | ParsedQuery, limit: int = 50
         else:
             with index.lock:
                 tags_pending = not index.meta().get("tags_done", True)
-            if tags_pending and (parsed.tags or parsed.not_tags):
+            if tags_pending and (parsed.tags or parsed.not_tags or candidates_sql(parsed) is not None):
                 if wait and finish_tags(index, progress, cancel):
                     tags_pending = False
                 else:
-                    warnings.append("tags are still being extracted: tag: filters may miss memories for now")
+                    warnings.append(STILL_INDEXING)
             with index.lock:
                 hits, total = _indexed_hits(index, parsed, limit, weights, snippet_chars if snippets else None)
                 tag_counts = ({} if not facets else _facets_from_text(hits) if tags_pending
