@@ -146,7 +146,7 @@ def _ready_index(path: Path, wait: bool, progress: ProgressFn | None, cancel: ob
             index.close()  # a damaged sidecar: build it again below
     check_shape(path)  # before building: a file of the wrong shape is refused, naming it
     if not wait:
-        return None, "the index is being built" if index.state().building else f"the index is {reason}"
+        return None, _building(index) or f"the index is {reason}"
     try:
         state = ensure_index(path, progress, cancel)
     except (OSError, sqlite3.Error) as exc:  # the cache folder cannot be written
@@ -154,6 +154,15 @@ def _ready_index(path: Path, wait: bool, progress: ProgressFn | None, cancel: ob
     if not state.built:
         return None, "the index build was cancelled" if state.reason == "cancelled" else state.reason
     return index, ""
+
+
+def _building(index: SearchIndex) -> str:
+    """'the index is being built …, N% done' while this process builds it, else ''."""
+    state = index.state()
+    if not state.building:
+        return ""
+    done = f", {state.fraction:.0%} done" if state.fraction is not None else ""
+    return f"the index is being built in the background{done}; searches use it once its words are in"
 
 
 def _light(columns: tuple[str, ...]) -> str:
