@@ -191,7 +191,8 @@ def _semantic_ids(path: Path, vectors: VectorIndex, parsed: ParsedQuery, text: s
                   wanted: int, threads: int = 0) -> list[tuple[str, float]]:
     """(id, cosine) of the memories nearest ``text`` that pass the query's filters, best first.
 
-    Every row's cosine is computed once (:meth:`VectorIndex.cosines`, an exact scan); the best
+    Every row's cosine is computed once (:meth:`VectorIndex.cosines`, an exact scan). Filters
+    the kept columns can test (:mod:`.vecfilters`) pick the best passing rows at once; else the best
     rows are checked against the filters, twice the number wanted, then 16 times; when still
     too few pass, every memory that passes them is listed (one SQL query) and the best of
     those taken — three steps at most, however rare the filter.
@@ -199,11 +200,16 @@ def _semantic_ids(path: Path, vectors: VectorIndex, parsed: ParsedQuery, text: s
     _, mids = vectors.snapshot()
     if not len(mids):
         return []
+    from .vecfilters import filter_columns
     from .vectors import best
 
     query = vectors.provider.embed([text])[0]
     index = get_index(path)
+    mask = filter_columns(vectors).mask(path, vectors, parsed)
     cosines = vectors.cosines(query, threads)  # one scan; each step picks from it
+    if mask is not None and len(mask) == len(cosines):  # the filters, tested beside the vectors
+        rows, scores = best(cosines, wanted, mask.nonzero()[0])
+        return _similar(mids, rows, scores)[:wanted]
     for pool in (2 * max(wanted, POOL_MIN), 16 * max(wanted, POOL_MIN)):
         rows, scores = best(cosines, pool)
         candidates = _similar(mids, rows, scores)
