@@ -327,7 +327,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
 def cmd_important(args: argparse.Namespace) -> int:
     """The seed's extraction query."""
     with open_target(args, readonly=True) as store:
-        memories = store.important(limit=args.limit)
+        memories = list(store.important(limit=args.limit))
     _print_memories(args, memories, "no important memories")
     return 0
 

@@ -146,7 +146,7 @@ def recall(store: Store, type: str, limit: int = 20) -> list[Memory]:
     return store.recall(type, whole_number(limit, "limit", 1, MAX_LIMIT))
 
 
-def important(store: Store, limit: int = 50) -> list[Memory]:
+def important(store: Store, limit: int = 50) -> Sequence[Memory]:
     """The seed's extraction rule: importance >= 7, or facts with health >= 0.5."""
     return store.important(whole_number(limit, "limit", 1, MAX_LIMIT))
 
