@@ -138,17 +138,22 @@ def build_context(store: Store, query: str, token_budget: int = 2000, *, hops: i
         title = TITLES[name].format(query=_short(query))
         items: list[ContextItem] = []
         lines: list[str] = []
+        # With the default estimate no line longer than 4 characters a token fits: only that much
+        # of a memory's text is normalised (a 10 MB memory costs what the budget holds).
+        room = cap * 4 + 4 if tokenizer is None else None
         for memory, reason, score in candidates[name]:
             if memory.id in placed:
                 continue
-            line = render(memory, reason)
+            content = flat(memory.content, room)
+            line = render(memory, reason, content)
             trial = _join([*blocks, _block(title, [*lines, line])])
             truncated = False
             if count(trial) > cap:
-                full = line
-                line = _fit(memory, reason, title, blocks, lines, cap, count)
+                line = _fit(memory, reason, title, blocks, lines, cap, count, content)
                 if line is None:
-                    skipped.setdefault(memory.id, (name, ContextItem(memory, full, count(full), reason, score)))
+                    if memory.id not in skipped:
+                        full = render(memory, reason)
+                        skipped[memory.id] = (name, ContextItem(memory, full, count(full), reason, score))
                     continue
                 truncated = True
             lines.append(line)
@@ -192,6 +197,20 @@ def _short(query: str, limit: int = 60) -> str:
     return query if len(query) <= limit else query[: limit - 1] + "…"
 
 
+def flat(text: str, room: int | None = None) -> str:
+    """``text`` on one line (whitespace runs made one space); with ``room``, only its first
+    ``room + 1`` characters or fewer (whitespace is normalised in a prefix, never the whole text:
+    the prefix of a normalised text is the normalised prefix)."""
+    if room is None or len(text) <= room:
+        return " ".join(text.split())
+    take = room + 64
+    while True:
+        head = " ".join(text[:take].split())
+        if len(head) > room or take >= len(text):
+            return head[:room + 1]
+        take *= 2
+
+
 def render(memory: Memory, reason: str, content: str | None = None) -> str:
     """One memory as a context line: ``- [type, importance N] content`` (one line)."""
     text = " ".join((memory.content if content is None else content).split())
@@ -212,13 +231,13 @@ def _join(blocks: list[str]) -> str:
 
 
 def _fit(memory: Memory, reason: str, title: str, blocks: list[str], lines: list[str], cap: int,
-         count: Tokenizer) -> str | None:
-    """The longest truncation of ``memory`` that keeps the text within ``cap`` (or None).
+         count: Tokenizer, content: str) -> str | None:
+    """The longest truncation of ``memory`` (its text on one line: ``content``, or as much of it
+    as can fit) that keeps the text within ``cap`` (or None).
 
     Gallops up from the shortest truncation before bisecting, so a 10 MB memory costs what the
     budget can hold, not a bisection over megabytes (each step renders and counts the text).
     """
-    content = " ".join(memory.content.split())
     low, high, best = MIN_TRUNCATED_CHARS, len(content) - 1, None
 
     def fits(chars: int) -> str | None:

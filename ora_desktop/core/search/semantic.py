@@ -22,6 +22,7 @@ index, with progress and cancel.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import threading
 import time
@@ -160,15 +161,15 @@ def hybrid_pool(limit: int) -> int:
     return max(POOL_MIN, min(limit * 4, max(limit, HYBRID_POOL)))
 
 
-def _flat(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
 def exact_matches(lexical: list[Hit], parsed: ParsedQuery) -> list[str]:
     """Ids of the lexical hits whose text holds the query's words as written (case and spacing
-    aside), in their lexical order: hybrid keeps these first."""
-    phrase = _flat(query_text(parsed))
-    return [h.memory.id for h in lexical if phrase and phrase in _flat(h.memory.content)]
+    aside), in their lexical order: hybrid keeps these first. (A search that stops at the first
+    occurrence: a 10 MB memory is not lowered and split whole.)"""
+    words = query_text(parsed).split()
+    if not words:
+        return []
+    phrase = re.compile(r"\s+".join(map(re.escape, words)), re.IGNORECASE)
+    return [h.memory.id for h in lexical if phrase.search(h.memory.content)]
 
 
 def fuse(lexical: list[Hit], semantic: list[tuple[str, float]], parsed: ParsedQuery,
