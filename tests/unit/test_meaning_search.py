@@ -338,3 +338,17 @@ def test_a_type_changed_by_an_agent_without_updated_at_is_seen_by_a_filtered_mea
     agent.close()
     assert "jwt" not in ids(search_by_meaning(db, "auth cookies type:preference", 5, mode="semantic"))
     assert "jwt" in ids(search_by_meaning(db, "auth cookies type:fact", 5, mode="semantic"))
+
+
+def test_when_no_memory_holds_every_word_hybrid_keeps_the_meaning_order(
+        ora_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A question in other words: the words' side only has memories holding some word of it,
+    which follow the meaning's candidates instead of outvoting their order (RRF's ranks are
+    flat: a memory second by meaning and first by one shared word would come first)."""
+    path = make_file(ora_home / "sites" / "s" / "w.site.db", [
+        {"id": "a", "content": "User prefers JWT auth stored in httpOnly cookies"},
+        {"id": "b", "content": "the quick brown fox"}, {"id": "c", "content": "a quick note"}])
+    monkeypatch.setattr(semantic, "_semantic_ids", lambda *args: [("a", 0.9), ("b", 0.8)])
+    hybrid = ids(search_by_meaning(path, "quick zebra", 10, mode="hybrid"))  # no memory holds both
+    assert hybrid[:2] == ["a", "b"] and "c" in hybrid
+    assert ids(search_by_meaning(path, "quick fox", 10, mode="hybrid"))[0] == "b"  # every word: as before
