@@ -286,11 +286,13 @@ def _relevant(store: Store, query: str, limit: int, hops: int, usable: Callable[
     if not str(query).strip():
         return []
     strict, loose = recall_queries(query)
-    result = search(store, strict, limit=limit, any_word=False)
+    # The context renders the memories themselves: no snippets, spans or facets are computed.
+    result = search(store, strict, limit=limit, any_word=False, snippets=False, facets=False)
     hits = list(result.hits)
     if loose is not None and len(hits) < limit:  # too few memories hold every word: any word
         seen = {h.memory.id for h in hits}
-        hits += [h for h in search(store, loose, limit=limit).hits if h.memory.id not in seen][:limit - len(hits)]
+        hits += [h for h in search(store, loose, limit=limit, snippets=False, facets=False).hits
+                 if h.memory.id not in seen][:limit - len(hits)]
     if result.note:
         notes.append(result.note)
     notes.extend(result.warnings)
@@ -341,7 +343,7 @@ def _by_meaning(store: Store, parsed: ParsedQuery, limit: int, usable: Callable[
             notes.append(f"relevant memories by keyword only: no vectors for these {BUILD_VECTORS_UP_TO:,}+ "
                          "memories yet ('ora-desktop embed' builds them)")
             return []
-        result = search_by_meaning(store, parsed, limit, mode="semantic")
+        result = search_by_meaning(store, parsed, limit, mode="semantic", snippets=False)
     except OraError as exc:
         notes.append(f"relevant memories by keyword only: {exc}")
         return []

@@ -119,8 +119,10 @@ def query_text(parsed: ParsedQuery) -> str:
 
 def search_by_meaning(target: Any, query: str | ParsedQuery, limit: int = 50, *, mode: str = "hybrid",
                       progress: ProgressFn | None = None, cancel: object = None, provider: Provider | None = None,
-                      alpha: float = HYBRID_ALPHA, snippet_chars: int = 160) -> SearchResult:
-    """Semantic or hybrid search of one file (see the module doc); filters apply in both modes."""
+                      alpha: float = HYBRID_ALPHA, snippet_chars: int = 160,
+                      snippets: bool = True) -> SearchResult:
+    """Semantic or hybrid search of one file (see the module doc); filters apply in both modes.
+    ``snippets=False``: hits without snippets or spans (a caller that reads only the memories)."""
     if mode not in ("semantic", "hybrid"):
         raise OraError(f"search mode {mode!r} is not one of {', '.join(MODES)}")
     started = time.perf_counter()
@@ -157,7 +159,8 @@ def search_by_meaning(target: Any, query: str | ParsedQuery, limit: int = 50, *,
             weight = max(alpha, PARTIAL_ALPHA)
         warnings.extend(w for w in result.warnings if w not in warnings)
         ranked = fuse(lexical, semantic, parsed, weight)[:limit]
-    hits = _hits(path, parsed, matched, ranked, {h.memory.id: h for h in lexical}, snippet_chars)
+    hits = _hits(path, parsed, matched, ranked, {h.memory.id: h for h in lexical},
+                 snippet_chars if snippets else None)
     return SearchResult(query=parsed.text, hits=hits, terms=parsed.terms, warnings=tuple(warnings),
                         elapsed_ms=(time.perf_counter() - started) * 1000.0)
 
@@ -256,9 +259,10 @@ def _passing(index: Any, parsed: ParsedQuery, ids: list[str] | None) -> set[str]
 
 
 def _hits(path: Path, parsed: ParsedQuery, matched: ParsedQuery, ranked: list[tuple[str, float, str]],
-          lexical: dict[str, Hit], snippet_chars: int) -> list[Hit]:
+          lexical: dict[str, Hit], snippet_chars: int | None) -> list[Hit]:
     """Hits for the ``ranked`` ids: lexical ones from their hit (spans of ``matched``), the others
-    read now (spans of ``parsed``); spans are computed for these rows only, in one statement each."""
+    read now (spans of ``parsed``); spans are computed for these rows only, in one statement each
+    (none when ``snippet_chars`` is None)."""
     index = get_index(path)
     need = [mid for mid, _, _ in ranked if mid not in lexical]
     rows: dict[str, Any] = {}
@@ -273,6 +277,10 @@ def _hits(path: Path, parsed: ParsedQuery, matched: ParsedQuery, ranked: list[tu
     where = location(path)
     chosen = [(score, source, lexical.get(mid), lexical[mid].memory if mid in lexical else rows[mid])
               for mid, score, source in ranked if mid in lexical or mid in rows]
+    if snippet_chars is None:
+        return [Hit(memory=m, score=score, snippet="", bm25=None if old is None else old.bm25,
+                    expired=m.is_expired(), superseded=m.is_superseded, path=path, site=where[0], agent=where[1],
+                    source=source) for score, source, old, m in chosen]
     by_words = iter(_spans([m.content for _, _, old, m in chosen if old is not None], matched))
     by_meaning = iter(_spans([m.content for _, _, old, m in chosen if old is None], parsed))
     return [make_hit(memory, score, next(by_words) if old is not None else next(by_meaning),
