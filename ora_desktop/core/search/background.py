@@ -22,7 +22,7 @@ from .sidecar import fts5_available
 
 ProgressFn = Callable[[int, int], None]
 #: How long a first search waits for the words part of a new index before a plain scan answers.
-FIRST_ANSWER_SECONDS = 1.5
+FIRST_ANSWER_SECONDS = 1.0
 #: Files smaller than this (about 20,000 memories) build their words in well under that time: a
 #: first search of one waits for the build as every later search does.
 SMALL_FILE_BYTES = 8 << 20

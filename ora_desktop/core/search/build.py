@@ -80,6 +80,9 @@ def build(db_path: str | Path, progress: ProgressFn | None = None, cancel: objec
                 os.replace(tmp, index.sidecar)
                 for suffix in ("-wal", "-shm"):
                     Path(str(index.sidecar) + suffix).unlink(missing_ok=True)
+            words = PROGRESS.get(key)
+            if progress and words:  # the words are in place: searches use the index from now on
+                progress(*words)
         finally:
             PROGRESS.clear(key)
             for suffix in ("", "-journal", "-wal", "-shm"):

@@ -216,7 +216,8 @@ def _semantic_ids(path: Path, vectors: VectorIndex, parsed: ParsedQuery, text: s
 
     query = vectors.provider.embed([text])[0]
     index = get_index(path)
-    mask = filter_columns(vectors).mask(path, vectors, parsed)
+    # Only the default hiding of superseded memories (rare ones): the pool below checks it in SQL.
+    mask = filter_columns(vectors).mask(path, vectors, parsed) if parsed.has_filters else None
     cosines = vectors.cosines(query, threads)  # one scan; each step picks from it
     if mask is not None and len(mask) == len(cosines):  # the filters, tested beside the vectors
         rows, scores = best(cosines, wanted, mask.nonzero()[0])

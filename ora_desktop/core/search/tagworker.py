@@ -61,10 +61,10 @@ class TagWorker:
             cjk.extend(texts)
 
     def close(self) -> None:
-        """Stop after the range in hand (its result is dropped) and wait for the thread."""
+        """Stop after the range in hand, whose result is dropped. Not waited for: the build
+        puts the words in place meanwhile (the thread runs no statement once stopped)."""
         self._stop.set()
         self._jobs.put(None)
-        self._thread.join()
 
     def _run(self) -> None:
         conn = None
