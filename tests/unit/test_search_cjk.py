@@ -91,7 +91,7 @@ def test_an_old_sidecar_without_the_cjk_table_is_rebuilt(db: Path) -> None:
 
 
 def test_every_cjk_range_reaches_the_trigram_table_and_nothing_else_does(ora_home: Path) -> None:
-    """The build picks the texts of the trigram table beside the word index (on another thread):
+    """The build picks the texts of the trigram table after the words, with the tags:
     every CJK range is there, accents, dashes, quotes and emoji are not."""
     from ora_desktop.core.search.cjk import _RANGES
 

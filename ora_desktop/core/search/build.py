@@ -2,13 +2,14 @@
 progress and cancel.
 
 :func:`build` writes the documents and the FTS5 table into a temporary file with plain
-``INSERT … SELECT`` statements (the same work as a raw ``INSERT INTO fts SELECT``) while a
-:class:`.tagworker.TagWorker` thread extracts the tags and picks the CJK texts of each batch
-committed (on the other core: SQLite runs the FTS5 statement without Python's GIL). It renames
-the file into place — from then on the index answers searches — and :func:`finish_tags` does
-what the worker had not finished, in batches (resumable: a later :func:`ensure_index` finishes
-an interrupted run). Until then tag filters and CJK words say "still indexing", or wait.
-Progress is reported over both phases as one count (memories indexed + memories tagged).
+``INSERT … SELECT`` statements (the same work as a raw ``INSERT INTO fts SELECT``) and renames it
+into place — from then on the index answers searches. :func:`finish_tags` then extracts the
+tags and picks the texts holding CJK characters for the trigram table, from the indexed text in
+batches (resumable: a later :func:`ensure_index` finishes an interrupted run); until then tag
+filters and CJK words say "still indexing", or wait. A thread doing that beside the words (for
+the second core) was measured and dropped: on this shared 2-core machine it made the words 2-3x
+slower and the whole build no faster. Progress is reported over both phases as one count
+(memories indexed + memories tagged).
 """
 
 from __future__ import annotations
@@ -46,8 +47,8 @@ from .sidecar import (
     remove_stale_builds,
     settled,
     sidecar_path,
+    tags_and_cjk,
 )
-from .tagworker import CjkRow, TagRow, TagWorker, tags_and_cjk
 
 ProgressFn = Callable[[int, int], None]
 # Tags are extracted while holding the index's lock: small batches keep searches responsive.
@@ -165,12 +166,7 @@ def _build_into(tmp: Path, source: Path, progress: ProgressFn | None, cancel: ob
         total = conn.execute("SELECT count(*) FROM src.memories").fetchone()[0]
         if progress:
             progress(0, 2 * total)
-        tagger = TagWorker(tmp)
-        tagged = 0
-        try:
-            last_row, tagged = _fill(conn, tagger, total, progress, cancel, key)
-        finally:
-            tagger.close()
+        last_row = _fill(conn, total, progress, cancel, key)
         conn.execute("BEGIN")
         try:
             conn.execute("CREATE UNIQUE INDEX docs_mid ON docs(mid)")
@@ -183,7 +179,7 @@ def _build_into(tmp: Path, source: Path, progress: ProgressFn | None, cancel: ob
         SearchIndex.set_meta(
             conn, version=INDEX_VERSION, path=str(source), identity=ident, stats=stats, vouched=settled(stats),
             since=timestamps.to_sql(started - MARGIN), max_row=last_row or 0, samples=_samples(conn),
-            built_at=timestamps.to_sql(started), complete=True, tags_upto=tagged, tags_done=False,
+            built_at=timestamps.to_sql(started), complete=True, tags_upto=0, tags_done=False,
             wal=log.as_list() if log else None,
         )
         conn.execute("COMMIT")
@@ -193,33 +189,28 @@ def _build_into(tmp: Path, source: Path, progress: ProgressFn | None, cancel: ob
         conn.close()
 
 
-def _fill(conn: sqlite3.Connection, tagger: TagWorker, total: int, progress: ProgressFn | None,
-          cancel: object, key: str) -> tuple[int, int]:
-    """Index the source's text batch by batch, each committed batch handed to ``tagger`` and its
-    tags inserted once ready. Returns (the last rowid indexed, the fid up to which every
-    document's tags are in)."""
-    done, last_row, tagged = 0, 0, 0
+def _fill(conn: sqlite3.Connection, total: int, progress: ProgressFn | None, cancel: object, key: str) -> int:
+    """Index the source's words batch by batch (the same ``INSERT … SELECT`` a raw FTS5 build
+    runs); returns the last rowid indexed."""
+    done, last_row = 0, 0
     report_every = max(BATCH, total // 200)
     reported = 0
     while True:
         if _is_cancelled(cancel):
             raise Cancelled("the index build was cancelled")
         conn.execute("BEGIN")
-        tagged = _insert_ready_tags(conn, tagger, tagged)
         # fid = the rowid at build time (any unique number would do: docs maps it to the id).
         added = conn.execute(
             "INSERT INTO docs(fid, mid, ver, srow) SELECT rowid, id, CAST(updated_at AS TEXT), rowid "
             "FROM src.memories WHERE rowid > ? AND id IS NOT NULL ORDER BY rowid LIMIT ?",
             (last_row, BATCH)).rowcount
         if added <= 0:
-            tagged = _insert_ready_tags(conn, tagger, tagged)
             conn.execute("COMMIT")
-            return last_row, tagged
+            return last_row
         high = conn.execute("SELECT max(fid) FROM docs").fetchone()[0]
         conn.execute("INSERT INTO fts(rowid, content) SELECT rowid, content FROM src.memories "
                      "WHERE rowid > ? AND rowid <= ? AND id IS NOT NULL", (last_row, high))
         conn.execute("COMMIT")
-        tagger.submit(last_row, high)
         last_row = high
         done += added
         PROGRESS.set(key, done, 2 * max(total, done))
@@ -228,13 +219,7 @@ def _fill(conn: sqlite3.Connection, tagger: TagWorker, total: int, progress: Pro
             progress(done, 2 * max(total, done))
 
 
-def _insert_ready_tags(conn: sqlite3.Connection, tagger: TagWorker, tagged: int) -> int:
-    upto, tags, texts = tagger.ready()
-    _insert_tags(conn, tags, texts)
-    return tagged if upto is None else upto
-
-
-def _insert_tags(conn: sqlite3.Connection, tags: list[TagRow], texts: list[CjkRow]) -> None:
+def _insert_tags(conn: sqlite3.Connection, tags: list[tuple[int, str, str]], texts: list[tuple[int, str]]) -> None:
     if tags:
         conn.executemany("INSERT OR IGNORE INTO tags(fid, kind, value) VALUES (?, ?, ?)", tags)
     if texts:  # (a refresh may have indexed one of them again meanwhile)
