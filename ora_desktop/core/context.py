@@ -339,7 +339,7 @@ def _by_meaning(store: Store, parsed: ParsedQuery, limit: int, usable: Callable[
     from .search.semantic import has_vectors, search_by_meaning
 
     try:
-        if not has_vectors(store) and store.count() > BUILD_VECTORS_UP_TO:
+        if not has_vectors(store) and _more_than(store, BUILD_VECTORS_UP_TO):
             notes.append(f"relevant memories by keyword only: no vectors for these {BUILD_VECTORS_UP_TO:,}+ "
                          "memories yet ('ora-desktop embed' builds them)")
             return []
@@ -353,3 +353,11 @@ def _by_meaning(store: Store, parsed: ParsedQuery, limit: int, usable: Callable[
             found.setdefault(hit.memory.id, (hit.memory, "meaning"))
             out.append((hit.memory.id, hit.score))
     return out
+
+
+def _more_than(store: Store, count: int) -> bool:
+    """Whether the file holds more than ``count`` memories (counting no further than that: a
+    full count of a million rows took longer than the rest of a context)."""
+    from .rawsql import all_rows
+
+    return all_rows(store, "SELECT count(*) FROM (SELECT 1 FROM memories LIMIT ?)", (count + 1,))[0][0] > count
