@@ -3,8 +3,8 @@
 * first search: an agent's first ``store.search`` of a never-indexed copy (the library answers
   within seconds, from a plain scan if the index's words are not in place yet, and builds on);
 * build: our sidecar against a raw ``INSERT INTO fts SELECT rowid, content FROM memories`` into
-  an FTS5 table in a copy of the file. "Searchable" is when the sidecar is in place (the words);
-  tags and CJK text are extracted beside it on another thread and finished after. The tag pass
+  an FTS5 table in a copy of the file, alternately, twice each, the best of each. "Searchable" is
+  when the sidecar is in place (the words); tags and CJK text are extracted after. The tag pass
   alone is ``extract_tags`` over every text on one core, beside the same raw build.
 * search p50 (one word, three words): ``search(path, q, limit=50)`` — parse, refresh check,
   BM25, blend with importance/health/recency, hide superseded, snippets and highlight spans —
@@ -106,22 +106,28 @@ def _run(source: Path, memories: int) -> None:
             time.sleep(0.2)
     drop_index(first_path)
 
-    # --- build
-    marks: list[float] = []
-    started = time.perf_counter()
+    # --- build: ours and raw alternately, twice each (the shared machine's noise), best of each
     sidecar = sidecar_path(ours_path)
+    searchable, complete, raw_builds = [], [], []
+    for attempt in range(2):
+        if attempt:
+            drop_index(ours_path)
+            raw_path = fresh_copy(source, "search-raw.site.db")
+        marks: list[float] = []
+        started = time.perf_counter()
 
-    def progress(done: int, total: int) -> None:
-        if not marks and sidecar.exists():  # in place: searches use it from now on
-            marks.append(time.perf_counter() - started)
+        def progress(done: int, total: int, marks: list[float] = marks, started: float = started) -> None:
+            if not marks and sidecar.exists():  # in place: searches use it from now on
+                marks.append(time.perf_counter() - started)
 
-    state = ensure_index(ours_path, progress=progress)
-    total_build = time.perf_counter() - started
-    assert state.built and state.rows == memories, state
-    raw_build = _raw_index(raw_path)
-    rows.append(Row(f"build: words, searchable ({memories:,})", marks[0] if marks else total_build, raw_build,
-                    "<= 1.5x"))
-    rows.append(Row("build: + tags and CJK (complete)", total_build, raw_build, "(tags are extra)"))
+        state = ensure_index(ours_path, progress=progress)
+        complete.append(time.perf_counter() - started)
+        searchable.append(marks[0] if marks else complete[-1])
+        assert state.built and state.rows == memories, state
+        raw_builds.append(_raw_index(raw_path))
+    raw_build = min(raw_builds)
+    rows.append(Row(f"build: words, searchable ({memories:,})", min(searchable), raw_build, "<= 1.5x"))
+    rows.append(Row("build: + tags and CJK (complete)", min(complete), raw_build, "(tags are extra)"))
     texts = [r[0] for r in sqlite3.connect(raw_path).execute("SELECT content FROM memories")]
     started = time.perf_counter()
     for text in texts:
