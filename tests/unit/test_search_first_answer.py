@@ -88,3 +88,16 @@ def test_once_built_a_search_waits_for_the_tags_as_before(db: Path) -> None:
         store.search("fox", wait=True)
         result = store.search("tag:function=x fox")
     assert not result.fallback and not result.warnings
+
+
+def test_the_plain_scan_meanwhile_stops_at_its_time_bound_and_says_so(
+        ora_home: Path, slow_build: threading.Event, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ora_desktop.core.search import engine
+
+    rows = [{"id": f"m{i}", "content": f"filler memory number {i} about gardening"} for i in range(5000)]
+    path = make_file(ora_home / "sites" / "s" / "big.site.db", rows)
+    monkeypatch.setattr(engine, "SCAN_SECONDS", 0.0)
+    with open_store(path) as store:
+        result = store.search("gardening")
+    assert result.fallback and "being built" in result.note
+    assert any("plain scan stopped after 0 s" in w for w in result.warnings)

@@ -35,6 +35,8 @@ MAX_LIMIT = 10000
 POOL_MIN = 100
 # Past this many candidates, filter inside one SQL join instead of growing the pool again.
 POOL_MAX = 5000
+#: How long a plain scan may take while the index is being built (wait=False).
+SCAN_SECONDS = 1.0
 STILL_INDEXING = ("still indexing: tags and Chinese, Japanese and Korean text are being extracted, so tag: "
                   "filters and CJK words may miss memories for now")
 
@@ -90,7 +92,10 @@ def search(target: Store | str | Path, query: str | ParsedQuery, limit: int = 50
         check_shape(path)  # a file of the wrong shape is refused, naming it, rather than matching nothing
     try:
         if index is None:
-            hits, extra = fallback_hits(path, parsed, limit, weights, snippet_chars)
+            # While the index builds, the scan answers within a bound (the build goes on).
+            building = not fallback and fts5_available() and not wait
+            hits, extra = fallback_hits(path, parsed, limit, weights, snippet_chars,
+                                        SCAN_SECONDS if building else None)
             total = None
             warnings.extend(extra)
             tag_counts = _facets_from_text(hits) if facets else {}
