@@ -2,42 +2,58 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed
+# Every install takes the tested versions from constraints.txt.
+PIP := -m pip install -q -c constraints.txt
+RSTAMP := $(VENV)/.installed-run
+STAMP := $(VENV)/.installed-test
+DSTAMP := $(VENV)/.installed-dist
 HEADLESS := .venv-headless
 HSTAMP := $(HEADLESS)/.installed
-SYSSTAMP := $(VENV)/.system-deps
+SYS := $(VENV)/.system-deps
 export QT_QPA_PLATFORM ?= offscreen
 
-.PHONY: run test lint test-headless bench screenshots demo clean
+.PHONY: run test lint test-headless docs dist bench screenshots demo clean
 
-$(STAMP): pyproject.toml
+$(VENV)/bin/python:
 	PYTHON=$(PYTHON) bash packaging/bootstrap-venv.sh $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
-	touch $(STAMP)
 
-$(SYSSTAMP): packaging/install-system-deps.sh | $(STAMP)
-	bash packaging/install-system-deps.sh
-	touch $(SYSSTAMP)
+# What running needs: the package with every face (no test tools).
+$(RSTAMP): pyproject.toml constraints.txt | $(VENV)/bin/python
+	$(PY) $(PIP) -e '.[all]'
+	touch $@
 
-# The library with no Qt installed at all (napari's habit): proves core never needs it.
-# The package itself is not installed there; pytest puts the checkout on sys.path.
-$(HSTAMP): pyproject.toml
+$(STAMP): $(RSTAMP)
+	$(PY) $(PIP) -e '.[test]'
+	touch $@
+
+$(DSTAMP): $(RSTAMP)
+	$(PY) $(PIP) -e '.[dist]'
+	touch $@
+
+# System packages by purpose (packaging/install-system-deps.sh): running warns, never fails.
+$(SYS)-%: packaging/install-system-deps.sh | $(VENV)/bin/python
+	bash packaging/install-system-deps.sh $*
+	touch $@
+
+# The library with no Qt installed at all (napari's habit): proves core never needs it. The
+# package goes in with the extras a headless machine uses, straight from pyproject.toml.
+$(HSTAMP): pyproject.toml constraints.txt
 	PYTHON=$(PYTHON) bash packaging/bootstrap-venv.sh $(HEADLESS)
 	$(HEADLESS)/bin/python -m pip install -q --upgrade pip
-	$(HEADLESS)/bin/python -m pip install -q "peewee>=4.5,<5" "APScheduler>=3.11,<4" platformdirs filelock "psycopg[binary]>=3.2" numpy "wordllama>=0.4,<0.5" "numkong>=7.8,<8" pytest pytest-timeout hypothesis
-	touch $(HSTAMP)
+	$(HEADLESS)/bin/python $(PIP) -e '.[mcp,sync,meaning,test-core]'
+	touch $@
 
-run: $(STAMP) $(SYSSTAMP)
+run: $(RSTAMP) $(SYS)-run
 	@if [ -z "$$DISPLAY$$WAYLAND_DISPLAY" ] && [ "$$(uname)" = Linux ]; then \
 	  echo "make run: no display (DISPLAY and WAYLAND_DISPLAY are unset), so the window cannot open."; \
 	  echo "  On a headless machine try: xvfb-run -a make run   or the command line: $(VENV)/bin/ora-desktop --help"; \
 	  $(VENV)/bin/ora-desktop sites; exit 1; \
 	fi
-	env -u QT_QPA_PLATFORM $(PY) -m ora_desktop $(ARGS)
+	env -u QT_QPA_PLATFORM $(VENV)/bin/ora-desktop $(ARGS)
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check ora_desktop tests
+	$(VENV)/bin/ruff check ora_desktop tests packaging
 	$(VENV)/bin/lint-imports
 
 # The Qt-free suite runs under a fixed hash seed (3: the one that once broke the demo), then the
@@ -55,17 +71,26 @@ test-headless: $(HSTAMP)
 	  PYTHONHASHSEED=$$seed PYTHONPATH=$(CURDIR) $(HEADLESS)/bin/python -m pytest -q -m "not slow" \
 	  -p no:cacheprovider $(HASH_MODULES) || exit 1; done
 
-test: $(STAMP) $(SYSSTAMP) lint test-headless
+# The documentation site (MkDocs), with every internal link checked.
+docs: $(STAMP)
+	$(VENV)/bin/mkdocs build --strict --site-dir build/site
+
+# The wheel, the sdist, the PyInstaller folder as a tarball and a .deb of it, all in dist/.
+dist: $(DSTAMP) $(SYS)-dist
+	PY=$(PY) bash packaging/build-dist.sh
+
+# The packaging tests (tests/packaging) install what dist built: make test builds it first.
+test: $(STAMP) $(DSTAMP) $(SYS)-test lint test-headless docs dist
 	$(PY) -m pytest tests --ignore=tests/benchmarks
 
-bench: $(STAMP) $(SYSSTAMP)
+bench: $(STAMP) $(SYS)-test
 	$(PY) -m tests.benchmarks $(ARGS)
 
-screenshots: $(STAMP) $(SYSSTAMP)
+screenshots: $(STAMP) $(SYS)-test
 	env -u QT_QPA_PLATFORM xvfb-run -a -s "-screen 0 1600x1000x24" $(PY) -m tests.screenshots
 
-demo: $(STAMP)
-	$(PY) -m ora_desktop demo $(ARGS)
+demo: $(RSTAMP)
+	$(VENV)/bin/ora-desktop demo $(ARGS)
 
 clean:
-	rm -rf $(VENV) $(HEADLESS) .pytest_cache .ruff_cache build *.egg-info
+	rm -rf $(VENV) $(HEADLESS) .pytest_cache .ruff_cache build dist *.egg-info

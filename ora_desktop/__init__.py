@@ -12,11 +12,15 @@ The names come from :mod:`ora_desktop.core`, each imported on first use, so this
 light (the search engine, psycopg and the job runner load when something needs them).
 """
 
+from importlib import metadata as _metadata
 from typing import TYPE_CHECKING
 
 from . import core as _core
 
-__version__ = "0.1.0"
+try:  # the one version source is pyproject.toml, through the installed distribution's metadata
+    __version__ = _metadata.version("ora-desktop")
+except _metadata.PackageNotFoundError:  # a checkout on sys.path that was never installed
+    __version__ = "0+unknown"
 __all__ = [*_core.__all__, "__version__", "sync"]
 
 

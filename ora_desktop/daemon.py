@@ -10,36 +10,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import logging.handlers
 import signal
-import sys
 
-from .core import paths
 from .core.config import Config
 from .core.daemon_lock import daemon_lock
 from .core.home import OraHome
+from .core.logs import configure
 from .core.maintenance.jobs import JobReport
-from .core.private import PrivateLogHandler, private_dir
 from .core.scheduler import Scheduler
 
 log = logging.getLogger("ora_desktop.daemon")
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
-def setup_logging(verbose: bool = False) -> logging.Handler:
-    """Log to stderr and to ``<user log dir>/daemon.log`` (rotated at 5 MB, 5 kept)."""
-    root = logging.getLogger("ora_desktop")
-    root.setLevel(logging.DEBUG if verbose else logging.INFO)
-    private_dir(paths.log_dir())
-    handlers: list[logging.Handler] = [
-        logging.StreamHandler(sys.stderr),
-        PrivateLogHandler(paths.log_dir() / "daemon.log", maxBytes=5_000_000, backupCount=5),
-    ]
-    for handler in handlers:
-        handler.setFormatter(logging.Formatter(LOG_FORMAT))
-        root.addHandler(handler)
-    logging.getLogger("apscheduler").setLevel(logging.WARNING)
-    return handlers[1]
+def setup_logging(verbose: bool = False) -> logging.Handler | None:
+    """Log to stderr and to ``<user log dir>/daemon.log`` (rotated at 5 MB, 5 kept): ``core.logs``."""
+    return configure("daemon", verbose)
 
 
 def run_daemon(home: OraHome | None = None, config: Config | None = None, once: bool = False,

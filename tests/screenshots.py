@@ -18,6 +18,10 @@ Makefile, or any display), selects an agent and saves PNGs of the main views int
     11-graph.png        a memory's links and supersession chain, two hops out
     (09–11 also as *-1366x768.png: the same view in a laptop-sized window)
     12-duplicates.png   groups of duplicate memories, members side by side, ready to merge
+    13-find-replace.png Find and Replace on the selection, its live preview   (13–16 at 1366×768)
+    14-stored-values.png a memory's row as stored, every column and its storage class
+    15-saved-searches.png saved searches under the sidebar
+    16-change-history.png the file's change history (the undo journal shared with the CLI)
 
 Options: ``--out DIR`` (default ``screenshots``), ``--memories N`` (default 3000), ``--dark``.
 Views that are not in the window yet are reported and skipped, never faked.
@@ -44,7 +48,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--out", default="screenshots", help="folder for the PNGs (default: screenshots)")
     parser.add_argument("--memories", type=int, default=3000, help="demo memories in total (default 3000)")
     parser.add_argument("--dark", action="store_true", help="force the dark palette")
-    parser.add_argument("--views", default="memories,search,jobs,backups,charts,task,review,context,graph,duplicates",
+    parser.add_argument("--views", default="memories,search,jobs,backups,charts,task,review,context,graph,duplicates,"
+                                          "curating",
                         help="which views to shoot, comma-separated (default: all)")
     return parser.parse_args(argv)
 
@@ -311,6 +316,50 @@ async def graph(s: Session, view) -> None:
     await settle(0.4)
 
 
+async def curating(s: Session, table) -> None:
+    """The curator's dialogs and lists, in a laptop-sized window."""
+    window = s.window
+    window.resize(*SMALL)
+    s.select(s.ora)
+    await until(lambda: table.model() is not None and table.model().rowCount() > 2)
+    table.select_row(0)
+    table.selectionModel().select(table.model().index(1, 0), table.selectionModel().SelectionFlag.Select
+                                  | table.selectionModel().SelectionFlag.Rows)
+    await settle(0.5)
+    window.curator.find_replace()
+    await until(lambda: window.curator.dialog is not None and window.curator.dialog.isVisible())
+    dialog = window.curator.dialog
+    dialog.scope.setCurrentIndex(dialog.scope.count() - 1)  # the whole file: a fuller preview
+    dialog.find.setText("deploy")
+    dialog.replacement.setText("release")
+    await until(lambda: dialog.replace_button.isEnabled())
+    await settle(0.5)
+    s.shooter.save("13-find-replace", dialog)
+    dialog.reject()
+    detail = s.window.browser.detail
+    table.select_row(0)
+    await until(lambda: detail.memory is not None)
+    detail.show_stored()
+    await until(lambda: detail.stored_dialog is not None and detail.stored_dialog.isVisible())
+    await settle(0.5)
+    s.shooter.save("14-stored-values", detail.stored_dialog)
+    detail.stored_dialog.reject()
+    from ora_desktop.gui.search.saved import SavedSearch
+
+    window.saved.list.save(SavedSearch("Deploy facts", "deploy type:fact"))
+    window.saved.list.save(SavedSearch("Fading important memories", "importance:>=7 health:<0.5"))
+    window.saved.apply(window.saved.list.searches[0])
+    await settle(1.5)
+    s.shooter.save("15-saved-searches")
+    window.curator.show_history()
+    await until(lambda: window.curator.dialog is not None and window.curator.dialog.isVisible())
+    await settle(0.8)
+    s.shooter.save("16-change-history", window.curator.dialog)
+    window.curator.dialog.reject()
+    window.resize(WIDTH, HEIGHT)
+    await settle(0.4)
+
+
 #: (--views key, first PNG name, widget class to find in the window, section).
 SECTIONS = (
     ("memories", "01-memories", "MemoryTable", memories),
@@ -323,6 +372,7 @@ SECTIONS = (
     ("context", "10-context", "ContextView", context_tab),
     ("graph", "11-graph", "GraphView", graph),
     ("duplicates", "12-duplicates", "DuplicatesView", duplicates),
+    ("curating", "13-find-replace", "MemoryTable", curating),
 )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
@@ -18,7 +19,7 @@ from . import common
 #: The feature modules, each registering its subcommands; imported only to parse a command, so
 #: starting the window does not pay for them (the scheduler, the exchange formats, ...).
 FEATURE_MODULES = ("memories", "search", "maintenance", "purge", "exchange", "meaning", "review", "sync", "mcp",
-                   "undo")
+                   "undo", "desktop")
 
 
 def features() -> tuple[ModuleType, ...]:
@@ -60,8 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _read_ahead(argv: list[str]):  # noqa: ANN202 (FirstRows | None; core imported only here)
     """Start reading the file the window will show first on a thread, before Qt and the window
-    are imported (``core.operations.first_rows``): the last ``.db`` path given, else the home's
-    first agent file, which is the one the sidebar selects when it opens."""
+    are imported (``core.operations.first_rows``): the last ``.db`` path given, else the agent
+    file the window showed last, else the home's first: the one the sidebar selects when it opens."""
     from ..core import OraError, OraHome, open_store
     from ..core.operations.first_rows import FirstRows
 
@@ -74,7 +75,9 @@ def _read_ahead(argv: list[str]):  # noqa: ANN202 (FirstRows | None; core import
             agents = OraHome(homes[-1] if homes else None).agents()
         except (OSError, OraError):
             agents = []
-        target = agents[0].path if agents else None
+        last = _last_viewed()
+        chosen = [a.path for a in agents if last is not None and str(a.path) == last]
+        target = chosen[0] if chosen else agents[0].path if agents else None
     return FirstRows(open_store, target, readonly="--read-only" in argv) if target is not None else None
 
 
@@ -92,3 +95,18 @@ def _wants_window(argv: list[str]) -> bool:
         else:
             return False
     return True
+
+
+def _last_viewed() -> str | None:
+    """The file the window showed last (``files/last`` in its settings, an INI file on Linux,
+    read here without Qt); ``None`` when unknown. Only a hint: a wrong guess costs one read."""
+    import configparser
+
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    parser = configparser.RawConfigParser(strict=False, interpolation=None)
+    try:
+        parser.read(os.path.join(base, "Ora", "Ora Desktop.conf"), encoding="utf-8")
+    except (OSError, UnicodeDecodeError, configparser.Error):
+        return None
+    value = parser.get("files", "last", fallback="").strip().strip('"')
+    return value or None

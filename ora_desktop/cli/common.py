@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ..core import InvalidValue, Memory, OraError, OraHome, Store, open_store
+from ..core.extras import missing
 from ..core.timefilter import check_created_after, check_created_before
 from ..core.validation import check_health, check_importance
 
@@ -80,6 +81,10 @@ def command(sub: Any, name: str, handler: Handler, help: str, description: str |
 
 
 def to_jsonable(value: Any) -> Any:
+    if isinstance(value, Memory):  # its fields (not the stored texts it keeps) and the version to pass back
+        out = {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}
+        out["version"] = value.version
+        return out
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, datetime):
@@ -224,9 +229,16 @@ def start_window(argv: list[str], first_rows: Any = None) -> int:
         from ..gui.app import main as gui_main
     except ImportError as exc:
         gc.enable()
-        print(f"ora-desktop: the window cannot start ({exc}); try 'ora-desktop --help'", file=sys.stderr)
+        problem = missing(exc, "gui", "PySide6", "shiboken6", "qasync")
+        print(f"ora-desktop: {problem or f'the window cannot start ({exc})'}; try 'ora-desktop --help'",
+              file=sys.stderr)
         return 2
     return gui_main(argv, first_rows)
+
+
+def window_main() -> int:
+    """Entry point of ``ora-desktop-gui``: the window, or one line naming the missing extra."""
+    return start_window(sys.argv[1:])
 
 
 # ----------------------------------------------------------------------------- argument types

@@ -43,6 +43,12 @@ def register(sub: Any) -> None:
     p.add_argument("--once", action="store_true", help="run every job that is due, then exit")
     p.add_argument("--home", dest="target_home", metavar="DIR", help="Ora home (default $ORA_HOME or ~/.ora)")
     p.add_argument("--verbose", action="store_true", help="debug logging")
+    service = p.add_mutually_exclusive_group()
+    service.add_argument("--install-service", action="store_true",
+                         help="write the systemd user unit (Linux) or launchd agent (macOS) that starts the "
+                              "daemon at login (with --home, if given), by the real path of this ora-desktop; "
+                              "then exit")
+    service.add_argument("--uninstall-service", action="store_true", help="remove that unit or agent; then exit")
 
     p = common.command(sub, "jobs", _jobs, "show the maintenance run history (and --next: upcoming runs)")
     p.add_argument("--limit", type=common.count_int, default=50, help="how many runs to show (default 50; 0 = all)")
@@ -146,9 +152,25 @@ def _print_report(report: JobReport, show: int) -> None:
 
 # ---------------------------------------------------------------------- daemon
 def _daemon(args: argparse.Namespace) -> int:
+    if args.install_service or args.uninstall_service:
+        home = ["--home", str(Path(args.target_home).expanduser().absolute())] if args.target_home else []
+        return _service(install=args.install_service, daemon_args=home)
     from ..daemon import run_daemon
 
     return run_daemon(common.home_of(args), Config.load(), once=args.once, verbose=args.verbose)
+
+
+def _service(install: bool, daemon_args: list[str]) -> int:
+    from ..core.service_files import install_service, next_steps, uninstall_service
+
+    target = install_service(daemon_args=daemon_args) if install else uninstall_service()
+    if target is None:
+        print("no daemon service is installed")
+        return 0
+    print(f"{'wrote' if install else 'removed'} {target}")
+    steps = next_steps(target, installed=install)
+    print(f"{'start it' if install else 'stop it'} with: " + " && ".join(steps))
+    return 0
 
 
 # ---------------------------------------------------------------------- jobs

@@ -52,8 +52,9 @@ def register(sub: Any) -> None:
     p.add_argument("id", help="memory id")
     p.add_argument("--content", help="new text ('-' reads standard input)")
     _add_field_options(p, adding=False)
-    p.add_argument("--expect-version", metavar="UPDATED_AT",
-                   help="refuse if the memory changed since this updated_at (its 'version')")
+    p.add_argument("--expect-version", metavar="VERSION",
+                   help="refuse, changing nothing, if the memory changed in any way since it had this version "
+                        "(the token 'show' prints as 'version', also in 'show --json' and 'list --json')")
 
     p = command(sub, "rm", edits.cmd_rm, "delete memories (kept in the trash; restore with 'undelete')")
     common.add_target(p)
@@ -77,11 +78,15 @@ def register(sub: Any) -> None:
     common.add_target(p)
     p.add_argument("type", choices=MEMORY_TYPES, help=TYPE_HELP)
     p.add_argument("--limit", type=common.positive_int, default=20, help="at most this many (default 20)")
+    p.add_argument("--all-versions", action="store_true",
+                   help="include superseded and expired memories (the seed's query as written)")
 
     p = command(sub, "important", cmd_important,
                 "the seed's extraction query: importance >= 7, or facts with health >= 0.5")
     common.add_target(p)
     p.add_argument("--limit", type=common.positive_int, default=50, help="at most this many (default 50)")
+    p.add_argument("--all-versions", action="store_true",
+                   help="include superseded and expired memories (the seed's query as written)")
 
     p = command(sub, "link", edits.cmd_link, "relate two memories (related_to), or unlink them with --remove")
     common.add_target(p)
@@ -89,6 +94,22 @@ def register(sub: Any) -> None:
     p.add_argument("b", metavar="OTHER_ID", help="the memory to relate it to")
     p.add_argument("--remove", action="store_true", help="remove the link instead of adding it")
     p.add_argument("--one-way", action="store_true", help="only change ID's related_to, not OTHER_ID's")
+
+    p = command(sub, "replace", edits.cmd_replace, "find and replace text in memories (previewed with --dry-run)",
+                "Replace TEXT by REPLACEMENT wherever it stands, as written (case-sensitive), in every memory "
+                "of the file or only those named by --id; one step for 'ora-desktop undo'.")
+    common.add_target(p)
+    p.add_argument("find", metavar="TEXT", help="the text to find, as written")
+    p.add_argument("replacement", metavar="REPLACEMENT", help="what replaces it (may be empty)")
+    p.add_argument("--id", dest="ids", action="append", metavar="ID", help="only this memory (repeatable)")
+    p.add_argument("--dry-run", action="store_true", help="show what would change and change nothing")
+
+    p = command(sub, "repair-links", edits.cmd_repair_links,
+                "rewrite a related_to that is not a list of ids as the memory ids its text names",
+                "Keep the ids of this file found in the text (in order), drop the rest; 'ora-desktop undo' "
+                "puts the original text back.")
+    common.add_target(p)
+    p.add_argument("id", metavar="ID", help="the memory whose related_to to repair")
 
     p = command(sub, "supersede", edits.cmd_supersede, "mark a memory as superseded by a newer one")
     common.add_target(p)
@@ -317,17 +338,17 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
-    """The seed's recall query for one type."""
+    """The seed's recall query for one type (current memories unless --all-versions)."""
     with open_target(args, readonly=True) as store:
-        memories = store.recall(args.type, limit=args.limit)
+        memories = store.recall(args.type, limit=args.limit, current=not args.all_versions)
     _print_memories(args, memories, f"nothing to recall of type {args.type}")
     return 0
 
 
 def cmd_important(args: argparse.Namespace) -> int:
-    """The seed's extraction query."""
+    """The seed's extraction query (current memories unless --all-versions)."""
     with open_target(args, readonly=True) as store:
-        memories = list(store.important(limit=args.limit))
+        memories = list(store.important(limit=args.limit, current=not args.all_versions))
     _print_memories(args, memories, "no important memories")
     return 0
 

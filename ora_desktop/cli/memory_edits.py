@@ -1,4 +1,4 @@
-"""Memory subcommands that change a file: add, edit, rm, undelete, touch, link, supersede.
+"""Memory subcommands that change a file: add, edit, rm, undelete, touch, link, repair-links, supersede.
 
 Each calls one operation of :mod:`ora_desktop.core.operations.edits` (validation before any
 write, one-line errors, nothing changed; the sync rule on edits; recoverable deletes into
@@ -12,6 +12,7 @@ import argparse
 from typing import Any
 
 from ..core import Duplicate, OraError, create_database
+from ..core.fingerprint import check_version
 from ..core.operations import edits
 from ..core.operations.agent_memory import touch
 from .common import describe, emit_json, open_target, quote_path, table, target_path, text_arg
@@ -63,8 +64,9 @@ def cmd_edit(args: argparse.Namespace) -> int:
     if not fields:
         raise OraError("nothing to change: give --content, --type, --importance, --health, --expires, "
                        "--sync-status or --related")
+    expected = None if args.expect_version is None else check_version(args.expect_version, "--expect-version")
     with open_target(args) as store:
-        memory = edits.edit(store, args.id, fields, expected_version=args.expect_version).memory
+        memory = edits.edit(store, args.id, fields, expected_version=expected).memory
     if args.json:
         emit_json(memory)
     else:
@@ -145,6 +147,40 @@ def cmd_link(args: argparse.Namespace) -> int:
         print(f"{verb} {args.a} and {args.b} (changed: {', '.join(sorted(change.changed))})")
     else:
         print(f"nothing to do: {args.a} and {args.b} were already {verb}")
+    return 0
+
+
+def cmd_replace(args: argparse.Namespace) -> int:
+    """Find and replace text in memories (``--dry-run`` previews)."""
+    from ..core.operations.replace import plan_replace, replace_text
+
+    with open_target(args) as store:
+        ids = args.ids  # None: every memory of the file
+        plan = plan_replace(store, ids, args.find, args.replacement)
+        if not args.dry_run and plan.memories:
+            replace_text(store, ids, args.find, args.replacement)
+    times = f"{plan.matches:,} time{'s' if plan.matches != 1 else ''}"
+    memories = f"{plan.memories:,} memor{'y' if plan.memories == 1 else 'ies'}"
+    if args.json:
+        emit_json({"dry_run": args.dry_run, "memories": plan.memories, "matches": plan.matches,
+                   "preview": [{"id": p.id, "before": p.before, "after": p.after} for p in plan.preview]})
+        return 0
+    print(f"{'would replace' if args.dry_run else 'replaced'} {times} in {memories}"
+          + ("" if args.dry_run or not plan.memories else " ('ora-desktop undo' puts them back)"))
+    for p in plan.preview[:20]:
+        print(f"  {p.id}: …{p.before}… → …{p.after}…")
+    return 0
+
+
+def cmd_repair_links(args: argparse.Namespace) -> int:
+    """Rewrite a malformed ``related_to`` as the ids it names."""
+    with open_target(args) as store:
+        done = edits.repair_links(store, args.id)
+    if args.json:
+        emit_json({"id": args.id, "related_to": list(done.kept), "original": done.original})
+    else:
+        kept = ", ".join(done.kept) or "no ids"
+        print(f"repaired the links of {args.id}: kept {kept} (was {done.original!r}; 'ora-desktop undo' restores it)")
     return 0
 
 

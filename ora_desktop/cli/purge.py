@@ -84,4 +84,4 @@ def _recover(args: argparse.Namespace) -> int:
         common.emit_json(report)
     else:
         print(report.message)
-    return 0
+    return 0 if report.written else 1

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from typing import Any
 
 from ..core.config import Config
+from ..core.logs import configure
 from ..core.maintenance import JobReport
 from ..core.operations import sync as sync_ops
 from ..core.sync import SyncResult
@@ -18,24 +18,40 @@ def register(sub: Any) -> None:
     """Add this feature's subcommands to the ora-desktop parser."""
     p = common.command(
         sub, "sync", _sync, "sync memories with the shared PostgreSQL server (push, pull, deletions, conflicts)",
-        description="Push pending memories (never local_only ones) to the PostgreSQL server set by [sync] url in "
-        "config.toml (or --url), pull what other machines changed, send deletions as id-only tombstones. "
-        "A memory changed on both sides keeps the newer version; the other goes to the trash with reason "
-        "'sync conflict'. The password (URL, PGPASSWORD or ~/.pgpass) is never printed.",
+        description="Push every memory changed since the last sync (never local_only ones) to the PostgreSQL "
+        "server set by [sync] url in config.toml (or --url), pull what other machines changed, send deletions as "
+        "id-only tombstones. Touches add up across machines. A memory edited on both sides keeps the later edit "
+        "in the server's time; the other goes to the trash with reason 'sync conflict' and the decision is "
+        "listed by --conflicts. The password (URL, PGPASSWORD or ~/.pgpass) is never printed.",
     )
     common.add_target(p, all_option=True)
     p.add_argument("--url", help="server URL (postgresql://user@host:port/db?sslmode=...), overriding config.toml")
     p.add_argument("--dry-run", action="store_true", help="count what would be pushed and pulled; change nothing")
     p.add_argument("--status", action="store_true",
                    help="show each file's last sync, pending count, conflicts and last error (no server needed)")
-    p.add_argument("--conflicts", action="store_true", help="list the losing versions sync kept in the trash")
+    p.add_argument("--conflicts", action="store_true",
+                   help="list the conflicts sync settled (edits on both sides, deletions against edits), newest "
+                   "first, with the winner, the basis of the decision and the losing version kept in the trash")
+    p.add_argument("--limit", type=common.positive_int, default=50, help="conflicts per page (default 50)")
+    p.add_argument("--offset", type=common.count_int, default=0, metavar="N", help="skip the first N conflicts")
+    p.add_argument("--vacuum", action="store_true",
+                   help="VACUUM the server table so deleted rows' old versions are reclaimed, and report sizes "
+                   "(no --db needed; PostgreSQL's WAL keeps old text until it recycles)")
+    p.add_argument("--full", action="store_true",
+                   help="with --vacuum: VACUUM FULL, which rewrites the table and returns space to the system but "
+                   "LOCKS it: every sync waits until it ends")
 
 
 def _sync(args: argparse.Namespace) -> int:
     # Failures are printed once, below; the job runner's log line would repeat them on stderr.
-    logging.getLogger("ora_desktop").addHandler(logging.NullHandler())
+    configure("quiet")
     home = common.home_of(args)
     config = Config.load()
+    if args.full and not args.vacuum:
+        common.fail(args, "--full goes with --vacuum (VACUUM FULL of the server table)")
+        return 2
+    if args.vacuum:
+        return _vacuum(args, config)
     if args.status or args.conflicts:
         paths = sync_ops.targets(args.db, site=args.site, agent=args.agent, all=args.all, home=home, config=config)
         return _show_status(args, paths, config) if args.status else _show_conflicts(args, paths)
@@ -72,9 +88,23 @@ def _run_json(run: JobReport) -> dict:
 def _print_result(result: SyncResult) -> None:
     print(("(dry run) " if result.dry_run else "") + f"{result.path}: {result.summary}")
     for decision in result.conflicts:
-        deleted = " (deleted there)" if decision.server_deleted else ""
-        print(f"  conflict {decision.memory_id}: the {decision.winner} version won (here {decision.local_updated_at}, "
-              f"server {decision.server_updated_at}{deleted}); the other is in the trash as 'sync conflict'")
+        print(f"  conflict ({decision.kind}) {decision.memory_id}: the {decision.winner} version won: {decision.basis}")
+    for warning in result.warnings:
+        print(f"ora-desktop sync: warning: {warning}", file=sys.stderr)
+
+
+def _vacuum(args: argparse.Namespace, config: Config) -> int:
+    if args.full:
+        print("ora-desktop sync: VACUUM FULL locks the server table: every sync waits until it ends",
+              file=sys.stderr)
+    result = sync_ops.vacuum(args.url, full=args.full, site=args.site, config=config)
+    if args.json:
+        common.emit_json({"server": result.server, **common.to_jsonable(result.report)})
+    else:
+        print(result.summary)
+        print("deleted rows' text is now gone from the table's live pages; PostgreSQL's WAL keeps it until the "
+              "WAL recycles (checkpoints)", file=sys.stderr)
+    return 0
 
 
 def _show_status(args: argparse.Namespace, paths: list, config: Config) -> int:
@@ -85,21 +115,35 @@ def _show_status(args: argparse.Namespace, paths: list, config: Config) -> int:
     rows = []
     for s in statuses:
         last = s.last_sync
-        rows.append([str(s.path), last.server if last else "-", last.last_sync if last else "never", s.pending,
-                     s.conflicts, s.last_error or ("not set up" if not s.configured else "-")])
+        when = common.cell(last.last_sync) if last and last.last_sync else "never"
+        rows.append([str(s.path), last.server if last else "-", when + (" (clock problem)" if s.clock_problem else ""),
+                     s.pending, s.conflicts, s.last_error or ("not set up" if not s.configured else "-")])
     print(common.table(["FILE", "SERVER", "LAST SYNC", "PENDING", "CONFLICTS", "LAST ERROR"], rows))
+    for s in statuses:
+        if s.clock_problem:
+            print(f"{s.path}: {s.clock_problem}", file=sys.stderr)
     return 0
 
 
 def _show_conflicts(args: argparse.Namespace, paths: list) -> int:
-    found = [(p, kept) for p in paths for kept in sync_ops.conflicts(p)]
+    pages = [(p, sync_ops.conflicts(p, limit=args.limit, offset=args.offset)) for p in paths]
     if args.json:
-        common.emit_json({"conflicts": [{"path": str(p), **common.to_jsonable(k)} for p, k in found]})
+        common.emit_json({"files": [{"path": str(p), "total": page.total, "offset": page.offset,
+                                     "conflicts": common.to_jsonable(list(page.entries))} for p, page in pages]})
         return 0
-    if not found:
-        print("no sync conflicts kept", file=sys.stderr)
-        return 0
-    rows = [[k.trash_id, k.memory.id, k.deleted_at, k.memory.updated_at, k.memory.title] for _, k in found]
-    print(common.table(["TRASH ID", "MEMORY", "KEPT AT", "UPDATED", "CONTENT"], rows))
-    print("restore one with: ora-desktop undelete --db FILE TRASH_ID (after deleting the winner)", file=sys.stderr)
+    for path, page in pages:
+        if not page.total:
+            print(f"{path}: no sync conflicts", file=sys.stderr)
+            continue
+        shown = (f"{page.offset + 1}-{page.offset + len(page.entries)}" if page.entries else "none")
+        print(f"{path}: conflicts {shown} of {page.total} (newest first)")
+        rows = [[e.decided_at, e.memory_id, e.kind, e.winner or "-", e.kept.trash_id if e.kept else "-",
+                 e.basis or "-"] for e in page.entries]
+        if rows:
+            print(common.table(["DECIDED", "MEMORY", "KIND", "WINNER", "TRASH ID", "BASIS"], rows))
+        if page.offset + len(page.entries) < page.total:
+            print(f"more: --offset {page.offset + len(page.entries)}", file=sys.stderr)
+    if any(page.total for _, page in pages):
+        print("restore a losing version with: ora-desktop undelete --db FILE TRASH_ID (after deleting the winner)",
+              file=sys.stderr)
     return 0

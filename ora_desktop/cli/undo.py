@@ -37,11 +37,13 @@ def cmd_undo(args: argparse.Namespace) -> int:
         with open_target(args, readonly=True) as store:
             rows = journal.entries(store)
         if args.json:
-            emit_json([{"entry": e.id, "at": e.at, "kind": e.kind.value, "label": e.label} for e in rows])
+            emit_json([{"entry": e.id, "at": e.at, "kind": e.kind.value, "label": e.label, "by": e.who}
+                       for e in rows])
         elif not rows:
             print(f"nothing to undo in {store.path}")
         else:
-            print(table(("STEP", "AT (UTC)", "KIND", "WHAT"), [(e.id, e.at, e.kind.value, e.label) for e in rows]))
+            print(table(("STEP", "AT (UTC)", "KIND", "BY", "WHAT"),
+                        [(e.id, e.at, e.kind.value, e.who, e.label) for e in rows]))
         return 0
     with open_target(args) as store:
         if args.forget:

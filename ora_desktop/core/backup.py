@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .config import Config
-from .connection import BUSY_TIMEOUT_MS, readonly_needs_immutable, translate
+from .connection import BUSY_TIMEOUT_MS, connect_readonly, file_stamp, translate
 from .errors import FileMissing, OraError
 from .private import UnsafePath, private_dir
 from .schema import check_shape, inspect, sniff_file
@@ -81,14 +81,14 @@ def backup_folder(path: str | Path, dest_dir: str | Path | None = None, config: 
     return root / path.resolve().parent.name / agent
 
 
-def ro_uri(path: Path, immutable: bool = False) -> str:
-    """A read-only URI that creates nothing beside the file: ``immutable`` when asked, or when a
-    plain ``mode=ro`` open would have to create ``-wal``/``-shm`` (no writer has the file open) —
-    which fails on a read-only file, folder or mount."""
+def ro_uri(path: Path, immutable: bool = True) -> str:
+    """A read-only URI for a backup (a file of ours no program writes): ``immutable`` takes no
+    locks and creates nothing beside it. A live database is read through
+    :func:`~ora_desktop.core.connection.connect_readonly` instead, which keeps SQLite's locks."""
     from urllib.parse import quote
 
     uri = f"file:{quote(str(path.resolve()))}?mode=ro"
-    return f"{uri}&immutable=1" if immutable or readonly_needs_immutable(path) else uri
+    return f"{uri}&immutable=1" if immutable else uri
 
 
 def check_file(path: Path) -> list[str]:
@@ -113,7 +113,8 @@ def _copy_live(source: Path, target: Path, progress=None, cancel=None) -> None:
     """Online-backup ``source`` into a new file ``target`` (mode 0600), one consistent snapshot."""
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     os.close(fd)
-    src = sqlite3.connect(ro_uri(source), uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    # SQLite's locks, not immutable: an agent's checkpoint must not rewrite pages under the copy.
+    src = connect_readonly(source, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     dst = sqlite3.connect(target, isolation_level=None)
     try:
         # Hold one read transaction across every step: writers carry on (WAL), the backup never
@@ -221,11 +222,17 @@ def create_backup(path: str | Path, dest_dir: str | Path | None = None, *, confi
 def _write_backup(source: Path, folder: Path, progress, cancel) -> BackupInfo:
     _remove_partials(folder)
     final = new_name(folder, datetime.now(UTC))
-    try:
-        problems = checked_copy(source, final, progress, cancel)
-    except OSError as exc:
-        raise BackupError(f"{source}: could not write the backup in {folder} ({exc.strerror or exc}); "
-                          "no backup was kept") from exc
+    for attempt in range(3):
+        moved = file_stamp(source)
+        try:
+            problems = checked_copy(source, final, progress, cancel)
+        except OSError as exc:
+            raise BackupError(f"{source}: could not write the backup in {folder} ({exc.strerror or exc}); "
+                              "no backup was kept") from exc
+        # A copy read without locks (immutable: a file we may not add files beside) that fails its
+        # check while another program changed the file is copied again, not called damaged.
+        if not problems or attempt == 2 or file_stamp(source) == moved:
+            break
     if problems:
         raise BackupError(f"{source}: the copy failed its integrity check ({'; '.join(problems[:3])}); "
                           "no backup was kept — the live file may be damaged, run 'ora-desktop run check'")

@@ -1,10 +1,9 @@
 """Connections that follow the concurrency rules of ARCHITECTURE.md.
 
 Every connection sets ``busy_timeout``, ``foreign_keys=ON`` and ``trusted_schema=OFF``; every
-write transaction is ``BEGIN IMMEDIATE``. A read-only open never writes to the file or its
-directory: SQLite's ``mode=ro`` would still create ``-wal``/``-shm`` files beside a WAL database
-when no writer has them open, so in that case the file is opened ``immutable`` and
-:class:`ChangeWatch` reopens it when the file changes on disk.
+write transaction is ``BEGIN IMMEDIATE``. A read-only open keeps SQLite's locking, so another
+program's commit or checkpoint can never tear what it reads (:func:`read_mode`): an
+``immutable`` open takes no locks, and an agent's checkpoint rewrote pages under it.
 """
 
 from __future__ import annotations
@@ -51,20 +50,76 @@ def _size(path: str) -> int | None:
         return None
 
 
-def readonly_needs_immutable(path: Path) -> bool:
-    """Whether a read-only open must be ``immutable`` so that nothing is created beside the file.
+#: Bytes of a ``-wal`` file's header: a ``-wal`` no longer than this holds no commit.
+WAL_HEADER = 32
+#: How a read-only open reads a file (see :func:`read_mode`).
+SHARED, READONLY, IMMUTABLE = "shared", "ro", "immutable"
 
-    True for a WAL file with no ``-wal`` (or a ``-wal`` without frames and no ``-shm``):
-    ``mode=ro`` would create ``-wal``/``-shm`` there. When a writer has the file open (its
-    ``-wal`` and ``-shm`` exist) a plain ``mode=ro`` open sees its commits and creates nothing.
+
+def read_mode(path: Path) -> str:
+    """How a read-only open of ``path`` reads it without a torn view and without leaving files.
+
+    - ``ro`` (``mode=ro``, SQLite's locks): a rollback-journal file (nothing is created), or a
+      WAL file whose ``-wal`` holds commits (read through it, never checkpointed by us).
+    - ``shared``: a WAL file whose ``-wal`` holds no commit (or is absent), which we may write
+      and add files beside. Opened read-write with ``PRAGMA query_only``: SQLite takes its locks
+      and creates ``-wal``/``-shm`` while the file is open, and the last connection to close
+      (ours or an agent's) removes them, as after any writer. ``mode=ro`` would take the same
+      locks but cannot remove the files it made, so they would stay beside the file.
+    - ``immutable``: a WAL file with nothing beside it that we may not add files to (a read-only
+      file, folder or mount). No locks: readers compare the file's stat before and after and
+      read again when it moved (``Store._read``, the check job).
     """
     if not is_wal(path):
-        return False
+        return READONLY
     wal = _size(str(path) + "-wal")
-    if wal is None:
-        return True
-    # A WAL holding only its 32-byte header has no committed frames: nothing to read there.
-    return wal <= 32 and _size(str(path) + "-shm") is None
+    if wal is not None and wal > WAL_HEADER:  # commits in the -wal (a writer's, or a crashed one's)
+        return READONLY
+    if may_add_files(path):
+        return SHARED
+    return IMMUTABLE if wal is None or _size(str(path) + "-shm") is None else READONLY
+
+
+def may_add_files(path: Path) -> bool:
+    """Whether this process may write ``path`` and create files beside it (its ``-wal``/``-shm``).
+
+    A file or folder with no write permission bit at all counts as read-only even for root (who
+    could write it anyway): whoever took the bits away meant nothing to be written there.
+    """
+    folder = os.path.dirname(os.path.abspath(path)) or "."
+    try:
+        writable_bits = all(os.stat(p).st_mode & 0o222 for p in (path, folder))
+    except OSError:
+        return False
+    return writable_bits and os.access(path, os.R_OK | os.W_OK) and os.access(folder, os.W_OK | os.X_OK)
+
+
+def readonly_uri(path: Path, mode: str | None = None) -> str:
+    """The URI a read-only open of ``path`` uses in ``mode`` (default: :func:`read_mode`).
+
+    A ``shared`` connection must also run ``PRAGMA query_only = 1`` (:func:`connect_readonly`).
+    """
+    path = Path(path)
+    mode = mode or read_mode(path)
+    params = {SHARED: {"mode": "rw"}, READONLY: {"mode": "ro"},
+              IMMUTABLE: {"mode": "ro", "immutable": "1"}}[mode]
+    return _uri(path, **params)
+
+
+def connect_readonly(path: Path, timeout: float = BUSY_TIMEOUT_MS / 1000, **kwargs: Any) -> sqlite3.Connection:
+    """A stdlib connection that reads ``path`` as :func:`read_mode` says (errors are sqlite3's)."""
+    path = Path(path)
+    mode = read_mode(path)
+    conn = sqlite3.connect(readonly_uri(path, mode), uri=True, timeout=timeout, **kwargs)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+        conn.execute("PRAGMA trusted_schema = OFF")
+        if mode == SHARED:
+            conn.execute("PRAGMA query_only = 1")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
 
 
 class Database(peewee.SqliteDatabase):
@@ -113,19 +168,19 @@ class Database(peewee.SqliteDatabase):
 def make_database(path: Path, readonly: bool = False,
                   timeout: float = BUSY_TIMEOUT_MS / 1000) -> tuple[Database, bool]:
     """Return (peewee database, immutable?) for ``path``; nothing is opened yet."""
-    pragmas = {"busy_timeout": int(timeout * 1000), "foreign_keys": 1, "trusted_schema": 0}
-    immutable = False
+    pragmas: dict[str, Any] = {"busy_timeout": int(timeout * 1000), "foreign_keys": 1, "trusted_schema": 0}
     if readonly:
-        immutable = readonly_needs_immutable(path)
-        params = {"mode": "ro", "immutable": "1"} if immutable else {"mode": "ro"}
-        db = Database(_uri(path, **params), pragmas=pragmas, uri=True, timeout=timeout,
+        mode = read_mode(path)
+        if mode == SHARED:
+            pragmas["query_only"] = 1
+        db = Database(readonly_uri(path, mode), pragmas=pragmas, uri=True, timeout=timeout,
                       check_same_thread=False)
-    else:
-        # Deleted and overwritten text is zeroed on the page, not left in free space (purge).
-        pragmas["secure_delete"] = 1
-        db = Database(str(path), pragmas=pragmas, lock_type="IMMEDIATE", timeout=timeout,
-                      check_same_thread=False)
-    return db, immutable
+        return db, mode == IMMUTABLE
+    # Deleted and overwritten text is zeroed on the page, not left in free space (purge).
+    pragmas["secure_delete"] = 1
+    db = Database(str(path), pragmas=pragmas, lock_type="IMMEDIATE", timeout=timeout,
+                  check_same_thread=False)
+    return db, False
 
 
 def translate(path: str | Path, exc: BaseException) -> OraError:
@@ -260,15 +315,18 @@ class ChangeWatch:
                 self._foreign = True
             self._begun[threading.get_ident()] = (counter, connection.total_changes)
 
-    def own_commit_ended(self, connection: sqlite3.Connection) -> None:
+    def own_commit_ended(self, connection: sqlite3.Connection) -> bool:
         """Called after our commit: it added one to the counter if it changed anything; more than
-        that is someone else's commit landing right after ours."""
+        that is someone else's commit landing right after ours. True when the counter moved by
+        exactly our one commit and nobody else's came since the last look (the change feed then
+        steps past it)."""
         begun, changes = self._begun.pop(threading.get_ident(), (None, 0))
         counter = commit_counter(self.path)
         with self._guard:
             if counter is None or begun is None:
-                return
+                return False
             ours = 1 if connection.total_changes != changes else 0
             if counter not in (begun, begun + ours):  # (a schema-only commit of ours also lands here: harmless)
                 self._foreign = True
             self._known = counter
+            return ours == 1 and counter == begun + 1 and not self._foreign

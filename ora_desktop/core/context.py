@@ -212,14 +212,15 @@ def flat(text: str, room: int | None = None) -> str:
 
 
 def render(memory: Memory, reason: str, content: str | None = None) -> str:
-    """One memory as a context line: ``- [type, importance N] content`` (one line)."""
+    """One memory as a context line: ``- [ID] type, importance N: content`` (one line; the id
+    lets a model touch, update or supersede what it was given)."""
     text = " ".join((memory.content if content is None else content).split())
     label = f"{memory.type or 'memory'}, importance {memory.importance}"
     if reason == "neighbor":
         label += ", related"
     if memory.is_expired():
         label += ", expired"
-    return f"- [{label}] {text}"
+    return f"- [{memory.id}] {label}: {text}"
 
 
 def _block(title: str, lines: list[str]) -> str:

@@ -63,7 +63,7 @@ class NotFound(OraError):
 
 
 class Conflict(OraError):
-    """The row changed underneath an edit (its ``updated_at`` moved on)."""
+    """The row changed underneath an edit: its ``version`` (a fingerprint of every column) moved on."""
 
     def __init__(self, memory_id: str, message: str) -> None:
         self.memory_id = memory_id

@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from .errors import InvalidValue, NotFound
+from .errors import Conflict, InvalidValue, NotFound
 from .records import Chain, Change, Memory, Neighbors
 from .supersession import EDGES_SQL, EdgeCache, file_version
 
@@ -49,6 +49,15 @@ class GraphMixin:
             for memory_id in (old_id, new_id):
                 if memory_id not in found:
                     raise NotFound(f"{self.path}: no memory with id {memory_id!r}")
+            successor = found[old_id].superseded_by
+            if successor and successor != new_id:
+                # Re-pointing would silently drop the successor from the chain.
+                chain, _, _ = self._forward(successor)
+                live = chain[-1].id if chain else successor
+                current = f"{successor!r}" + (f" (and the current memory of its chain is {live!r})"
+                                              if live != successor else "")
+                raise Conflict(old_id, f"{self.path}: {old_id!r} is already superseded by {current}; supersede "
+                                       f"{live!r} instead, or clear what supersedes {old_id!r} first (nothing changed)")
             # Refuse a cycle: walking forward from new must not reach old.
             for member in self._forward(new_id)[0]:
                 if member.id == old_id:

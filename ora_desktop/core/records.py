@@ -13,8 +13,10 @@ from typing import Any
 
 from . import timestamps
 from .decoding import Replaced
+from .fingerprint import row_fingerprint
 from .schema import MEMORY_COLUMNS, RECALL_THRESHOLD
 
+_READ = object()  # Memory._row of a record read from a row its fields and texts give back exactly
 _NOT_SPACE = re.compile(r"\S")
 _LINE_END = re.compile("[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")  # where str.splitlines splits
 
@@ -39,14 +41,41 @@ class Memory:
     sync_status: str | None = "pending"
     #: ``related_to`` held text that is not a JSON array of ids (it reads as empty).
     related_malformed: bool = False
-    #: The raw ``updated_at`` text: the version an edit compares against to detect conflicts.
-    version: str | None = None
     #: Raw text of timestamp columns that could not be parsed (column -> text).
     unparsed: tuple[tuple[str, str], ...] = ()
     #: Columns (id, content) whose stored bytes were not valid UTF-8: shown with U+FFFD; see ``check``.
     undecodable: tuple[str, ...] = ()
     #: Rowid at read time; an ordering key for views, not an identity (VACUUM renumbers it).
     rowid: int | None = field(default=None, compare=False)
+    # What the row held where the record converts it (the five timestamps' and related_to's stored
+    # text; ``_row``: the whole row when another value was converted too, else _READ), so that
+    # :attr:`version` is computed only when asked for. Strings in slots, not a tuple per record:
+    # reading rows then allocates nothing the garbage collector has to visit.
+    _last_accessed_text: Any = field(default=None, init=False, compare=False, repr=False)
+    _related_text: Any = field(default=None, init=False, compare=False, repr=False)
+    _created_text: Any = field(default=None, init=False, compare=False, repr=False)
+    _updated_text: Any = field(default=None, init=False, compare=False, repr=False)
+    _expires_text: Any = field(default=None, init=False, compare=False, repr=False)
+    _synced_text: Any = field(default=None, init=False, compare=False, repr=False)
+    _row: Any = field(default=None, init=False, compare=False, repr=False)  # None: built by hand
+
+    @property
+    def version(self) -> str | None:
+        """The token an edit passes back to detect a change made underneath: the fingerprint of
+        every column of the row as read (:func:`~ora_desktop.core.fingerprint.row_fingerprint`);
+        ``None`` for a record built by hand."""
+        row = self._row
+        if row is _READ:
+            row = (self.id, self.content, self.type, self.importance, self.access_count,
+                   self._last_accessed_text, self.health_score, self._related_text, self.superseded_by,
+                   self._created_text, self._updated_text, self._expires_text, self._synced_text,
+                   self.sync_status)
+        return None if row is None else row_fingerprint(row)
+
+    @property
+    def updated_at_text(self) -> str | None:
+        """``updated_at`` as the file holds it (any format), for keys that compare it as stored."""
+        return self._updated_text
 
     @property
     def is_dirty(self) -> bool:
@@ -56,6 +85,16 @@ class Memory:
         if self.synced_at is None:
             return True
         return self.updated_at is not None and self.updated_at > self.synced_at
+
+    @property
+    def sync_state(self) -> str:
+        """Where the memory stands with sync, in words; the one definition every face shows:
+        ``local only``, ``never synced``, ``changed since its last sync`` (dirty) or ``in sync``."""
+        if self.sync_status == "local_only":
+            return "local only"
+        if self.synced_at is None:
+            return "never synced"
+        return "changed since its last sync" if self.is_dirty else "in sync"
 
     @property
     def is_superseded(self) -> bool:
@@ -151,6 +190,9 @@ class Change:
     #: The columns an in-place edit of ``changed`` wrote, ``None`` when not known (then views
     #: assume any may have changed).
     columns: frozenset[str] | None = None
+    #: The rowids the ``removed`` rows had, when known (the change feed reads them from the
+    #: log): a view holding row keys drops these without reading its keys again.
+    removed_rowids: frozenset[int] = frozenset()
 
     def __post_init__(self) -> None:
         if self.kind is None:
@@ -260,8 +302,9 @@ _TIME_FIELDS = ("last_accessed_at", "created_at", "updated_at", "expires_at", "s
 # Adding a field to Memory without adding it here fails at import, not silently.
 (_set_id, _set_content, _set_type, _set_importance, _set_access_count, _set_last_accessed_at,
  _set_health_score, _set_related_to, _set_superseded_by, _set_created_at, _set_updated_at, _set_expires_at,
- _set_synced_at, _set_sync_status, _set_related_malformed, _set_version, _set_unparsed,
- _set_undecodable, _set_rowid) = (Memory.__dict__[f.name].__set__ for f in fields(Memory))
+ _set_synced_at, _set_sync_status, _set_related_malformed, _set_unparsed, _set_undecodable, _set_rowid,
+ _set_last_accessed_text, _set_related_text, _set_created_text, _set_updated_text, _set_expires_text,
+ _set_synced_text, _set_row) = (Memory.__dict__[f.name].__set__ for f in fields(Memory))
 _new = object.__new__
 
 
@@ -304,10 +347,19 @@ def row_to_memory(row: Sequence[Any]) -> Memory:
     _set_synced_at(memory, synced)
     _set_sync_status(memory, sync_status)
     _set_related_malformed(memory, malformed)
-    _set_version(memory, updated_at)
     _set_unparsed(memory, unparsed)
     _set_undecodable(memory, () if content.__class__ is str and id_.__class__ is str else _replaced(row))
     _set_rowid(memory, rowid)
+    _set_last_accessed_text(memory, last_accessed_at)
+    _set_related_text(memory, related)
+    _set_created_text(memory, created_at)
+    _set_updated_text(memory, updated_at)
+    _set_expires_text(memory, expires_at)
+    _set_synced_text(memory, synced_at)
+    # Fields that hold the stored value itself (the usual case) need no copy of the row.
+    exact = (id_.__class__ is str and content.__class__ is str and access_count.__class__ is int
+             and (superseded_by is None or superseded_by))  # '' would read back as None
+    _set_row(memory, _READ if exact else tuple(row[1:]))
     return memory
 
 

@@ -210,16 +210,11 @@ def check_shape(path: Path) -> SchemaReport:
 
     Raises the ``FileProblem`` naming the file when it is not an Ora memory database.
     """
-    from urllib.parse import quote
-
-    from .connection import readonly_needs_immutable, translate
+    from .connection import connect_readonly, translate
 
     sniff_file(path)
-    uri = f"file:{quote(str(Path(path).resolve()))}?mode=ro"
-    if readonly_needs_immutable(path):
-        uri += "&immutable=1"
     try:
-        conn = sqlite3.connect(uri, uri=True, timeout=5)
+        conn = connect_readonly(Path(path), timeout=5)
     except sqlite3.Error as exc:
         raise translate(path, exc) from exc
     try:

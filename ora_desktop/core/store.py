@@ -24,11 +24,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from . import timestamps
+from . import engine_tables, timestamps
 from .connection import BUSY_TIMEOUT_MS, ChangeWatch, file_stamp, make_database, translated
 from .decoding import is_undecodable_error, tolerant_text
 from .errors import InvalidValue, NotFound, OraError, ReadOnlyDatabase
 from .facets import count_facets
+from .feed import ChangeFeed
+from .fingerprint import row_fingerprint
 from .graph import GraphMixin
 from .health_buckets import HEALTH_BUCKETS as HEALTH_BUCKETS  # re-exported: views label buckets with it
 from .listing import TIME_COLUMNS, Cursor, ListQuery, keyset_parts, order_clause, sort_expression, where_clause
@@ -69,13 +71,16 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         self._retired: list = []
         self._importance_index: bool | None = None
         shm = Path(f"{self.path}-shm")
-        shm_before = shm.exists()
+        shm_before, wal_before = shm.exists(), Path(f"{self.path}-wal").exists()
         self.db, self.immutable = make_database(self.path, readonly, self.timeout)
         self.models = bind(self.db)
         self._listeners: list[Listener] = []
         self._local = threading.local()  # changes waiting for this thread's transaction to commit
         self._lock = threading.RLock()
         self._watch = ChangeWatch(self.path)
+        #: What other programs changed, by id (read on the watcher's thread, see :meth:`external_change`).
+        self.feed = ChangeFeed(self.path, self._fetch_all)
+        self._writing: set[int] = set()  # threads inside a write of ours (the feed waits for them)
         with translated(self.path):
             try:
                 self.db.connect(reuse_if_open=True)
@@ -85,7 +90,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
                 raise
         if self.immutable:  # an immutable connection reports "delete"; the header says WAL
             self.report = replace(self.report, journal_mode="wal")
-        elif readonly and not shm_before and shm.exists():
+        elif readonly and wal_before and not shm_before and shm.exists():
             # A -wal left without its -shm (a writer that crashed): SQLite must build the index
             # of the WAL in a -shm file to read its commits. Say so rather than hide it.
             self.report = replace(self.report, warnings=(
@@ -96,7 +101,10 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         self._select = ", ".join(c if c in self.columns else f"NULL AS {c}" for c in MEMORY_COLUMNS)
         self._template: tuple[list[Any], dict[str, int]] | None = None  # see WritesMixin._insert_template
         self._engine_tables_ready = False
+        self._engine_checked = False  # the engine tables' version, checked (and migrated) at the first write
         with translated(self.path):
+            if not self.immutable:
+                self.feed.mark()  # before the counter: a commit in between is heard, not lost
             self._watch.reset(self.db, self.immutable)
         self._watch_immutable = self.immutable
 
@@ -144,6 +152,28 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         if pending is None:
             pending = self._local.pending = []
         return pending
+
+    def external_change(self) -> Change | None:
+        """What other connections committed since the last call: a ``Change`` naming the ids
+        (initiator external; :mod:`.feed`), ``Change.reload()`` when which rows is not known,
+        ``None`` when nothing changed. Cheap when nothing did (the commit counter); call it from
+        one thread (the window's watcher)."""
+        with translated(self.path):
+            self._follow_file()
+            if self.immutable != self._watch_immutable:  # reopened as another kind: the file moved
+                self._watch.reset(self.db, self.immutable)
+                self._watch_immutable = self.immutable
+                return Change.reload()
+            if self.immutable:
+                return Change.reload() if self._watch.changed(self.db, True) else None
+            if self._writing:
+                return None  # our commit is being accounted for: look at the next tick
+            first = not self.feed.started
+            if first:
+                self.feed.start()  # before the counter is read: nothing lands between unseen
+            if not self._watch.changed(self.db, False):
+                return None
+            return Change.reload() if first else self.feed.poll()
 
     def changed_externally(self) -> bool:
         """True when another connection wrote since the last call (cheap: data_version/stat)."""
@@ -223,14 +253,23 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         try:
             with translated(self.path), self.db.atomic("IMMEDIATE"):
                 if outermost:
+                    self._writing.add(threading.get_ident())
                     self._watch.own_commit_begins(self.db.connection())
+                    if not self._engine_checked:
+                        engine_tables.prepare(self.db.connection(), self.path)
                 yield
         except BaseException:
             if outermost:
+                self._writing.discard(threading.get_ident())
                 self._pending().clear()
             raise
         if outermost:
-            self._watch.own_commit_ended(self.db.connection())
+            self._engine_checked = True
+            try:
+                if self._watch.own_commit_ended(self.db.connection()):
+                    self.feed.own_commit()
+            finally:
+                self._writing.discard(threading.get_ident())
             pending, self._local.pending = self._pending(), []
             for change in pending:
                 self._emit(change)
@@ -248,8 +287,15 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         if self._engine_tables_ready:
             return
         with self.write(), translated(self.path):
-            self.db.create_tables([self.models.trash, self.models.state, self.models.trash_links], safe=True)
+            engine_tables.create(self.db.connection(),
+                                 (engine_tables.TRASH, engine_tables.STATE, engine_tables.TRASH_LINKS), self.path)
         self._engine_tables_ready = not self.db.in_transaction()
+
+    def create_engine_tables(self, *names: str) -> None:
+        """Create other ``ora_desktop_*`` tables (:mod:`.engine_tables` names), inside a write."""
+        self._require_writable()
+        with self.write(), translated(self.path):
+            engine_tables.create(self.db.connection(), names, self.path)
 
     def has_table(self, name: str) -> bool:
         """Whether the file holds a table of that name."""
@@ -281,6 +327,18 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
             chunk = ids[start:start + CHUNK]
             for memory in self._rows(f"id IN ({','.join('?' * len(chunk))})", chunk):
                 out[memory.id] = memory
+        return out
+
+    def versions(self, ids: Iterable[str]) -> dict[str, str | None]:
+        """The current ``version`` of each memory (``None``: not in the file), one statement;
+        inside a :meth:`write` it is the version the transaction sees (and will overwrite)."""
+        ids = list(dict.fromkeys(ids))
+        out: dict[str, str | None] = dict.fromkeys(ids)
+        if ids:
+            at = MEMORY_COLUMNS.index("id")
+            sql = f"SELECT {self._select} FROM memories WHERE id IN (SELECT value FROM json_each(?))"
+            for row in self._read(sql, [json.dumps(ids)], list):
+                out[row[at]] = row_fingerprint(row)
         return out
 
     def by_rowids(self, rowids: Sequence[int]) -> list[Memory]:
@@ -334,7 +392,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         expr = sort_expression(order_by, self.columns)
         value = self._one(f"SELECT {expr} FROM memories WHERE rowid = ? AND id = ?", (memory.rowid, memory.id))
         if value is None:  # gone (or renumbered) since it was read: derive the key from the record
-            raw = memory.version if order_by == "updated_at" else getattr(memory, order_by, None)
+            raw = memory.updated_at_text if order_by == "updated_at" else getattr(memory, order_by, None)
             if order_by in TIME_COLUMNS and raw is not None:
                 raw = timestamps.to_sql(raw) if not isinstance(raw, str) else raw
                 raw = self._execute("SELECT julianday(?)", (raw,)).fetchone()[0]
@@ -385,13 +443,19 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         """Counts per type, sync status, importance and health bucket for matching rows."""
         return count_facets(self, _query(query, filters))
 
-    def recall(self, type: str, limit: int = 20) -> list[Memory]:
-        """The seed's recall: that type, health above 0.3, most important then newest."""
+    def recall(self, type: str, limit: int = 20, *, current: bool = True) -> list[Memory]:
+        """The seed's recall: that type, health above 0.3, most important then newest.
+
+        ``current`` (the default) leaves out superseded and expired memories, so an agent does
+        not recall what it corrected; ``current=False`` is the seed's query as written."""
         if type not in ("fact", "preference", "context", "task", "conversation"):
             raise InvalidValue("type", f"{type!r} is not a memory type")
         # rowid breaks ties (same importance, same second) so the order is the same every time.
         order = f"ORDER BY importance DESC, julianday(created_at) DESC, rowid DESC LIMIT {int(limit)}"
         where, params = "type = ? AND health_score > ?", (type, RECALL_THRESHOLD)
+        if current:
+            live, extra = where_clause(ListQuery(superseded="hide", expired=False), self.columns)
+            where, params = f"{where} AND {live}", (*params, *extra)
         if self._walk_importance(type):
             # Read the importance index from the top and sort only within the first levels that
             # fill the limit, instead of sorting every memory of the type by time.
@@ -412,18 +476,22 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
                          (type, COMMON_TYPE))
         return bool(seen and seen[0] >= COMMON_TYPE)
 
-    def important(self, limit: int = 50, superseded: str = "show") -> Memories:
+    def important(self, limit: int = 50, superseded: str | None = None, *, current: bool = True) -> Memories:
         """The seed's extraction query: importance >= 7, or facts with health >= 0.5; most
         important first and, among equals, the most recently added (highest rowid) first.
 
         That order is the seed's importance index read backwards, so, like the seed's query,
         it stops after ``limit`` rows instead of sorting every important memory by time.
-        ``superseded`` is ``"show"`` (the seed's query as written), ``"hide"`` (only the live
-        memory of each chain, taken before the limit: what an agent's context wants) or ``"only"``.
-        This is the one home of the rule: the context, the CLI, MCP and promote all call it.
-        The answer is a sequence whose records are built as they are read (:class:`Memories`).
+        ``current`` (the default) leaves out superseded and expired memories before the limit
+        (what an agent must get: never what it corrected); ``current=False`` is the seed's
+        query as written. ``superseded`` (``"show"``, ``"hide"``, ``"only"``) overrides the
+        superseded half of that choice. This is the one home of the rule: the context, the
+        CLI, MCP and promote all call it. The answer is a sequence whose records are built as
+        they are read (:class:`Memories`).
         """
-        live, params = where_clause(ListQuery(superseded=superseded), self.columns)
+        wanted = ListQuery(superseded=superseded or ("hide" if current else "show"),
+                           expired=False if current else None)
+        live, params = where_clause(wanted, self.columns)
         sql = (f"SELECT rowid, {self._select} FROM memories WHERE "
                f"(importance >= 7 OR (type = 'fact' AND health_score >= 0.5)) AND {live} "
                f"ORDER BY importance DESC, rowid DESC LIMIT {int(limit)}")

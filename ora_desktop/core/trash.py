@@ -47,7 +47,9 @@ class TrashMixin:
             # Links kept whole: the other memories' links to these go too, recorded in the batch.
             relinked = unlink_removed(self, ids, batch, previous) if ids else frozenset()
             count = self._execute(f"DELETE FROM memories WHERE {where}", params).rowcount
-        change = self._emit(Change(changed=relinked - ids, removed=ids, source=reason, kind=ChangeKind.DELETED))
+        rowids = frozenset(m.rowid for m in removed if m.rowid is not None)
+        change = self._emit(Change(changed=relinked - ids, removed=ids, source=reason, kind=ChangeKind.DELETED,
+                                   removed_rowids=rowids if len(rowids) == len(ids) else frozenset()))
         return Removed(removed, batch, count, change)
 
     def trash(self: Store, limit: int | None = 1000, batch: str | None = None) -> list[DeletedMemory]:

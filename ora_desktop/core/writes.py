@@ -6,20 +6,17 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import timestamps
 from .errors import Conflict, Duplicate, InvalidValue, NotFound
-from .records import Change, ChangeKind, Memory, Removed, row_to_memory
+from .fingerprint import check_version
+from .records import Change, ChangeKind, Memory, Removed
 from .sametext import identical_live
 from .schema import MEMORY_COLUMNS
 from .validation import check_content, check_id, check_importance, check_type, clean_fields
-
-#: SQLite 3.35+ returns the updated row with ``UPDATE … RETURNING``.
-_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
 
 if TYPE_CHECKING:
     from .store import Store
@@ -124,8 +121,11 @@ class WritesMixin:
     def update(self: Store, memory_id: str, *, expected_version: str | None = None, **fields: Any) -> Memory:
         """Edit one memory. ``updated_at`` becomes now and ``sync_status`` pending (unless
         ``local_only`` or set explicitly). With ``expected_version`` (the ``version`` of the
-        record the edit started from), a row changed underneath raises ``Conflict``."""
+        record the edit started from), a row changed underneath in any column, by anyone, raises
+        ``Conflict`` and nothing is written. Returns the row as this write left it."""
         values = clean_fields(fields)
+        if expected_version is not None:
+            check_version(expected_version)
         if not values:
             return self.get(memory_id)
         if values.get("superseded_by") == memory_id:
@@ -134,34 +134,62 @@ class WritesMixin:
             raise InvalidValue("related_to", f"memory {memory_id!r} cannot be related to itself")
         self._require_writable()
         with self.write():
-            current = self._execute("SELECT updated_at FROM memories WHERE id = ?", (memory_id,)).fetchone()
-            if current is None:
-                raise NotFound(f"{self.path}: no memory with id {memory_id!r}")
-            if expected_version is not None and current[0] != expected_version:
-                if timestamps.parse(expected_version) is None:  # a typo, not someone else's edit
-                    raise InvalidValue("expected_version", f"{expected_version!r} is not a version: give the "
-                                       "memory's updated_at as shown by 'show' (e.g. '2026-03-01 12:00:00')")
-                raise Conflict(
-                    memory_id,
-                    f"{self.path}: memory {memory_id!r} was changed by another program "
-                    f"(at {current[0]}) since you opened it",
-                )
+            self.require_versions({memory_id: expected_version})
             self._update_where("id = ?", [memory_id], values)
-        memory = self.get(memory_id)
+            memory = self._rows("id = ?", (memory_id,))[0]  # as written, before anyone else can write
         self._emit(Change(changed=frozenset({memory_id}), source="update", columns=self._written(values)))
         return memory
 
-    def update_many(self: Store, ids: Iterable[str], **fields: Any) -> Change:
-        """Set the same fields on many memories in one statement (ids travel as one JSON array)."""
+    def require_versions(self: Store, expected: Mapping[str, str | None]) -> None:
+        """Inside a :meth:`write`: each id given a version must still be at it (``Conflict``, naming
+        the first that changed or went and how many did); an id given ``None`` must exist (``NotFound``)."""
+        for version in expected.values():
+            if version is not None:
+                check_version(version)
+        current = self.versions(expected)
+        missing = [i for i, v in current.items() if v is None and expected[i] is None]
+        if missing:
+            raise NotFound(f"{self.path}: no memory with id {', '.join(map(repr, missing[:5]))} (nothing changed)")
+        moved = [i for i, v in expected.items() if v is not None and current[i] != v]
+        if moved:
+            what = "deleted" if current[moved[0]] is None else "changed"
+            others = f" (and {len(moved) - 1:,} more)" if len(moved) > 1 else ""
+            raise Conflict(moved[0], f"{self.path}: memory {moved[0]!r}{others} was {what} by another program "
+                                     "since you read it; nothing was changed")
+
+    def update_many(self: Store, ids: Iterable[str], *, expected_versions: Mapping[str, str] | None = None,
+                    **fields: Any) -> Change:
+        """Set the same fields on many memories in one statement (ids travel as one JSON array).
+        With ``expected_versions`` (id -> ``version`` as read), any of them changed underneath
+        raises ``Conflict`` and nothing is written."""
         values = clean_fields(fields)
         ids = list(dict.fromkeys(ids))
+        for version in (expected_versions or {}).values():
+            check_version(version)
         self._require_writable()
         if not values or not ids:
             return Change()
         with self.write():
+            if expected_versions:
+                wanted = set(ids)
+                self.require_versions({i: v for i, v in expected_versions.items() if i in wanted})
             changed = self._existing(ids)
             self._update_where(f"id IN {IDS_JSON}", [json.dumps(ids)], values)
         return self._emit(Change(changed=changed, source="update_many", columns=self._written(values)))
+
+    def replace_content(self: Store, ids: Iterable[str], find: str, replacement: str) -> Change:
+        """Replace ``find`` by ``replacement`` (as written, case-sensitive) in the content of those
+        of ``ids`` that hold it: one UPDATE under the sync rule."""
+        ids = list(dict.fromkeys(ids))
+        self._require_writable()
+        with self.write():
+            held = self._fetch_all(f"SELECT id FROM memories WHERE id IN {IDS_JSON} AND instr(content, ?) > 0",
+                                   [json.dumps(ids), find])
+            changed = frozenset(r[0] for r in held)
+            if changed:
+                self._update_where(f"id IN {IDS_JSON}", [json.dumps(sorted(changed))], {},
+                                   {"content": ("replace(content, ?, ?)", [find, replacement])})
+        return self._emit(Change(changed=changed, source="replace", columns=self._written({"content": None})))
 
     def _written(self: Store, values: Mapping[str, Any]) -> frozenset[str]:
         """The columns ``_update_where`` writes for ``values`` (the sync rule's included)."""
@@ -172,11 +200,16 @@ class WritesMixin:
         found = self._fetch_all(f"SELECT id FROM memories WHERE id IN {IDS_JSON}", [json.dumps(list(ids))])
         return frozenset(r[0] for r in found)
 
-    def _update_where(self: Store, where: str, params: Sequence[Any], values: Mapping[str, Any]) -> int:
+    def _update_where(self: Store, where: str, params: Sequence[Any], values: Mapping[str, Any],
+                      expressions: Mapping[str, tuple[str, Sequence[Any]]] | None = None) -> int:
         """One UPDATE applying the sync rule (ARCHITECTURE.md, "Rules from the seed"); call inside a
-        write transaction."""
+        write transaction. ``expressions``: column -> (SQL expression, its parameters), for values
+        computed from the row itself (a find-and-replace)."""
         sets = [f"{name} = ?" for name in values if name in self.columns]
         args: list[Any] = [values[name] for name in values if name in self.columns]
+        for name, (sql, sql_params) in (expressions or {}).items():
+            sets.append(f"{name} = {sql}")
+            args.extend(sql_params)
         if "updated_at" in self.columns:
             sets.append("updated_at = ?")
             args.append(timestamps.now_sql())
@@ -192,15 +225,13 @@ class WritesMixin:
                   "last_accessed_at = datetime('now'), "
                   "health_score = MIN(1.0, coalesce(health_score, 0) + 0.1) WHERE id = ?")
         with self.write():
-            if _RETURNING:  # the updated row comes back with the UPDATE: no second read
-                rows = self._execute(f"{update} RETURNING rowid, {self._select}", (memory_id,)).fetchall()
-                if not rows:
-                    raise NotFound(f"{self.path}: no memory with id {memory_id!r}")
-                memory = row_to_memory(rows[0])
-            elif self._execute(update, (memory_id,)).rowcount == 0:
+            if self._execute(update, (memory_id,)).rowcount == 0:
                 raise NotFound(f"{self.path}: no memory with id {memory_id!r}")
+            # Read back as stored (RETURNING gives values before the column's type affinity, e.g.
+            # 1 for a REAL 1.0, which would give the record another version than the row has).
+            memory = self._rows("id = ?", (memory_id,))[0]
         self._emit(Change(changed=frozenset({memory_id}), source="touch", kind=ChangeKind.TOUCHED))
-        return memory if _RETURNING else self.get(memory_id)
+        return memory
 
     def touch_many(self: Store, ids: Iterable[str]) -> Change:
         """Access update for several memories in one statement."""

@@ -14,7 +14,7 @@ import contextlib
 import gc
 import importlib
 import logging
-import logging.handlers
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -25,10 +25,11 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
 from .. import __version__
-from ..core import OraError, OraHome, open_store
+from ..core import OraHome, open_store
+from ..core.desktop_files import APP_ID
+from ..core.logs import configure, file_handler, log_file
 from ..core.operations.first_rows import FirstRows
-from ..core.paths import log_dir
-from ..core.private import PrivateLogHandler, private_dir, touch_private
+from ..core.private import private_dir, touch_private
 from .context import AppContext
 from .errors import install_excepthook
 from .resources import app_icon
@@ -47,36 +48,24 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     return parser.parse_args(list(argv))
 
 
-LOG_HANDLER = "ora-desktop"  # the name of the handler setup_logging adds (added once)
-
-
-def setup_logging(level: int = logging.INFO) -> Path | None:
-    """Log to ``<user log dir>/ora-desktop.log`` (rotated) and to stderr for warnings."""
-    root = logging.getLogger("ora_desktop")
-    if any(h.get_name() == LOG_HANDLER for h in root.handlers):
+def setup_logging() -> Path | None:
+    """Log to ``<user log dir>/ora-desktop.log`` (rotated), once (``core.logs``)."""
+    if file_handler() is not None:
         return None
-    root.setLevel(level)
-    target = None
-    try:
-        folder = log_dir()
-        private_dir(folder)
-        target = folder / "ora-desktop.log"
-        handler: logging.Handler = PrivateLogHandler(target, maxBytes=1_000_000, backupCount=3, encoding="utf-8")
-    except (OSError, OraError):
-        handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    handler.set_name(LOG_HANDLER)
-    root.addHandler(handler)
-    return target
+    configure("window")
+    return log_file()
 
 
 def make_application(argv: Sequence[str] = ()) -> QApplication:
     """The ``QApplication`` with names, icon and theme set (reuses an existing instance)."""
+    # X11's WM_CLASS instance (Qt reads RESOURCE_NAME) and Wayland's app id both name the desktop
+    # entry, so a dock ties the window to its launcher (StartupWMClass=org.ora.Desktop).
+    os.environ.setdefault("RESOURCE_NAME", APP_ID)
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "ora-desktop", *argv])
     app.setOrganizationName(ORGANIZATION)
     app.setApplicationName(APPLICATION)
     app.setApplicationVersion(__version__)
-    app.setDesktopFileName("ora-desktop")
+    app.setDesktopFileName(APP_ID)
     app.setWindowIcon(app_icon())
     apply_theme(app)
     return app

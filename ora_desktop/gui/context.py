@@ -10,7 +10,8 @@ The contract (other GUI features code against it):
   - ``current_changed(object)``: the selected ``AgentFile``, a ``Path`` (a file opened from
     elsewhere) or ``None``.
   - ``data_changed(object)``: a core ``Change`` — emitted (on the GUI thread) after our own writes
-    and when another process wrote (then ``Change.reload()``: initiator external, no ids, refresh all).
+    and when another process wrote (initiator external, with the ids the store's change feed read;
+    ``Change.reload()``, no ids, when it could not tell: refresh all).
   - ``store_changed(object, object)``: the same, with the file's ``Path`` first:
     ``(path, change)``; views showing another file can ignore it.
   - ``status(str)``: a short message for the status bar.
@@ -31,8 +32,9 @@ The contract (other GUI features code against it):
   ``loop.run_in_executor`` and returns its result on the GUI thread. Every database call goes
   through here: never call the store on the GUI thread, never emit signals from worker threads.
 - ``ctx.watch_interval_ms`` / ``ctx.start_watching()`` — a ``QTimer`` polls
-  ``store.changed_externally()`` of every open store (on a dedicated worker thread, because
-  ``PRAGMA data_version`` is per connection) and emits ``data_changed`` when another process wrote.
+  ``store.external_change()`` of every open store (on a dedicated worker thread, because
+  ``PRAGMA data_version`` is per connection) and emits ``data_changed`` with it when another
+  process wrote.
 - ``ctx.notify(path, change)`` — emit the change signals for a write done outside a store listener.
 - ``ctx.from_thread(fn, *args)`` — call ``fn`` on the GUI thread (for callbacks of core threads).
 - ``ctx.show_error(exc)`` — a readable message dialog (non-blocking) plus a status line.
@@ -251,12 +253,12 @@ class AppContext(QObject):
     async def _check_all(self) -> None:
         for path, store in list(self._stores.items()):
             try:
-                changed = await self.run_watch(store.changed_externally)
+                change = await self.run_watch(store.external_change)
             except OraError as exc:
                 log.info("watching %s: %s", path, exc)
                 continue
-            if changed and not self._closed:
-                self.notify(path, Change.reload())
+            if change is not None and not self._closed:
+                self.notify(path, change)
 
     # ----------------------------------------------------------------- messages
     def show_error(self, exc: BaseException | str, title: str = "Ora Desktop") -> None:

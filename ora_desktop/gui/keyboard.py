@@ -2,7 +2,8 @@
 
 The window's four zones are the sidebar, the search field, the memory table and the detail pane.
 F6 and Shift+F6 move between them; Down in the search field goes to the first hit; Enter or F2 on
-a row edits that memory in the detail pane; Escape there returns to the table. Tab in the table
+a row edits that memory in the detail pane; Escape there cancels the edit (its unsaved changes
+are dropped) and returns to the table. Tab in the table
 leaves the table instead of walking its cells.
 """
 
@@ -58,11 +59,15 @@ class KeyboardPaths(QObject):
         return False
 
     def _back_to_table(self) -> None:
-        """Escape in the detail pane: back to the table (a list popped up from the pane closes first)."""
+        """Escape in the detail pane: a list popped up from the pane closes first; else the edit is
+        cancelled (unsaved changes dropped, as in a spreadsheet's cell) and the table takes focus."""
         popup = QApplication.activePopupWidget()
         if popup is not None:
             popup.close()
             return
+        revert = getattr(self.detail, "revert", None)
+        if revert is not None:
+            revert()
         self.table.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def _to_table(self) -> bool:

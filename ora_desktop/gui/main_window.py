@@ -9,6 +9,7 @@ file or create a demo site.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import platform
 import sqlite3
@@ -16,8 +17,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from PySide6 import __version__ as pyside_version
-from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, Qt, QTimer, Signal, qVersion
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, QSize, Qt, QTimer, Signal, qVersion
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
@@ -34,19 +35,26 @@ from .. import __version__
 from ..core import AgentFile, OraError, Store
 from .context import AppContext, path_of, resolved
 from .curate.actions import Curator
+from .dock_width import DockWidthKeeper
 from .elided import ElidedLabel
 from .exchange.actions import Exchanger
 from .keyboard import KeyboardPaths
 from .memories.page import MemoryBrowser
+from .messages import MessageLog
 from .notices import NoticeBar
 from .panels import import_later, load_panels_async, start_services_async
 from .purge.actions import Forgetter
 from .resources import app_icon
+from .search.saved import SavedSearches
 from .sidebar.view import ITEM_ROLE, Sidebar
 from .welcome import Welcome
 
 log = logging.getLogger("ora_desktop.gui")
 RECENT_KEY = "files/recent"
+#: The sidebar's width on a first start (it keeps the width a person drags it to).
+DOCK_WIDTH = 256
+#: The file shown last, shown again at the next start (the command line's read-ahead reads it too).
+LAST_KEY = "files/last"
 MAX_RECENT = 10
 
 
@@ -64,7 +72,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("Ora Desktop")
         self.setWindowIcon(app_icon())
         self.setAcceptDrops(True)
-        self.resize(1400, 860)
+        self.resize(first_size())
         self.browser = browser or MemoryBrowser(ctx)
         self.sidebar = Sidebar(ctx)
         self.curator = Curator(ctx, self.browser.selected_memories, self.browser.detail, self,
@@ -75,7 +83,7 @@ class MainWindow(QMainWindow):
         self.curator.deleted_view_made.connect(self._deleted_view_made)
         self.sidebar.recover_requested.connect(self.forgetter.recover)
         self.forgetter.recovered.connect(self.open_file)
-        self._offered_recover: set[Path] = set()
+        self.browser.recover_asked.connect(self.forgetter.recover)
         self.welcome = Welcome(str(ctx.home.root))
         self.welcome.open_file.connect(self.open_dialog)
         self.welcome.create_demo.connect(self.create_demo)
@@ -99,10 +107,19 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
         self.dock = QDockWidget("Sites and agents", self)
         self.dock.setObjectName("SidebarDock")
-        self.dock.setWidget(self.sidebar)
+        self.saved = SavedSearches(self.browser, ctx.settings, self)
+        sidebar_column = QWidget()
+        column_layout = QVBoxLayout(sidebar_column)
+        column_layout.setContentsMargins(0, 0, 0, 0)
+        column_layout.addWidget(self.sidebar, 1)
+        column_layout.addWidget(self.saved.box)
+        self.dock.setWidget(sidebar_column)
         self.dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
                               | QDockWidget.DockWidgetFeature.DockWidgetClosable)
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.dock)
+        # Agent names stay readable however small the window gets (the table and detail pane
+        # give way first), and a sidebar squeezed by a smaller window grows back with it.
+        self.sidebar.setMinimumWidth(self.sidebar.fontMetrics().horizontalAdvance("m" * 12) + 40)
         self._make_status_bar()
         self._make_actions()
         self._make_menus()
@@ -112,6 +129,7 @@ class MainWindow(QMainWindow):
         ctx.current_changed.connect(self._current_changed)
         self.browser.store_shown.connect(self._store_shown)
         self.browser.counts_changed.connect(self._counts)
+        self.browser.hits_shown.connect(self._hits_counted)
         self.browser.model.loaded.connect(lambda _n: self._poll_index())
         self.browser.table.selection_size.connect(lambda _n: self.curator.update_actions())
         self.browser.table.selection_size.connect(lambda _n: self.forgetter.update_actions())
@@ -124,6 +142,8 @@ class MainWindow(QMainWindow):
         #: rows are painted (its scan counts every file, a full read of a 1M-row file); then ``None``.
         self._unlisted: list[Path] | None = []
         self._recent: list[str] | None = None  # the recent files, read from the settings when first asked
+        self._last_shown: str | None = None  # the file last saved under LAST_KEY
+        self._showing_hits = False  # the all-sites list is shown: the count line says its hits
 
     # ----------------------------------------------------------------- building
     def _make_status_bar(self) -> None:
@@ -137,6 +157,7 @@ class MainWindow(QMainWindow):
         self.index_label = ElidedLabel(max_width=320)
         for widget in (self.file_label, self.readonly_label, self.count_label, self.index_label):
             bar.addPermanentWidget(widget)
+        self.messages = MessageLog(bar)  # a long message whole on hover; View > Recent messages
 
     def _make_actions(self) -> None:
         def action(text: str, slot, shortcut=None, tip: str = "") -> QAction:  # noqa: ANN001
@@ -201,6 +222,8 @@ class MainWindow(QMainWindow):
         edit.addAction(self.clear_search_action)
         view = bar.addMenu("&View")
         view.addAction(self.dock.toggleViewAction())
+        view.addAction("Recent &messages…", lambda: self.messages.open_list(self))
+        view.addAction(self.saved.action)
         view.addAction(self.facets_action)
         view.addAction(self.detail_action)
         view.addMenu(self.browser.table.column_menu(self))
@@ -252,6 +275,10 @@ class MainWindow(QMainWindow):
         state = settings.value("window/state")
         if isinstance(state, QByteArray) and not state.isEmpty():
             self.restoreState(state)
+        wanted = DOCK_WIDTH
+        with contextlib.suppress(TypeError, ValueError):
+            wanted = max(int(settings.value("window/sidebar", DOCK_WIDTH)), self.sidebar.minimumWidth())
+        self.dock_width = DockWidthKeeper(self, self.dock, wanted)
         splitter = settings.value("window/splitter")
         if isinstance(splitter, QByteArray) and not splitter.isEmpty():
             self.browser.splitter.restoreState(splitter)
@@ -262,9 +289,12 @@ class MainWindow(QMainWindow):
             settings.setValue(RECENT_KEY, self._recent)
         elif self._recent is not None:
             settings.remove(RECENT_KEY)
+        if self._last_shown:
+            settings.setValue(LAST_KEY, self._last_shown)
         settings.setValue("window/geometry", self.saveGeometry())
         settings.setValue("window/state", self.saveState())
         settings.setValue("window/splitter", self.browser.splitter.saveState())
+        settings.setValue("window/sidebar", self.dock_width.wanted)
         self.browser.table.save_layout()
         settings.sync()
 
@@ -323,7 +353,11 @@ class MainWindow(QMainWindow):
         self.memories.setCurrentWidget(self.browser if has_files else self.welcome)
         if has_files and self.ctx.current is None:
             usable = [item for item in self.sidebar.file_items() if (info := self.sidebar.info_for(item)) and info.ok]
-            if usable:
+            last = self.ctx.settings.value(LAST_KEY)
+            shown_last = self.sidebar.item_for(Path(last)) if isinstance(last, str) and last else None
+            if shown_last is not None and shown_last in usable:
+                self.sidebar.setCurrentItem(shown_last)  # the agent viewed last, as it was left
+            elif usable:
                 self.sidebar.setCurrentItem(usable[0])
 
     # ----------------------------------------------------------------- files
@@ -436,7 +470,7 @@ class MainWindow(QMainWindow):
 
     # ----------------------------------------------------------------- status
     def show_status(self, text: str) -> None:
-        self.statusBar().showMessage(text, 8000)
+        self.messages.show(text)
 
     def _current_changed(self, item: object) -> None:
         path = path_of(item)
@@ -446,7 +480,11 @@ class MainWindow(QMainWindow):
         self.file_label.setToolTip(str(path) if path else "")
         self.curator.update_actions()
         self.forgetter.update_actions()
-        self._offer_recover(path)
+        if path is not None and str(path) != self._last_shown:  # saved off the GUI thread (see _save_recent)
+            self._last_shown = str(path)
+            settings = self.ctx.settings
+            asyncio.ensure_future(self.ctx.run_watch(_save_setting, settings.fileName(), settings.format(),
+                                                     LAST_KEY, self._last_shown), loop=self.ctx.loop)
 
     def _store_shown(self, store: Store | None) -> None:
         self.readonly_label.setVisible(bool(store and store.readonly))
@@ -458,15 +496,15 @@ class MainWindow(QMainWindow):
         view.purge_requested.connect(self.forgetter.purge_ids)
         view.empty_requested.connect(self.forgetter.empty_trash)
 
-    def _offer_recover(self, path: Path | None) -> None:
-        """A file that failed to open as damaged: offer to salvage it (once per file and session)."""
-        item = self.sidebar.item_for(path) if path is not None else None
-        info = self.sidebar.info_for(item) if item is not None else None
-        if info is not None and info.damaged and not info.ok and path not in self._offered_recover:
-            self._offered_recover.add(path)
-            self.forgetter.recover(path)
+    def _hits_counted(self, hits: int) -> None:
+        """The all-sites list is shown: the count says its hits, not the hidden table's rows."""
+        self._showing_hits = hits >= 0
+        if self._showing_hits:
+            self.count_label.setText(f"{hits:,} hit{'' if hits == 1 else 's'} across all sites")
 
     def _counts(self, rows: int, selected: int) -> None:
+        if self._showing_hits:
+            return
         text = f"{rows:,} memor{'y' if rows == 1 else 'ies'}"
         if selected:
             text += f" · {selected:,} selected"
@@ -577,7 +615,17 @@ class FirstRowsPainted(QObject):
         self.table.viewport().removeEventFilter(self)
 
 
-def _save_setting(file_name: str, fmt: QSettings.Format, key: str, value: list[str]) -> None:
+def first_size() -> QSize:
+    """The window's size before any is remembered: 1400×860, or less on a smaller screen (a
+    1366×768 laptop shows the whole window, its frame and panel included)."""
+    screen = QGuiApplication.primaryScreen()
+    area = screen.availableGeometry() if screen is not None else None
+    if area is None or area.isEmpty():
+        return QSize(1400, 860)
+    return QSize(min(1400, area.width() - 16), min(860, area.height() - 40))
+
+
+def _save_setting(file_name: str, fmt: QSettings.Format, key: str, value: list[str] | str) -> None:
     """Save ``key`` (removed when ``value`` is empty) through a QSettings of this thread's own."""
     settings = QSettings(file_name, fmt)
     if value:

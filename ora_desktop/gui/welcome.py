@@ -5,6 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from .a11y import describe
 from .resources import app_icon
 
 
@@ -43,6 +44,8 @@ class Welcome(QWidget):
         buttons.addStretch(1)
         self.open_button = QPushButton("Open a file…")
         self.demo_button = QPushButton("Create demo site")
+        describe(self.open_button, "Open a file", "Open a .site.db file from anywhere")
+        describe(self.demo_button, "Create demo site", "Write a demo site with a few agents to look around")
         self.demo_button.setDefault(True)
         self.open_button.clicked.connect(self.open_file)
         self.demo_button.clicked.connect(self.create_demo)

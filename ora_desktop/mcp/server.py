@@ -1,26 +1,35 @@
-"""The MCP server of one agent file: tools, resources, and the transports (stdio, streamable HTTP).
+"""The MCP server of one agent file (or of every agent of a site): tools, resources, prompts,
+and the transports (stdio, streamable HTTP).
 
-``build_server(store)`` makes an :class:`mcp.server.mcpserver.MCPServer` over an open
-:class:`~ora_desktop.core.Store`; ``serve(path, ...)`` opens the file and runs it. A read-only
-store gets only the reading tools.
+``build_server(store)`` makes an :class:`OraServer` over an open :class:`~ora_desktop.core.Store`
+(or over :class:`.agents.Agents`); ``serve(path, ...)`` opens the file and runs it. A read-only
+store lists only the reading tools and answers a writing one with "read-only".
 """
 
 import contextlib
-import json
 import sqlite3
 import threading
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
+import anyio
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, CallToolResult, TextContent
+from pydantic import ValidationError
 
 from .. import __version__
-from ..core import NotFound, OraError, Store, open_store
-from ..core.operations import agent_memory as ops
+from ..core import OraError, OraHome, Store, open_store
 from ..core.search import ensure_index
-from ..core.search.hits import location
-from . import shapes
-from .tools import add_reading_tools, add_writing_tools
+from .agents import Agents
+from .http import parse_http, read_token, require_token, run_http
+from .notices import Notices
+from .prompts import add_prompts
+from .resources import add_resources
+from .stdio import run_stdio
+from .tools import WRITING_TOOLS, add_reading_tools, add_writing_tools
 
 INSTRUCTIONS = (
     "Long-term memory of one Ora agent (a SQLite .site.db file a person also tends in Ora Desktop). "
@@ -30,58 +39,83 @@ INSTRUCTIONS = (
 )
 
 
-def base_uri(path: Path) -> str:
-    """``ora://SITE/AGENT`` for ``…/SITE/AGENT.site.db`` (the file's folder and stem otherwise)."""
-    site, agent = location(path)
-    return f"ora://{site or path.parent.name or 'local'}/{agent or path.stem}"
+def argument_error(tool: str, error: ValidationError) -> str:
+    """One plain sentence naming the first bad argument of a call (no pydantic boilerplate)."""
+    first = error.errors(include_url=False)[0]
+    where = ".".join(str(part) for part in first["loc"]) or "arguments"
+    if first["type"] == "missing":
+        return f"{tool}: the argument {where} is required."
+    given = first.get("input")
+    shown = repr(given) if len(repr(given)) <= 80 else repr(given)[:77] + "..."
+    message = first["msg"][:1].lower() + first["msg"][1:]
+    return f"{tool}: {where} {message.removeprefix('input ')} (got {shown})."
 
 
-def build_server(store: Store) -> MCPServer:
-    """An MCP server whose tools and resources all act on ``store``."""
-    readonly = store.readonly
-    server = MCPServer(
-        name="ora-desktop", title="Ora memory", version=__version__, log_level="WARNING",
-        instructions=INSTRUCTIONS + (" This server is read-only: it cannot change memories." if readonly else ""),
+class OraServer(MCPServer):
+    """MCPServer with this project's manners: arguments refused in one sentence naming the
+    argument, writing tools on a read-only server answered "read-only", an unknown prompt a
+    JSON-RPC invalid-params error."""
+
+    def __init__(self, *args: Any, readonly: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.readonly = readonly
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        if self.readonly and name in WRITING_TOOLS:
+            return _error(f"{name}: this server is read-only (started with --read-only, or the file cannot be "
+                          "written); it cannot change memories.")
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError):
+                return _error(argument_error(name, cause))
+            if isinstance(cause, ToolError):  # ours: the engine's own sentence, without the SDK's prefix
+                return _error(str(cause))
+            raise
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
+        if self._prompt_manager.get_prompt(name) is None:
+            raise MCPError(INVALID_PARAMS, f"no prompt named {name!r} (see prompts/list)")
+        try:
+            return await super().get_prompt(name, arguments, context)
+        except ValueError as exc:
+            raise MCPError(INVALID_PARAMS, f"prompt {name}: {exc}") from None
+
+
+def _error(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+def build_server(target: Store | Agents) -> OraServer:
+    """An MCP server whose tools, resources and prompts act on one store, or on the agents of a site."""
+    agents = target if isinstance(target, Agents) else Agents.one(target)
+    readonly = agents.readonly
+    scope = (f"every agent of site {agents.site!r} (each call names its agent)" if agents.serves_site
+             else "one Ora agent")
+    notices = Notices()
+
+    @contextlib.asynccontextmanager
+    async def watching(_: MCPServer) -> AsyncIterator[dict]:
+        """Other programs' commits reach subscribers while the server runs."""
+        async with anyio.create_task_group() as group:
+            group.start_soon(notices.watch)
+            yield {}
+            group.cancel_scope.cancel()
+
+    server = OraServer(
+        name="ora-desktop", title="Ora memory", version=__version__, log_level="WARNING", readonly=readonly,
+        lifespan=watching,
+        instructions=INSTRUCTIONS.replace("one Ora agent", scope)
+        + (" This server is read-only: it cannot change memories." if readonly else ""),
     )
-    add_reading_tools(server, store)
+    add_reading_tools(server, agents, notices)
     if not readonly:
-        add_writing_tools(server, store)
-    base = base_uri(store.path)
-
-    @server.resource(f"{base}/important", name="important", mime_type="application/json",
-                     description="The agent's important memories (importance >= 7, or facts with health >= 0.5)")
-    def important_memories() -> str:
-        try:
-            found = ops.important(store)
-        except OraError as exc:
-            raise ResourceError(str(exc)) from exc
-        return json.dumps([shapes.memory_out(m) for m in found], ensure_ascii=False, indent=1)
-
-    @server.resource(f"{base}/memory/{{memory_id}}", name="memory", mime_type="application/json",
-                     description="One memory by id, with every field")
-    def memory_by_id(memory_id: str) -> str:
-        try:
-            found = ops.memory(store, memory_id)
-        except NotFound as exc:
-            raise ResourceNotFoundError(str(exc)) from exc
-        except OraError as exc:
-            raise ResourceError(str(exc)) from exc
-        return json.dumps(shapes.memory_out(found), ensure_ascii=False, indent=1)
-
+        add_writing_tools(server, agents, notices)
+    add_prompts(server, agents)
+    add_resources(server, agents)
+    notices.install(server, agents)
     return server
-
-
-def parse_http(value: str) -> tuple[str, int]:
-    """``HOST:PORT`` or ``PORT`` (host 127.0.0.1) into a bind address; ``ValueError`` naming the problem."""
-    host, _, port_text = value.rpartition(":")
-    host = host.strip("[]") or "127.0.0.1"
-    try:
-        port = int(port_text)
-    except ValueError:
-        raise ValueError(f"--http {value!r}: give HOST:PORT or PORT (e.g. 127.0.0.1:8765)") from None
-    if not 0 < port < 65536:
-        raise ValueError(f"--http {value!r}: the port must be from 1 to 65535")
-    return host, port
 
 
 def warm_index(path: Path) -> None:
@@ -93,13 +127,28 @@ def warm_index(path: Path) -> None:
         ensure_index(path)
 
 
-def serve(path: Path, *, readonly: bool = False, http: str | None = None) -> None:
-    """Open ``path`` and answer MCP requests until the client goes away (stdio) or Ctrl+C (HTTP)."""
+def serve(path: Path | None, *, readonly: bool = False, http: str | None = None, token_file: str | None = None,
+          allow_hosts: tuple[str, ...] = (), site: tuple[OraHome, str] | None = None) -> None:
+    """Open ``path`` (or, with ``site`` = (home, slug), every agent of that site, each on first
+    use) and answer MCP requests until the client goes away (stdio) or Ctrl+C (HTTP).
+
+    Over HTTP the token (``token_file`` or ``ORA_MCP_TOKEN``) is required beyond loopback and
+    checked before any file is opened (:mod:`.http`)."""
     address = parse_http(http) if http else None
-    with open_store(path, readonly=readonly) as store:
-        server = build_server(store)
-        threading.Thread(target=warm_index, args=(store.path,), name="ora-mcp-index", daemon=True).start()
-        if address is None:
-            server.run("stdio")
+    token = read_token(token_file) if address else None
+    if address:
+        require_token(address[0], token)
+    with contextlib.ExitStack() as stack:
+        if site is not None:
+            agents = Agents.of_site(site[0], site[1], readonly=readonly)
+            stack.callback(agents.close)
         else:
-            server.run("streamable-http", host=address[0], port=address[1])
+            assert path is not None
+            store = stack.enter_context(open_store(path, readonly=readonly))
+            agents = Agents.one(store)
+            threading.Thread(target=warm_index, args=(store.path,), name="ora-mcp-index", daemon=True).start()
+        server = build_server(agents)
+        if address is None:
+            anyio.run(run_stdio, server)
+        else:
+            run_http(server, address[0], address[1], token, allow_hosts)

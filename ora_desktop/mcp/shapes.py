@@ -11,34 +11,26 @@ from typing_extensions import TypedDict
 
 from ..core import timestamps
 from ..core.context import ContextBundle
-from ..core.operations.agent_memory import Forgotten
+from ..core.operations.agent_memory import Forgotten, Found, Page, Remembered
 from ..core.records import Change, Memory
-from ..core.search.results import SearchResult
 
-#: The memory fields an agent sees (the seed's columns, timestamps as UTC ``YYYY-MM-DD HH:MM:SS``).
+#: The memory fields an agent sees (the seed's columns, timestamps as UTC ``YYYY-MM-DD HH:MM:SS``,
+#: and ``version``, the token ``update`` takes to refuse a stale edit).
 MEMORY_FIELDS = ("id", "content", "type", "importance", "health_score", "access_count", "last_accessed_at",
-                 "created_at", "updated_at", "expires_at", "related_to", "superseded_by", "sync_status")
+                 "created_at", "updated_at", "expires_at", "related_to", "superseded_by", "sync_status", "version")
 
-
-class MemoryOut(TypedDict):
-    """One memory."""
-
-    id: str
-    content: str
-    type: str | None
-    importance: int | None
-    health_score: float | None
-    access_count: int
-    last_accessed_at: str | None
-    created_at: str | None
-    updated_at: str | None
-    expires_at: str | None
-    related_to: list[str]
-    superseded_by: str | None
-    sync_status: str | None
+#: One memory, published as a plain object: the output schemas stay small (a client validates
+#: every result against them), and the fields are listed in each tool's description instead.
+MemoryOut = dict[str, Any]
 
 
 class RememberOut(TypedDict):
+    memory: MemoryOut
+    status: str
+    closest: str | None
+
+
+class MemoryResultOut(TypedDict):
     memory: MemoryOut
 
 
@@ -47,26 +39,18 @@ class MemoriesOut(TypedDict):
     memories: list[MemoryOut]
 
 
-class HitOut(TypedDict):
-    id: str
-    score: float
-    snippet: str
-    expired: bool
-    superseded: bool
-    memory: MemoryOut
+class PageOut(TypedDict):
+    count: int
+    memories: list[MemoryOut]
+    cursor: str | None
 
 
 class SearchOut(TypedDict):
     query: str
+    mode: str
     count: int
-    hits: list[HitOut]
+    hits: list[dict[str, Any]]
     notes: list[str]
-
-
-class SectionOut(TypedDict):
-    name: str
-    tokens: int
-    ids: list[str]
 
 
 class ContextOut(TypedDict):
@@ -74,7 +58,7 @@ class ContextOut(TypedDict):
     text: str
     tokens: int
     token_budget: int
-    sections: list[SectionOut]
+    sections: list[dict[str, Any]]
     notes: list[str]
 
 
@@ -120,17 +104,41 @@ def memories_result(memories: list[Memory], empty: str) -> CallToolResult:
     return result(text, {"count": len(memories), "memories": [memory_out(m) for m in memories]})
 
 
-def search_result(found: SearchResult) -> CallToolResult:
-    notes = [*found.warnings, *([found.note] if found.note else [])]
+def search_result(found: Found) -> CallToolResult:
+    result_ = found.result
     lines = [f"{i}. [{h.memory.id}] {h.memory.type}, importance {h.memory.importance}, score {h.score:.3f}"
              f"{' (expired)' if h.expired else ''}: {' '.join(h.snippet.split())}"
-             for i, h in enumerate(found.hits, 1)]
+             for i, h in enumerate(result_.hits, 1)]
     text = "\n".join(lines) if lines else "No memories match."
-    if notes:
-        text += "\n" + "\n".join(f"Note: {n}" for n in notes)
-    hits = [{"id": h.memory.id, "score": h.score, "snippet": h.snippet, "expired": h.expired,
-             "superseded": h.superseded, "memory": memory_out(h.memory)} for h in found.hits]
-    return result(text, {"query": found.query, "count": len(hits), "hits": hits, "notes": notes})
+    text += f"\n(mode: {found.mode})"
+    if found.notes:
+        text += "\n" + "\n".join(f"Note: {n}" for n in found.notes)
+    hits = [{"id": h.memory.id, "score": round(h.score, 4), "snippet": h.snippet, "expired": h.expired,
+             "superseded": h.superseded, "memory": memory_out(h.memory)} for h in result_.hits]
+    return result(text, {"query": result_.query, "mode": found.mode, "count": len(hits), "hits": hits,
+                         "notes": list(found.notes)})
+
+
+def remember_result(done: Remembered) -> CallToolResult:
+    line = memory_line(done.memory, full=False)
+    if done.already:
+        text = f"Already remembered: {line} (nothing added; copy=true stores another copy)"
+        status = "already remembered"
+    else:
+        text, status = f"Remembered {line}", "remembered"
+    closest = done.closest[0] if done.closest else None
+    if done.closest:
+        text += (f"\nNear duplicate of [{done.closest[0]}] (similarity {done.closest[1]:.2f}): consider update "
+                 "or supersede")
+    return result(text, {"memory": memory_out(done.memory), "status": status, "closest": closest})
+
+
+def page_result(page: Page) -> CallToolResult:
+    text = "\n".join(memory_line(m, full=False) for m in page.memories) or "No memories match."
+    if page.cursor:
+        text += f"\n(more: call list again with cursor {page.cursor!r})"
+    return result(text, {"count": len(page.memories), "memories": [memory_out(m) for m in page.memories],
+                         "cursor": page.cursor})
 
 
 def context_result(bundle: ContextBundle) -> CallToolResult:

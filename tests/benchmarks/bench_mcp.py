@@ -1,20 +1,28 @@
-"""The MCP server's round trip against the same call on the library in-process, in one run.
+"""Each MCP tool's round trip beside the same call on the library, in one run.
 
-* ``recall('fact')`` and ``search(q, limit=20)`` through the MCP SDK's own client, talking to a
-  real ``ora-desktop mcp --read-only`` subprocess over stdio (JSON-RPC encode, pipe, argument
-  validation, the core call, structured content + text, decode), against
-  :mod:`ora_desktop.core.operations.agent_memory` called directly on an open store: the same
-  rows, the same ranking. Calls alternate MCP / library so both share the machine's noise.
-
-The ratio (MCP / library) is what the protocol costs an agent on top of the engine.
+For every tool: the p50 of the call over **raw JSON-RPC** (one line written to a real
+``ora-desktop mcp`` subprocess's stdin, one line read back: pipe, argument validation, the core
+call, structured content + text, JSON) and through the **MCP SDK's client** (which also
+validates the result against the tool's output schema), against
+:mod:`ora_desktop.core.operations.agent_memory` called in-process on an open store. Calls
+alternate raw / SDK / library so all three share the machine's noise. Target for raw JSON-RPC:
+at most 2x the library call + 2 ms. Reading tools run on a copy of the benchmark file, writing
+tools on the same copy (touch, update, remember with ``copy``), so nothing is measured on an
+empty file. Also printed: the size of the ``tools/list`` answer, and how long a fresh
+``ora-desktop mcp`` takes to answer ``initialize`` beside the SDK's own minimal server (target 1.2x).
 """
 
 from __future__ import annotations
 
+import itertools
+import json
 import os
+import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 from mcp import ClientSession, StdioServerParameters, stdio_client
@@ -23,15 +31,46 @@ from ora_desktop.core import open_store
 from ora_desktop.core.operations import agent_memory as ops
 from ora_desktop.core.search import ensure_index
 
-from .common import DATA, ROOT, Row, bench_file, p50, report
+from .common import DATA, ROOT, Row, bench_file, fresh_copy, p50, report
 
-QUERIES = ("Kenji", "flaky CI runs", "billing webhook TypeError", "sitemap", "pricing page copy")
-REPEAT = 21
+REPEAT = 51
+STARTS = 5
+MINIMAL_SERVER = "from mcp.server.mcpserver import MCPServer\nMCPServer('minimal').run('stdio')\n"
+INITIALIZE = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}})
+
+
+class RawClient:
+    """JSON-RPC over a real server's stdio, one request line and one answer line at a time."""
+
+    def __init__(self, path: Path, env: dict[str, str]) -> None:
+        self.ids = itertools.count(1)
+        self.process = subprocess.Popen([sys.executable, "-m", "ora_desktop", "mcp", "--db", str(path)],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                        env=env, cwd=ROOT)
+        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                    "clientInfo": {"name": "bench", "version": "1"}})
+        self.process.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+
+    def request(self, method: str, params: dict) -> dict:
+        line = json.dumps({"jsonrpc": "2.0", "id": next(self.ids), "method": method, "params": params})
+        self.process.stdin.write(line.encode() + b"\n")
+        self.process.stdin.flush()
+        return json.loads(self.process.stdout.readline())
+
+    def call(self, tool: str, arguments: dict) -> dict:
+        answer = self.request("tools/call", {"name": tool, "arguments": arguments})
+        assert not answer["result"].get("isError"), answer
+        return answer
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(timeout=60)
 
 
 def run(memories: int) -> None:
-    source = bench_file(memories)
-    cache = DATA / "scratch" / "search-cache"  # shared with bench_search: the index is built once
+    source = fresh_copy(bench_file(memories), "mcp.site.db")
+    cache = DATA / "scratch" / "mcp-cache"
     previous = os.environ.get("XDG_CACHE_HOME")
     os.environ["XDG_CACHE_HOME"] = str(cache)
     try:
@@ -39,6 +78,7 @@ def run(memories: int) -> None:
         ensure_index(source)
         print(f"  (index ready in {time.perf_counter() - started:.1f} s)")
         anyio.run(_measure, source)
+        _startup(source)
     finally:
         if previous is None:
             os.environ.pop("XDG_CACHE_HOME", None)
@@ -46,36 +86,99 @@ def run(memories: int) -> None:
             os.environ["XDG_CACHE_HOME"] = previous
 
 
+def _calls(store: Any) -> list[tuple[str, str, dict, Callable[[], object]]]:
+    """(label, tool, arguments, the same call in-process) for each tool worth timing."""
+    some = store.list(limit=3)
+    first, second = some[0].id, some[1].id
+    counter = itertools.count()
+    return [
+        ("recall('fact')", "recall", {"type": "fact"}, lambda: ops.recall(store, "fact")),
+        ("important", "important", {}, lambda: ops.important(store)),
+        ("search 'flaky CI runs'", "search", {"query": "flaky CI runs"}, lambda: ops.search(store, "flaky CI runs")),
+        ("context (2,000 tokens)", "context", {"query": "deploy"}, lambda: ops.context(store, "deploy")),
+        ("get", "get", {"id": first}, lambda: ops.memory(store, first)),
+        ("list (20 newest)", "list", {}, lambda: ops.list_memories(store)),
+        ("touch one", "touch", {"ids": [second]}, lambda: ops.touch(store, [second])),
+        ("update importance", "update", {"id": second, "importance": 6},
+         lambda: ops.update(store, second, importance=6)),
+        ("remember (an identical one)", "remember", {"content": some[2].content},
+         lambda: ops.remember(store, some[2].content)),
+        ("remember (new)", "remember", {"content": "bench note"},
+         lambda: ops.remember(store, f"bench note {next(counter)}")),
+    ]
+
+
 async def _measure(source: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     params = StdioServerParameters(command=sys.executable, env=env, cwd=ROOT,
-                                   args=["-m", "ora_desktop", "mcp", "--db", str(source), "--read-only"])
-    with open(os.devnull, "w") as errlog, open_store(source, readonly=True) as store:
+                                   args=["-m", "ora_desktop", "mcp", "--db", str(source)])
+    raw = RawClient(source, env)
+    with open(os.devnull, "w") as errlog, open_store(source) as store:
         async with stdio_client(params, errlog=errlog) as (read, write):
             async with ClientSession(read, write, read_timeout_seconds=600) as session:
                 await session.initialize()
+                listing = raw.request("tools/list", {})
+                size = len(json.dumps(listing["result"]))
+                schemas = sum(len(json.dumps(t.get("outputSchema", {}))) for t in listing["result"]["tools"])
+                print(f"  tools/list answer: {size:,} bytes, of which output schemas {schemas:,}")
                 rows = []
-                calls = [("recall('fact')", "recall", {"type": "fact"}, lambda: ops.recall(store, "fact"))]
-                calls += [(f"search {q!r}", "search", {"query": q, "limit": 20},
-                           lambda q=q: ops.search(store, q, 20)) for q in QUERIES]
-                for label, tool, arguments, local in calls:
-                    remote, direct = await _alternating(session, tool, arguments, local)
-                    rows.append(Row(f"{label} p50 (MCP)", p50(remote), p50(direct), "MCP / in-process"))
-                report("MCP round trip (stdio, real subprocess) vs library in-process", rows, baseline="library")
+                texts = (f"bench note {i}" for i in itertools.count(10_000))
+                for label, tool, arguments, local in _calls(store):
+                    def argument_maker(label: str = label, arguments: dict = arguments) -> dict:
+                        # a new text each time for "remember (new)": never an identical one
+                        return {"content": next(texts)} if label == "remember (new)" else arguments
+
+                    by_raw, by_sdk, direct = await _alternating(raw, session, tool, argument_maker, local)
+                    target = f"<= {2 * p50(direct) * 1000 + 2:.2f} ms"
+                    rows.append(Row(f"{label} raw JSON-RPC", p50(by_raw), p50(direct), target))
+                    rows.append(Row(f"{label} SDK client", p50(by_sdk), p50(direct), ""))
+                report("MCP round trip per tool (stdio, real subprocess) vs library in-process", rows,
+                       baseline="library")
+    raw.close()
 
 
-async def _alternating(session: ClientSession, tool: str, arguments: dict, local) -> tuple[list[float], list[float]]:
-    """MCP and library timings of the same call, alternated, after one warm-up of each."""
-    first = await session.call_tool(tool, arguments)
+async def _alternating(raw: RawClient, session: ClientSession, tool: str, arguments: Callable[[], dict],
+                       local: Callable[[], object]) -> tuple[list[float], list[float], list[float]]:
+    """Raw, SDK and library timings of the same call, alternated, after one warm-up of each."""
+    raw.call(tool, arguments())
+    first = await session.call_tool(tool, arguments())
     assert not first.is_error, first.content
     local()
-    remote, direct = [], []
+    by_raw, by_sdk, direct = [], [], []
     for _ in range(REPEAT):
         started = time.perf_counter()
-        result = await session.call_tool(tool, arguments)
-        remote.append(time.perf_counter() - started)
+        raw.call(tool, arguments())
+        by_raw.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        result = await session.call_tool(tool, arguments())
+        by_sdk.append(time.perf_counter() - started)
         assert not result.is_error
         started = time.perf_counter()
         local()
         direct.append(time.perf_counter() - started)
-    return remote, direct
+    return by_raw, by_sdk, direct
+
+
+def _first_answer(argv: list[str], env: dict[str, str]) -> float:
+    """Seconds from starting ``argv`` to its answer to ``initialize``."""
+    started = time.perf_counter()
+    process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               env=env, cwd=ROOT)
+    process.stdin.write(INITIALIZE.encode() + b"\n")
+    process.stdin.flush()
+    answer = json.loads(process.stdout.readline())
+    elapsed = time.perf_counter() - started
+    assert "result" in answer, answer
+    process.stdin.close()
+    process.wait(timeout=60)
+    return elapsed
+
+
+def _startup(source: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    ours, minimal = [], []
+    for _ in range(STARTS):
+        ours.append(_first_answer([sys.executable, "-m", "ora_desktop", "mcp", "--db", str(source)], env))
+        minimal.append(_first_answer([sys.executable, "-c", MINIMAL_SERVER], env))
+    report("Start to the initialize answer (stdio)", [Row("ora-desktop mcp", p50(ours), p50(minimal), "<= 1.2x")],
+           baseline="SDK minimal")

@@ -31,7 +31,7 @@ from .meaning_data import HARD_NEGATIVES, LABELLED
 
 DISTRACTORS = 3000
 K = 5
-THRESHOLDS = (0.70, 0.75, 0.80, 0.85, 0.90, 0.95)
+THRESHOLDS = (0.70, 0.75, 0.80, 0.85, 0.88, 0.90, 0.92, 0.95)
 
 
 def _scores(store, queries: list[tuple[str, str]], mode: str, provider=None) -> tuple[float, float]:
@@ -100,13 +100,14 @@ def _threshold(store) -> None:
     print(f"hard negatives (shared words, different facts): max {hard.max():.3f}, median {np.median(hard):.3f}")
     store.add_many({"id": f"R{i:02d}", "content": r} for i, (*_x, r) in enumerate(LABELLED))
     print(f"{'threshold':>9} {'restatements grouped':>21} {'groups mixing two facts':>24} "
-          f"{'fact grouped with a distractor':>31}")
+          f"{'fact grouped with a distractor':>31} {'near groups of distractors only':>32}")
     for threshold in THRESHOLDS:
         groups = find_duplicates(store, threshold).groups
-        grouped, mixed, stray = 0, 0, 0
+        grouped, mixed, stray, noise = 0, 0, 0, 0
         for group in groups:
             labels = {i[1:] for i in group.ids if i[:1] in "LR" and i[1:].isdigit()}
             mixed += len(labels) > 1
             stray += bool(labels) and any(not (i[:1] in "LR" and i[1:].isdigit()) for i in group.ids)
             grouped += sum(1 for x in labels if {f"L{x}", f"R{x}"} <= set(group.ids))
-        print(f"{threshold:9.2f} {grouped:>14}/{len(LABELLED):<6} {mixed:>24} {stray:>31}")
+            noise += group.kind == "near" and not labels  # demo memories of a shared vocabulary
+        print(f"{threshold:9.2f} {grouped:>14}/{len(LABELLED):<6} {mixed:>24} {stray:>31} {noise:>32}")

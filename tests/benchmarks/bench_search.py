@@ -30,8 +30,8 @@ import statistics
 import time
 from pathlib import Path
 
-from ora_desktop.core import open_store
-from ora_desktop.core.search import drop_index, ensure_index, extract_tags, index_state, search, sidecar_path, walscan
+from ora_desktop.core import open_store, walscan
+from ora_desktop.core.search import drop_index, ensure_index, extract_tags, index_state, search, sidecar_path
 from ora_desktop.core.search.index import get_index
 
 from .common import DATA, Row, bench_file, fresh_copy, p50, report

@@ -8,6 +8,11 @@
   here (push) and after 100 changed on the server (pull), end to end (connect, schema check, lock,
   pull, push, mark, tombstones), target under 1 s, vs raw: connect, read the 100 pending rows,
   COPY + upsert them, mark them synced.
+* throughput of those push and pull runs (memories a second) beside ``COPY``'s;
+* a team at once: 20 homes syncing one agent through the server, 5,000 changes each (random edits
+  and touches of the same 2,000 memories, seeded), syncing every 500 changes, all in parallel,
+  then converging; checked for lost edits, lost touches and conflicts listed other than once
+  (``tests/integration/team.py``), vs ``COPY`` of the same 100,000 changed rows.
 
 A throwaway PostgreSQL server is started for the run (``tests/pg_server.py``). Ours and raw take
 turns run by run; each push/pull run gets a fresh database.
@@ -34,6 +39,7 @@ from .common import DATA, Row, bench_file, fresh_copy, report
 PUSH_PULL = 100_000
 CHANGED = 100
 ROUNDS = 3
+TEAM_HOMES, TEAM_CHANGES, TEAM_MEMORIES, TEAM_PER_SYNC = 20, 5_000, 2_000, 500
 
 
 def _raw_push(path: Path, url: str) -> int:
@@ -123,6 +129,38 @@ def _change_on_server(url: str, site: str, agent: str, round_: int) -> None:
         pg.commit()
 
 
+def _team(server) -> Row:
+    """20 homes at once (see the module's docstring), beside COPY of the same number of rows."""
+    from tests.integration.team import problems, run_team
+
+    root = DATA / "scratch" / "team"
+    if root.exists():
+        import shutil
+
+        shutil.rmtree(root)
+    url = server.new_database("team")
+    team = run_team(url, root, homes=TEAM_HOMES, memories=TEAM_MEMORIES, changes=TEAM_CHANGES,
+                    per_sync=TEAM_PER_SYNC)
+    found = problems(team)
+    conflicts = sum(team.decided.values())
+    print(f"  (team: {team.changes:,} changes by {TEAM_HOMES} homes in {team.seconds:.1f} s, {conflicts:,} conflicts "
+          f"settled, {'no problems' if not found else f'{len(found)} PROBLEMS: ' + '; '.join(found[:5])})")
+    raw_url = server.new_database("rawteam")
+    rows = [(f"mem-{n:08d}", f"home {n % TEAM_HOMES} change {n}", "fact", 5, n % 7, "2026-01-01 00:00:00", 0.5,
+             "[]", None, "2026-01-01 00:00:00", "2026-01-01 00:00:00", None) for n in range(team.changes)]
+
+    def copy_in() -> None:
+        with psycopg.connect(raw_url) as pg, pg.cursor() as cur:
+            cur.execute(DDL)
+            with cur.copy(f"COPY ora_memories (site, agent, {', '.join(COLUMNS)}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(("bench", "raw", *row))
+
+    raw = _timed(copy_in)
+    return Row(f"team: {TEAM_HOMES} homes x {TEAM_CHANGES:,} changes at once", team.seconds, raw,
+               f"converged, nothing lost: {'yes' if not found else 'NO'}", unit="s")
+
+
 def run(memories: int) -> None:
     rows: list[Row] = []
     with running_server() as server:
@@ -151,6 +189,11 @@ def run(memories: int) -> None:
                         f"runs {min(push):.2f}-{max(push):.2f} s"))
         rows.append(Row(f"pull {count:,} memories into an empty file", statistics.median(pull),
                         statistics.median(raw_pull), f"runs {min(pull):.2f}-{max(pull):.2f} s"))
+        rows.append(Row("push throughput (vs COPY in)", count / statistics.median(push),
+                        count / statistics.median(raw_push), unit="rows/s"))
+        rows.append(Row("pull throughput (vs COPY out)", count / statistics.median(pull),
+                        count / statistics.median(raw_pull), unit="rows/s"))
+        rows.append(_team(server))
 
         big = fresh_copy(bench_file(memories), "incremental.site.db")
         url = server.new_database("incremental")

@@ -111,6 +111,8 @@ def fmt(value: float | None, unit: str) -> str:
         return f"{value * 1000:9.2f} ms"
     if unit == "s":
         return f"{value:9.2f} s"
+    if unit == "%":
+        return f"{value:9.1f} %"
     return f"{value:9,.0f} {unit}"
 
 

@@ -94,3 +94,22 @@ def test_with_no_search_the_text_is_shown_without_the_highlighter_and_marked_onc
     assert any(f.start == 4 and f.length == len("needle") for f in block.layout().formats())  # "the needle-word"
     window.browser.detail.set_terms(())
     assert not block.layout().formats()  # no search: no marks
+
+
+def test_an_excerpt_shows_a_match_far_from_any_line_break(make_window, filled_db, qtbot):
+    """A 2.4 MB memory with no line breaks near its match: the excerpt holds the match, and its
+    note says the characters it really shows."""
+    path = filled_db(12)
+    text = "x" * 10 + "\n" + "word " * 480_000 + "the needle-word sits deep inside " + "word " * 2_000
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE memories SET content = ? WHERE id = 'm004'", (text,))
+    window = make_window()
+    window.browser.detail.set_terms(("needle",))
+    select_id(qtbot, window, "m004")
+    editor = window.browser.detail.editor
+    start, end = editor.excerpt
+    at = text.index("needle")
+    assert start <= at < end
+    assert "needle" in editor.content.toPlainText()
+    assert f"characters {start:,}–{end:,}" in editor.excerpt_note.text()
+    assert start > 2_000_000

@@ -8,6 +8,8 @@ import sys
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialogButtonBox
 
+from tests.unit.test_versions import another_program
+
 from .conftest import db_rows, wait_idle
 
 
@@ -153,6 +155,53 @@ def test_conflicting_write_from_a_second_process(make_window, filled_db, qtbot):
     assert db_rows(path, "SELECT importance FROM memories WHERE id='m002'") == [(2,)]  # their other field kept
 
 
+def test_save_meets_a_change_that_left_updated_at_alone(make_window, filled_db, qtbot):
+    """An agent's raw SQL in the same second, not touching updated_at: Save asks, theirs is kept."""
+    path = filled_db(6)
+    window = make_window()
+    select_id(qtbot, window, "m003")
+    detail = window.browser.detail
+    detail.editor.content.setPlainText("My careful rewrite")
+    stamp = db_rows(path, "SELECT updated_at FROM memories WHERE id='m003'")
+    another_program(path, "UPDATE memories SET content = 'The agent corrected this', importance = 2 WHERE id = 'm003'")
+    assert db_rows(path, "SELECT updated_at FROM memories WHERE id='m003'") == stamp
+    shown = []
+    window.curator.conflict_shown.connect(shown.append)
+    qtbot.mouseClick(detail.save_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: bool(shown), timeout=10000)
+    dialog = shown[0]
+    assert dialog.isVisible() and "changed by another program" in dialog.findChildren(type(detail.title))[0].text()
+    assert db_rows(path, "SELECT content, importance FROM memories WHERE id='m003'") == [
+        ("The agent corrected this", 2)]  # nothing overwritten
+    qtbot.mouseClick(dialog.keep_theirs, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: detail.editor.content.toPlainText() == "The agent corrected this", timeout=5000)
+    assert db_rows(path, "SELECT content, importance FROM memories WHERE id='m003'") == [
+        ("The agent corrected this", 2)]
+    assert not window.ctx.undo_stack.canUndo()  # no step of ours was written
+
+
+def test_bulk_edit_refuses_when_a_chosen_memory_changed_underneath(make_window, filled_db, qtbot, monkeypatch):
+    path = filled_db(4)
+    window = make_window()
+    wait_idle(qtbot, window)
+    model = window.browser.model
+    shown = [model.memory_at(r) for r in range(model.rowCount())]
+    assert len(shown) == 4 and None not in shown
+
+    async def chosen():  # the rows the person selected, as the table showed them
+        return shown
+    monkeypatch.setattr(window.curator, "selection", chosen)
+    errors = []
+    monkeypatch.setattr(window.ctx, "show_error", lambda exc, title="": errors.append(str(exc)))
+    another_program(path, "UPDATE memories SET access_count = 41 WHERE id = 'm002'")
+    before = db_rows(path, "SELECT * FROM memories ORDER BY id")
+    window.curator.apply_bulk({"type": "task"}, "set type")
+    qtbot.waitUntil(lambda: bool(errors), timeout=10000)
+    assert "'m002' was changed by another program" in errors[0]
+    assert db_rows(path, "SELECT * FROM memories ORDER BY id") == before
+    assert not window.ctx.undo_stack.canUndo()
+
+
 def test_new_memory_with_ctrl_n(make_window, filled_db, qtbot):
     path = filled_db(3)
     window = make_window()
@@ -252,3 +301,60 @@ def test_an_edit_leaves_the_hidden_jobs_tab_unread_until_it_is_shown(make_window
     qtbot.waitUntil(lambda: len(reads) == 1, timeout=10000)  # shown: read once, current
     qtbot.wait(200)
     assert len(reads) == 1 and jobs.schedule.rowCount() > 0
+
+
+def test_delete_moves_the_selection_to_the_next_row(make_window, filled_db, qtbot):
+    """As in a mail client: after Del the row below the deleted one is selected, not the top."""
+    path = filled_db(10)
+    window = make_window()
+    wait_idle(qtbot, window)
+    table, model = window.browser.table, window.browser.model
+    table.setFocus()
+    table.select_row(5)
+    doomed, following = model.memory_at(5).id, model.memory_at(6).id
+    qtbot.keyClick(table, Qt.Key.Key_Delete)
+    qtbot.waitUntil(lambda: db_rows(path, "SELECT count(*) FROM memories") == [(9,)], timeout=10000)
+    qtbot.waitUntil(lambda: model.rowCount() == 9 and not model.is_loading(), timeout=10000)
+    wait_idle(qtbot, window)
+    assert content_of(path, doomed) is None
+    assert table.current_memory_now().id == following
+    assert table.selected_rows() == [5]
+    qtbot.waitUntil(lambda: window.browser.detail.memory is not None
+                    and window.browser.detail.memory.id == following, timeout=5000)
+    # the last row deleted: the one above it takes the selection
+    table.select_row(8)
+    above = model.memory_at(7).id
+    qtbot.keyClick(table, Qt.Key.Key_Delete)
+    qtbot.waitUntil(lambda: model.rowCount() == 8 and not model.is_loading(), timeout=10000)
+    wait_idle(qtbot, window)
+    assert table.current_memory_now().id == above
+
+
+def test_find_and_replace_previews_replaces_the_selection_and_undoes_in_one_step(make_window, filled_db, qtbot):
+    path = filled_db(9)
+    window = make_window()
+    wait_idle(qtbot, window)
+    table, model = window.browser.table, window.browser.model
+    table.setFocus()
+    deploys = [r for r in range(model.rowCount()) if "deploys" in model.memory_at(r).content]
+    table.select_row(deploys[0])
+    table.selectionModel().select(model.index(deploys[1], 0), table.selectionModel().SelectionFlag.Select
+                                  | table.selectionModel().SelectionFlag.Rows)
+    chosen = {model.memory_at(r).id for r in deploys[:2]}
+    before = {i: content_of(path, i) for i in chosen | {model.memory_at(deploys[2]).id}}
+    assert "Ctrl+H" in [k.toString() for k in window.curator.replace_action.shortcuts()]  # on every desktop
+    window.curator.replace_action.trigger()
+    qtbot.waitUntil(lambda: window.curator.dialog is not None and window.curator.dialog.isVisible(), timeout=5000)
+    dialog = window.curator.dialog
+    assert dialog.scope.currentText() == "the 2 selected memories"
+    qtbot.keyClicks(dialog.find, "deploys")
+    qtbot.keyClicks(dialog.replacement, "releases")
+    qtbot.waitUntil(lambda: dialog.replace_button.isEnabled(), timeout=10000)
+    assert "2 times in 2 memories" in dialog.summary.text() and dialog.preview.count() == 2
+    assert all(content_of(path, i) == text for i, text in before.items())  # the preview wrote nothing
+    qtbot.mouseClick(dialog.replace_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: all("releases" in content_of(path, i) for i in chosen), timeout=10000)
+    untouched = (set(before) - chosen).pop()
+    assert content_of(path, untouched) == before[untouched]  # not selected: not changed
+    undo(qtbot, window)
+    qtbot.waitUntil(lambda: all(content_of(path, i) == text for i, text in before.items()), timeout=10000)

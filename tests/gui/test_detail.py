@@ -206,6 +206,109 @@ def test_saving_keeps_the_pane_and_the_cursor_where_the_person_was(make_window, 
     assert content.toPlainText() == detail.memory.content  # an undo shows the stored text again
 
 
+def test_sync_state_is_shown_once_beside_the_sync_field(make_window, filled_db, qtbot):
+    """A row marked synced but edited after its last sync: one phrase, beside the field that says
+    'Synced' — not a second, contradicting 'dirty (not synced)' in the header."""
+    import sqlite3
+
+    from .test_curate import select_id
+
+    path = filled_db(6)
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE memories SET sync_status = 'synced', synced_at = '2026-01-01 00:00:00', "
+                     "updated_at = '2026-02-01 00:00:00' WHERE id = 'm002'")
+        conn.execute("UPDATE memories SET sync_status = 'synced', synced_at = '2026-03-01 00:00:00', "
+                     "updated_at = '2026-02-01 00:00:00' WHERE id = 'm003'")
+    window = make_window()
+    detail = window.browser.detail
+    select_id(qtbot, window, "m002")
+    assert detail.editor.sync.currentData() == "synced"
+    assert detail.editor.sync_state.text() == "— changed since its last sync"
+    assert "dirty" not in detail.meta.text() and "sync" not in detail.meta.text()
+    select_id(qtbot, window, "m003")
+    assert detail.editor.sync_state.text() == "— in sync"
+
+
+def test_repair_links_of_a_malformed_related_to_and_undo(make_window, filled_db, qtbot):
+    """A related_to of prose offers Repair links: the ids it names become the links, Ctrl+Z restores it."""
+    import sqlite3
+
+    path = filled_db(6)
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE memories SET related_to = 'see m001 and m004 (old notes)' WHERE id = 'm002'")
+    window = make_window()
+    select_id(qtbot, window, "m002")
+    detail = window.browser.detail
+    qtbot.waitUntil(detail.repair_button.isVisible, timeout=10000)
+    assert "not a list of ids" in detail.related_note.text()
+    qtbot.mouseClick(detail.repair_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: related(path, "m002") == '["m001", "m004"]', timeout=10000)
+    qtbot.waitUntil(lambda: detail.related.count() == 2 and not detail.repair_button.isVisible(), timeout=10000)
+    qtbot.waitUntil(window.ctx.undo_stack.canUndo, timeout=5000)
+    qtbot.waitUntil(lambda: not window.curator._serial().locked(), timeout=5000)
+    window.curator.undo_action.trigger()
+    qtbot.waitUntil(lambda: related(path, "m002") == "see m001 and m004 (old notes)", timeout=10000)
+
+
+def test_the_link_field_picks_a_memory_by_its_words(make_window, filled_db, qtbot):
+    """Type words, the matching memories pop up as their first line and id; choose one, Link."""
+    path = filled_db(12)
+    window = make_window()
+    select_id(qtbot, window, "m001")
+    detail = window.browser.detail
+    detail.link_id.setFocus()
+    qtbot.keyClicks(detail.link_id, "number 7")
+    picker = detail.link_picker
+    qtbot.waitUntil(lambda: bool(picker.choices), timeout=10000)
+    assert picker.choices[0][0] == "m007" and "Memory number 7" in picker.choices[0][1]
+    assert all(memory_id != "m001" for memory_id, _title in picker.choices)  # never itself
+    offered = picker.model.stringList()
+    assert offered[0].endswith("  —  m007")
+    picker.completer.activated.emit(offered[0])
+    qtbot.waitUntil(lambda: detail.link_id.text() == "m007", timeout=5000)
+    qtbot.mouseClick(detail.link_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: related(path, "m001") == '["m007"]', timeout=10000)
+    # words and Link at once: the best match is linked
+    detail.link_id.setFocus()
+    qtbot.keyClicks(detail.link_id, "number 3")
+    qtbot.waitUntil(lambda: picker.choices and picker.choices[0][0] == "m003", timeout=10000)
+    qtbot.mouseClick(detail.link_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: related(path, "m001") == '["m007", "m003"]', timeout=10000)
+
+
+def test_stored_values_shows_the_row_as_stored_and_saves_a_validated_edit(make_window, filled_db, qtbot):
+    """Every column with its storage class; a bad value is named and not saved; a good one is
+    saved as an undoable edit."""
+    import sqlite3
+
+    path = filled_db(6)
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE memories SET synced_at = '2026-01-14T10:30:00.000Z' WHERE id = 'm002'")
+    window = make_window()
+    select_id(qtbot, window, "m002")
+    detail = window.browser.detail
+    detail.stored_button.click()
+    qtbot.waitUntil(lambda: detail.stored_dialog is not None and detail.stored_dialog.isVisible(), timeout=10000)
+    dialog = detail.stored_dialog
+    rows = {dialog.table.item(r, 0).text(): r for r in range(dialog.table.rowCount())}
+    assert dialog.table.item(rows["synced_at"], 2).text() == "2026-01-14T10:30:00.000Z"
+    assert dialog.table.item(rows["synced_at"], 1).text() == "text"
+    assert not dialog.table.item(rows["id"], 2).flags() & Qt.ItemFlag.ItemIsEditable
+    dialog.table.item(rows["importance"], 2).setText("11")
+    assert not dialog.save_button.isEnabled() and "importance" in dialog.message.text().lower()
+    dialog.table.item(rows["importance"], 2).setText("9")
+    dialog.table.item(rows["related_to"], 2).setText('["m001"]')
+    assert dialog.save_button.isEnabled() and dialog.message.text() == ""
+    dialog.save_button.click()
+    qtbot.waitUntil(lambda: db_rows(path, "SELECT importance, related_to FROM memories WHERE id = 'm002'")
+                    == [(9, '["m001"]')], timeout=10000)
+    qtbot.waitUntil(window.ctx.undo_stack.canUndo, timeout=5000)
+    qtbot.waitUntil(lambda: not window.curator._serial().locked(), timeout=5000)
+    window.curator.undo_action.trigger()
+    qtbot.waitUntil(lambda: db_rows(path, "SELECT importance FROM memories WHERE id = 'm002'") == [(3,)],
+                    timeout=10000)
+
+
 def test_expiry_in_the_detail_editor_refuses_a_bare_number_and_takes_a_span_from_now(make_window, filled_db, qtbot):
     path = filled_db(4)
     window = make_window()

@@ -279,3 +279,57 @@ def test_a_hidden_jobs_tab_reads_the_new_file_only_when_shown(ctx, loop, ora_hom
 
     loop.run_until_complete(scenario())
     assert reads == [writer]
+
+
+def test_relative_times_move_on_while_the_tab_is_shown(ctx, loop, ora_home: Path, qtbot, monkeypatch) -> None:
+    """'just now' must not stay 'just now' for ten minutes: a shown tab writes its times again."""
+    from datetime import timedelta
+
+    from ora_desktop.core import timestamps
+    from ora_desktop.core.maintenance import run_job
+
+    agent, path = agent_with_expired(ora_home)
+    run_job("check", path)
+    view = JobsView(ctx)
+    qtbot.addWidget(view)
+    view.show()
+
+    async def scenario() -> None:
+        ctx.set_current(agent)
+        await until(lambda: view.snapshot is not None and view.snapshot.schedule, what="schedule")
+
+    loop.run_until_complete(scenario())
+    row = next(r for r in range(view.schedule.rowCount()) if view.schedule.item(r, 0).text() == "check")
+    assert view.schedule.item(row, 3).text() == "just now"
+    assert view.clock.isActive()
+    later = timestamps.now() + timedelta(minutes=10, seconds=30)
+    monkeypatch.setattr(timestamps, "now", lambda: later)
+    view.clock.timeout.emit()
+    assert view.schedule.item(row, 3).text() == "10 min ago"
+    view.hide()
+    assert not view.clock.isActive()
+
+
+def test_a_check_that_saw_the_file_change_is_shown_checked_again_not_damaged(ctx, loop, ora_home: Path, qtbot,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.unit.maintenance_support import changing_under_the_first_check
+
+    agent, path = agent_with_expired(ora_home)
+    changing_under_the_first_check(monkeypatch, path)
+    view = JobsView(ctx)
+    qtbot.addWidget(view)
+
+    async def scenario() -> None:
+        ctx.set_current(agent)
+        await until(lambda: view.snapshot is not None)
+        view.job.setCurrentIndex(view.job.findData("check"))
+        view.run_button.click()
+        await until(lambda: view.last_report is not None, what="the check's report")
+        await until(lambda: any(row[1] == "check" for row in history_rows(view)), what="history row")
+
+    loop.run_until_complete(scenario())
+    assert view.last_report.outcome == "ok"
+    assert "the file changed during the check; checked again" in view.message.text()
+    assert "damaged" not in view.message.text()
+    row = next(row for row in history_rows(view) if row[1] == "check")
+    assert row[3] == "ok"

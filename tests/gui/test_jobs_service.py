@@ -196,3 +196,26 @@ def test_a_scheduled_run_that_changed_memories_is_announced(ctx, loop, ora_home:
     assert expired >= 3
     assert notices[0].startswith(f"Scheduled cleanup changed ora (anwe-sh): expired {expired}.")
     assert "Deleted memories" in notices[0]
+
+
+def test_a_promote_notice_names_the_parent_it_changed(ora_home: Path) -> None:
+    """Promote runs on a task agent's file but adds memories to its parent: the notice says so."""
+    import sqlite3
+
+    from ora_desktop.core.maintenance import run_job
+    from ora_desktop.core.schema import INIT_SQL
+
+    folder = ora_home / "sites" / "anwe-sh"
+    folder.mkdir(parents=True)
+    for name in ("ora", "task-123"):
+        with sqlite3.connect(folder / f"{name}.site.db") as conn:
+            conn.executescript(INIT_SQL)
+    with sqlite3.connect(folder / "task-123.site.db") as conn:
+        conn.execute("INSERT INTO memories (id, content, importance, created_at, updated_at) "
+                     "VALUES ('k1', 'key finding', 9, datetime('now'), datetime('now'))")
+        conn.execute("INSERT INTO task_context (id, task_description, status, created_at, completed_at) "
+                     "VALUES ('t1', 'report', 'completed', datetime('now'), datetime('now'))")
+    report = run_job("promote", folder / "task-123.site.db")
+    text = service.describe_run(report, {"promoted": 1})
+    assert text.startswith("Scheduled promote changed ora (anwe-sh): copied 1 important memories from")
+    assert "task-123" in text

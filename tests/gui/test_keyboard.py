@@ -97,3 +97,34 @@ def test_showing_a_memory_sends_none_of_the_panes_events_through_python(make_win
         qtbot.waitUntil(lambda: detail.memory is not None and detail.memory.id == model.memory_at(3).id, timeout=5000)
         qtbot.wait(200)  # laid out and painted
     assert [w for w in seen if w is detail or detail.isAncestorOf(w)] == []
+
+
+def test_escape_cancels_an_edit_and_nothing_is_saved(make_window, filled_db, qtbot):
+    """Enter, type, Escape, Down: the typed text is dropped, not saved on leaving the row."""
+    from .conftest import db_rows
+
+    path = filled_db(12)
+    window = make_window()
+    wait_idle(qtbot, window)
+    window.activateWindow()
+    table = window.browser.table
+    detail = window.browser.detail
+    editor = detail.editor.content
+    table.setFocus()
+    table.select_row(0)
+    first = window.browser.model.memory_at(0)
+    qtbot.waitUntil(lambda: detail.memory is not None and detail.memory.id == first.id, timeout=5000)
+    qtbot.keyClick(table, Qt.Key.Key_Return)
+    assert focused() is editor
+    qtbot.keyClicks(editor, "typed by accident ")
+    assert detail.editor.is_modified()
+    qtbot.keyClick(editor, Qt.Key.Key_Escape)
+    assert focused() is table
+    assert not detail.editor.is_modified()
+    assert editor.toPlainText() == first.content
+    qtbot.keyClick(table, Qt.Key.Key_Down)
+    second = window.browser.model.memory_at(1).id
+    qtbot.waitUntil(lambda: detail.memory.id == second, timeout=5000)
+    qtbot.wait(300)
+    assert db_rows(path, "SELECT content FROM memories WHERE id = ?", (first.id,)) == [(first.content,)]
+    assert not window.ctx.undo_stack.canUndo()

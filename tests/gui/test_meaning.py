@@ -63,7 +63,14 @@ def test_duplicates_view_merges_in_one_undo_step(make_window, seed_db, qtbot):
     view.cards[1].keep.setChecked(True)
     assert view.merged.toPlainText() == ROWS[1]["content"]
     view.merged.setPlainText("User prefers JWT auth in httpOnly cookies")
-    view.merge_button.click()
+    assert view.merge_button.text() == "Merge 2 memories…"
+    view.merge_button.click()  # asks first, naming every memory it changes
+    qtbot.waitUntil(lambda: view.confirm is not None and view.confirm.isVisible(), timeout=5000)
+    listed = [view.confirm.items.item(i).text() for i in range(view.confirm.items.count())]
+    assert listed[0].startswith("keep   jwt2") and listed[1].startswith("supersede   jwt") and len(listed) == 2
+    with open_store(path, readonly=True) as store:
+        assert store.get("jwt").superseded_by is None  # nothing merged before the confirmation
+    view.confirm.confirm.click()
     qtbot.waitUntil(lambda: view.group_list.count() == 1, timeout=15000)
     with open_store(path, readonly=True) as store:
         kept, other = store.get("jwt2"), store.get("jwt")
@@ -77,3 +84,4 @@ def test_duplicates_view_merges_in_one_undo_step(make_window, seed_db, qtbot):
     qtbot.waitUntil(restored, timeout=15000)
     with open_store(path, readonly=True) as store:
         assert store.get("jwt2").importance == 5
+    qtbot.waitUntil(lambda: view.group_list.count() == 2, timeout=30000)  # the group is back in the panel

@@ -71,7 +71,7 @@ SORT_VALUE = {
     "health": lambda m: m.health_score, "access_count": lambda m: m.access_count,
     "last_accessed": lambda m: m.last_accessed_at, "created": lambda m: m.created_at,
     "expires": lambda m: m.expires_at, "sync": lambda m: m.sync_status, "dirty": lambda m: m.is_dirty,
-    "updated": lambda m: m.version, "id": lambda m: m.id,
+    "updated": lambda m: m.updated_at_text, "id": lambda m: m.id,
 }
 
 
@@ -96,7 +96,7 @@ def test_sort_by_any_column_requeries_the_keys(ctx, qtbot, filled_db):
                 flags = [m.is_dirty for m in rows]
                 assert flags == sorted(flags, reverse=descending) and len(set(flags)) == 2
                 for flag in (True, False):
-                    group = [(m.version, m.rowid) for m in rows if m.is_dirty is flag]
+                    group = [(m.updated_at_text, m.rowid) for m in rows if m.is_dirty is flag]
                     assert group == sorted(group, reverse=True), f"sorted by dirty, {order.name}"
                 continue
             shown = [(_none_first(value(m)), m.rowid) for m in rows]

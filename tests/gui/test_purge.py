@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import UTC, datetime
+from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
@@ -108,7 +109,9 @@ def test_a_file_the_check_found_damaged_is_marked_and_offers_recover(make_window
     assert 0 < db_rows(out, "SELECT count(*) FROM memories")[0][0] <= 300
 
 
-def test_a_file_that_fails_to_open_as_damaged_offers_recover_when_selected(make_window, filled_db, qtbot):
+def test_a_file_that_fails_to_open_as_damaged_offers_recover_in_the_pane(make_window, filled_db, qtbot):
+    """Selecting a damaged file shows why and a Recover button in the pane; no dialog opens until
+    the person asks."""
     filled_db(20)
     cut = filled_db(400, agent="cut")
     conn = sqlite3.connect(cut)
@@ -122,5 +125,59 @@ def test_a_file_that_fails_to_open_as_damaged_offers_recover_when_selected(make_
     item = sidebar.item_for(cut)
     assert "(damaged)" in item.text(0) and item.foreground(0).color().name() == DAMAGED_COLOUR
     sidebar.setCurrentItem(item)
+    browser = window.browser
+    qtbot.waitUntil(lambda: browser.recover_button.isVisible(), timeout=10000)
+    assert "cannot be opened" in browser.message.text()
+    qtbot.wait(200)
+    assert window.forgetter.dialog is None  # nothing pops up by itself
+    qtbot.mouseClick(browser.recover_button, Qt.MouseButton.LeftButton)
     _confirm(qtbot, window, "cut.site.db", "cut-recovered.site.db")
-    qtbot.waitUntil(cut.with_name("cut-recovered.site.db").exists, timeout=20000)
+    qtbot.waitUntil(lambda: browser.store is not None and browser.store.path.name == "cut-recovered.site.db",
+                    timeout=20000)  # the salvaged file opens
+    # another, healthy file: no Recover button there
+    sidebar.setCurrentItem(sidebar.item_for(cut.with_name("ora.site.db")))
+    qtbot.waitUntil(lambda: browser.store is not None and browser.store.path.name == "ora.site.db", timeout=10000)
+    assert not browser.recover_button.isVisible()
+
+
+def test_recovering_nothing_lists_and_opens_no_new_agent(make_window, filled_db, qtbot):
+    filled_db(5)
+    hopeless = filled_db(1, agent="hopeless")
+    hopeless.write_bytes(b"SQLite format 3\x00" + b"\xa5" * (4096 * 8 - 16))
+    for suffix in ("-wal", "-shm"):
+        Path(f"{hopeless}{suffix}").unlink(missing_ok=True)
+    window = make_window()
+    window.forgetter.recover(hopeless)
+    _confirm(qtbot, window, "hopeless.site.db")
+    qtbot.waitUntil(lambda: "Nothing could be recovered" in window.statusBar().currentMessage(), timeout=20000)
+    out = hopeless.with_name("hopeless-recovered.site.db")
+    assert not out.exists()
+    assert window.sidebar.item_for(out) is None and str(out) not in window.recent_files()
+
+
+def test_confirmations_name_each_memory_and_never_confirm_on_enter(make_window, filled_db, qtbot):
+    """One memory reads "the deleted memory", each line shows the memory's text, and Enter (the
+    default button) cancels: nothing is forgotten by a stray keypress."""
+    path = filled_db(5)
+    window = make_window()
+    wait_idle(qtbot, window)
+    store = window.ctx.store_for(path)
+    store.delete(["m003"])
+    window.forgetter.empty_trash(path)
+    forgetter = window.forgetter
+    qtbot.waitUntil(lambda: forgetter.dialog is not None and forgetter.dialog.isVisible(), timeout=10000)
+    dialog = forgetter.dialog
+    shown = " ".join(label.text() for label in dialog.findChildren(QLabel))
+    assert "the deleted memory in the trash" in shown and "1 memories" not in shown
+    assert dialog.items.item(0).text().startswith("m003  —  Memory number 3 about deploys")
+    assert not dialog.confirm.isDefault()
+    qtbot.keyClick(dialog, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=5000)
+    assert db_rows(path, "SELECT count(*) FROM ora_desktop_trash") == [(1,)]  # Enter cancelled
+    # Delete permanently names the live memory's text too
+    window.browser.table.select_row(0)
+    first = window.browser.model.memory_at(0)
+    window.forgetter.purge_action.trigger()
+    qtbot.waitUntil(lambda: forgetter.dialog is not dialog and forgetter.dialog.isVisible(), timeout=10000)
+    assert forgetter.dialog.items.item(0).text() == f"{first.id}  —  {first.title}  (live)"
+    forgetter.dialog.reject()

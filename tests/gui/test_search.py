@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 from PySide6.QtCore import Qt
 
 from ora_desktop.gui.memories.delegates import match_spans
@@ -105,6 +107,7 @@ def test_search_across_all_sites_says_where(make_window, filled_db, seed_db, qtb
     assert browser.center.currentWidget() is browser.everywhere
     where = {browser.everywhere.topLevelItem(i).text(1) for i in range(5)}
     assert where == {"anwe-sh/ora", "docs/writer"}
+    assert window.count_label.text() == "5 hits across all sites"  # not the hidden table's rows
     item = next(browser.everywhere.topLevelItem(i) for i in range(5)
                 if browser.everywhere.topLevelItem(i).text(1) == "docs/writer")
     browser.everywhere.itemActivated.emit(item, 0)
@@ -182,6 +185,7 @@ def test_a_keystroke_does_not_repaint_the_old_hits_with_the_new_words(make_windo
     qtbot.wait(300)
     assert painted_before_reset[:1] == [0] and paints.count >= 1
     assert browser.table.highlight.terms == ("deploys",)
+    wait_idle(qtbot, window)  # every row fetched (a loaded machine paints later)
     assert all("deploys" in m.content for m in shown(window))
 
 
@@ -263,3 +267,52 @@ def test_all_sites_hits_show_their_own_memory_and_the_sidebar_follows(make_windo
     assert window.sidebar.currentItem() is window.sidebar.item_for(writer)  # the sidebar follows
     qtbot.waitUntil(lambda: browser.center.currentWidget() is browser.table
                     and browser.model.rowCount() == 1, timeout=10000)
+
+
+def test_a_new_search_shows_its_top_hit_selected(make_window, filled_db, qtbot):
+    """A row picked far down the list must not stay selected (and scrolled to) under a new query:
+    the best hit is selected, in view, and the detail pane shows it."""
+    filled_db(120)
+    window = make_window()
+    browser = window.browser
+    wait_idle(qtbot, window)
+    browser.table.select_row(119)  # a far row that the search below finds too
+    qtbot.waitUntil(lambda: browser.model.memory_at(119) is not None)
+    browser.table.select_row(max(r for r in range(60, 120) if "deploys" in browser.model.memory_at(r).content))
+    qtbot.waitUntil(lambda: browser.detail.memory is not None and "deploys" in browser.detail.memory.content)
+    assert browser.table.verticalScrollBar().value() > 0
+    browser.search.field.setText("deploys")
+    qtbot.waitUntil(lambda: not browser.model.is_loading() and browser.model.rowCount() == 40, timeout=10000)
+    wait_idle(qtbot, window)
+    top = browser.model.memory_at(0)
+    assert browser.table.currentIndex().row() == 0
+    assert browser.table.selected_rows() == [0]
+    assert browser.table.verticalScrollBar().value() == 0
+    qtbot.waitUntil(lambda: browser.detail.memory is not None and browser.detail.memory.id == top.id)
+
+
+def test_a_refresh_keeps_the_selected_row(make_window, filled_db, qtbot):
+    """Only a new question moves the selection: another program's write keeps it where it was."""
+    path = filled_db(60)
+    window = make_window()
+    browser = window.browser
+    wait_idle(qtbot, window)
+    browser.table.select_row(40)
+    qtbot.waitUntil(lambda: browser.table.current_memory_now() is not None)
+    chosen = browser.table.current_memory_now().id
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE memories SET importance = 3 WHERE id = 'm001'")
+    qtbot.wait(1500)
+    wait_idle(qtbot, window)
+    assert browser.table.current_memory_now().id == chosen
+
+
+def test_the_count_follows_back_to_the_table(make_window, filled_db, seed_db, qtbot):
+    filled_db(10)
+    window = make_window()
+    browser = window.browser
+    browser.search.scope.setCurrentIndex(1)
+    browser.search.field.setText("deploys")
+    qtbot.waitUntil(lambda: window.count_label.text() == "4 hits across all sites", timeout=10000)
+    browser.search.scope.setCurrentIndex(0)
+    qtbot.waitUntil(lambda: window.count_label.text().startswith("4 memories"), timeout=10000)

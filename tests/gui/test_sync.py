@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from pathlib import Path
 
@@ -104,3 +105,45 @@ def test_without_a_server_sync_now_is_off(ctx, loop, ora_home: Path, qtbot) -> N
     loop.run_until_complete(scenario())
     assert view.indicator.text() == "sync off" and not view.sync_now.isEnabled()
     assert "add [sync] url" in view.server.text()
+
+
+def test_a_delete_overridden_elsewhere_is_listed_and_a_future_sync_is_a_clock_problem(
+        ctx, loop, ora_home: Path, tmp_path: Path, pg_url: str, qtbot) -> None:
+    _configure(pg_url)
+    path = ora_desktop.OraHome(ora_home).create_agent("anwe-sh", "ora")
+    with ora_desktop.open_store(path) as store:
+        memory = store.add("The VPN config is in the shared vault")
+    view = SyncView(ctx)
+    qtbot.addWidget(view)
+    view.show()
+    other = Machine(tmp_path, "desk")
+
+    async def scenario() -> None:
+        ctx.set_current(AgentFile("anwe-sh", "ora", path))
+        await until(lambda: view.sync_now.isEnabled(), what="Sync now enabled")
+        qtbot.mouseClick(view.sync_now, Qt.MouseButton.LeftButton)
+        await until(lambda: view.sync_task is not None and view.sync_task.done(), timeout=60, what="first sync")
+        other.sync(pg_url)
+        with ora_desktop.open_store(path) as store:
+            store.delete(memory.id)
+        qtbot.mouseClick(view.sync_now, Qt.MouseButton.LeftButton)  # the deletion goes up
+        await until(lambda: view.sync_task.done(), timeout=60, what="second sync")
+        time.sleep(2.5)
+        with other.store() as store:  # edited later on the desk, which had not seen the deletion
+            store.update(memory.id, content="The VPN config moved to the team vault")
+        other.sync(pg_url)
+        await until(lambda: view.sync_now.isEnabled(), what="Sync now enabled again")
+        qtbot.mouseClick(view.sync_now, Qt.MouseButton.LeftButton)
+        await until(lambda: view.sync_task.done(), timeout=60, what="third sync")
+        await until(lambda: view.conflicts.rowCount() == 1, what="the conflict listed")
+
+    loop.run_until_complete(scenario())
+    assert view.conflicts.item(0, 1).text() == memory.id
+    assert view.conflicts.item(0, 2).text() == "delete · server won"
+    assert "deleted here, edited later elsewhere" in view.conflicts.item(0, 4).text()
+    assert "Conflicts sync settled: 1 " in view.conflicts_label.text()
+    # A last sync recorded on a clock a day ahead reads as a clock problem, not as a time.
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE ora_desktop_sync SET last_sync = datetime('now', '+1 day')")
+    loop.run_until_complete(view.refresh())
+    assert "clock problem" in view.last_sync.text() and "in the future" in view.last_sync.text()

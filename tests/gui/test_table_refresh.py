@@ -75,23 +75,25 @@ def test_an_edit_in_the_window_repaints_without_reading_the_keys(make_window, fi
     assert window.browser.table.currentIndex().row() == row  # still selected
 
 
-def test_a_delete_and_an_add_read_the_keys_again(ctx, qtbot, filled_db):
+def test_a_delete_and_an_add_move_rows_without_reading_the_keys(ctx, qtbot, filled_db):
     path = filled_db(20)
     model = loaded_model(ctx, qtbot, path)
     fetch_all_visible(model, qtbot, range(20))
     store = ctx.store_for(path)
     reads = model.key_reads
-    gone = model.memory_at(4)
+    gone, after = model.memory_at(4), model.memory_at(5)
     write(ctx, qtbot, store.delete, gone.id)
     qtbot.waitUntil(lambda: model.rowCount() == 19, timeout=5000)
-    assert model.key_reads == reads + 1
+    assert model.key_reads == reads  # the rowid it had is known: that row alone goes
     fetch_all_visible(model, qtbot, range(19))
     assert gone.id not in {model.memory_at(r).id for r in range(19)}
+    assert model.memory_at(4).id == after.id
     write(ctx, qtbot, store.add, "A new memory", type="fact", importance=4)
     qtbot.waitUntil(lambda: model.rowCount() == 20, timeout=5000)
-    assert model.key_reads == reads + 2
+    assert model.key_reads == reads  # placed where it sorts
     fetch_all_visible(model, qtbot, range(20))
     assert model.memory_at(0).content == "A new memory"  # newest first
+    assert model.memory_at(5).id == after.id
 
 
 def test_an_edit_of_the_sort_column_keeps_the_order_correct(ctx, qtbot, filled_db):
@@ -134,20 +136,22 @@ def test_an_edit_that_leaves_the_filter_removes_the_row(ctx, qtbot, filled_db):
     assert all(model.memory_at(r).importance >= 8 for r in range(count - 1))
 
 
-def test_another_programs_edit_reloads_and_shows_the_new_value(ctx, qtbot, filled_db):
-    """The watcher cannot tell which rows another program changed: the keys are read again."""
+def test_another_programs_edit_repaints_that_row_and_shows_the_new_value(ctx, qtbot, filled_db):
+    """The change feed names the row another program changed: only it repaints, no key read."""
     path = filled_db(10)
     model = loaded_model(ctx, qtbot, path)
     fetch_all_visible(model, qtbot, range(10))
     target = model.memory_at(2)
-    reads = model.key_reads
+    reads, spy = model.key_reads, Spy(model)
     ctx.start_watching(50)
     qtbot.wait(100)
     code = ("import ora_desktop, sys; s = ora_desktop.open_store(sys.argv[1]); "
             "s.update(sys.argv[2], importance=10)")
     subprocess.run([sys.executable, "-c", code, str(path), target.id], check=True)
     qtbot.waitUntil(lambda: model.memory_at(2) is not None and model.memory_at(2).importance == 10, timeout=5000)
-    assert model.key_reads > reads
+    qtbot.wait(150)
+    assert model.key_reads == reads and spy.resets == 0
+    assert set(spy.rows) == {(2, 2)}
 
 
 def test_scrolling_fetches_rows_on_a_worker_thread_never_in_data(ctx, qtbot, filled_db):

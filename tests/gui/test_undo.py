@@ -117,3 +117,29 @@ def test_undo_and_redo_labels_stay_put(make_window, filled_db, qtbot):
     assert window.curator.undo_action.text() == "&Undo"
     assert window.curator.redo_action.text() == "&Redo"
     assert "edit content" in window.curator.undo_action.toolTip()
+
+
+def test_change_history_lists_the_journal_shared_with_the_command_line(make_window, filled_db, qtbot):
+    """A step made in a terminal and one made in the window, newest first, in one table."""
+    import subprocess
+    import sys
+
+    from .conftest import wait_idle
+
+    path = filled_db(6)
+    window = make_window()
+    wait_idle(qtbot, window)
+    done = subprocess.run([sys.executable, "-m", "ora_desktop", "edit", "--db", str(path), "m001",
+                           "--importance", "9"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    window.browser.table.select_row(0)
+    window.curator.delete_action.trigger()
+    qtbot.waitUntil(lambda: window.ctx.undo_stack.canUndo(), timeout=10000)
+    qtbot.waitUntil(lambda: not window.curator._serial().locked(), timeout=10000)
+    window.curator.history_action.trigger()
+    dialog = window.curator.dialog
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 2, timeout=10000)
+    labels = [dialog.table.item(r, 4).text() for r in range(2)]
+    assert labels[0] == "delete 1 memory"  # newest first
+    assert labels[1] == "edit importance of m001"
+    dialog.close()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from PySide6.QtCore import QMimeData, QPointF, QSettings, Qt, QUrl
 from PySide6.QtGui import QDropEvent
@@ -43,7 +41,8 @@ def test_sidebar_greys_broken_files_and_sees_new_ones(make_window, filled_db, or
     assert item.foreground(0).color() != window.sidebar.item_for(window.ctx.current_path()).foreground(0).color()
     window.sidebar.setCurrentItem(item)
     qtbot.waitUntil(lambda: "cannot be opened" in window.browser.message.text(), timeout=5000)
-    assert window.browser.center.currentWidget() is window.browser.message
+    assert window.browser.center.currentWidget() is window.browser.message_page
+    assert not window.browser.recover_button.isVisible()  # not a database at all: nothing to salvage
     # a new agent file appears without a restart (QFileSystemWatcher)
     filled_db(3, site="anwe-sh", agent="newcomer")
     qtbot.waitUntil(lambda: window.sidebar.item_for(ora_home / "sites" / "anwe-sh" / "newcomer.site.db")
@@ -131,11 +130,17 @@ def test_menus_shortcuts_and_about(make_window, filled_db, qtbot):
     assert window.file_label.text() == "anwe-sh/ora"
 
 
-def test_desktop_file_and_icon_exist():
-    root = Path(__file__).resolve().parents[2] / "resources"
-    desktop = (root / "ora-desktop.desktop").read_text()
-    assert "Exec=ora-desktop-gui" in desktop and "Icon=ora-desktop" in desktop
-    assert (root / "icons" / "ora-desktop.svg").exists()
+def test_icons_and_dark_style_come_from_the_package_data(qapp):
+    """An installed wheel has its icons and dark style: they are read from ora_desktop/resources
+    through importlib.resources, wherever the package lives."""
+    from ora_desktop.gui import resources
+
+    folder = resources.resource_dir()
+    assert folder.parent.name == "ora_desktop"
+    assert not resources.app_icon().isNull()
+    assert {size.width() for size in resources.app_icon().availableSizes()} >= {48, 64, 128, 256}
+    dark = resources.style_sheet(dark=True)
+    assert "@ICONS@" not in dark and (folder / "icons" / "check.svg").as_posix() in dark
 
 
 def test_the_live_memory_of_a_chain_is_marked(make_window, filled_db, qtbot):
@@ -204,3 +209,50 @@ def test_an_importance_edit_does_not_count_the_file_again(make_window, filled_db
     qtbot.wait(800)  # past the sidebar's 300 ms recount debounce
     assert counted == []
     assert window.sidebar.info_for(window.sidebar.item_for(path)) == before
+
+
+def test_the_window_names_its_desktop_entry_so_a_dock_ties_it_to_the_launcher(qapp):
+    """Wayland's app id and X11's WM_CLASS instance (RESOURCE_NAME, read by Qt's xcb plugin) are
+    the desktop entry's StartupWMClass; the packaging test checks WM_CLASS under Xvfb with xprop."""
+    import configparser
+    import os
+    from importlib import resources
+
+    from ora_desktop.gui.app import make_application
+
+    app = make_application()
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.optionxform = str
+    parser.read_string((resources.files("ora_desktop.resources") / "org.ora.Desktop.desktop").read_text())
+    wm_class = parser["Desktop Entry"]["StartupWMClass"]
+    assert app.desktopFileName() == wm_class == "org.ora.Desktop"
+    assert os.environ["RESOURCE_NAME"] == wm_class
+
+
+def test_a_restart_shows_the_agent_viewed_last(ora_home, filled_db, settings, aloop, qtbot):
+    """The window opens on the file a person left it on, not on the home's first file."""
+    filled_db(3, site="acme-shop", agent="legacy")  # listed first
+    chosen = filled_db(5, site="anwe-sh", agent="ora")
+
+    def window_on(qsettings):
+        ctx = AppContext(OraHome(ora_home), qsettings)
+        window = MainWindow(ctx)
+        qtbot.addWidget(window)
+        window.show()
+        window.start()
+        qtbot.waitUntil(lambda: window.browser.store is not None and window.browser.model.rowCount() > 0,
+                        timeout=10000)
+        return ctx, window
+
+    ctx, window = window_on(settings)
+    assert window.browser.store.path.name == "legacy.site.db"
+    window.sidebar.select_path(chosen)
+    qtbot.waitUntil(lambda: window.browser.store is not None and window.browser.store.path == chosen, timeout=10000)
+    window.close()
+    ctx.close()
+    settings.sync()
+    ctx2, window2 = window_on(QSettings(settings.fileName(), QSettings.Format.IniFormat))
+    assert window2.browser.store.path == chosen
+    assert window2.sidebar.currentItem() is window2.sidebar.item_for(chosen)
+    window2.close()
+    ctx2.close()

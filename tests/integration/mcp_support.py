@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp import ClientSession, StdioServerParameters, stdio_client
-from mcp.types import CallToolResult
+from mcp.types import CallToolResult, Implementation
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,13 +25,17 @@ def server_env() -> dict[str, str]:
 
 
 @contextlib.asynccontextmanager
-async def mcp_session(*argv: object) -> AsyncIterator[ClientSession]:
-    """An initialised client session to ``python -m ora_desktop mcp ARGV`` over stdio."""
+async def mcp_session(*argv: object, client: str = "mcp", **session_options: Any) -> AsyncIterator[ClientSession]:
+    """An initialised client session to ``python -m ora_desktop mcp ARGV`` over stdio, as a
+    client named ``client`` (what the server journals writes as: ``mcp:<client>``);
+    ``session_options`` go to ``ClientSession`` (``logging_callback``, ``message_handler``)."""
     params = StdioServerParameters(command=sys.executable, args=["-m", "ora_desktop", "mcp", *map(str, argv)],
                                    env=server_env(), cwd=ROOT)
     with open(os.devnull, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write, read_timeout_seconds=120) as session:
+            info = Implementation(name=client, version="1")
+            async with ClientSession(read, write, read_timeout_seconds=120, client_info=info,
+                                     **session_options) as session:
                 await session.initialize()
                 yield session
 

@@ -33,7 +33,7 @@ class Machine:
 
     def view(self) -> dict[str, tuple]:
         """What must agree between machines: every synced column of every memory."""
-        return {i: (m.content, m.type, m.importance, m.related_to, m.superseded_by, m.version)
+        return {i: (m.content, m.type, m.importance, m.related_to, m.superseded_by, m.updated_at_text)
                 for i, m in self.memories().items()}
 
 

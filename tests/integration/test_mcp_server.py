@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import anyio
+import httpx2
 import pytest
 from mcp import ClientSession, MCPError
 from mcp.client.streamable_http import streamable_http_client
@@ -25,8 +26,8 @@ from .mcp_support import ROOT, call, file_digest, mcp_session, refused, server_e
 
 pytestmark = pytest.mark.slow  # starts real processes
 
-READING = {"recall", "search", "context", "important"}
-WRITING = {"remember", "touch", "supersede", "link", "forget"}
+READING = {"recall", "search", "context", "important", "get", "list"}
+WRITING = {"remember", "update", "touch", "supersede", "link", "forget", "undelete"}
 
 
 def rows_of(path: Path) -> list[tuple]:
@@ -91,7 +92,7 @@ def test_tools_have_described_schemas_and_an_agent_round_trip_works(agent_file: 
             resources = {str(r.uri) for r in (await session.list_resources()).resources}
             assert resources == {"ora://anwe-sh/ora/important"}
             templates = {t.uri_template for t in (await session.list_resource_templates()).resource_templates}
-            assert templates == {"ora://anwe-sh/ora/memory/{memory_id}"}
+            assert templates == {"ora://anwe-sh/ora/memory/{memory_id}", "ora://anwe-sh/ora/recall/{type}"}
             read = await session.read_resource("ora://anwe-sh/ora/memory/m-deploy")
             assert json.loads(read.contents[0].text)["content"].startswith("The site deploys")
             listed = json.loads((await session.read_resource("ora://anwe-sh/ora/important")).contents[0].text)
@@ -271,3 +272,56 @@ def test_the_server_builds_the_search_index_before_the_first_search(agent_file: 
             assert (await call(session, "search", query="tabs")).structured_content["count"] == 1
 
     anyio.run(scenario)
+
+
+def start_http(agent_file: Path, *argv: object, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """``ora-desktop mcp --db FILE ARGV`` running, once its port answers."""
+    port = next(int(str(a).rpartition(":")[2]) for a in argv if str(a).rpartition(":")[2].isdigit())
+    server = subprocess.Popen([sys.executable, "-m", "ora_desktop", "mcp", "--db", str(agent_file), *map(str, argv)],
+                              env=env or server_env(), cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while True:
+        assert server.poll() is None, server.stderr.read()
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return server
+        assert time.monotonic() < deadline, "the HTTP server did not start listening"
+        time.sleep(0.2)
+
+
+def test_http_beyond_loopback_needs_a_token_and_checks_it_and_the_host(agent_file: Path, tmp_path: Path) -> None:
+    port = free_port()
+    refused_start = subprocess.run([sys.executable, "-m", "ora_desktop", "mcp", "--db", str(agent_file), "--http",
+                                    f"0.0.0.0:{port}"], capture_output=True, text=True, env=server_env(), cwd=ROOT,
+                                   timeout=120, stdin=subprocess.DEVNULL)
+    assert refused_start.returncode != 0 and "Traceback" not in refused_start.stderr
+    assert len(refused_start.stderr.strip().splitlines()) == 1 and "--token-file" in refused_start.stderr
+    token = "t0k3n-" + "x" * 30
+    token_file = tmp_path / "token"
+    token_file.write_text(token + "\n")
+    before = rows_of(agent_file)
+    server = start_http(agent_file, "--http", f"0.0.0.0:{port}", "--token-file", token_file)
+    try:
+        url = f"http://127.0.0.1:{port}/mcp"
+        call_body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "outsider", "version": "1"}}}
+        headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        assert httpx2.post(url, json=call_body, headers=headers).status_code == 401
+        wrong = {**headers, "Authorization": "Bearer " + "y" * 36}
+        assert httpx2.post(url, json=call_body, headers=wrong).status_code == 401
+        rebinding = {**headers, "Authorization": f"Bearer {token}", "Host": f"evil.example:{port}"}
+        assert httpx2.post(url, json=call_body, headers=rebinding).status_code in (400, 403, 421)
+
+        async def scenario() -> None:
+            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as client:
+                async with streamable_http_client(url, http_client=client) as (read, write):
+                    async with ClientSession(read, write, read_timeout_seconds=120) as session:
+                        await session.initialize()
+                        await call(session, "remember", content="stored with the token", importance=6)
+
+        anyio.run(scenario)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert len(rows_of(agent_file)) == len(before) + 1

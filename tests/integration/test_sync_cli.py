@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -129,3 +130,54 @@ def test_a_sync_killed_mid_push_converges_when_run_again(pg_url: str, machine: M
     other = Machine(tmp_path, "desk")
     other.sync(pg_url)
     assert other.view() == machine.view()
+
+
+def test_status_shows_a_future_last_sync_as_a_clock_problem(pg_url: str, machine: Machine) -> None:
+    ora("sync", "--db", machine.path, "--url", pg_url)
+    with sqlite3.connect(machine.path) as conn:  # the sync ran on a clock a day ahead
+        conn.execute("UPDATE ora_desktop_sync SET last_sync = datetime('now', '+1 day')")
+    result = ora("sync", "--db", machine.path, "--status")
+    assert "(clock problem)" in result.stdout
+    assert "clock problem: the last sync is 1 day in the future" in result.stderr
+    data = json.loads(ora("sync", "--db", machine.path, "--status", "--json").stdout)["files"][0]
+    assert "in the future" in data["clock_problem"]
+
+
+def test_conflicts_are_paged_with_the_total(pg_url: str, machine: Machine, tmp_path: Path) -> None:
+    other = Machine(tmp_path, "desk")
+    with other.store() as store:
+        ids = [store.add(f"Shared fact {n}").id for n in range(5)]
+    other.sync(pg_url)
+    machine.sync(pg_url)
+    for m, tag in ((machine, "here"), (other, "there")):
+        with m.store() as store:
+            for memory_id in ids:
+                store.update(memory_id, content=f"{tag}: {memory_id}")
+    other.sync(pg_url)
+    machine.sync(pg_url)
+    first = ora("sync", "--db", machine.path, "--conflicts", "--limit", "2")
+    assert "conflicts 1-2 of 5" in first.stdout and "more: --offset 2" in first.stderr
+    last = ora("sync", "--db", machine.path, "--conflicts", "--limit", "2", "--offset", "4")
+    assert "conflicts 5-5 of 5" in last.stdout and "more:" not in last.stderr
+    data = json.loads(ora("sync", "--db", machine.path, "--conflicts", "--json", "--limit", "50").stdout)["files"][0]
+    assert data["total"] == 5 and sorted(c["memory_id"] for c in data["conflicts"]) == sorted(ids)
+    assert all("in server time" in c["basis"] for c in data["conflicts"])
+    bad = ora("sync", "--db", machine.path, "--conflicts", "--limit", "0", check=False)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_vacuum_reclaims_the_server_table_and_says_what_it_did(pg_url: str, machine: Machine) -> None:
+    with machine.store() as store:
+        doomed = [store.add(f"Text to erase {n} " + "x" * 400).id for n in range(200)]
+    machine.sync(pg_url)
+    with machine.store() as store:
+        store.delete(doomed)
+    machine.sync(pg_url)  # 200 tombstones: the old row versions are dead tuples now
+    result = ora("sync", "--vacuum", "--url", pg_url)
+    assert "VACUUM of ora_memories" in result.stdout and "bytes before" in result.stdout
+    assert "WAL" in result.stderr and PASSWORD not in result.stdout + result.stderr
+    full = ora("sync", "--vacuum", "--full", "--url", pg_url, "--json")
+    data = json.loads(full.stdout)
+    # The rewrite keeps only live rows (the tombstones): the deleted text's pages are given back.
+    assert data["full"] and data["size_after"] < data["size_before"] and "LOCKS" in full.stderr.upper()
+    assert ora("sync", "--full", "--url", pg_url, check=False).returncode == 2

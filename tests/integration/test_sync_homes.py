@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 
-import ora_desktop
 from ora_desktop.core.rawsql import run_sql
 from ora_desktop.core.sync import CONFLICT, REMOTE_DELETE, SyncError, conflicts, queue_tombstones, sync_file
-from ora_desktop.core.sync.server import DDL, Server
-from tests.integration.sync_support import Machine, server_rows
+from ora_desktop.core.sync.server import DDL, SCHEMA_VERSION, Server
+from tests.integration.sync_support import AGENT, SITE, Machine, server_rows
 
 pytestmark = pytest.mark.slow  # a real server
 
@@ -78,7 +77,8 @@ def test_a_conflicting_edit_keeps_the_newer_and_the_loser_in_the_trash(pg_url: s
     assert b_result.conflicts == ()  # B had nothing pending: it simply takes the winner
     assert a.view() == b.view()
     assert a.memories()[memory.id].content.endswith("(A)")
-    kept = conflicts(ora_desktop.open_store(a.path, readonly=True))
+    with a.store(readonly=True) as store:
+        kept = [e.kept for e in conflicts(store).entries]
     assert [(k.memory.id, k.reason, k.memory.content) for k in kept] == [
         (memory.id, CONFLICT, "The API rate limit is 200 rps (B)")]
 
@@ -95,10 +95,11 @@ def test_the_server_version_wins_when_newer_and_ours_is_kept(pg_url: str, homes)
         store.update(memory.id, content="Staging database is on port 6543 (B, newer)")
     b.sync(pg_url)
     result = a.sync(pg_url)
-    assert [(d.memory_id, d.winner) for d in result.conflicts] == [(memory.id, "server")]
+    assert [(d.memory_id, d.winner) for d in result.conflicts] == [(memory.id, "server")], result.conflicts
     assert a.memories()[memory.id].content.endswith("(B, newer)")
     with a.store(readonly=True) as store:
-        assert [k.memory.content for k in conflicts(store)] == ["Staging database is on port 5434 (A, older)"]
+        assert [e.kept.memory.content for e in conflicts(store).entries] == [
+            "Staging database is on port 5434 (A, older)"]
 
 
 def test_local_only_never_leaves_its_machine(pg_url: str, homes) -> None:
@@ -226,3 +227,32 @@ def test_a_server_table_of_another_shape_is_refused(pg_url: str, pg_server, home
     with pytest.raises(SyncError, match="another shape"):
         a.sync(pg_url)
     assert [m.sync_status for m in a.memories().values()] == ["pending"]
+
+
+def test_a_server_made_by_the_previous_version_is_migrated_and_a_newer_one_refused(pg_url: str, homes) -> None:
+    import psycopg
+
+    a, b = homes
+    first = DDL.replace("    edited_at        timestamptz,       -- the content's last edit (or the deletion) in the "
+                        "server's time\n", "").replace(
+        "    push_id          text,              -- the sync run that wrote this version (a crashed run finds its "
+        "own)\n", "")
+    assert "edited_at" not in first and "push_id" not in first
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # the schema as version 1 made it, with a row in it
+        conn.execute(first)
+        conn.execute("INSERT INTO ora_memories (site, agent, id, content, type, importance, access_count, "
+                     "health_score, created_at, updated_at) VALUES (%s, %s, 'mem-v1', 'pushed by version 1', "
+                     "'fact', 5, 0, 1.0, '2026-01-01 00:00:00', '2026-01-01 00:00:00')", (SITE, AGENT))
+    a.sync(pg_url)
+    assert a.memories()["mem-v1"].content == "pushed by version 1"
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        version = conn.execute("SELECT value FROM ora_sync_meta WHERE key = 'schema_version'").fetchone()[0]
+        columns = {r[0] for r in conn.execute("SELECT column_name FROM information_schema.columns "
+                                              "WHERE table_name = 'ora_memories'")}
+        assert version == str(SCHEMA_VERSION) == "2" and {"edited_at", "push_id"} <= columns
+        conn.execute("UPDATE ora_sync_meta SET value = '3' WHERE key = 'schema_version'")
+    with b.store() as store:
+        store.add("stays pending")
+    with pytest.raises(SyncError, match="schema is version 3, newer than this ora-desktop understands"):
+        b.sync(pg_url)
+    assert [m.sync_status for m in b.memories().values()] == ["pending"]

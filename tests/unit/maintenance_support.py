@@ -7,6 +7,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ora_desktop.core.schema import INIT_SQL
 
 
@@ -50,9 +52,36 @@ def ids(path: Path, table: str = "memories", column_name: str = "id") -> set[str
 
 
 def set_state(path: Path, key: str, value: str) -> None:
-    """Write the engine's ``ora_desktop_state`` row directly (to fake an earlier run)."""
+    """Write the engine's ``ora_desktop_state`` row directly (to fake an earlier run of this
+    version, which records its tables' version with the table)."""
+    from ora_desktop.core import engine_tables
+
     conn = sqlite3.connect(path)
     conn.execute("CREATE TABLE IF NOT EXISTS ora_desktop_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    conn.execute("INSERT OR IGNORE INTO ora_desktop_state VALUES (?, ?)",
+                 (engine_tables.VERSION_KEY, str(engine_tables.VERSION)))
     conn.execute("INSERT OR REPLACE INTO ora_desktop_state VALUES (?, ?)", (key, value))
     conn.commit()
     conn.close()
+
+
+def changing_under_the_first_check(monkeypatch: pytest.MonkeyPatch, db: Path) -> list[int]:
+    """The first integrity_check sees "damage" while another connection commits to the file (as
+    a torn read did while an agent wrote); later checks read the file as it is."""
+    from ora_desktop.core.maintenance import check
+
+    real, calls = check.integrity, []
+
+    def torn_once(store):
+        calls.append(1)
+        if len(calls) == 1:
+            agent = sqlite3.connect(db)
+            agent.execute("INSERT INTO memories (id, content, created_at, updated_at) "
+                          "VALUES ('late', 'an agent wrote this', datetime('now'), datetime('now'))")
+            agent.commit()
+            agent.close()
+            return ["row 3 missing from index idx_memories_type", "wrong # of entries in index idx_memories_type"]
+        return real(store)
+
+    monkeypatch.setattr(check, "integrity", torn_once)
+    return calls

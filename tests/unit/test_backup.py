@@ -167,3 +167,36 @@ def test_a_first_backup_that_fails_leaves_no_empty_folders(db: Path, tmp_path: P
     with pytest.raises(Cancelled):
         create_backup(db, config=config, cancel=stop)
     assert list_backups(db, config=config) == [kept]  # an existing folder with its backups is left alone
+
+
+def test_a_copy_that_failed_its_check_while_the_file_changed_is_copied_again(db: Path, monkeypatch) -> None:
+    # As an immutable copy (a folder we may not add files to) torn by an agent's checkpoint.
+    from ora_desktop.core import backup
+
+    real, calls = backup.check_file, []
+
+    def torn_once(path: Path) -> list[str]:
+        calls.append(path)
+        if len(calls) == 1:
+            agent = sqlite3.connect(db)
+            agent.execute("INSERT INTO memories (id, content, created_at, updated_at) "
+                          "VALUES ('late', 'an agent wrote this', datetime('now'), datetime('now'))")
+            agent.commit()
+            agent.close()
+            return ["row 3 missing from index idx_memories_type"]
+        return real(path)
+
+    monkeypatch.setattr(backup, "check_file", torn_once)
+    info = create_backup(db)
+    assert len(calls) == 2 and "late" in ids(info.path) and check_file(info.path) == []
+    assert list_backups(db) == [info]  # the failed copy left nothing behind
+
+
+def test_a_copy_that_fails_its_check_on_a_file_nobody_changes_is_refused(db: Path, monkeypatch) -> None:
+    from ora_desktop.core import backup
+
+    calls = []
+    monkeypatch.setattr(backup, "check_file", lambda path: calls.append(path) or ["row 3 missing from index x"])
+    with pytest.raises(BackupError, match="failed its integrity check"):
+        create_backup(db)
+    assert len(calls) == 1 and list_backups(db) == []

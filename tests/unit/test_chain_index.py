@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ora_desktop import open_store
-from ora_desktop.core import graph
+from ora_desktop.core import connection, graph
 from ora_desktop.core.backup import create_backup
 from ora_desktop.core.restore import restore_backup
 from ora_desktop.core.store import Store
@@ -140,10 +140,14 @@ def test_a_restore_brings_back_the_backups_chains(store: Store, db: Path) -> Non
     assert ids(store, "m002") == ["m002", "m050", "m001", "m003", "m000"]
 
 
-def test_a_read_only_store_sees_a_write_made_after_it_opened(seed_db: Callable[..., Path]) -> None:
+@pytest.mark.parametrize("may_add_files", [True, False], ids=["shared", "immutable"])
+def test_a_read_only_store_sees_a_write_made_after_it_opened(seed_db: Callable[..., Path], may_add_files: bool,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    # immutable: a folder we may not add files to, where the file is reopened when it moves
+    monkeypatch.setattr(connection, "may_add_files", lambda path: may_add_files)
     path = seed_db(ROWS)
     with open_store(path, readonly=True) as store:
-        assert store.immutable  # nothing beside the file: it is read as it was, and reopened when it moves
+        assert store.immutable is not may_add_files
         assert ids(store, "m061") == ["m061"]
         link(path, "m060", "m061")
         assert ids(store, "m061") == ["m061", "m060"]

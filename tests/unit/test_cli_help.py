@@ -15,8 +15,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def documentation() -> str:
-    """The README and every guide under docs/, as one text."""
-    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    """The README and every guide under docs/, as one text (not the reference generated from --help,
+    which names every command by construction)."""
+    pages = [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").glob("*.md") if p.name != "cli-reference.md")]
     return "\n".join(page.read_text(encoding="utf-8") for page in pages)
 
 
@@ -93,3 +94,19 @@ def test_no_arguments_or_only_files_start_the_window(capsys, monkeypatch) -> Non
     # the file the window shows first is read while the window is imported, as it will open it
     assert read_ahead[0] is None
     assert read_ahead[1].path == Path("a.site.db").resolve() and read_ahead[1].readonly
+
+
+def test_the_read_ahead_reads_the_file_the_window_showed_last(seed_db, isolated_dirs, monkeypatch) -> None:
+    """The window reopens the agent viewed last; the read-ahead must read that file, not the first."""
+    from ora_desktop.cli import _read_ahead
+
+    seed_db(site="acme-shop", agent="legacy")
+    chosen = seed_db(site="anwe-sh", agent="ora")
+    first = _read_ahead([])
+    assert first is not None and first.path.name == "legacy.site.db"
+    settings = isolated_dirs / "config" / "Ora" / "Ora Desktop.conf"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(f"[files]\nlast={chosen}\n", encoding="utf-8")
+    assert _read_ahead([]).path == chosen
+    settings.write_bytes(b"[files]\nlast=\xff\xfe\n")  # unreadable settings: the first file, no error
+    assert _read_ahead([]).path.name == "legacy.site.db"

@@ -33,7 +33,10 @@ def test_search_modes(capsys, db: Path) -> None:
     assert hybrid.code == 0 and json.loads(hybrid.out)["hits"][0]["id"] == "deploy"
     assert "embedding ora.site.db" in hybrid.err  # progress on standard error
     default = cli(capsys, "search", "--db", db, "how should I store the auth token?")
-    assert default.code == 0 and default.out.splitlines()[1].split()[2] == "jwt"  # hybrid once vectors exist
+    lines = default.out.splitlines()
+    first_hit = lines[next(i for i, line in enumerate(lines) if line.startswith("score")) + 1]
+    assert default.code == 0 and first_hit.split()[2] == "jwt"  # hybrid once vectors exist
+    assert lines[0].startswith("partial matches")  # its note kept in hybrid too
     filtered = cli(capsys, "search", "--db", db, "--mode", "semantic", "auth token type:fact", "--json")
     assert [h["id"] for h in json.loads(filtered.out)["hits"]] == ["jwt2"]
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.unit.test_cli_helpers import cli, content_digest, file_state, sql
+from tests.unit.test_versions import another_program
 
 ROWS = [
     ("f1", "Deploys go out from the main branch\nsecond line", "fact", 8),
@@ -227,12 +228,28 @@ def test_edit_follows_the_sync_rule(capsys, db: Path) -> None:
 
 
 def test_edit_with_a_stale_version_is_refused(capsys, db: Path) -> None:
+    shown = cli(capsys, "show", *T, "f1", "--json").json()["memory"]["version"]
+    assert shown in cli(capsys, "show", *T, "f1").out  # the readable show prints the same token
+    # Another program changes the row without touching updated_at (raw SQL, as agents write).
+    another_program(db, "UPDATE memories SET health_score = 0.31 WHERE id = 'f1'")
     before = content_digest(db)
-    result = cli(capsys, "edit", *T, "f1", "--content", "x", "--expect-version", "1999-01-01 00:00:00")
-    assert result.code != 0 and "changed by another program" in result.err
+    result = cli(capsys, "edit", *T, "f1", "--content", "x", "--expect-version", shown)
+    assert result.code != 0 and "changed by another program" in result.err and "f1" in result.err
+    assert result.err.count("\n") == 1  # one line
     assert content_digest(db) == before
-    version = sql(db, "SELECT updated_at FROM memories WHERE id = 'f1'")[0][0]
-    assert cli(capsys, "edit", *T, "f1", "--content", "x", "--expect-version", version).code == 0
+    fresh = cli(capsys, "show", *T, "f1", "--json").json()["memory"]["version"]
+    assert fresh != shown
+    edited = cli(capsys, "edit", *T, "f1", "--content", "x", "--expect-version", fresh, "--json").json()
+    assert edited["content"] == "x" and edited["version"] not in (shown, fresh)
+
+
+@pytest.mark.parametrize("token", ["1999-01-01 00:00:00", "abc", "A" * 40, "0" * 39])
+def test_a_malformed_version_is_one_clear_line_and_changes_nothing(capsys, db: Path, token: str) -> None:
+    before = content_digest(db)
+    result = cli(capsys, "edit", *T, "f1", "--content", "x", "--expect-version", token)
+    assert result.code == 2 and result.err.count("\n") == 1
+    assert "--expect-version" in result.err and "is not a version" in result.err
+    assert content_digest(db) == before
 
 
 def test_rm_keeps_rows_in_the_trash_and_undelete_restores_them(capsys, db: Path) -> None:
@@ -345,3 +362,20 @@ def test_json_output_of_every_memory_command_parses(capsys, db: Path, tmp_path: 
         result = cli(capsys, *argv, "--json")
         assert result.code == 0, (argv, result)
         json.loads(result.out)
+
+
+def test_cli_repair_links(capsys, seed_db) -> None:
+    import sqlite3
+
+    from ora_desktop.cli import main
+
+    path = seed_db([("m1", "one", "fact", 5), ("m2", "two", "fact", 5)])
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE memories SET related_to = 'm1,' WHERE id = 'm2'")
+    assert main(["repair-links", "--db", str(path), "m2"]) == 0
+    assert "kept m1" in capsys.readouterr().out
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT related_to FROM memories WHERE id = 'm2'").fetchone() == ('["m1"]',)
+    assert main(["repair-links", "--db", str(path), "m2"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "nothing to repair" in err

@@ -173,7 +173,8 @@ def test_superseded_important_memories_do_not_use_up_the_important_limit(ora_hom
     with open_store(db, readonly=True) as store:
         bundle = build_context(store, "", important_limit=3)
         assert [m.id for m in store.important(3, superseded="hide")] == ["live2", "live1", "live0"]
-        assert [m.id for m in store.important(3)] == ["stale2", "stale1", "stale0"], "the seed's query as written"
+        assert [m.id for m in store.important(3, current=False)] == ["stale2", "stale1", "stale0"], "the seed's query"
+        assert [m.id for m in store.important(3)] == ["live2", "live1", "live0"], "current memories by default"
     assert section_ids(bundle, "important") == ["live2", "live1", "live0"]
 
 

@@ -22,6 +22,7 @@ from ora_desktop import (
     WrongSchema,
     open_store,
 )
+from ora_desktop.core import connection
 from ora_desktop.core.fileheader import read_header
 from ora_desktop.core.rawsql import run_sql
 from ora_desktop.core.schema import INIT_SQL
@@ -29,6 +30,13 @@ from tests.conftest import raw_seed_db
 from tests.unit.core_support import copy_mid_write, legacy_memories
 
 ROWS = [(f"m{i}", f"memory number {i}", ("fact", "task", "context")[i % 3], 1 + i % 10) for i in range(60)]
+
+
+@pytest.fixture
+def unwritable_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Read-only opens behave as in a folder this process may not add files to (tests run as
+    root, so permission bits would not bind): a WAL file with nothing beside it is read immutable."""
+    monkeypatch.setattr(connection, "may_add_files", lambda path: False)
 
 
 def listing(folder: Path) -> dict[str, bytes]:
@@ -167,7 +175,8 @@ def test_read_only_session_leaves_bytes_and_folder_unchanged(seed_db):
     before = listing(folder)
     assert set(before) == {path.name}  # WAL file, no -wal/-shm beside it
     with open_store(path, readonly=True) as store:
-        assert store.readonly and store.immutable
+        # SQLite's locks (no torn view while an agent writes): its -wal/-shm exist while open...
+        assert store.readonly and not store.immutable
         assert store.report.journal_mode == "wal"
         assert store.count() == len(ROWS)
         assert [m.id for m in store.iter_all(page=7)] == [m.id for m in store.list(limit=None)]
@@ -183,7 +192,31 @@ def test_read_only_session_leaves_bytes_and_folder_unchanged(seed_db):
         assert not store.changed_externally()
         with ThreadPoolExecutor(2) as pool:
             assert list(pool.map(lambda _: store.count(), range(4))) == [len(ROWS)] * 4
-    assert listing(folder) == before
+    assert listing(folder) == before  # ...and the last connection to close removed them
+
+
+def test_read_only_session_in_a_folder_it_may_not_write_reads_immutable(seed_db, unwritable_folder):
+    path = seed_db(ROWS)
+    before = listing(path.parent)
+    with open_store(path, readonly=True) as store:
+        assert store.immutable and store.count() == len(ROWS)
+        assert listing(path.parent) == before
+    assert listing(path.parent) == before
+
+
+def test_read_only_store_follows_another_writer_that_comes_and_goes(seed_db):
+    path = seed_db(ROWS)
+    with open_store(path, readonly=True) as store:
+        assert not store.immutable and store.count() == len(ROWS)
+        assert not store.changed_externally()
+        for n in range(3):  # another program opens, writes and closes
+            writer = sqlite3.connect(path)
+            writer.execute("DELETE FROM memories WHERE id = ?", (f"m{n}",))
+            writer.commit()
+            writer.close()
+            assert store.changed_externally()
+            assert store.count() == len(ROWS) - 1 - n and store.find(f"m{n}") is None
+            assert not store.changed_externally()
 
 
 def test_read_only_session_beside_an_open_writer(seed_db):
@@ -212,7 +245,7 @@ def test_read_only_session_beside_an_open_writer(seed_db):
     writer.close()
 
 
-def test_immutable_read_only_store_follows_another_writer(seed_db):
+def test_immutable_read_only_store_follows_another_writer(seed_db, unwritable_folder):
     path = seed_db(ROWS)
     with open_store(path, readonly=True) as store:
         assert store.immutable and store.count() == len(ROWS)
@@ -351,7 +384,7 @@ def test_browsing_a_writable_store_changes_nothing_on_disk(seed_db):
     assert listing(path.parent) == before  # no ora_desktop_* table, no leftover -wal/-shm
 
 
-def test_reads_follow_a_writer_that_comes_and_goes(seed_db):
+def test_immutable_reads_follow_a_writer_that_comes_and_goes(seed_db, unwritable_folder):
     path = seed_db(ROWS)
     with open_store(path, readonly=True) as store:
         cursor = run_sql(store, "SELECT id FROM memories ORDER BY rowid")

@@ -166,7 +166,7 @@ def test_touch_is_the_seeds_access_update(store, db):
     assert touched.access_count == 3
     assert touched.health_score == 1.0  # capped
     assert abs(touched.last_accessed_at - datetime.now(UTC)) < timedelta(minutes=1)
-    assert touched.version == store.get("m-ctx").version  # access is not an edit
+    assert touched.version == store.get("m-ctx").version  # the record returned is the row as stored
     raw(db, "UPDATE memories SET health_score = 0.5 WHERE id IN ('m-task', 'm-conv')")
     change = store.touch_many(["m-task", "m-conv"])
     assert change.changed == {"m-task", "m-conv"}
@@ -617,3 +617,17 @@ def test_row_keys_match_sqlite_order_across_parse_slices(store, db, monkeypatch)
     assert list(store.row_keys(order_by="importance", descending=True, limit=5)) == expected[:5]
     assert -5 in expected
     assert list(store.row_keys(limit=0)) == []  # group_concat of no rows is NULL
+
+
+def test_sync_state_names_each_case_once() -> None:
+    from ora_desktop.core.records import Memory
+    from ora_desktop.core.timestamps import parse
+
+    def memory(status: str, synced: str | None, updated: str) -> Memory:
+        return Memory(id="m", content="x", sync_status=status, synced_at=parse(synced) if synced else None,
+                      updated_at=parse(updated))
+
+    assert memory("local_only", None, "2026-01-01 00:00:00").sync_state == "local only"
+    assert memory("pending", None, "2026-01-01 00:00:00").sync_state == "never synced"
+    assert memory("synced", "2026-01-01 00:00:00", "2026-02-01 00:00:00").sync_state == "changed since its last sync"
+    assert memory("synced", "2026-03-01 00:00:00", "2026-02-01 00:00:00").sync_state == "in sync"

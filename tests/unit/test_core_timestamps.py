@@ -156,6 +156,7 @@ def test_dirty_compares_updated_and_synced_as_time(mixed):
 
 def test_records_built_from_rows_equal_records_built_by_hand():
     from ora_desktop import Memory
+    from ora_desktop.core.fingerprint import row_fingerprint
     from ora_desktop.core.records import row_to_memory
 
     row = (7, "m1", "text", "fact", 5, 2, "2025-01-14T10:30:00.000Z", 0.5, '["m2", 3]', "", "2025-01-14 10:30:00",
@@ -166,9 +167,11 @@ def test_records_built_from_rows_equal_records_built_by_hand():
         last_accessed_at=datetime(2025, 1, 14, 10, 30, tzinfo=UTC), health_score=0.5, related_to=("m2", "3"),
         superseded_by=None, created_at=datetime(2025, 1, 14, 10, 30, tzinfo=UTC),
         updated_at=datetime(2025, 1, 15, 10, 30, tzinfo=UTC), expires_at=None, synced_at=None, sync_status="synced",
-        related_malformed=False, version="2025-01-15 10:30:00", unparsed=(("expires_at", "soon"),), rowid=7,
+        related_malformed=False, unparsed=(("expires_at", "soon"),), rowid=7,
     )
     assert built == by_hand and hash(built) == hash(by_hand) and repr(built) == repr(by_hand)
+    assert built.version == row_fingerprint(row[1:]) and by_hand.version is None  # no row behind it
+    assert built.updated_at_text == "2025-01-15 10:30:00"
     with pytest.raises(AttributeError):
         built.content = "changed"
 

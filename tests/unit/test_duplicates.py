@@ -128,3 +128,37 @@ def test_a_large_family_of_alike_memories_stays_bounded() -> None:
     groups = dup._components(pairs, 40)
     assert all(len(members) <= dup.NEIGHBOURS + 1 for members, _ in groups)
     assert sum(len(members) for members, _ in groups) >= 30  # yet most of the family is grouped
+
+
+def test_random_text_of_one_vocabulary_is_never_grouped_and_restatements_still_are(ora_home: Path) -> None:
+    """Texts drawn from one small vocabulary all look alike to a bag-of-words model (the threshold
+    alone grouped 70 of 2,000 such texts); a restatement stands out from its background."""
+    import random
+
+    from tests.benchmarks.meaning_data import LABELLED
+
+    rnd = random.Random(5)
+    vocab = ("deploy", "server", "user", "token", "cache", "database", "config", "error", "release", "branch",
+             "staging", "payment", "invoice", "email", "queue", "worker", "timeout", "retry", "schedule",
+             "backup", "restore", "index", "search", "report", "metric", "alert", "latency", "build", "test",
+             "review", "merge", "commit", "ticket", "customer", "order", "cart", "checkout", "price",
+             "discount", "session", "cookie", "login", "password", "admin", "role", "permission", "audit",
+             "log", "trace", "request", "response", "header", "webhook", "api")
+    rows = [{"id": f"r{i:04d}", "content": " ".join(rnd.choice(vocab) for _ in range(rnd.randint(10, 30)))}
+            for i in range(600)]
+    rows += [{"id": f"L{i:02d}", "content": fact} for i, (fact, *_rest) in enumerate(LABELLED[:12])]
+    rows += [{"id": f"R{i:02d}", "content": restated} for i, (*_x, restated) in enumerate(LABELLED[:12])]
+    path = make_file(ora_home / "sites" / "s" / "noise.site.db", rows)
+    with open_store(path, readonly=True) as store:
+        groups = [g for g in store.duplicates().groups if g.kind == "near"]
+    assert not [g for g in groups if any(i.startswith("r") for i in g.ids)], "random text was grouped"
+    pairs = {frozenset(g.ids) for g in groups}
+    restated = sum(frozenset({f"L{i:02d}", f"R{i:02d}"}) in pairs for i in range(12))
+    threshold_only = 0
+    from ora_desktop.core.embeddings import default_provider
+
+    provider = default_provider()
+    for fact, *_x, again in LABELLED[:12]:
+        a, b = provider.embed([fact, again])
+        threshold_only += float(a @ b) >= dup.DEFAULT_THRESHOLD
+    assert restated == threshold_only  # every restatement the threshold groups is still grouped

@@ -16,9 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from ora_desktop.core import fileheader, residue
+from ora_desktop.core import fileheader, residue, walscan
 from ora_desktop.core.private import touch_private
-from ora_desktop.core.search import walscan
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX locks")
 

@@ -12,7 +12,7 @@ from ora_desktop.core import open_store
 from ora_desktop.core.maintenance import run_job
 from ora_desktop.core.maintenance.check import supersession_cycles
 from ora_desktop.core.schema import INIT_SQL
-from tests.unit.maintenance_support import ago, column, make_db
+from tests.unit.maintenance_support import ago, changing_under_the_first_check, column, make_db
 
 # A legacy file: the seed's tables without their CHECK constraints.
 LEGACY_SQL = re.sub(r"\s+CHECK\((?:[^()]|\([^()]*\))*\)", "", INIT_SQL)
@@ -144,3 +144,40 @@ def test_cycles_are_found_without_looping_forever(ora_home: Path) -> None:
     with open_store(db, readonly=True) as store:
         cycles = supersession_cycles(store)
     assert sorted(sorted(c) for c in cycles) == [["a", "b", "c"], ["self"]]
+
+
+# ------------------------------------------------------------------ a file that changes under the check
+def test_damage_seen_while_the_file_changed_is_checked_again(monkeypatch, ora_home: Path) -> None:
+    db = make_db(ora_home / "sites" / "s" / "busy.site.db", [{"id": "a"}, {"id": "b"}])
+    calls = changing_under_the_first_check(monkeypatch, db)
+    report = run_job("check", db)
+    assert len(calls) == 2
+    assert report.outcome == "ok" and not report.damaged, report.message
+    assert report.message == "no problems found; the file changed during the check; checked again"
+    assert "damaged" not in report.message and "recover" not in report.message
+    # The history the window's Jobs panel and the daemon read says the same.
+    from ora_desktop.core.history import history
+
+    recorded = history(path=db, job="check")[0]
+    assert recorded.outcome == "ok" and recorded.message == report.message
+
+
+def test_run_check_says_the_file_changed_and_exits_zero(capsys, monkeypatch, ora_home: Path) -> None:
+    from ora_desktop.cli import main
+
+    db = make_db(ora_home / "sites" / "s" / "busy.site.db", [{"id": "a"}, {"id": "b"}])
+    changing_under_the_first_check(monkeypatch, db)
+    assert main(["run", "check", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "the file changed during the check; checked again" in out and "damaged" not in out
+
+
+def test_damage_on_a_file_nobody_changes_is_reported_at_once(monkeypatch, ora_home: Path) -> None:
+    from ora_desktop.core.maintenance import check
+
+    db = make_db(ora_home / "sites" / "s" / "hurt.site.db", [{"id": "a"}])
+    calls = []
+    monkeypatch.setattr(check, "integrity", lambda store: calls.append(1) or ["row 1 missing from index x"])
+    report = run_job("check", db)
+    assert len(calls) == 1 and report.outcome == "problems" and "damaged" in report.message
+    assert "changed during the check" not in report.message

@@ -1,30 +1,29 @@
-"""The systemd user unit and the launchd agent start `ora-desktop daemon` and let a job finish."""
+"""The systemd user unit and the launchd agent that `ora-desktop daemon --install-service` writes
+start `ora-desktop daemon` and let a running job finish."""
 
 from __future__ import annotations
 
 import configparser
 import plistlib
-from pathlib import Path
 
 from ora_desktop.cli import build_parser
+from ora_desktop.core.service_files import launchd_plist, systemd_unit
 
-PACKAGING = Path(__file__).resolve().parents[2] / "packaging"
+DAEMON = ["/opt/ora desktop/bin/ora-desktop", "daemon"]
 
 
 def test_systemd_user_unit_runs_the_daemon_and_waits_for_the_running_job() -> None:
     unit = configparser.ConfigParser(strict=False, interpolation=None)
-    unit.read_string((PACKAGING / "ora-desktop-daemon.service").read_text())
-    assert unit["Service"]["ExecStart"].split()[-2:] == ["ora-desktop", "daemon"] or \
-        unit["Service"]["ExecStart"].endswith("/ora-desktop daemon")
+    unit.read_string(systemd_unit(DAEMON))
+    assert unit["Service"]["ExecStart"] == '"/opt/ora desktop/bin/ora-desktop" daemon'
     assert unit["Service"]["KillSignal"] == "SIGTERM" and int(unit["Service"]["TimeoutStopSec"]) >= 60
     assert unit["Install"]["WantedBy"] == "default.target"  # a user unit
 
 
 def test_launchd_agent_runs_the_daemon_and_waits_for_the_running_job() -> None:
-    with (PACKAGING / "org.ora.desktop.daemon.plist").open("rb") as handle:
-        plist = plistlib.load(handle)
+    plist = plistlib.loads(launchd_plist(DAEMON))
     assert plist["Label"] == "org.ora.desktop.daemon"
-    assert plist["ProgramArguments"][0].endswith("/ora-desktop") and plist["ProgramArguments"][1:] == ["daemon"]
+    assert plist["ProgramArguments"] == DAEMON
     assert plist["RunAtLoad"] and plist["ExitTimeOut"] >= 60
 
 

@@ -83,3 +83,12 @@ def test_promote_dry_run_lists_copies_and_writes_nothing(site: tuple[Path, Path]
     report = run_job("promote", task, dry_run=True)
     assert {i for i, _ in report.would_change} == {"extracted-k1", "extracted-k2"}
     assert parent.read_bytes() == before
+
+
+def test_a_promote_names_the_parent_as_the_file_it_changed(site: tuple[Path, Path]) -> None:
+    """The run is on the task's file but writes the parent's: views and notices must follow the parent."""
+    parent, task = site
+    finish(task)
+    report = run_job("promote", task)
+    assert report.path == task and report.changed_file == parent
+    assert run_job("check", task).changed_file == task

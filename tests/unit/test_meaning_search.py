@@ -16,6 +16,7 @@ import pytest
 from ora_desktop.core import OraError, open_store
 from ora_desktop.core.embeddings import WordLlamaProvider
 from ora_desktop.core.search import semantic, vectors
+from ora_desktop.core.search.index import get_index
 from ora_desktop.core.search.semantic import ensure_vectors, has_vectors, search_by_meaning
 from ora_desktop.core.search.vectors import forget, get_vectors, vector_path
 from tests.unit.search_support import ids, make_file
@@ -44,6 +45,7 @@ def test_paraphrases_found_by_meaning_not_by_words(db: Path) -> None:
         assert ids(store.search("how should I store the auth token?", 3, mode="semantic"))[0] == "jwt"
         assert ids(store.search("how should I store the auth token?", 3, mode="hybrid"))[0] == "jwt"
         assert ids(store.search("where do deploys go?", 3, mode="hybrid"))[0] == "deploy"
+    get_index(db).close()  # the process's last connection to the file: nothing of ours stays beside it
     assert vector_path(db).exists() and not Path(f"{db}-wal").exists()  # the agent's file untouched
 
 

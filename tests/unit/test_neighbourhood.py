@@ -91,3 +91,17 @@ def test_malformed_related_to_is_reported_and_the_walk_is_bounded(ora_home: Path
         bad = neighbourhood(store, "bad")
     assert len(graph.nodes) == 20 and graph.truncated
     assert bad.malformed == ("bad",) and bad.edges == ()
+
+
+def test_links_pointing_in_are_edges_and_two_way_links_never_make_a_loop(ora_home: Path) -> None:
+    """hub lists b and c, both list it back (two-way): no loop. fan lists hub, hub does not list
+    fan: an edge pointing in. broken's related_to is not JSON: it never breaks the scan."""
+    path = make_file(ora_home / "sites" / "s" / "ora.site.db", [
+        row("hub", ["b", "c"]), row("b", ["hub", "c"]), row("c", ["hub", "b"]),
+        row("fan", ["hub"]), row("broken", related_to='["hub", oops'),
+    ])
+    with open_store(path, readonly=True) as store:
+        graph = neighbourhood(store, "hub", hops=1)
+    assert {n.id for n in graph.nodes} == {"hub", "b", "c", "fan"}
+    assert ("fan", "hub", "related") in edges(graph)
+    assert not any(e.cycle for e in graph.edges), "two-way links are not a loop"

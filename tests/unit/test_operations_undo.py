@@ -206,7 +206,7 @@ def test_a_refused_operation_journals_nothing_and_creates_no_table(store: Store,
     with pytest.raises(NotFound):
         edits.delete(store, ["a", "nope"])
     with pytest.raises(Conflict):
-        edits.edit(store, "a", {"importance": 2}, expected_version="2020-01-01 00:00:00")
+        edits.edit(store, "a", {"importance": 2}, expected_version="0" * 40)  # not its version
     assert rows(db) == before
     assert journal.TABLE not in tables(db) and "ora_desktop_trash" not in tables(db)
 
@@ -234,3 +234,52 @@ def test_the_journal_keeps_only_the_last_entries(store: Store, monkeypatch: pyte
 def test_journal_false_writes_no_entry(store: Store, db: Path) -> None:
     edits.edit(store, "a", {"importance": 2}, journal_it=False)
     assert journal.TABLE not in tables(db)
+
+
+def test_repair_links_keeps_the_ids_named_and_undo_brings_the_text_back(seed_db) -> None:
+    """related_to holding prose ('see m1 and m2, also nothing') becomes ["m1", "m2"]; undo restores it."""
+    import sqlite3
+
+    from ora_desktop.core import InvalidValue, open_store
+    from ora_desktop.core.operations import edits, undo
+
+    path = seed_db([("m1", "one", "fact", 5), ("m2", "two", "fact", 5), ("m3", "three", "fact", 5)])
+    original = "see m1 and m2, also m3-gone; m3"
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE memories SET related_to = ? WHERE id = 'm3'", (original,))
+    with open_store(path) as store:
+        assert store.get("m3").related_malformed
+        done = edits.repair_links(store, "m3")
+        assert done.kept == ("m1", "m2") and done.original == original
+        repaired = store.get("m3")
+        assert repaired.related_to == ("m1", "m2") and not repaired.related_malformed
+        assert repaired.sync_status == "pending"
+        try:
+            edits.repair_links(store, "m3")
+        except InvalidValue as exc:
+            assert "already a list of ids" in str(exc)
+        else:
+            raise AssertionError("a sound related_to was 'repaired'")
+        undo.undo(store)
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT related_to FROM memories WHERE id = 'm3'").fetchone() == (original,)
+
+
+def test_stored_values_show_every_column_as_stored(seed_db) -> None:
+    """Raw values with their storage class: a foreign writer's ISO time and an integer as text."""
+    import sqlite3
+
+    from ora_desktop.core import open_store
+    from ora_desktop.core.operations.stored import stored_values
+
+    path = seed_db([("m1", "one", "fact", 5)])
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE memories SET synced_at = '2026-01-14T10:30:00.000Z', related_to = 'oops', "
+                     "health_score = 1 WHERE id = 'm1'")
+    with open_store(path, readonly=True) as store:
+        values = {v.column: v for v in stored_values(store, "m1")}
+        assert list(values) == list(store.columns)
+    assert (values["synced_at"].storage, values["synced_at"].value) == ("text", "2026-01-14T10:30:00.000Z")
+    assert (values["related_to"].value, values["related_to"].editable) == ("oops", True)
+    assert (values["health_score"].storage, values["health_score"].value) == ("real", 1.0)  # REAL affinity
+    assert not values["id"].editable and not values["created_at"].editable

@@ -146,3 +146,17 @@ def test_cli_recover_reports_and_refuses_in_one_line(capsys, healthy: Path, tmp_
     assert len(err.strip().splitlines()) == 1 and "already exists" in err
     assert main(["recover", "--db", str(tmp_path / "missing.site.db"), "--out", str(tmp_path / "n.site.db")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_nothing_recovered_writes_no_file(capsys, tmp_path: Path) -> None:
+    """A file with no readable row leaves no empty agent behind (it would be listed as an agent)."""
+    damaged = tmp_path / "damaged.site.db"
+    damaged.write_bytes(b"SQLite format 3\x00" + b"\xa5" * (PAGE * 8 - 16))
+    out = tmp_path / "out.site.db"
+    report = recover(damaged, out)
+    assert not report.written and report.memories == 0
+    assert "nothing could be recovered" in report.message and "no file was written" in report.message
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["damaged.site.db"]
+    assert main(["recover", "--db", str(damaged), "--out", str(out)]) == 1
+    assert "nothing could be recovered" in capsys.readouterr().out
+    assert not out.exists()

@@ -40,14 +40,40 @@ def test_an_importance_edit_repaints_the_row_in_place(store):
     assert store.row_keys(EVERYTHING) == keys
 
 
-def test_rows_added_removed_or_unknown_always_reload(store):
+def test_unknown_rows_a_ranked_list_or_the_dirty_order_reload(store):
     keys = store.row_keys(EVERYTHING)
-    assert plan_refresh(store, EVERYTHING, keys, Change(added=frozenset({"m01"}))).reload
-    assert plan_refresh(store, EVERYTHING, keys, Change(removed=frozenset({"m01"}))).reload
     external = plan_refresh(store, EVERYTHING, keys, Change(source="external"))
     assert external.reload and "another program" in external.reason
+    gone = plan_refresh(store, EVERYTHING, keys, Change(removed=frozenset({"m01"})))  # no rowid known
+    assert gone.reload and "not known" in gone.reason
     assert plan_refresh(store, EVERYTHING, keys, changed("m01"), ranked=True).reload
     assert plan_refresh(store, EVERYTHING.with_(order_by="dirty"), keys, changed("m01")).reload
+    listed = plan_refresh(store, EVERYTHING, keys, Change(added=frozenset({"m01"})))  # keys read after the add
+    assert not listed.reload and not listed.inserts
+
+
+@pytest.mark.parametrize("query", [EVERYTHING, EVERYTHING.with_(order_by="importance", descending=True),
+                                   EVERYTHING.with_(types=("fact",), order_by="health_score")],
+                         ids=["newest first", "by importance", "facts by health"])
+def test_new_rows_are_placed_where_a_key_read_would_list_them(store, query):
+    keys = store.row_keys(query)
+    store.add_many([{"id": "new-a", "content": "added", "type": "fact", "importance": 6, "health_score": 0.45},
+                    {"id": "new-b", "content": "added", "type": "context", "importance": 3, "health_score": 0.05}])
+    plan = plan_refresh(store, query, keys, Change(added=frozenset({"new-a", "new-b"})))
+    assert not plan.reload
+    placed = list(keys)
+    for shift, (pos, memory) in enumerate(plan.inserts):
+        placed.insert(pos + shift, memory.rowid)
+    assert placed == list(store.row_keys(query))
+
+
+def test_removed_rows_with_known_rowids_are_removed_where_they_were(store):
+    keys = store.row_keys(EVERYTHING)
+    gone = store.by_rowids([keys[3], keys[17]])
+    store.delete([m.id for m in gone])
+    plan = plan_refresh(store, EVERYTHING, keys, Change(removed=frozenset(m.id for m in gone),
+                                                        removed_rowids=frozenset(m.rowid for m in gone)))
+    assert not plan.reload and plan.removes == (3, 17)
 
 
 def test_an_edit_of_the_sort_column_reloads_only_when_the_row_moves(store):

@@ -118,7 +118,9 @@ def test_replaced_file_is_reconciled(db: Path, tmp_path: Path) -> None:
     assert ids(search(db, "wolf")) == ["needle"]
     tmp = db.with_suffix(".tmp")
     shutil.copyfile(backup, tmp)
-    tmp.replace(db)  # a restore: another inode, older content
+    tmp.replace(db)  # a restore: another inode, older content...
+    for suffix in ("-wal", "-shm"):  # ...whose stale WAL is dropped, as restore does (the index held it open)
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
     assert ids(search(db, "fox")) == ["needle"]
     assert ids(search(db, "wolf")) == []
 
@@ -220,3 +222,16 @@ def test_a_refresh_vouches_only_for_a_file_that_has_settled(db: Path, monkeypatc
     # of a file quiet for SETTLE_NS may let later searches skip.
     assert ids(search(db, "penguin")) == ([] if file_settled else ["needle"])
     conn.close()
+
+
+def test_searching_leaves_nothing_beside_the_agent_file_once_closed(db: Path) -> None:
+    # The search index reads the file under SQLite's locks: its -wal/-shm exist while the index
+    # holds the file, and the anchor connection, closed last, removes them (sidecar.attach_source).
+    for suffix in ("-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    before = sorted(p.name for p in db.parent.iterdir())
+    assert ids(search(db, "fox")) == ["needle"]
+    ensure_index(db, rebuild=True)
+    assert ids(search(db, "fox")) == ["needle"]
+    get_index(db).close()
+    assert sorted(p.name for p in db.parent.iterdir()) == before

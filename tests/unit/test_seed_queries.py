@@ -17,6 +17,10 @@ from ora_desktop.core.schema import MEMORY_TYPES
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 REFERENCE_RECALL = ("SELECT id FROM memories WHERE type = ? AND health_score > 0.3 "
                     "ORDER BY importance DESC, julianday(created_at) DESC, rowid DESC LIMIT ?")
+#: What an agent recalls by default: the seed's query without superseded or expired memories.
+CURRENT = ("(superseded_by IS NULL OR superseded_by = '') "
+           "AND (expires_at IS NULL OR julianday(expires_at) >= julianday('now'))")
+CURRENT_RECALL = REFERENCE_RECALL.replace("health_score > 0.3 ", f"health_score > 0.3 AND {CURRENT} ")
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +48,7 @@ def test_important_walks_the_importance_index_and_stops(demo: Path, monkeypatch:
             return read(sql, params, build)
 
         monkeypatch.setattr(store, "_read", spy)
-        important = store.important()
+        important = store.important(current=False)
     (sql,) = statements
     steps = plan(demo, sql)
     assert "USING INDEX idx_memories_importance" in steps and "TEMP B-TREE" not in steps, steps
@@ -64,8 +68,33 @@ def test_recall_is_the_same_along_either_index(demo: Path, monkeypatch: pytest.M
         for kind in MEMORY_TYPES:
             for limit in (1, 20, 300):
                 expected = [r[0] for r in conn.execute(REFERENCE_RECALL, (kind, limit))]
-                assert [m.id for m in store.recall(kind, limit=limit)] == expected, (kind, limit)
+                assert [m.id for m in store.recall(kind, limit=limit, current=False)] == expected, (kind, limit)
+                current = [r[0] for r in conn.execute(CURRENT_RECALL, (kind, limit))]
+                assert [m.id for m in store.recall(kind, limit=limit)] == current, (kind, limit)
     conn.close()
+
+
+def test_recall_and_important_leave_out_superseded_and_expired_memories(demo: Path) -> None:
+    """What an agent corrected (superseded) or what stopped being true (expired) is not recalled;
+    ``current=False`` gives the seed's literal query."""
+    conn = sqlite3.connect(demo)
+    stale = {r[0] for r in conn.execute(f"SELECT id FROM memories WHERE NOT ({CURRENT})")}
+    seed_important = [r[0] for r in conn.execute(
+        "SELECT id FROM memories WHERE importance >= 7 OR (type = 'fact' AND health_score >= 0.5) "
+        "ORDER BY importance DESC, rowid DESC LIMIT 400")]
+    seed_facts = [r[0] for r in conn.execute(REFERENCE_RECALL, ("fact", 400))]
+    current_important = [r[0] for r in conn.execute(
+        f"SELECT id FROM memories WHERE (importance >= 7 OR (type = 'fact' AND health_score >= 0.5)) AND {CURRENT} "
+        "ORDER BY importance DESC, rowid DESC LIMIT 400")]
+    conn.close()
+    assert stale & set(seed_important) and stale & set(seed_facts), "the demo holds stale important facts"
+    with open_store(demo, readonly=True) as store:
+        important = [m.id for m in store.important(400)]
+        facts = [m.id for m in store.recall("fact", 400)]
+        assert [m.id for m in store.important(400, current=False)] == seed_important
+        assert [m.id for m in store.recall("fact", 400, current=False)] == seed_facts
+    assert not stale & set(important) and not stale & set(facts)
+    assert important == current_important, "left out before the limit, not after"
 
 
 def test_recall_of_a_common_type_reads_the_importance_index(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -89,7 +118,7 @@ def test_recall_without_the_seeds_indexes_still_answers(tmp_path: Path) -> None:
     expected = [r[0] for r in conn.execute(REFERENCE_RECALL, ("task", 20))]
     conn.close()
     with open_store(path, readonly=True) as store:
-        assert [m.id for m in store.recall("task")] == expected
+        assert [m.id for m in store.recall("task", current=False)] == expected
         assert len(store.important()) == 50
 
 

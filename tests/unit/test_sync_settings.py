@@ -126,7 +126,7 @@ def test_marking_pushed_rows_keeps_an_edit_made_meanwhile_pending(ora_home: Path
     with ora_desktop.open_store(path) as store:
         store.add_many({"content": f"memory {i}"} for i in range(5))
         version = local.data_version(store)
-        rows = local.pending_rows(store, 0, 100)
+        rows = [(rowid, values) for rowid, values, _, _ in local.rows_at(store, None, local.outgoing(store, None))]
         edited = rows[2][1][0]
         with ora_desktop.open_store(path) as agent:  # another program edits within the same second
             agent.update(edited, content="changed while the push was on its way")
@@ -144,7 +144,7 @@ def test_marking_pushed_rows_in_one_statement_when_nothing_else_wrote(ora_home: 
         mine = store.add("local only")
         store.update(mine.id, sync_status="local_only")
         version = local.data_version(store)
-        rows = local.pending_rows(store, 0, 100)
+        rows = [(rowid, values) for rowid, values, _, _ in local.rows_at(store, None, local.outgoing(store, None))]
         with store.write():
             assert local.mark_pushed(store, rows, "2030-01-01 00:00:00", unchanged_since=version) == 5
         assert store.get(mine.id).sync_status == "local_only"

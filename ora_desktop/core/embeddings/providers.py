@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..extras import need
 from .base import EmbeddingError, Provider, normalize
 
 DEFAULT_MODEL = "l2_supercat"
@@ -51,11 +52,8 @@ class WordLlamaProvider:
     def _load(self) -> Any:
         with self._lock:
             if self._loaded is None:
-                try:
-                    import wordllama
-                    from wordllama import WordLlama
-                except ImportError as exc:
-                    raise EmbeddingError("the wordllama package is not installed (pip install wordllama)") from exc
+                wordllama = need("wordllama", "meaning")
+                WordLlama = wordllama.WordLlama  # noqa: N806 (the class)
                 folder = Path(wordllama.__file__).parent
                 try:
                     self._loaded = WordLlama.load(config=self.weights, cache_dir=folder, disable_download=True,

@@ -11,12 +11,18 @@ it did: dangling ``superseded_by`` cleared (the memory is then live, as it was i
 dangling ids dropped from ``related_to`` (the rest kept, order kept), health outside 0..1
 clamped. Repaired rows get ``updated_at`` now and sync status pending, like any edit.
 Everything else is reported for a person to decide. A damaged file is never repaired.
+
+Damage is reported only when a stable read confirms it: when ``integrity_check`` (or the open)
+found damage and the file changed meanwhile (another program committed), the check runs again,
+up to three times, and says "the file changed during the check; checked again".
 """
 
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
+from ..connection import commit_counter, file_stamp
 from ..errors import CorruptFile, OraError
 from ..rawsql import run_sql
 from ..schema import MEMORY_TYPES, SYNC_STATUSES
@@ -133,8 +139,32 @@ def supersession_cycles(store: Store) -> list[list[str]]:
     return cycles
 
 
+ATTEMPTS = 3
+CHANGED = "the file changed during the check; checked again"
+
+
+def file_version(path: Path) -> tuple:
+    """What moves when any program commits to ``path``: SQLite's commit counter and the stat of
+    the file and its ``-wal`` (read without closing a descriptor of the file)."""
+    return commit_counter(path), file_stamp(path)
+
+
 def run(ctx: JobContext) -> Outcome:
-    """Check one file; with ``ctx.repair`` (and not a dry run) also apply the safe repairs."""
+    """Check one file; damage seen while the file changed is checked again (module docstring)."""
+    changed = False
+    for attempt in range(ATTEMPTS):
+        before = file_version(ctx.path)
+        outcome = _check(ctx)
+        if outcome.outcome != "problems" or attempt == ATTEMPTS - 1 or file_version(ctx.path) == before:
+            break
+        changed = True
+    if changed:
+        outcome.message = f"{outcome.message}; {CHANGED}"
+    return outcome
+
+
+def _check(ctx: JobContext) -> Outcome:
+    """One check of one file; with ``ctx.repair`` (and not a dry run) also the safe repairs."""
     repair = ctx.repair and not ctx.dry_run
     try:
         store = open_store(ctx.path, readonly=not repair)

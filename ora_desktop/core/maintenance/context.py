@@ -113,6 +113,8 @@ class Outcome:
     outcome: str = "ok"
     #: What the job changed, when it knows the ids (default: the runner reports a reload).
     change: Change | None = None
+    #: The file whose memories the job changed, when not the one it ran on (promote writes the parent).
+    changed_path: Path | None = None
 
 
 

@@ -45,7 +45,6 @@ STATE_KEY = "decay.last"
 #: The token of the decay whose previous health values ``UNDO_TABLE`` holds (one decay at a time).
 UNDO_KEY = "decay.undo"
 UNDO_TABLE = journal.DECAY_UNDO_TABLE
-_CREATE_UNDO = f"CREATE TABLE IF NOT EXISTS {UNDO_TABLE} (rid INTEGER PRIMARY KEY, id, health, since)"
 DAY = timedelta(days=1)
 GRACE_DAYS = 7
 PER_DAY = 0.01
@@ -193,7 +192,7 @@ def _check_clock(store: Store, last: datetime | None, now: datetime, repair: boo
 def _keep_previous_health(store: Store) -> None:
     """Keep the health and grace start of every memory with health left, replacing the last
     decay's (one statement, without the rule's time parsing: see the module docstring)."""
-    run_sql(store, _CREATE_UNDO)
+    store.create_engine_tables(UNDO_TABLE)
     run_sql(store, f"DELETE FROM {UNDO_TABLE}")
     run_sql(store, f"INSERT INTO {UNDO_TABLE} (rid, id, health, since) SELECT rowid, id, health_score, "
                    f"{_GRACE_FROM} FROM memories WHERE {_HEALTH_LEFT}")

@@ -64,6 +64,13 @@ class JobReport:
     #: What the run changed in the file's memories (initiator ``JOB``), for views to repaint or
     #: reload; ``None`` when it changed none (a dry run, a backup, a failed or skipped run).
     change: Change | None = None
+    #: The file ``change`` is about, when not ``path`` (promote changes the parent agent's file).
+    changed_path: Path | None = None
+
+    @property
+    def changed_file(self) -> Path:
+        """The file whose memories the run changed (``path`` unless the job wrote another)."""
+        return self.changed_path or self.path
 
     @property
     def ok(self) -> bool:
@@ -147,7 +154,8 @@ def run_job(name: str, db_path: str | Path, *, dry_run: bool = False, progress: 
     try:
         outcome = spec.function(ctx)
         report = JobReport(name, path, started, _now(), outcome.outcome, outcome.counts, outcome.message,
-                           outcome.would_change, dry_run, outcome.detail, _change(spec, outcome, dry_run))
+                           outcome.would_change, dry_run, outcome.detail, _change(spec, outcome, dry_run),
+                           outcome.changed_path)
     except Cancelled:
         report = JobReport(name, path, started, _now(), "cancelled", message=f"{name} on {path}: cancelled; "
                            "nothing was changed by the unfinished step", dry_run=dry_run)

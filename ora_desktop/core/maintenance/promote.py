@@ -49,7 +49,7 @@ def run(ctx: JobContext) -> Outcome:
     with open_store(ctx.path, readonly=True) as task:
         if not is_finished(task):
             return Outcome({"promoted": 0}, f"{agent.label}: the task is not finished yet: nothing promoted")
-        chosen = task.important()
+        chosen = task.important(current=False)  # the seed's extraction query as written
     ctx.step(0, len(chosen))
     with open_store(parent.path, readonly=ctx.dry_run) as target:
         if ctx.dry_run:
@@ -71,7 +71,8 @@ def run(ctx: JobContext) -> Outcome:
             write_state(target, key, timestamps.now_sql())
     ctx.step(len(chosen), len(chosen))
     return Outcome({"promoted": len(fresh), "important": len(chosen)},
-                   f"copied {len(fresh)} important memories from {agent.label} into {parent.label}")
+                   f"copied {len(fresh)} important memories from {agent.label} into {parent.label}",
+                   changed_path=parent.path)
 
 
 def _parent(home: OraHome, agent: AgentFile) -> AgentFile | None:

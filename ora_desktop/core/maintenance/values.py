@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from .. import engine_tables
 from ..decoding import is_valid_utf8
 from ..rawsql import run_sql
 from ..store import Store
@@ -20,7 +21,7 @@ from ..store import Store
 TIMESTAMP_SHAPE = "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*'"
 TIME_COLUMNS = ("last_accessed_at", "created_at", "updated_at", "expires_at", "synced_at")
 NUMBER_COLUMNS = ("importance", "health_score", "access_count")
-ORIGINALS = "ora_desktop_original_bytes"
+ORIGINALS = engine_tables.ORIGINALS
 SAMPLE = 200
 
 
@@ -87,8 +88,7 @@ def repair_text(store: Store, dry_run: bool) -> int:
         bad = invalid_utf8(store)
         if not bad:
             return 0
-        run_sql(store, f"CREATE TABLE IF NOT EXISTS {ORIGINALS} (id INTEGER PRIMARY KEY, memory_id TEXT NOT NULL, "
-                      "column_name TEXT NOT NULL, original BLOB NOT NULL, repaired_at TEXT NOT NULL)")
+        store.create_engine_tables(ORIGINALS)
         for rowid, _shown, col, raw in bad:
             fixed = raw.decode("utf-8", "replace")
             run_sql(store, f"INSERT INTO {ORIGINALS} (memory_id, column_name, original, repaired_at) "

@@ -9,16 +9,17 @@ Pass ``journal=False`` for a write that must not be undoable from the journal.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import timestamps
 from ..errors import InvalidValue, NotFound
+from ..fingerprint import check_version
 from ..records import Change, ChangeKind, Initiator, Memory
 from ..validation import check_id
 from . import journal
-from .agent_memory import require_ids
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -66,6 +67,15 @@ class Restored(Written):
     skipped: tuple[str, ...]
 
 
+def require_ids(store: Store, ids: Sequence[str]) -> dict[str, Memory]:
+    """The memories with these ids; ``NotFound`` naming every missing id (nothing changed)."""
+    found = store.get_many(ids)
+    missing = [i for i in ids if i not in found]
+    if missing:
+        raise NotFound(f"{store.path}: no memory with id {', '.join(repr(i) for i in missing)} (nothing changed)")
+    return found
+
+
 def field_values(memory: Memory, fields: Sequence[str]) -> dict[str, Any]:
     """Column values of ``memory`` for ``fields``, in the form :func:`edit` accepts (a timestamp
     the file holds in a form we could not read is given back as its raw text)."""
@@ -81,9 +91,10 @@ def field_values(memory: Memory, fields: Sequence[str]) -> dict[str, Any]:
     return out
 
 
-def _finish(store: Store, change: Change, label: str, undo: journal.Undo, journalled: bool) -> int | None:
+def _finish(store: Store, change: Change, label: str, undo: journal.Undo, journalled: bool,
+            actor: str | None = None) -> int | None:
     """Journal ``change`` when asked to and it touched anything (inside the operation's write)."""
-    return journal.record(store, change, label, undo) if journalled and change else None
+    return journal.record(store, change, label, undo, actor) if journalled and change else None
 
 
 def _plural(count: int) -> str:
@@ -91,53 +102,59 @@ def _plural(count: int) -> str:
 
 
 def edit(store: Store, memory_id: str, fields: Mapping[str, Any], *, expected_version: str | None = None,
-         initiator: Initiator = Initiator.USER, journal_it: bool = True) -> Edited:
-    """Change fields of one memory through the sync rule; ``Conflict`` if it changed since
-    ``expected_version`` (the ``version`` of the record the edit started from)."""
+         initiator: Initiator = Initiator.USER, journal_it: bool = True, actor: str | None = None) -> Edited:
+    """Change fields of one memory through the sync rule; ``Conflict`` (nothing written) if any
+    column changed since ``expected_version`` (the ``version`` of the record the edit started
+    from), compared inside the write transaction."""
     memory_id = check_id(memory_id)
     if not fields:
         raise InvalidValue("fields", "nothing to change")
+    if expected_version is not None:
+        check_version(expected_version)
     with store.write():
+        store.require_versions({memory_id: expected_version})  # gone or moved on: nothing written
         before = journal.capture(store, [memory_id], [*fields, *SYNC_COLUMNS])
-        if memory_id not in before:
-            raise NotFound(f"{store.path}: no memory with id {memory_id!r}")
-        memory = store.update(memory_id, expected_version=expected_version, **fields)
+        memory = store.update(memory_id, **fields)
         change = Change(changed=frozenset({memory_id}), source="edit", kind=ChangeKind.EDITED, initiator=initiator)
         names = ", ".join(f.replace("_", " ") for f in fields)
-        entry = _finish(store, change, f"edit {names} of {memory_id}", journal.Undo(rows=before), journal_it)
+        entry = _finish(store, change, f"edit {names} of {memory_id}", journal.Undo(rows=before), journal_it, actor)
     return Edited(change, entry, memory)
 
 
 def bulk_edit(store: Store, ids: Iterable[str], fields: Mapping[str, Any], *,
-              initiator: Initiator = Initiator.USER, journal_it: bool = True) -> Written:
-    """The same values on many memories in one statement; every id must exist (else nothing changes)."""
+              expected_versions: Mapping[str, str] | None = None, initiator: Initiator = Initiator.USER,
+              journal_it: bool = True, actor: str | None = None) -> Written:
+    """The same values on many memories in one statement; every id must exist and, where
+    ``expected_versions`` gives its ``version`` as read, still be at it (else ``Conflict``):
+    otherwise nothing changes."""
     ids = list(dict.fromkeys(ids))
     if not fields:
         raise InvalidValue("fields", "nothing to change")
+    for version in (expected_versions or {}).values():
+        check_version(version)
     with store.write():
+        store.require_versions({i: (expected_versions or {}).get(i) for i in ids})  # all there, none moved on
         before = journal.capture(store, ids, [*fields, *SYNC_COLUMNS])
-        missing = [i for i in ids if i not in before]
-        if missing:
-            raise NotFound(f"{store.path}: no memory with id {', '.join(map(repr, missing[:5]))} (nothing changed)")
         changed = store.update_many(ids, **fields).changed
         change = Change(changed=changed, source="bulk edit", kind=ChangeKind.EDITED, initiator=initiator)
         names = ", ".join(f.replace("_", " ") for f in fields)
-        entry = _finish(store, change, f"set {names} on {_plural(len(ids))}", journal.Undo(rows=before), journal_it)
+        entry = _finish(store, change, f"set {names} on {_plural(len(ids))}", journal.Undo(rows=before),
+                        journal_it, actor)
     return Written(change, entry)
 
 
 def add(store: Store, content: str, type: str = "fact", importance: int = 5, *, initiator: Initiator = Initiator.USER,
-        journal_it: bool = True, **fields: Any) -> Added:
+        journal_it: bool = True, actor: str | None = None, **fields: Any) -> Added:
     """A new memory (``Store.add``'s arguments, ``on_duplicate`` included)."""
     with store.write():
         memory = store.add(content, type, importance, **fields)
         change = Change(added=frozenset({memory.id}), source="add", kind=ChangeKind.ADDED, initiator=initiator)
-        entry = _finish(store, change, f"add {memory.id}", journal.Undo(added=(memory.id,)), journal_it)
+        entry = _finish(store, change, f"add {memory.id}", journal.Undo(added=(memory.id,)), journal_it, actor)
     return Added(change, entry, memory)
 
 
 def delete(store: Store, ids: str | Iterable[str], reason: str = "deleted", *, initiator: Initiator = Initiator.USER,
-           journal_it: bool = True) -> Deleted:
+           journal_it: bool = True, actor: str | None = None) -> Deleted:
     """Delete recoverably (full rows to the trash first); every id must exist, or nothing goes."""
     wanted = [ids] if isinstance(ids, str) else list(dict.fromkeys(ids))
     if not wanted:
@@ -152,12 +169,12 @@ def delete(store: Store, ids: str | Iterable[str], reason: str = "deleted", *, i
         change = removed.change.but(kind=ChangeKind.DELETED, initiator=initiator)
         rows = {i: v for i, v in linking.items() if i in change.changed}
         entry = _finish(store, change, f"delete {_plural(len(wanted))}", journal.Undo(batch=removed.batch, rows=rows),
-                        journal_it)
+                        journal_it, actor)
     return Deleted(change, entry, tuple(removed), removed.batch, trash_ids)
 
 
 def restore(store: Store, trash_ids: Iterable[int], *, initiator: Initiator = Initiator.USER,
-            journal_it: bool = True) -> Restored:
+            journal_it: bool = True, actor: str | None = None) -> Restored:
     """Bring trashed rows back by trash id (``NotFound`` for an unknown one, nothing restored)."""
     wanted = list(dict.fromkeys(int(t) for t in trash_ids))
     with store.write():
@@ -169,28 +186,30 @@ def restore(store: Store, trash_ids: Iterable[int], *, initiator: Initiator = In
         change, skipped = store.restore_deleted(wanted)
         change = change.but(initiator=initiator)
         entry = _finish(store, change, f"restore {_plural(len(change.added))} from the trash",
-                        journal.Undo(added=tuple(sorted(change.added))), journal_it)
+                        journal.Undo(added=tuple(sorted(change.added))), journal_it, actor)
     return Restored(change, entry, tuple(sorted(change.added)), skipped)
 
 
 def restore_latest(store: Store, ids: Sequence[str], *, initiator: Initiator = Initiator.USER,
-                   journal_it: bool = True) -> Restored:
+                   journal_it: bool = True, actor: str | None = None) -> Restored:
     """Bring ``ids`` back from the trash: the most recently deleted copy of each."""
     latest = store.latest_trash_ids(ids)
     missing = [i for i in ids if i not in latest]
     if missing:
         raise NotFound(f"{store.path}: {', '.join(map(repr, missing[:5]))} not in the trash (nothing restored)")
-    return restore(store, [latest[i] for i in ids], initiator=initiator, journal_it=journal_it)
+    return restore(store, [latest[i] for i in ids], initiator=initiator, journal_it=journal_it, actor=actor)
 
 
-def supersede(store: Store, old_id: str, new_id: str | None, *, initiator: Initiator = Initiator.USER,
-              journal_it: bool = True) -> Written:
-    """Mark ``old_id`` as superseded by ``new_id`` (cycles refused), or clear it with ``None``."""
+def supersede(store: Store, old_id: str, new_id: str | None, *, expected_version: str | None = None,
+              initiator: Initiator = Initiator.USER, journal_it: bool = True, actor: str | None = None) -> Written:
+    """Mark ``old_id`` as superseded by ``new_id`` (cycles refused), or clear it with ``None``;
+    ``Conflict`` (nothing written) if ``old_id`` changed since ``expected_version``."""
     old_id = check_id(old_id, "old_id")
+    if expected_version is not None:
+        check_version(expected_version)
     with store.write():
+        store.require_versions({old_id: expected_version})  # gone or moved on: nothing written
         before = journal.capture(store, [old_id], ["superseded_by", *SYNC_COLUMNS])
-        if old_id not in before:
-            raise NotFound(f"{store.path}: no memory with id {old_id!r}")
         if new_id:
             store.supersede(old_id, check_id(new_id, "new_id"))
         else:
@@ -198,12 +217,12 @@ def supersede(store: Store, old_id: str, new_id: str | None, *, initiator: Initi
         change = Change(changed=frozenset({old_id}), source="supersede", kind=ChangeKind.SUPERSEDED,
                         initiator=initiator)
         label = f"supersede {old_id} with {new_id}" if new_id else f"clear what supersedes {old_id}"
-        entry = _finish(store, change, label, journal.Undo(rows=before), journal_it)
+        entry = _finish(store, change, label, journal.Undo(rows=before), journal_it, actor)
     return Written(change, entry)
 
 
 def link(store: Store, a: str, b: str, *, mutual: bool = True, remove: bool = False,
-         initiator: Initiator = Initiator.USER, journal_it: bool = True) -> Written:
+         initiator: Initiator = Initiator.USER, journal_it: bool = True, actor: str | None = None) -> Written:
     """Relate two memories through ``related_to`` (both ways unless ``mutual=False``), or unlink them."""
     a, b = check_id(a, "id"), check_id(b, "other_id")
     with store.write():
@@ -213,5 +232,40 @@ def link(store: Store, a: str, b: str, *, mutual: bool = True, remove: bool = Fa
                         initiator=initiator)
         rows = {i: v for i, v in before.items() if i in change.changed}
         entry = _finish(store, change, f"{'unlink' if remove else 'link'} {a} and {b}", journal.Undo(rows=rows),
-                        journal_it)
+                        journal_it, actor)
     return Written(change, entry)
+
+
+@dataclass(frozen=True, slots=True)
+class LinksRepaired(Written):
+    """A ``related_to`` that was not a list of ids, rewritten as the ids it named."""
+
+    original: str
+    kept: tuple[str, ...]
+
+
+_ID_TOKEN = re.compile(r"[^\s\"'\[\]{},;]+")
+
+
+def repair_links(store: Store, memory_id: str, *, initiator: Initiator = Initiator.USER,
+                 journal_it: bool = True) -> LinksRepaired:
+    """Rewrite a malformed ``related_to`` as the JSON list of the memory ids found in its text
+    (words naming a memory of this file, in order, itself excepted); undoable like any edit, so
+    the original text comes back with Ctrl+Z or ``ora-desktop undo``."""
+    memory_id = check_id(memory_id)
+    with store.write():
+        memory = store.get(memory_id)
+        if not memory.related_malformed:
+            raise InvalidValue("related_to", f"memory {memory_id!r}: related_to is already a list of ids; "
+                               "nothing to repair")
+        before = journal.capture(store, [memory_id], ["related_to", *SYNC_COLUMNS])
+        original = before[memory_id]["related_to"]
+        text = original if isinstance(original, str) else str(original)
+        words = [w for w in dict.fromkeys(_ID_TOKEN.findall(text)) if w != memory_id]
+        found = set(store.get_many(words)) if words else set()
+        kept = tuple(w for w in words if w in found)
+        store.update(memory_id, related_to=list(kept))
+        change = Change(changed=frozenset({memory_id}), source="repair_links", kind=ChangeKind.LINKED,
+                        initiator=initiator)
+        entry = _finish(store, change, f"repair the links of {memory_id}", journal.Undo(rows=before), journal_it)
+    return LinksRepaired(change, entry, text, kept)

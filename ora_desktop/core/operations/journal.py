@@ -17,7 +17,10 @@ An entry holds what the undo needs (see :mod:`.undo`):
   previous health values stay in the file's ``ora_desktop_decay_undo`` table
   (:mod:`..maintenance.decay`), not here, so a decay of a million memories adds one small entry;
 
-and a fingerprint of every touched row as the operation left it (``None``: the row is gone).
+and a fingerprint of every touched row as the operation left it (``None``: the row is gone),
+and who made it (``actor``: ``mcp:<client name>`` for an MCP client, ``library`` for an agent's
+library call; none for a person's or a job's write). Files journalled before the ``actor``
+column existed get it at their next journalled write; their old entries read as ``None``.
 An undo is refused when a fingerprint no longer matches: someone changed the memory since.
 A purge forgets every entry that touched a purged memory (:func:`forget_memories`): the
 previous values an entry keeps may be the very text being purged.
@@ -31,8 +34,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .. import timestamps
-from ..fingerprint import row_fingerprint
+from .. import engine_tables, timestamps
 from ..rawsql import run_sql
 from ..records import Change, ChangeKind, Initiator
 from ..writes import IDS_JSON
@@ -40,14 +42,11 @@ from ..writes import IDS_JSON
 if TYPE_CHECKING:
     from ..store import Store
 
-TABLE = "ora_desktop_journal"
+TABLE = engine_tables.JOURNAL
 #: The previous health values of the latest decay (written by :mod:`..maintenance.decay`).
-DECAY_UNDO_TABLE = "ora_desktop_decay_undo"
+DECAY_UNDO_TABLE = engine_tables.DECAY_UNDO
 #: How many entries a file keeps (older ones are forgotten: they can no longer be undone).
 KEEP = 50
-_CREATE = (f"CREATE TABLE IF NOT EXISTS {TABLE} (id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, "
-           "kind TEXT NOT NULL, initiator TEXT NOT NULL, label TEXT NOT NULL, undo TEXT NOT NULL, "
-           "after TEXT NOT NULL)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +83,13 @@ class Entry:
     undo: Undo
     #: id -> fingerprint of the row as the operation left it (``None``: the row was removed).
     after: Mapping[str, str | None]
+    #: Who made it when not a person or a job: ``mcp:<client name>``, ``library``.
+    actor: str | None = None
+
+    @property
+    def who(self) -> str:
+        """The actor, else ``person`` for a user's write, else the initiator's name."""
+        return self.actor or ("person" if self.initiator is Initiator.USER else self.initiator.value)
 
 
 def capture(store: Store, ids: Iterable[str], columns: Iterable[str]) -> dict[str, dict[str, Any]]:
@@ -98,45 +104,43 @@ def capture(store: Store, ids: Iterable[str], columns: Iterable[str]) -> dict[st
 
 
 def fingerprints(store: Store, ids: Iterable[str]) -> dict[str, str | None]:
-    """A digest of each row's every column (``None`` for an id not in the file)."""
-    ids = list(dict.fromkeys(ids))
-    if not ids:
-        return {}
-    cols = ", ".join(f'"{c}"' for c in store.columns)
-    out: dict[str, str | None] = dict.fromkeys(ids)
-    for row in run_sql(store, f"SELECT {cols} FROM memories WHERE id IN {IDS_JSON}", [json.dumps(ids)]):
-        at = store.columns.index("id")
-        out[row[at]] = row_fingerprint(row)
-    return out
+    """Each row's ``version`` (the fingerprint of every column; ``None`` for an id not in the file)."""
+    return store.versions(ids)
 
 
-def record(store: Store, change: Change, label: str, undo: Undo) -> int:
+def record(store: Store, change: Change, label: str, undo: Undo, actor: str | None = None) -> int:
     """Journal an operation that just wrote ``change`` (call inside its write transaction)."""
     after = fingerprints(store, change.ids)
-    run_sql(store, _CREATE)
+    store.create_engine_tables(TABLE)  # the actor column comes with the table, or its migration (version 3)
     cursor = run_sql(store,
-        f"INSERT INTO {TABLE} (at, kind, initiator, label, undo, after) VALUES (?, ?, ?, ?, ?, ?)",
-        [timestamps.now_sql(), change.kind.value, change.initiator.value, label, undo.to_json(), json.dumps(after)],
+        f"INSERT INTO {TABLE} (at, kind, initiator, label, undo, after, actor) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [timestamps.now_sql(), change.kind.value, change.initiator.value, label, undo.to_json(), json.dumps(after),
+         actor],
     )
     entry_id = int(cursor.lastrowid)
     run_sql(store, f"DELETE FROM {TABLE} WHERE id <= ?", [entry_id - KEEP])
     return entry_id
 
 
+def _has_actor(store: Store) -> bool:
+    return any(r[1] == "actor" for r in run_sql(store, f"PRAGMA table_info({TABLE})"))
+
+
 def _entry(row: Sequence[Any]) -> Entry:
-    entry_id, at, kind, initiator, label, undo, after = row
+    entry_id, at, kind, initiator, label, undo, after, actor = row
     return Entry(int(entry_id), timestamps.parse(at), ChangeKind(kind), Initiator(initiator), label,
-                 Undo.from_json(undo), json.loads(after))
+                 Undo.from_json(undo), json.loads(after), actor)
 
 
-_COLUMNS = "id, at, kind, initiator, label, undo, after"
+def _columns(store: Store) -> str:
+    return f"id, at, kind, initiator, label, undo, after, {'actor' if _has_actor(store) else 'NULL'}"
 
 
 def entries(store: Store, limit: int = KEEP) -> list[Entry]:
     """The journal, newest first (empty when nothing was ever journalled in this file)."""
     if not store.has_table(TABLE):
         return []
-    rows = run_sql(store, f"SELECT {_COLUMNS} FROM {TABLE} ORDER BY id DESC LIMIT ?", [int(limit)])
+    rows = run_sql(store, f"SELECT {_columns(store)} FROM {TABLE} ORDER BY id DESC LIMIT ?", [int(limit)])
     return [_entry(r) for r in rows]
 
 
@@ -144,7 +148,7 @@ def get(store: Store, entry_id: int) -> Entry | None:
     """One entry, or ``None`` when the journal no longer holds it."""
     if not store.has_table(TABLE):
         return None
-    row = run_sql(store, f"SELECT {_COLUMNS} FROM {TABLE} WHERE id = ?", [int(entry_id)]).fetchone()
+    row = run_sql(store, f"SELECT {_columns(store)} FROM {TABLE} WHERE id = ?", [int(entry_id)]).fetchone()
     return None if row is None else _entry(row)
 
 

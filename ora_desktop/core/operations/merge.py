@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidValue, NotFound
+from ..fingerprint import check_version
 from ..records import Change, ChangeKind, Initiator, Memory
 from . import journal
 from .edits import SYNC_COLUMNS
@@ -48,10 +49,21 @@ def best_member(memories: Sequence[Memory]) -> Memory:
     return max(memories, key=key)
 
 
-def _members(store: Store, ids: Sequence[str]) -> tuple[list[str], dict[str, Memory]]:
+def _check(ids: Sequence[str], versions: Mapping[str, str] | None) -> list[str]:
+    """The distinct ids (at least two), the versions' shape checked: before any SQL."""
     ids = list(dict.fromkeys(str(i) for i in ids))
     if len(ids) < 2:
         raise InvalidValue("ids", "a merge needs at least two memories")
+    for version in (versions or {}).values():
+        check_version(version)
+    return ids
+
+
+def _members(store: Store, ids: list[str], versions: Mapping[str, str] | None) -> tuple[list[str], dict[str, Memory]]:
+    """The members as they are inside the merge's transaction; ``Conflict`` when one given a
+    version in ``versions`` (what the person merged from) changed or went since."""
+    if versions:
+        store.require_versions({i: v for i, v in versions.items() if i in ids})
     found = store.get_many(ids)
     missing = [i for i in ids if i not in found]
     if missing:
@@ -60,10 +72,14 @@ def _members(store: Store, ids: Sequence[str]) -> tuple[list[str], dict[str, Mem
 
 
 def merge_duplicates(store: Store, ids: Sequence[str], keep: str | None = None, text: str | None = None, *,
-                     initiator: Initiator = Initiator.USER, journal_it: bool = True) -> MergeResult:
-    """Keep one member of a group, superseding the others (one transaction, journalled)."""
+                     expected_versions: Mapping[str, str] | None = None, initiator: Initiator = Initiator.USER,
+                     journal_it: bool = True) -> MergeResult:
+    """Keep one member of a group, superseding the others (one transaction, journalled).
+    ``expected_versions``: id -> ``version`` of the members as the person saw them; a member changed
+    since refuses the merge (``Conflict``, nothing changed)."""
+    ids = _check(ids, expected_versions)
     with store.write():
-        ids, found = _members(store, ids)
+        ids, found = _members(store, ids, expected_versions)
         if keep is not None and keep not in found:
             raise InvalidValue("keep", f"{keep!r} is not one of the merged memories")
         members = [found[i] for i in ids]
@@ -92,14 +108,16 @@ def merge_duplicates(store: Store, ids: Sequence[str], keep: str | None = None, 
 
 
 def merge_into_new(store: Store, ids: Sequence[str], fields: Mapping[str, Any], *,
-                   initiator: Initiator = Initiator.USER, journal_it: bool = True) -> MergeResult:
+                   expected_versions: Mapping[str, str] | None = None, initiator: Initiator = Initiator.USER,
+                   journal_it: bool = True) -> MergeResult:
     """A new memory (``Store.add``'s fields: content, type, importance …) superseding every one of
     ``ids``; type and importance not given are those of :func:`best_member`, with the group's
-    highest importance."""
+    highest importance. ``expected_versions`` as for :func:`merge_duplicates`."""
     if not fields.get("content"):
         raise InvalidValue("content", "the merged memory needs its text")
+    ids = _check(ids, expected_versions)
     with store.write():
-        ids, found = _members(store, ids)
+        ids, found = _members(store, ids, expected_versions)
         best = best_member(list(found.values()))
         top = max((m.importance or 0) for m in found.values()) or None
         defaults = {"type": best.type or "fact", "importance": top or 5}

@@ -1,14 +1,17 @@
 """A memory's neighbourhood: ``related_to`` links and supersession chains to N hops, as a graph.
 
-``neighbourhood(store, memory_id, hops)`` walks outward from one memory over three kinds of
-edge — its ``related_to`` ids, what supersedes it (``superseded_by``) and what it supersedes —
-and returns nodes (with their distance) and edges a view can draw. Ids that name no memory
-become *dangling* nodes; edges on a supersession cycle, and ``related_to`` loops of three or more
-memories, are marked. The walk is bounded (``max_nodes``) and never follows a cycle forever.
+``neighbourhood(store, memory_id, hops)`` walks outward from one memory over four kinds of
+edge — its ``related_to`` ids, the memories that list it in theirs (links pointing in), what
+supersedes it (``superseded_by``) and what it supersedes — and returns nodes (with their
+distance) and edges a view can draw. Ids that name no memory become *dangling* nodes; edges on a
+supersession cycle, and loops of three or more one-way ``related_to`` links, are marked (two-way
+links are ordinary and never make a loop). The walk is bounded (``max_nodes``) and never follows
+a cycle forever.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -82,8 +85,10 @@ def neighbourhood(store: Store, memory_id: str, hops: int = 2, max_nodes: int = 
     for depth in range(1, hops + 1):
         wanted: list[str] = []
         pending: list[tuple[str, str, str]] = []
+        pointing_in = _listing(store, [m.id for m in frontier])
         for memory in frontier:
-            for target, kind, reverse in _out(memory, older_of):
+            for target, kind, reverse in [*_out(memory, older_of),
+                                          *((i, RELATED, True) for i in pointing_in.get(memory.id, ()))]:
                 pending.append((target, kind, memory.id) if reverse else (memory.id, kind, target))
                 if target not in found:
                     wanted.append(target)
@@ -112,7 +117,9 @@ def neighbourhood(store: Store, memory_id: str, hops: int = 2, max_nodes: int = 
     # A supersession cycle is a loop of superseded_by among the memories found (the walk follows
     # chains both ways, so a cycle within reach is found whole, without another scan of the file).
     on_cycle, groups = _loops((e for e in edges.values() if e.kind == SUPERSEDED), min_size=2)
-    loops, _ = _loops((e for e in edges.values() if e.kind == RELATED), min_size=3)
+    one_way = (e for e in edges.values()
+               if e.kind == RELATED and (e.target, e.source, RELATED) not in edges)
+    loops, _ = _loops(one_way, min_size=3)
     cycles = tuple(_around(group, found) for group in groups)
     marked = [GraphEdge(e.source, e.target, e.kind,
                         (e.source, e.target) in (on_cycle if e.kind == SUPERSEDED else loops)) for e in edges.values()]
@@ -127,6 +134,21 @@ def _out(memory: Memory, older_of: dict[str, list[str]]) -> list[tuple[str, str,
     if memory.superseded_by and memory.superseded_by != memory.id:
         out.append((memory.superseded_by, SUPERSEDED, False))
     out += [(old, SUPERSEDED, True) for old in older_of.get(memory.id, ()) if old != memory.id]
+    return out
+
+
+def _listing(store: Store, ids: list[str]) -> dict[str, list[str]]:
+    """id -> the memories whose ``related_to`` lists it (links pointing in), for ``ids`` (one scan)."""
+    if not ids or "related_to" not in store.columns:
+        return {}
+    rows = all_rows(store,
+        "SELECT j.value, m.id FROM memories AS m, "
+        "json_each(CASE WHEN json_valid(m.related_to) THEN m.related_to ELSE '[]' END) AS j "
+        "WHERE m.related_to LIKE '[%' AND j.value IN (SELECT value FROM json_each(?)) AND j.value != m.id",
+        [json.dumps(ids)])
+    out: dict[str, list[str]] = {}
+    for target, source in rows:
+        out.setdefault(str(target), []).append(str(source))
     return out
 
 

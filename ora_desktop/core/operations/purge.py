@@ -136,6 +136,26 @@ def _texts(store: Store, ids: list[str]) -> list[str]:
     return [t for t in texts if isinstance(t, str)]
 
 
+def purge_titles(store: Store, ids: list[str] | tuple[str, ...], width: int = 120) -> dict[str, str]:
+    """Each id's first line (the live memory's, else its newest copy in the trash), at most
+    ``width`` characters, for a confirmation that names what it forgets; "" when unknown."""
+    ids = list(dict.fromkeys(ids))
+    if not ids:
+        return {}
+    found: dict[str, str] = {}
+    if store.has_table("ora_desktop_trash"):
+        found.update(all_rows(store, "SELECT memory_id, substr(json_extract(row_json, '$.content'), 1, ?) "
+                     f"FROM ora_desktop_trash WHERE memory_id IN {IDS_JSON} ORDER BY id", [width * 4, json.dumps(ids)]))
+    found.update(all_rows(store, f"SELECT id, substr(content, 1, ?) FROM memories WHERE id IN {IDS_JSON}",
+                          [width * 4, json.dumps(ids)]))
+    return {i: _first_line(found.get(i), width) for i in ids}
+
+
+def _first_line(text: object, width: int) -> str:
+    lines = [line.strip() for line in text.splitlines()] if isinstance(text, str) else []
+    return next((line for line in lines if line), "")[:width]
+
+
 def backups_holding(path: Path, ids: list[str], *, config: Config | None = None,
                     wanted: list[bytes] | None = None) -> list[Path]:
     """Backups of ``path`` that hold any of ``ids`` (as a memory or in their trash), or whose

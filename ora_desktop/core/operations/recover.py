@@ -53,6 +53,11 @@ class RecoverReport:
     unreadable_pages: int
     message: str
 
+    @property
+    def written(self) -> bool:
+        """Whether ``out`` was written: nothing recovered creates no file."""
+        return bool(self.memories or self.tasks)
+
 
 class _Writer:
     """Rows into the new file, in batches; a row the seed's schema refuses is counted as lost."""
@@ -172,10 +177,11 @@ def recover(source: str | Path, out: str | Path) -> RecoverReport:
             writer.close()
         with contextlib.suppress(FileNotFoundError):
             os.chmod(temp, 0o600)
-        try:
-            os.link(temp, out)  # never replaces a file that appeared meanwhile
-        except FileExistsError:
-            raise RecoverError(out, "already exists; recover writes a new file and never overwrites one") from None
+        if report[0] or report[1]:  # nothing recovered: no empty agent file is left behind
+            try:
+                os.link(temp, out)  # never replaces a file that appeared meanwhile
+            except FileExistsError:
+                raise RecoverError(out, "already exists; recover writes a new file and never overwrites one") from None
     except OSError as exc:
         raise RecoverError(out, f"could not write the recovered file ({exc.strerror or exc})") from exc
     finally:
@@ -184,6 +190,10 @@ def recover(source: str | Path, out: str | Path) -> RecoverReport:
             with contextlib.suppress(FileNotFoundError):
                 Path(f"{temp}{suffix}").unlink()
     memories, tasks, from_table, lost, pages_bad = report
+    if not (memories or tasks):
+        message = (f"nothing could be recovered from {source}: no memory or task row was readable, so no file "
+                   f"was written; {lost} rows were seen" + (f", {pages_bad} pages unreadable" if pages_bad else ""))
+        return RecoverReport(source, out, 0, 0, 0, 0, lost, pages_bad, message)
     message = (f"recovered {memories} memories ({from_table} read through SQLite, {memories - from_table} "
                f"from intact pages) and {tasks} task rows from {source} into {out}; "
                f"{lost} rows could not be saved" + (f", {pages_bad} pages unreadable" if pages_bad else ""))

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from .. import timestamps
+from .. import engine_tables, timestamps
 from ..errors import InvalidValue, NotFound
 from ..maintenance.check import _problems, supersession_cycles
 from ..rawsql import all_rows, run_sql
@@ -34,25 +34,13 @@ from ..records import Change, Memory
 from ..schema import RECALL_THRESHOLD
 from ..store import Store
 
-TABLE = "ora_desktop_review"
+TABLE = engine_tables.REVIEW
 #: The ``memory_id`` of the row holding a reviewer's last "mark all reviewed" of the file.
 WHOLE_FILE = ""
 MAX_NOTE = 200
 EXPIRING_DAYS = 7
 IMPORTANT = 7
 DEFAULT_LIMIT = 200
-
-CREATE_SQL = f"""
-CREATE TABLE IF NOT EXISTS {TABLE} (
-    reviewer TEXT NOT NULL,
-    memory_id TEXT NOT NULL,
-    version TEXT,
-    reviewed_at TEXT,
-    note TEXT,
-    flagged_at TEXT,
-    via_all INTEGER NOT NULL DEFAULT 0,
-    PRIMARY KEY (reviewer, memory_id)
-)"""
 
 #: Words for every reason a memory is listed.
 REASONS = {
@@ -273,7 +261,7 @@ def review(store: Store, reviewer: str | None = None, *, limit: int = DEFAULT_LI
             continue
         found = rule.finder(store, limit * 4)
         current = store.get_many(i for i, _d in found)
-        found = [(i, d) for i, d in found if i in current and reviewed.get(i) != current[i].version]
+        found = [(i, d) for i, d in found if i in current and reviewed.get(i) != current[i].updated_at_text]
         counts[rule.name] = len(found)
         for memory_id, detail in found[:limit]:
             reasons.setdefault(memory_id, []).append(rule.name)
@@ -286,7 +274,7 @@ def review(store: Store, reviewer: str | None = None, *, limit: int = DEFAULT_LI
         memory = memories.get(memory_id)
         if memory is None:  # a flag on a memory deleted since: nothing to show
             continue
-        if "flagged" not in why and reviewed.get(memory_id) == memory.version:
+        if "flagged" not in why and reviewed.get(memory_id) == memory.updated_at_text:
             continue  # reviewed at this version (finder rules are filtered here)
         order = [r for r in REASONS if r in why] + [r for r in why if r not in REASONS]
         items.append(ReviewItem(memory, tuple(dict.fromkeys(order)), tuple(details.get(memory_id, ())),
@@ -304,7 +292,7 @@ def _rank(item: ReviewItem) -> tuple:
 
 # ----------------------------------------------------------------------------- writes
 def _ensure_table(store: Store) -> None:
-    run_sql(store, CREATE_SQL)
+    store.create_engine_tables(TABLE)
 
 
 def _existing(store: Store, ids: Sequence[str]) -> dict[str, Memory]:
@@ -336,7 +324,7 @@ def mark_reviewed(store: Store, ids: Sequence[str], reviewer: str | None = None)
         store.db.cursor().executemany(
             f"INSERT OR REPLACE INTO {TABLE} (reviewer, memory_id, version, reviewed_at, note, flagged_at, via_all) "
             "VALUES (?, ?, ?, ?, NULL, NULL, 0)",
-            [(reviewer, memory_id, found[memory_id].version, stamp) for memory_id in ids])
+            [(reviewer, memory_id, found[memory_id].updated_at_text, stamp) for memory_id in ids])
     return _done(store, reviewer, ids, "reviewed")
 
 
@@ -436,7 +424,7 @@ def as_json(result: ReviewResult) -> dict:
         "counts": result.counts, "truncated": list(result.truncated),
         "items": [{"id": i.memory.id, "reasons": list(i.reasons), "why": i.describe(), "note": i.note,
                    "type": i.memory.type, "importance": i.memory.importance, "health_score": i.memory.health_score,
-                   "updated_at": i.memory.version, "content": i.memory.content} for i in result.items],
+                   "updated_at": i.memory.updated_at_text, "content": i.memory.content} for i in result.items],
     }
 
 

@@ -6,20 +6,23 @@ one-cell edit. :func:`plan_refresh` takes the view's query, its keys and the wri
 :class:`~ora_desktop.core.records.Change` and answers, reading only the changed rows and their
 neighbours:
 
-- rows added or removed, a change with no ids (another program wrote; the watcher cannot say
-  which rows), a ranked list (search: hits are ordered by the engine, not by the query), or the
-  "dirty first" order → **reload** the keys;
+- a change with no ids (a restore, a program the change feed could not read), a ranked list
+  (search: hits are ordered by the engine, not by the query), the "dirty first" order, rows
+  added and removed at once, removed rows whose rowids are not known → **reload** the keys;
 - a changed row that now matches the query but is not listed, or is listed and no longer
   matches (an edit of a filtered column) → **reload**;
 - a listed row whose new sort value no longer lies between its neighbours' (an edit of the sort
   column that moves it) → **reload**;
-- otherwise → **repaint** only the listed changed rows, with their fresh values.
+- otherwise → **repaint** only the listed changed rows, with their fresh values, **insert** the
+  new rows that match where they sort (a binary search, one comparison for a newest-first list)
+  and **remove** the listed rows that are gone (by the rowids the change feed read).
 
 The order test asks SQLite to sort the changed rows and their neighbours with the query's own
 ``ORDER BY``, so it agrees with :meth:`Store.row_keys` on NULLs, collation and time columns.
 
 Rows repainted in place also leave the view's facet counts recountable without a scan:
-:func:`shift_facets` moves each edited row from its old values to its new ones.
+:func:`shift_facets` moves each edited row from its old values to its new ones, and counts a new
+row in and a removed one out.
 """
 
 from __future__ import annotations
@@ -54,27 +57,35 @@ class RowRefresh:
     """The answer of :func:`plan_refresh`.
 
     ``reload``: the keys must be read again (``reason`` says why). Otherwise ``rows`` holds
-    ``(position in the keys, fresh memory)`` for every listed changed row, in position order;
-    changed rows that are not listed (and still do not match) need nothing.
+    ``(position in the keys, fresh memory)`` for every listed changed row, in position order
+    (changed rows that are not listed, and still do not match, need nothing); ``inserts`` the
+    ``(position in the keys before the change, fresh memory)`` of rows that now belong in the
+    list, in order (a row goes before the row listed at that position); ``removes`` the
+    positions of listed rows that are gone, ascending.
     """
 
     reload: bool
     reason: str = ""
     rows: tuple[tuple[int, Memory], ...] = ()
+    inserts: tuple[tuple[int, Memory], ...] = ()
+    removes: tuple[int, ...] = ()
 
 
 def _reload(reason: str) -> RowRefresh:
     return RowRefresh(True, reason)
 
 
+#: Up to this many new rows are placed in the list one by one (a binary search each).
+MAX_PLACED = 64
+
+
 def plan_refresh(store: Store, query: ListQuery, keys: Sequence[int], change: Change,
                  ranked: bool = False) -> RowRefresh:
     """Decide how a view listing ``keys`` (rowids in ``query`` order, every match, no limit)
-    follows ``change``: repaint the changed rows in place or reload (see the module docstring).
-    ``ranked``: the keys come from a search ranking rather than from ``query``'s order."""
-    if change.added or change.removed:
-        return _reload("rows were added or removed")
-    if not change.changed:
+    follows ``change``: repaint the changed rows in place, insert and remove rows, or reload
+    (see the module docstring). ``ranked``: the keys come from a search ranking rather than
+    from ``query``'s order."""
+    if not change:
         return _reload("another program wrote; which rows changed is not known")
     if ranked:
         return _reload("search hits are ranked by the engine")
@@ -84,7 +95,31 @@ def plan_refresh(store: Store, query: ListQuery, keys: Sequence[int], change: Ch
         return _reload("the list is one page of a longer one")
     if len(change.changed) > MAX_CHANGED:
         return _reload(f"more than {MAX_CHANGED:,} rows changed")
+    if change.added and change.removed:
+        return _reload("rows came and went at once")
+    removes: tuple[int, ...] = ()
+    if change.removed:
+        if len(change.removed_rowids) != len(change.removed):
+            return _reload("rows were removed and where they were listed is not known")
+        removes = tuple(sorted(_positions(keys, sorted(change.removed_rowids)).values()))
+    inserts: tuple[tuple[int, Memory], ...] = ()
+    if change.added:
+        if len(change.added) > MAX_PLACED:
+            return _reload(f"more than {MAX_PLACED} rows were added")
+        placed = _place_new(store, query, keys, change.added)
+        if placed is None:
+            return _reload("a new row could not be placed")
+        inserts = placed
+    if not change.changed:
+        return RowRefresh(False, inserts=inserts, removes=removes)
+    edited = _changed_rows(store, query, keys, change)
+    if edited.reload:
+        return edited
+    return RowRefresh(False, rows=edited.rows, inserts=inserts, removes=removes)
 
+
+def _changed_rows(store: Store, query: ListQuery, keys: Sequence[int], change: Change) -> RowRefresh:
+    """The repaint of the rows ``change`` edited in place, or a reload when one moved."""
     where, params = where_clause(query, store.columns)
     found = all_rows(store,
         f"SELECT rowid, CASE WHEN {where} THEN 1 ELSE 0 END FROM memories "
@@ -107,6 +142,48 @@ def plan_refresh(store: Store, query: ListQuery, keys: Sequence[int], change: Ch
     return RowRefresh(False, rows=tuple(sorted((pos, by_rowid[rowid]) for rowid, pos in listed.items())))
 
 
+def _place_new(store: Store, query: ListQuery, keys: Sequence[int], ids: frozenset[str]
+               ) -> tuple[tuple[int, Memory], ...] | None:
+    """Where each new memory that matches ``query`` goes in ``keys``: a binary search with
+    SQLite comparing two rows by the query's own ``ORDER BY`` (a newest-first list answers at
+    its first comparison); a row listed already (keys read after the write) is left where it is.
+    ``None`` when a new row is gone again."""
+    where, params = where_clause(query, store.columns)
+    expr = order_clause(sort_expression(query.order_by, store.columns), query.descending)
+    found = all_rows(store,
+        f"SELECT rowid FROM memories WHERE id IN (SELECT value FROM json_each(?)) AND {where} ORDER BY {expr}",
+        [json.dumps(sorted(ids)), *params],
+    )
+    if all_rows(store, "SELECT count(*) FROM memories WHERE id IN (SELECT value FROM json_each(?))",
+                [json.dumps(sorted(ids))])[0][0] != len(ids):
+        return None
+    listed = _positions(keys, [int(row[0]) for row in found])
+    new = [int(row[0]) for row in found if int(row[0]) not in listed]  # listed already: a read after the write
+    if not new:
+        return ()
+
+    def before(a: int, b: int) -> bool:
+        first = all_rows(store, f"SELECT rowid FROM memories WHERE rowid IN (?, ?) ORDER BY {expr} LIMIT 1", [a, b])
+        return bool(first) and first[0][0] == a
+
+    placed = []
+    for rowid in new:
+        low, high = 0, len(keys)
+        if high and before(rowid, int(keys[0])):
+            high = 0
+        while low < high:
+            mid = (low + high) // 2
+            if before(rowid, int(keys[mid])):
+                high = mid
+            else:
+                low = mid + 1
+        placed.append((low, rowid))
+    memories = {m.rowid: m for m in store.by_rowids(new)}
+    if len(memories) != len(new):
+        return None
+    return tuple((pos, memories[rowid]) for pos, rowid in placed)
+
+
 def merge_changes(changes: Sequence[Change]) -> Change:
     """One change covering several (ids united). A change that names no ids (another program
     wrote) makes the whole batch unknown: that change itself is returned."""
@@ -116,9 +193,12 @@ def merge_changes(changes: Sequence[Change]) -> Change:
     if len(changes) == 1:
         return changes[0]
     columns = None if any(c.columns is None for c in changes) else frozenset().union(*(c.columns for c in changes))
-    return Change(added=frozenset().union(*(c.added for c in changes)),
-                  changed=frozenset().union(*(c.changed for c in changes)),
-                  removed=frozenset().union(*(c.removed for c in changes)), columns=columns)
+    added = frozenset().union(*(c.added for c in changes))
+    removed = frozenset().union(*(c.removed for c in changes))
+    changed = frozenset().union(*(c.changed for c in changes))
+    # An id added then removed (or the reverse) within the batch: the view reads its keys again.
+    return Change(added=added, changed=changed | (added & removed), removed=removed, columns=columns,
+                  removed_rowids=frozenset().union(*(c.removed_rowids for c in changes)))
 
 
 def _positions(keys: Sequence[int], rowids: list[int]) -> dict[int, int]:
@@ -171,12 +251,13 @@ def _still_in_order(store: Store, query: ListQuery, keys: Sequence[int], positio
     return sorted_now == expected
 
 
-def shift_facets(groups: Mapping[str, Mapping[str, int]], before: Sequence[Memory], after: Sequence[Memory],
-                 now: datetime | None = None) -> dict[str, dict[str, int]] | None:
+def shift_facets(groups: Mapping[str, Mapping[str, int]], before: Sequence[Memory | None],
+                 after: Sequence[Memory | None], now: datetime | None = None) -> dict[str, dict[str, int]] | None:
     """Facet counts as a view shows them (group -> value -> count: ``type``, ``sync``,
     ``importance``, ``health``, ``created``, ``tag:*``) after the counted memories ``before`` were
     edited into ``after`` (the same memories, in the same order, still counted), without counting
     every row again: each edited memory leaves its old value of every group and joins its new one.
+    ``None`` in ``before`` is a memory newly counted (added), in ``after`` one no longer counted.
 
     ``None`` when only counting again can tell: a content edit (the tag groups come from the
     content), other memories, a sync status the counts do not hold yet, or counts that were not
@@ -187,10 +268,16 @@ def shift_facets(groups: Mapping[str, Mapping[str, int]], before: Sequence[Memor
     now = now or timestamps.now()
     moves: dict[str, Counter] = {group: Counter() for group in _VALUE_OF}
     for old, new in zip(before, after, strict=True):
-        if old.id != new.id or old.content != new.content:
+        if old is None and new is None:
+            return None
+        if old is None or new is None:
+            if any(group.startswith("tag") for group in groups):
+                return None  # tags come from the content: counted, not shifted
+        elif old.id != new.id or old.content != new.content:
             return None
         for group, value_of in _VALUE_OF.items():
-            was, is_now = value_of(old, now), value_of(new, now)
+            was = None if old is None else value_of(old, now)
+            is_now = None if new is None else value_of(new, now)
             if was != is_now:
                 if was is not None:
                     moves[group][was] -= 1

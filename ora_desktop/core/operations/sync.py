@@ -9,19 +9,24 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from .. import sync_settings as settings
+from .. import timestamps
 from ..config import Config
 from ..errors import OraError
 from ..home import OraHome
 from ..maintenance.jobs import JobReport, run_job
-from ..records import Change, DeletedMemory, Initiator
+from ..records import Change, Initiator
 from ..store import open_store
-from ..sync import local
+from ..sync import clock, local
+from ..sync.conflict_log import ConflictPage
 from ..sync.engine import SyncResult
 from ..sync.local import SyncState
 from ..sync.redact import SyncError
+from ..sync.server import TABLE, Server, VacuumReport
+from ..sync.server import vacuum as server_vacuum
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,22 @@ class SyncStatus:
     last_sync: SyncState | None
     last_error: str | None  # the message of the last sync run, when it failed
     conflicts: int
+    clock_problem: str | None = None  # the last sync is in the future, or the clock was off the server's
+
+
+def clock_problem(state: SyncState | None, now: datetime | None = None) -> str | None:
+    """What is wrong with the clock, judged from the last sync: a last sync in the future means
+    this machine's clock is (or was, at that sync) wrong; an offset over a minute was measured."""
+    if state is None:
+        return None
+    now = now or timestamps.now()
+    if state.last_sync is not None and (state.last_sync - now).total_seconds() > clock.WARN_AFTER:
+        ahead = clock.span((state.last_sync - now).total_seconds())
+        return (f"clock problem: the last sync is {ahead} in the future; this machine's clock is wrong now or was "
+                "at that sync (edits are compared in the server's time)")
+    if state.clock_offset is not None and abs(state.clock_offset) > clock.WARN_AFTER:
+        return "clock problem at the last sync: " + (clock.Clock(state.clock_offset).warning() or "")
+    return None
 
 
 def targets(db: str | Path | None = None, *, site: str | None = None, agent: str | None = None,
@@ -78,9 +99,10 @@ def sync(db: str | Path | None = None, *, site: str | None = None, agent: str | 
          progress: Callable[[int, int], None] | None = None, cancel: threading.Event | None = None) -> SyncReport:
     """Sync files with the PostgreSQL server (``url``, else ``[sync] url`` in ``config.toml``).
 
-    Pushes pending memories (never ``local_only``), pulls what changed on the server, sends
-    deletions as id-only tombstones, and settles conflicts (newer ``updated_at`` wins, the loser
-    is kept in the trash with reason "sync conflict"). A file that fails is reported in its run
+    Pushes every memory that differs from what was last synced (never ``local_only``), pulls what
+    changed on the server, merges usage (touches add up), sends deletions as id-only tombstones,
+    and settles conflicts (the later edit in the server's time wins, the loser is kept in the
+    trash with reason "sync conflict", the decision logged). A file that fails is reported in its run
     (``report.failures``) and left unchanged; other files still sync. ``dry_run`` counts only.
     """
     home = home or OraHome()
@@ -117,15 +139,52 @@ def status(path: str | Path, config: Config | None = None) -> SyncStatus:
     config = config or Config.load()
     with open_store(path, readonly=True) as store:
         known = local.states(store)
-        pending = local.pending_count(store)
-        kept = len(local.conflicts(store, limit=None))
+        pending = local.pending_count(store)  # marked pending: a sync also finds rows changed without the mark
+        kept = local.conflicts(store, limit=1).total
     runs = history.history(limit=1, path=path.resolve(), job="sync")
     error = runs[0].message if runs and runs[0].outcome == "failed" else None
-    return SyncStatus(path, bool(settings.url_for(config, path.parent.name)), pending,
-                      known[0] if known else None, error, kept)
+    last = known[0] if known else None
+    return SyncStatus(path, bool(settings.url_for(config, path.parent.name)), pending, last, error, kept,
+                      clock_problem(last))
 
 
-def conflicts(path: str | Path, limit: int | None = 500) -> list[DeletedMemory]:
-    """Losing versions kept by sync (trash reason "sync conflict"), newest first."""
+def conflicts(path: str | Path, limit: int | None = 50, offset: int = 0) -> ConflictPage:
+    """Conflicts sync settled in one file (both edits, and deletions against edits), newest first:
+    a page of ``limit`` from ``offset``, with the total. Each says which side won and why, and
+    holds the losing version when it is in the trash (restorable)."""
+    if limit is not None and limit < 1 or offset < 0:
+        raise OraError(f"a page of conflicts needs a limit of at least 1 and an offset of 0 or more "
+                       f"(got limit {limit}, offset {offset})")
     with open_store(path, readonly=True) as store:
-        return local.conflicts(store, limit)
+        return local.conflicts(store, limit, offset)
+
+
+@dataclass(frozen=True)
+class VacuumResult:
+    """What ``sync --vacuum`` did on the server."""
+
+    server: str
+    report: VacuumReport
+
+    @property
+    def summary(self) -> str:
+        r = self.report
+        kind = "VACUUM FULL" if r.full else "VACUUM"
+        return (f"{kind} of {TABLE} on {self.server}: {r.size_before:,} bytes before, {r.size_after:,} after; "
+                f"dead row versions {r.dead_before:,} before, {r.dead_after:,} after")
+
+
+def vacuum(url: str | None = None, *, full: bool = False, site: str | None = None,
+           config: Config | None = None) -> VacuumResult:
+    """Run ``VACUUM`` (``full``: ``VACUUM FULL``, which locks the table against every sync while it
+    rewrites it) on the server table, so the space of deleted rows' old versions is reused
+    (``FULL``: returned to the system). PostgreSQL's WAL keeps old text until it recycles."""
+    config = config or Config.load()
+    if url is not None and not url.strip():
+        raise SyncError("--url is empty; give a postgresql:// URL")
+    url = url or settings.url_for(config, site)
+    if not url:
+        raise SyncError(f"no sync server is set up: set [sync] url in {config.path}, ORA_DESKTOP_SYNC_URL, "
+                        "or pass --url")
+    with Server(url) as server:
+        return VacuumResult(server.name, server_vacuum(server, full=full))

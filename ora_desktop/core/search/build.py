@@ -20,11 +20,10 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from .. import paths, timestamps
+from .. import paths, timestamps, walscan
 from ..errors import OraError, WrongSchema
 from ..private import private_dir
 from ..schema import sniff_file
-from . import walscan
 from .index import PROGRESS, SearchIndex, get_index
 from .results import IndexState
 from .sidecar import (
@@ -154,11 +153,12 @@ def _refuse_without_memories(conn: sqlite3.Connection, source: Path) -> None:
 
 def _build_into(tmp: Path, source: Path, progress: ProgressFn | None, cancel: object, key: str) -> None:
     conn = connect_sidecar(tmp)
+    anchor = None
     try:
         conn.execute("PRAGMA journal_mode = OFF")
         conn.execute("PRAGMA synchronous = OFF")
         conn.executescript(SCHEMA)
-        attach_source(conn, source)
+        anchor = attach_source(conn, source)
         _refuse_without_memories(conn, source)
         started = timestamps.now()
         stats, ident = file_stats(source), identity(source)
@@ -187,6 +187,8 @@ def _build_into(tmp: Path, source: Path, progress: ProgressFn | None, cancel: ob
         conn.execute("PRAGMA journal_mode = WAL")
     finally:
         conn.close()
+        if anchor is not None:  # last: it removes the -wal/-shm it made (see attach_source)
+            anchor.close()
 
 
 def _fill(conn: sqlite3.Connection, total: int, progress: ProgressFn | None, cancel: object, key: str) -> int:

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from .. import timestamps
-from ..connection import BUSY_TIMEOUT_MS, translated
+from ..connection import BUSY_TIMEOUT_MS, connect_readonly, translated
 from ..decoding import tolerant
 from ..records import row_to_memory
 from ..schema import MEMORY_COLUMNS
@@ -38,11 +38,7 @@ def _like(term: Term) -> str:
 
 
 def connect_source(path: Path) -> sqlite3.Connection:
-    from .sidecar import source_uri
-
-    conn = sqlite3.connect(source_uri(path), uri=True, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    conn.execute("PRAGMA trusted_schema = OFF")
+    conn = connect_readonly(path, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
     conn.text_factory = tolerant  # an agent's row may hold bytes that are not UTF-8
     return conn
 

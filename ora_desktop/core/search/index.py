@@ -31,6 +31,7 @@ or crashed build leaves no partial index.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import sqlite3
@@ -41,11 +42,10 @@ from typing import Any
 
 import filelock
 
-from .. import paths, timestamps
+from .. import paths, timestamps, walscan
 from ..connection import BUSY_TIMEOUT_MS
 from ..errors import FileMissing, OraError
 from ..private import refuse_link
-from . import walscan
 from .refresh import RefreshMixin
 from .results import IndexState
 from .sidecar import (
@@ -103,6 +103,7 @@ class SearchIndex(RefreshMixin):
         self.lock = threading.RLock()
         self.file_lock = filelock.FileLock(str(refuse_link(str(self.sidecar) + ".lock")), mode=0o600)
         self._conn: sqlite3.Connection | None = None
+        self._anchors: list[sqlite3.Connection] = []  # see attach_source: closed after the connection
         self._sidecar_ino: int | None = None
         self._seen: list | None = None
         self._attached = ""
@@ -116,6 +117,18 @@ class SearchIndex(RefreshMixin):
                 self._conn.close()
             self._conn = None
             self._seen = None
+            self._drop_anchors(keep=0)
+
+    def _attach(self, conn: sqlite3.Connection) -> None:
+        """(Re)attach the agent's file; earlier anchors close once the new attach holds the file."""
+        anchor = attach_source(conn, self.db_path)
+        if anchor is not None:
+            self._anchors.append(anchor)
+        self._drop_anchors(keep=1 if anchor is not None else 0)
+
+    def _drop_anchors(self, keep: int) -> None:
+        while len(self._anchors) > keep:
+            self._anchors.pop(0).close()
 
     def _sidecar_inode(self) -> int | None:
         try:
@@ -133,7 +146,7 @@ class SearchIndex(RefreshMixin):
                 raise FileMissing(self.sidecar, "the search index is not built")
             self._conn = connect_sidecar(self.sidecar)
             self._sidecar_ino = ino
-            attach_source(self._conn, self.db_path)
+            self._attach(self._conn)
             self._attached, self._attached_identity = source_uri(self.db_path), identity(self.db_path)
             self.columns = source_columns(self._conn)
         return self._conn
@@ -206,7 +219,7 @@ class SearchIndex(RefreshMixin):
             uri = source_uri(self.db_path)
             ident = identity(self.db_path)
             if uri != self._attached or "immutable=1" in uri or ident != self._attached_identity:
-                attach_source(conn, self.db_path)
+                self._attach(conn)
                 self._attached, self._attached_identity = uri, ident
                 self.columns = source_columns(conn)
             try:
@@ -255,3 +268,13 @@ def get_index(db_path: str | Path) -> SearchIndex:
             index = _registry[key] = SearchIndex(Path(key))
         _by_name[fast] = index
         return index
+
+
+@atexit.register
+def close_every_index() -> None:
+    """Close every index's connections as the process ends, each anchor last, so the ``-wal`` and
+    ``-shm`` a read made beside an agent's file are removed (see ``sidecar.attach_source``)."""
+    with _registry_lock:
+        indexes = list(_registry.values())
+    for index in indexes:
+        index.close()

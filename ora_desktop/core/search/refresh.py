@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from . import walscan
+from .. import walscan
 from .sidecar import BUCKET_BITS, _chunks, _delete_fids, _insert_docs, _samples, _text, file_stats, identity
 
 

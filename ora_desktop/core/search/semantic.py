@@ -120,8 +120,9 @@ def query_text(parsed: ParsedQuery) -> str:
 def search_by_meaning(target: Any, query: str | ParsedQuery, limit: int = 50, *, mode: str = "hybrid",
                       progress: ProgressFn | None = None, cancel: object = None, provider: Provider | None = None,
                       alpha: float = HYBRID_ALPHA, snippet_chars: int = 160,
-                      snippets: bool = True) -> SearchResult:
+                      min_similarity: float = MIN_SIMILARITY, snippets: bool = True) -> SearchResult:
     """Semantic or hybrid search of one file (see the module doc); filters apply in both modes.
+    ``min_similarity``: memories less like the query than this are not found by meaning.
     ``snippets=False``: hits without snippets or spans (a caller that reads only the memories)."""
     if mode not in ("semantic", "hybrid"):
         raise OraError(f"search mode {mode!r} is not one of {', '.join(MODES)}")
@@ -138,21 +139,23 @@ def search_by_meaning(target: Any, query: str | ParsedQuery, limit: int = 50, *,
     if mode == "semantic" and not text:  # filters only: the lexical engine lists them
         return lexical_search(path, parsed, limit, snippet_chars=snippet_chars)
     warnings = list(parsed.warnings)
+    note = ""
     lexical: list[Hit] = []
     matched = parsed  # what the lexical hits matched (their any-word form when no memory holds every word)
     if mode == "semantic":
-        semantic = _semantic_ids(path, vectors, parsed, text, limit) if text else []
+        semantic = _semantic_ids(path, vectors, parsed, text, limit, floor=min_similarity) if text else []
         ranked = [(mid, cos, "semantic") for mid, cos in semantic[:limit]]
     else:
         pool = hybrid_pool(limit)
         # The vector scan runs on one core while SQLite ranks the words on the other (both
         # release the GIL): the hybrid costs about the slower of the two, not their sum.
-        scan = _background().submit(_semantic_ids, path, vectors, parsed, text, pool, 1) if text else None
+        scan = (_background().submit(_semantic_ids, path, vectors, parsed, text, pool, 1, min_similarity)
+                if text else None)
         try:
             result = lexical_search(path, parsed, pool, snippets=False, facets=False)
         finally:
             semantic = scan.result() if scan is not None else []
-        lexical = result.hits
+        lexical, note = result.hits, result.note
         weight = alpha
         if result.partial:
             matched = any_word_query(parsed) or parsed
@@ -161,7 +164,7 @@ def search_by_meaning(target: Any, query: str | ParsedQuery, limit: int = 50, *,
         ranked = fuse(lexical, semantic, parsed, weight)[:limit]
     hits = _hits(path, parsed, matched, ranked, {h.memory.id: h for h in lexical},
                  snippet_chars if snippets else None)
-    return SearchResult(query=parsed.text, hits=hits, terms=parsed.terms, warnings=tuple(warnings),
+    return SearchResult(query=parsed.text, hits=hits, terms=parsed.terms, warnings=tuple(warnings), note=note,
                         elapsed_ms=(time.perf_counter() - started) * 1000.0)
 
 
@@ -199,7 +202,7 @@ def fuse(lexical: list[Hit], semantic: list[tuple[str, float]], parsed: ParsedQu
 
 
 def _semantic_ids(path: Path, vectors: VectorIndex, parsed: ParsedQuery, text: str,
-                  wanted: int, threads: int = 0) -> list[tuple[str, float]]:
+                  wanted: int, threads: int = 0, floor: float = MIN_SIMILARITY) -> list[tuple[str, float]]:
     """(id, cosine) of the memories nearest ``text`` that pass the query's filters, best first.
 
     Every row's cosine is computed once (:meth:`VectorIndex.cosines`, an exact scan). Filters
@@ -221,22 +224,22 @@ def _semantic_ids(path: Path, vectors: VectorIndex, parsed: ParsedQuery, text: s
     cosines = vectors.cosines(query, threads)  # one scan; each step picks from it
     if mask is not None and len(mask) == len(cosines):  # the filters, tested beside the vectors
         rows, scores = best(cosines, wanted, mask.nonzero()[0])
-        return _similar(mids, rows, scores)[:wanted]
+        return _similar(mids, rows, scores, floor)[:wanted]
     for pool in (2 * max(wanted, POOL_MIN), 16 * max(wanted, POOL_MIN)):
         rows, scores = best(cosines, pool)
-        candidates = _similar(mids, rows, scores)
+        candidates = _similar(mids, rows, scores, floor)
         passing = _passing(index, parsed, [mid for mid, _ in candidates])
         found = [(mid, cos) for mid, cos in candidates if mid in passing]
-        if len(found) >= wanted or len(rows) >= len(mids) or (len(scores) and scores[-1] < MIN_SIMILARITY):
+        if len(found) >= wanted or len(rows) >= len(mids) or (len(scores) and scores[-1] < floor):
             return found[:wanted]
     rows, scores = best(cosines, wanted, vectors.rows_of(_passing(index, parsed, None)))
-    return _similar(mids, rows, scores)[:wanted]
+    return _similar(mids, rows, scores, floor)[:wanted]
 
 
-def _similar(mids: list[str | None], rows: Any, scores: Any) -> list[tuple[str, float]]:
-    """(id, cosine) of the rows at or above MIN_SIMILARITY, in order."""
+def _similar(mids: list[str | None], rows: Any, scores: Any, floor: float = MIN_SIMILARITY) -> list[tuple[str, float]]:
+    """(id, cosine) of the rows at or above ``floor``, in order."""
     return [(mids[i], float(c)) for i, c in zip(rows.tolist(), scores.tolist(), strict=True)
-            if c >= MIN_SIMILARITY and i < len(mids) and mids[i] is not None]
+            if c >= floor and i < len(mids) and mids[i] is not None]
 
 
 def _passing(index: Any, parsed: ParsedQuery, ids: list[str] | None) -> set[str]:

@@ -11,10 +11,18 @@ from collections.abc import Callable, Iterable, Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from .. import paths
-from ..connection import BUSY_TIMEOUT_MS, readonly_needs_immutable
+from ..connection import (
+    BUSY_TIMEOUT_MS,
+    IMMUTABLE,
+    READONLY,
+    SHARED,
+    WAL_HEADER,
+    connect_readonly,
+    read_mode,
+    readonly_uri,
+)
 from ..decoding import tolerant
 from ..errors import OraError
 from ..private import touch_private
@@ -104,9 +112,10 @@ def remove_stale_builds(sidecar: Path) -> list[Path]:
 
 
 def source_uri(db_path: Path) -> str:
-    """A read-only URI for the agent's file (``immutable`` when ``mode=ro`` would create files)."""
-    params = "mode=ro&immutable=1" if readonly_needs_immutable(db_path) else "mode=ro"
-    return f"file:{quote(str(db_path.resolve()))}?{params}"
+    """The URI the agent's file is attached by: ``mode=ro`` with SQLite's locks (``immutable``
+    only where nothing may be created beside it, :func:`~ora_desktop.core.connection.read_mode`).
+    Never read-write: ``BEGIN IMMEDIATE`` on the sidecar would then take the agent's write lock."""
+    return readonly_uri(db_path, IMMUTABLE if read_mode(db_path) == IMMUTABLE else READONLY)
 
 
 #: How long after its last modification a file's stats may vouch for an index. A writer appends
@@ -123,12 +132,13 @@ def settled(stats: list) -> bool:
 
 
 def file_stats(db_path: Path) -> list:
-    """(mtime_ns, size) of the file and of its ``-wal`` (None when absent)."""
+    """(mtime_ns, size) of the file and of its ``-wal`` (None when absent or holding no frame:
+    a reader's open creates an empty ``-wal`` and its close removes it, changing nothing)."""
     out: list = []
     for suffix in ("", "-wal"):
         try:
             st = os.stat(str(db_path) + suffix)
-            out.append([st.st_mtime_ns, st.st_size])
+            out.append([st.st_mtime_ns, st.st_size] if not suffix or st.st_size > WAL_HEADER else None)
         except FileNotFoundError:
             out.append(None)
     return out
@@ -180,11 +190,27 @@ def connect_sidecar(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def attach_source(conn: sqlite3.Connection, db_path: Path) -> None:
-    """Attach the agent's file read-only as ``src``."""
-    with contextlib.suppress(sqlite3.Error):
-        conn.execute("DETACH DATABASE src")
-    conn.execute("ATTACH DATABASE ? AS src", (source_uri(db_path),))
+def attach_source(conn: sqlite3.Connection, db_path: Path) -> sqlite3.Connection | None:
+    """Attach the agent's file read-only as ``src``; returns the anchor to close after ``conn``.
+
+    A ``mode=ro`` attach of a WAL file with nothing beside it would create ``-wal``/``-shm`` and
+    could not remove them. So a ``shared`` read-only connection (the anchor) opens the file
+    first: the attach uses the anchor's files, and the anchor, closed last, removes them
+    (unless another program still has the file open; then that program does).
+    """
+    anchor = None
+    if read_mode(db_path) == SHARED:
+        anchor = connect_readonly(db_path, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+        anchor.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the WAL: -wal/-shm exist
+    try:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("DETACH DATABASE src")
+        conn.execute("ATTACH DATABASE ? AS src", (source_uri(db_path),))
+    except BaseException:
+        if anchor is not None:
+            anchor.close()
+        raise
+    return anchor
 
 
 def source_columns(conn: sqlite3.Connection) -> tuple[str, ...]:

@@ -9,7 +9,7 @@ it loses nothing) holds:
 * ``meta`` — the provider, model and dimensions (another model re-embeds everything), the
   FTS index state the vectors match, and a ``generation`` bumped by every write.
 
-Change detection is the full-text index's (:mod:`.refresh`, :mod:`.walscan`): the FTS sidecar
+Change detection is the full-text index's (:mod:`.refresh`, :mod:`..walscan`): the FTS sidecar
 is refreshed first, and when its recorded file stats differ from those these vectors were
 made against, its ``docs`` are compared with ``vecs`` — new, edited (another ``updated_at``
 or text length) and deleted memories are found in one pass and only those are embedded.
@@ -40,6 +40,7 @@ import numpy as np
 
 from .. import paths
 from ..embeddings import Provider, configured_provider, default_provider
+from ..extras import need
 from .sidecar import _is_cancelled, _text, connect_sidecar, file_stats, settled
 
 ProgressFn = Callable[[int, int], None]
@@ -467,8 +468,7 @@ def best(cosines: np.ndarray, k: int, rows: np.ndarray | None = None) -> tuple[n
 
 def _dots(codes: np.ndarray, q: np.ndarray, threads: int) -> np.ndarray:
     """float64 integer dot products of every row of ``codes`` with the one row of ``q``."""
-    import numkong
-
+    numkong = need("numkong", "meaning")
     threads = threads or os.cpu_count() or 1
     if threads == 1 or len(codes) < 2 * SPLIT_MIN:
         return np.asarray(numkong.cdist(q, codes, metric="dot")).reshape(-1)

@@ -5,10 +5,12 @@
 when a sync connects, so ``import ora_desktop`` stays light.
 """
 
+from .conflict_log import ConflictEntry, ConflictPage
 from .engine import SyncResult, identity, sync_file
 from .local import CONFLICT, REMOTE_DELETE, Decision, SyncState, conflicts, pending_count, queue_tombstones, states
 from .redact import SyncError, redact
 from .server import DDL
 
-__all__ = ["CONFLICT", "DDL", "REMOTE_DELETE", "Decision", "SyncError", "SyncResult", "SyncState", "conflicts",
-           "identity", "pending_count", "queue_tombstones", "redact", "states", "sync_file"]
+__all__ = ["CONFLICT", "DDL", "REMOTE_DELETE", "ConflictEntry", "ConflictPage", "Decision", "SyncError",
+           "SyncResult", "SyncState", "conflicts", "identity", "pending_count", "queue_tombstones", "redact",
+           "states", "sync_file"]

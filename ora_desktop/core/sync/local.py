@@ -1,4 +1,5 @@
-"""The file's side of sync: its state table, what to push, applying a pull, conflicts.
+"""The file's side of sync: its state table, what to push, tombstones, the conflicts list
+(a pull is applied by :mod:`.pull`).
 
 The state lives in a plain ``ora_desktop_sync`` table (ARCHITECTURE.md, contract 2), one row per server
 (keyed by the server's id, so pointing a file at another server starts afresh). Memories purged
@@ -9,36 +10,26 @@ for good can queue an id-only tombstone in ``ora_desktop_sync_tombstones`` (see
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .. import timestamps
+from .. import engine_tables, timestamps
 from ..rawsql import all_rows, run_sql
-from ..records import DeletedMemory, row_to_memory
-from ..schema import MEMORY_COLUMNS
 from ..writes import IDS_JSON
+from . import baseline, conflict_log
 from .redact import SyncError
-from .server import COLUMNS, ServerRow
+from .server import COLUMNS
 
 if TYPE_CHECKING:
     from ..store import Store
 
-STATE_TABLE = "ora_desktop_sync"
-TOMBSTONE_TABLE = "ora_desktop_sync_tombstones"
+STATE_TABLE = engine_tables.SYNC
+TOMBSTONE_TABLE = engine_tables.SYNC_TOMBSTONES
 CONFLICT = "sync conflict"  # trash reason of a losing version
 REMOTE_DELETE = "sync delete"  # trash reason of a memory deleted on another machine
 NEEDED = ("id", "content", "updated_at", "synced_at", "sync_status")
-TABLES_SQL = (
-    f"CREATE TABLE IF NOT EXISTS {STATE_TABLE} (server_id TEXT PRIMARY KEY, server TEXT NOT NULL, "
-    "site TEXT NOT NULL, agent TEXT NOT NULL, last_pull INTEGER NOT NULL DEFAULT 0, tomb_mark TEXT, "
-    "last_sync TEXT, pushed INTEGER NOT NULL DEFAULT 0, pulled INTEGER NOT NULL DEFAULT 0, "
-    "conflicts INTEGER NOT NULL DEFAULT 0)",
-    f"CREATE TABLE IF NOT EXISTS {TOMBSTONE_TABLE} (memory_id TEXT PRIMARY KEY, deleted_at TEXT NOT NULL)",
-)
-_OLDEST = datetime.min.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +46,8 @@ class SyncState:
     pushed: int = 0
     pulled: int = 0
     conflicts: int = 0
+    clock_offset: float | None = None  # seconds this machine's clock was behind the server's at the last sync
+    push_id: str | None = None  # the run whose push may not be marked here yet (a sync stopped mid-push)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +59,8 @@ class Decision:
     local_updated_at: str | None
     server_updated_at: str | None
     server_deleted: bool = False
+    kind: str = "edit"  # "edit" (both sides edited) or "delete" (a deletion against an edit)
+    basis: str = ""  # why this side won: the two times compared in server time
 
 
 def require_columns(store: Store) -> None:
@@ -75,19 +70,23 @@ def require_columns(store: Store) -> None:
         raise SyncError(f"{store.path}: cannot sync: the memories table has no {', '.join(missing)} column")
 
 
+_ADDED_STATE_COLUMNS = ("clock_offset", "push_id")  # engine tables version 2 (older files lack them)
+
+
 def ensure_tables(store: Store) -> None:
     """Create the sync tables (call inside the sync's first write transaction)."""
     store.ensure_engine_tables()
-    for sql in TABLES_SQL:
-        run_sql(store, sql)
+    store.create_engine_tables(STATE_TABLE, TOMBSTONE_TABLE, baseline.TABLE, conflict_log.TABLE)
 
 
 def states(store: Store) -> list[SyncState]:
     """Every server this file has synced with, most recent sync first (never creates a table)."""
     if not store.has_table(STATE_TABLE):
         return []
+    have = {r[1] for r in all_rows(store, f"PRAGMA table_info({STATE_TABLE})")}
+    extra = ", ".join(c if c in have else f"NULL AS {c}" for c in _ADDED_STATE_COLUMNS)
     rows = all_rows(store,
-        f"SELECT server_id, server, site, agent, last_pull, tomb_mark, last_sync, pushed, pulled, conflicts "
+        f"SELECT server_id, server, site, agent, last_pull, tomb_mark, last_sync, pushed, pulled, conflicts, {extra} "
         f"FROM {STATE_TABLE} ORDER BY julianday(last_sync) DESC"
     )
     return [SyncState(*r[:6], timestamps.parse(r[6]), *r[7:]) for r in rows]
@@ -103,33 +102,64 @@ def save_state(store: Store, state: SyncState) -> None:
     last = timestamps.to_sql(state.last_sync) if state.last_sync else None
     run_sql(store,
         f"INSERT OR REPLACE INTO {STATE_TABLE} (server_id, server, site, agent, last_pull, tomb_mark, last_sync, "
-        "pushed, pulled, conflicts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "pushed, pulled, conflicts, clock_offset, push_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (state.server_id, state.server, state.site, state.agent, state.last_pull, state.tomb_mark, last,
-         state.pushed, state.pulled, state.conflicts),
+         state.pushed, state.pulled, state.conflicts, state.clock_offset, state.push_id),
     )
 
 
-def _select(store: Store) -> str:
-    return ", ".join(c if c in store.columns else f"NULL AS {c}" for c in COLUMNS)
+def _select(store: Store, alias: str = "") -> str:
+    return ", ".join(f"{alias}{c}" if c in store.columns else f"NULL AS {c}" for c in COLUMNS)
 
 
 PENDING = "(sync_status = 'pending' OR sync_status IS NULL)"
 
 
-def pending_count(store: Store) -> int:
-    """How many memories wait to be pushed (``local_only`` never counts)."""
+def _outgoing(store: Store, server_id: str | None) -> tuple[str, str, list[Any]]:
+    """(FROM clause, WHERE condition, parameters) of the memories a sync with ``server_id`` pushes:
+    those differing from what was last synced with it (see :mod:`.baseline`), whatever
+    ``sync_status`` says; before any baseline exists, those marked pending."""
+    if server_id is None or not baseline.ready(store):
+        pending = PENDING.replace("sync_status", "m.sync_status")
+        return "memories m", f"m.sync_status IS NOT 'local_only' AND {pending}", []
+    baseline.install(store)
+    cols = ", ".join(f"{c}" for c in ("memory_id", "fingerprint", "updated_at", *baseline.USAGE))
+    source = (f"memories m LEFT JOIN (SELECT {cols} FROM {baseline.TABLE} WHERE server_id = ?) b "
+              "ON b.memory_id = m.id")
+    return source, f"m.sync_status IS NOT 'local_only' AND {baseline.changed_sql(store)}", [server_id]
+
+
+def pending_count(store: Store, server_id: str | None = None) -> int:
+    """How many memories wait to be pushed to ``server_id`` (``local_only`` never counts). Without
+    ``server_id``, those marked pending (an index lookup); with it, every row differing from what
+    was last synced (a pass over the file computing fingerprints)."""
     if "sync_status" not in store.columns:
         return 0
-    return all_rows(store, f"SELECT count(*) FROM memories WHERE {PENDING}")[0][0]
+    source, where, params = _outgoing(store, server_id)
+    return all_rows(store, f"SELECT count(*) FROM {source} WHERE {where}", params)[0][0]
 
 
-def pending_rows(store: Store, after_rowid: int, limit: int) -> list[tuple[int, tuple[Any, ...]]]:
-    """A page of ``(rowid, values in COLUMNS order)`` of memories waiting to be pushed."""
+def outgoing(store: Store, server_id: str | None) -> list[int]:
+    """The rowids of every memory a sync with ``server_id`` pushes, in rowid order: one pass over
+    the file (the content fingerprint of each row is computed here, once per sync)."""
+    source, where, params = _outgoing(store, server_id)
+    return [r[0] for r in all_rows(store, f"SELECT m.rowid FROM {source} WHERE {where} ORDER BY m.rowid", params)]
+
+
+def rows_at(store: Store, server_id: str | None, rowids: Sequence[int]
+            ) -> list[tuple[int, tuple[Any, ...], str | None, str | None]]:
+    """``(rowid, values in COLUMNS order, baseline fingerprint, baseline updated_at)`` of the
+    memories at ``rowids`` that are still there and not ``local_only``."""
+    joined = server_id is not None and baseline.ready(store)
+    source = (f"memories m LEFT JOIN (SELECT memory_id, fingerprint, updated_at FROM {baseline.TABLE} "
+              "WHERE server_id = ?) b ON b.memory_id = m.id") if joined else "memories m"
+    base = "b.fingerprint, b.updated_at" if joined else "NULL, NULL"
     rows = all_rows(store,
-        f"SELECT rowid, {_select(store)} FROM memories WHERE {PENDING} AND rowid > ? ORDER BY rowid LIMIT ?",
-        (after_rowid, limit),
+        f"SELECT m.rowid, {base}, {_select(store, 'm.')} FROM {source} WHERE m.rowid IN "
+        "(SELECT value FROM json_each(?)) AND m.sync_status IS NOT 'local_only' ORDER BY m.rowid",
+        ([server_id] if joined else []) + [json.dumps(list(rowids))],
     )
-    return [(r[0], tuple(r[1:])) for r in rows]
+    return [(r[0], tuple(r[3:]), r[1], r[2]) for r in rows]
 
 
 def data_version(store: Store) -> int:
@@ -210,152 +240,7 @@ def clear_queued(store: Store, ids: Sequence[str]) -> None:
         run_sql(store, f"DELETE FROM {TOMBSTONE_TABLE} WHERE memory_id IN {IDS_JSON}", (json.dumps(list(ids)),))
 
 
-# ---------------------------------------------------------------------- pull
-def _time(text: str | None) -> datetime:
-    return (timestamps.parse(text) if text else None) or _OLDEST
-
-
-def _newer(server: tuple[Any, ...], local: tuple[Any, ...]) -> bool:
-    """Whether the server version wins: newer ``updated_at``; a tie goes to the larger canonical
-    JSON of the versions, so every machine settles the same pair the same way."""
-    at = COLUMNS.index("updated_at")
-    s_time, l_time = _time(server[at]), _time(local[at])
-    if s_time != l_time:
-        return s_time > l_time
-    return json.dumps(server, default=str) > json.dumps(local, default=str)
-
-
-def apply_pull(store: Store, page: Sequence[ServerRow], mark: str | None, stamp: str
-               ) -> tuple[set[str], set[str], set[str], list[Decision]]:
-    """Apply a page of server rows (inside a write transaction).
-
-    Returns (added ids, changed ids, removed ids, conflicts). A row changed here since the last
-    sync (``pending``) is a conflict: the newer version wins and the other is kept in the trash
-    with reason "sync conflict". ``local_only`` memories are never touched.
-    """
-    ids = [row.id for row in page]
-    local = {r[0]: (r[1], tuple(r[2:])) for r in all_rows(store,
-        f"SELECT id, sync_status, {_select(store)} FROM memories WHERE id IN {IDS_JSON}", (json.dumps(ids),))}
-    deleted_here = _deleted_since(store, ids, mark)
-    write: list[ServerRow] = []
-    to_trash_local: list[str] = []
-    server_losers: list[ServerRow] = []
-    remove: list[str] = []
-    remove_conflict: list[str] = []
-    mark_synced: list[str] = []
-    decisions: list[Decision] = []
-    added: set[str] = set()
-    for row in page:
-        status, values = local.get(row.id, (None, None))
-        if values is None:
-            if row.deleted:
-                continue
-            gone = deleted_here.get(row.id)
-            if gone is not None and _time(gone) >= _time(row.updated_at):
-                continue  # deleted here after the server's edit: our tombstone goes up next
-            write.append(row)
-            added.add(row.id)
-            continue
-        if status == "local_only":
-            continue
-        pending = status != "synced"
-        if row.deleted:
-            if not pending:
-                remove.append(row.id)
-            elif _newer(row.values, values):
-                remove_conflict.append(row.id)
-                decisions.append(Decision(row.id, "server", values[COLUMNS.index("updated_at")], row.updated_at, True))
-            else:
-                decisions.append(Decision(row.id, "this file", values[COLUMNS.index("updated_at")], row.updated_at,
-                                          True))
-            continue
-        if not pending:
-            write.append(row)
-        elif row.values == values:
-            mark_synced.append(row.id)  # our own push came back (a sync stopped before marking)
-        elif _newer(row.values, values):
-            to_trash_local.append(row.id)
-            write.append(row)
-            decisions.append(Decision(row.id, "server", values[COLUMNS.index("updated_at")], row.updated_at))
-        else:
-            server_losers.append(row)
-            decisions.append(Decision(row.id, "this file", values[COLUMNS.index("updated_at")], row.updated_at))
-    batch = uuid.uuid4().hex[:12]
-    if to_trash_local or server_losers:
-        store.ensure_engine_tables()
-    if to_trash_local:
-        pairs = ", ".join(f"'{c}', \"{c}\"" for c in store.columns)
-        run_sql(store,
-            "INSERT INTO ora_desktop_trash (memory_id, deleted_at, reason, batch, row_json) "
-            f"SELECT id, ?, ?, ?, json_object({pairs}) FROM memories WHERE id IN {IDS_JSON}",
-            (stamp, CONFLICT, batch, json.dumps(to_trash_local)),
-        )
-    if server_losers:
-        store.db.cursor().executemany(
-            "INSERT INTO ora_desktop_trash (memory_id, deleted_at, reason, batch, row_json) VALUES (?, ?, ?, ?, ?)",
-            [(r.id, stamp, CONFLICT, batch, _row_json(r, stamp)) for r in server_losers],
-        )
-    if write:
-        _upsert(store, write, stamp)
-    if mark_synced:
-        run_sql(store, f"UPDATE memories SET sync_status = 'synced', synced_at = ? WHERE id IN {IDS_JSON}",
-                      (stamp, json.dumps(mark_synced)))
-    for ids_, reason in ((remove, REMOTE_DELETE), (remove_conflict, CONFLICT)):
-        if ids_:
-            store.remove_where_recoverably(f"id IN {IDS_JSON}", [json.dumps(ids_)], reason, return_records=False)
-    changed = {r.id for r in write} - added | set(mark_synced)
-    return added, changed, set(remove) | set(remove_conflict), decisions
-
-
-def _row_json(row: ServerRow, stamp: str) -> str:
-    data = dict(zip(COLUMNS, row.values, strict=True))
-    data.update(synced_at=stamp, sync_status="synced")
-    return json.dumps(data)
-
-
-def _upsert(store: Store, rows: Sequence[ServerRow], stamp: str) -> None:
-    present = [c for c in COLUMNS if c in store.columns]
-    at = [COLUMNS.index(c) for c in present]
-    names = [*present, "synced_at", "sync_status"]
-    sets = ", ".join(f"{c} = excluded.{c}" for c in names if c != "id")
-    sql = (f"INSERT INTO memories ({', '.join(names)}) VALUES ({', '.join('?' * len(names))}) "
-           f"ON CONFLICT(id) DO UPDATE SET {sets}")
-    store.db.cursor().executemany(sql, [[r.values[i] for i in at] + [stamp, "synced"] for r in rows])
-
-
-def _deleted_since(store: Store, ids: Sequence[str], mark: str | None) -> dict[str, str]:
-    """Of ``ids``, those deleted here since ``mark`` (trash or queued tombstones) -> when."""
-    found: dict[str, str] = {}
-    if store.has_table("ora_desktop_trash"):
-        since = "" if mark is None else " AND julianday(deleted_at) >= julianday(?)"
-        params: list[Any] = [json.dumps(list(ids)), CONFLICT, REMOTE_DELETE] + ([] if mark is None else [mark])
-        for memory_id, when in all_rows(store,
-            f"SELECT memory_id, max(deleted_at) FROM ora_desktop_trash WHERE memory_id IN {IDS_JSON} "
-            f"AND reason NOT IN (?, ?){since} GROUP BY memory_id", params,
-        ):
-            found[memory_id] = when
-    if store.has_table(TOMBSTONE_TABLE):
-        for memory_id, when in all_rows(store,
-            f"SELECT memory_id, deleted_at FROM {TOMBSTONE_TABLE} WHERE memory_id IN {IDS_JSON}",
-            (json.dumps(list(ids)),),
-        ):
-            found[memory_id] = when
-    return found
-
-
 # ---------------------------------------------------------------------- conflicts
-def conflicts(store: Store, limit: int | None = 500) -> list[DeletedMemory]:
-    """Losing versions kept by sync, newest first (restorable like any trash row)."""
-    if not store.has_table("ora_desktop_trash"):
-        return []
-    tail = f" LIMIT {int(limit)}" if limit else ""
-    rows = all_rows(store,
-        "SELECT id, deleted_at, reason, batch, row_json FROM ora_desktop_trash WHERE reason = ? "
-        f"ORDER BY id DESC{tail}", (CONFLICT,),
-    )
-    out = []
-    for trash_id, deleted_at, reason, batch, text in rows:
-        data = json.loads(text)
-        memory = row_to_memory([None, *(data.get(c) for c in MEMORY_COLUMNS)])
-        out.append(DeletedMemory(trash_id, memory, timestamps.parse(deleted_at), reason, batch))
-    return out
+def conflicts(store: Store, limit: int | None = 50, offset: int = 0) -> conflict_log.ConflictPage:
+    """Conflicts sync settled here, newest first, a page at a time with the total."""
+    return conflict_log.page(store, CONFLICT, limit, offset)

@@ -13,11 +13,13 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
+from ..extras import need
 from .redact import SyncError, describe, one_line, redact
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 TABLE = "ora_memories"
 #: The memory columns that travel (``synced_at``/``sync_status`` are each file's own business).
 COLUMNS: tuple[str, ...] = (
@@ -51,6 +53,8 @@ CREATE TABLE IF NOT EXISTS ora_memories (
     change           bigint  NOT NULL DEFAULT nextval('ora_memories_change_seq'),
     origin           text    NOT NULL DEFAULT '',
     pushed_at        timestamptz NOT NULL DEFAULT now(),
+    edited_at        timestamptz,       -- the content's last edit (or the deletion) in the server's time
+    push_id          text,              -- the sync run that wrote this version (a crashed run finds its own)
     PRIMARY KEY (site, agent, id)
 );
 CREATE INDEX IF NOT EXISTS ora_memories_by_change ON ora_memories (site, agent, change);
@@ -58,8 +62,11 @@ INSERT INTO ora_sync_meta (key, value) VALUES ('schema_version', '1') ON CONFLIC
 INSERT INTO ora_sync_meta (key, value) VALUES ('server_id', gen_random_uuid()::text) ON CONFLICT (key) DO NOTHING;
 """
 
-#: Schema migrations: version -> statements that bring version-1 to it (none yet beyond 1).
-MIGRATIONS: dict[int, tuple[str, ...]] = {}
+#: Schema migrations: version -> statements that bring version-1 to it, run in order on the first sync.
+MIGRATIONS: dict[int, tuple[str, ...]] = {
+    2: ("ALTER TABLE ora_memories ADD COLUMN IF NOT EXISTS edited_at timestamptz",
+        "ALTER TABLE ora_memories ADD COLUMN IF NOT EXISTS push_id text"),
+}
 
 EXPECTED_TYPES: dict[str, str] = {
     "site": "text", "agent": "text", "id": "text", "content": "text", "type": "text", "importance": "integer",
@@ -68,6 +75,8 @@ EXPECTED_TYPES: dict[str, str] = {
     "expires_at": "text", "deleted": "boolean", "change": "bigint", "origin": "text",
     "pushed_at": "timestamp with time zone",
 }
+#: Columns later schema versions add (their migration creates them on the first sync).
+ADDED_TYPES: dict[str, str] = {"edited_at": "timestamp with time zone", "push_id": "text"}
 SCHEMA_LOCK = 0x0A7A5E11  # advisory lock key serialising schema creation between clients
 LOCK_WAIT = 60.0  # seconds to wait for another client's sync of the same (site, agent)
 
@@ -79,6 +88,8 @@ class ServerRow:
     values: tuple[Any, ...]
     deleted: bool
     change: int
+    edited_at: datetime | None = None  # the edit (or deletion) in server time; None for rows of schema 1
+    push_id: str | None = None
 
     @property
     def id(self) -> str:
@@ -97,10 +108,7 @@ class Server:
         self.name = describe(url)
         self.server_id = ""
         self.created_schema = False
-        try:
-            import psycopg
-        except ImportError as exc:  # pragma: no cover - a dependency of the package
-            raise SyncError(f"sync needs psycopg 3 ({exc})") from None
+        psycopg = need("psycopg", "sync")
         self._psycopg = psycopg
         kwargs: dict[str, Any] = {"autocommit": True, "application_name": "ora-desktop"}
         if "connect_timeout" not in url:
@@ -155,7 +163,7 @@ class Server:
     def check_shape(self, found: dict[str, str]) -> None:
         """Refuse an ``ora_memories`` table this project did not make (one line saying how it differs)."""
         missing = [c for c in EXPECTED_TYPES if c not in found]
-        wrong = [f"{c} is {found[c]}, expected {t}" for c, t in EXPECTED_TYPES.items()
+        wrong = [f"{c} is {found[c]}, expected {t}" for c, t in {**EXPECTED_TYPES, **ADDED_TYPES}.items()
                  if c in found and found[c] != t]
         if missing or wrong:
             details = "; ".join(filter(None, [f"missing columns {', '.join(missing)}" if missing else "", *wrong]))
@@ -221,13 +229,20 @@ class Server:
         cols = ", ".join(COLUMNS)
         try:
             rows = self.conn.execute(
-                f"SELECT {cols}, deleted, change FROM {TABLE} WHERE site = %s AND agent = %s AND change > %s "
-                "ORDER BY change LIMIT %s", (site, agent, after, limit),
+                f"SELECT {cols}, deleted, change, edited_at, push_id FROM {TABLE} "
+                "WHERE site = %s AND agent = %s AND change > %s ORDER BY change LIMIT %s", (site, agent, after, limit),
             ).fetchall()
         except self._psycopg.Error as exc:
             raise self.failure("pulling changes", exc) from None
         width = len(COLUMNS)
-        return [ServerRow(tuple(r[:width]), r[width], r[width + 1]) for r in rows]
+        return [ServerRow(tuple(r[:width]), *r[width:]) for r in rows]
+
+    def now(self) -> datetime:
+        """The server's clock (``now()``), the time every machine's edits are compared in."""
+        try:
+            return self.conn.execute("SELECT now()").fetchone()[0]
+        except self._psycopg.Error as exc:
+            raise self.failure("reading the server's clock", exc) from None
 
     def count_changes(self, site: str, agent: str, after: int) -> int:
         """How many rows of (site, agent) changed after ``after`` (for dry runs)."""
@@ -246,39 +261,45 @@ class Server:
         except self._psycopg.Error as exc:
             raise self.failure("reading the server", exc) from None
 
-    def push(self, site: str, agent: str, origin: str, rows: Sequence[Sequence[Any]], fresh: bool = False) -> int:
-        """Upsert memories (values in :data:`COLUMNS` order) in one transaction: COPY into a
-        temporary table, then one ``INSERT … ON CONFLICT DO UPDATE``; with ``fresh`` (the server has
-        none of these ids: see :meth:`is_empty`), COPY straight into the table. Returns the highest change."""
+    def push(self, site: str, agent: str, origin: str, rows: Sequence[Sequence[Any]], edited: Sequence[Any],
+             push_id: str, fresh: bool = False) -> int:
+        """Upsert memories (values in :data:`COLUMNS` order; ``edited``: each row's content edit in
+        server time, ``None`` to keep the server's) in one transaction: COPY into a temporary table,
+        then one ``INSERT … ON CONFLICT DO UPDATE``; with ``fresh`` (the server has none of these
+        ids: see :meth:`is_empty`), COPY straight into the table. Returns the highest change."""
         cols = ", ".join(COLUMNS)
-        updates = ", ".join(f"{c} = excluded.{c}" for c in (*COLUMNS[1:], "deleted", "change", "origin", "pushed_at"))
+        updates = ", ".join(f"{c} = excluded.{c}" for c in (*COLUMNS[1:], "deleted", "change", "origin", "pushed_at",
+                                                          "push_id"))
+        updates += f", edited_at = coalesce(excluded.edited_at, {TABLE}.edited_at)"
         try:
             if fresh:
                 with self.conn.transaction(), self.conn.cursor() as cur:
-                    with cur.copy(f"COPY {TABLE} (site, agent, origin, {cols}) FROM STDIN") as copy:
-                        for row in rows:
-                            copy.write_row((site, agent, origin, *row))
+                    with cur.copy(f"COPY {TABLE} (site, agent, origin, push_id, edited_at, {cols}) FROM STDIN") as copy:
+                        for row, when in zip(rows, edited, strict=True):
+                            copy.write_row((site, agent, origin, push_id, when, *row))
                     cur.execute(f"SELECT coalesce(max(change), 0) FROM {TABLE} WHERE site = %s AND agent = %s",
                                 (site, agent))
                     return cur.fetchone()[0]
             with self.conn.transaction(), self.conn.cursor() as cur:
-                cur.execute(f"CREATE TEMP TABLE ora_push ON COMMIT DROP AS SELECT {cols} FROM {TABLE} WITH NO DATA")
-                with cur.copy(f"COPY ora_push ({cols}) FROM STDIN") as copy:
-                    for row in rows:
-                        copy.write_row(row)
+                cur.execute(f"CREATE TEMP TABLE ora_push ON COMMIT DROP AS SELECT {cols}, edited_at FROM {TABLE} "
+                            "WITH NO DATA")
+                with cur.copy(f"COPY ora_push ({cols}, edited_at) FROM STDIN") as copy:
+                    for row, when in zip(rows, edited, strict=True):
+                        copy.write_row((*row, when))
                 cur.execute(
-                    f"WITH up AS (INSERT INTO {TABLE} (site, agent, {cols}, deleted, origin) "
-                    f"SELECT %s, %s, {cols}, false, %s FROM ora_push "
+                    f"WITH up AS (INSERT INTO {TABLE} (site, agent, {cols}, edited_at, deleted, origin, push_id) "
+                    f"SELECT %s, %s, {cols}, edited_at, false, %s, %s FROM ora_push "
                     f"ON CONFLICT (site, agent, id) DO UPDATE SET {updates} RETURNING change) "
-                    "SELECT coalesce(max(change), 0) FROM up", (site, agent, origin),
+                    "SELECT coalesce(max(change), 0) FROM up", (site, agent, origin, push_id),
                 )
                 return cur.fetchone()[0]
         except self._psycopg.Error as exc:
             raise self.failure("pushing memories", exc) from None
 
     def push_tombstones(self, site: str, agent: str, origin: str,
-                        tombstones: Iterable[tuple[str, str]]) -> tuple[int, int]:
-        """Turn rows into tombstones (id and deletion time only; every memory column emptied).
+                        tombstones: Iterable[tuple[str, str, datetime | None]]) -> tuple[int, int]:
+        """Turn rows into tombstones (id, deletion time as written here and in server time; every
+        memory column emptied).
 
         Ids the server never had, or already deleted, are left alone. Returns (how many, highest change).
         """
@@ -289,13 +310,43 @@ class Server:
         try:
             with self.conn.transaction():
                 row = self.conn.execute(
-                    f"WITH t AS (SELECT unnest(%s::text[]) AS id, unnest(%s::text[]) AS deleted_at), "
+                    "WITH t AS (SELECT unnest(%s::text[]) AS id, unnest(%s::text[]) AS deleted_at, "
+                    "unnest(%s::timestamptz[]) AS edited_at), "
                     f"up AS (UPDATE {TABLE} m SET {empty}, updated_at = t.deleted_at, deleted = true, "
+                    "edited_at = coalesce(t.edited_at, now()), push_id = NULL, "
                     "change = nextval('ora_memories_change_seq'), origin = %s, pushed_at = now() "
                     "FROM t WHERE m.site = %s AND m.agent = %s AND m.id = t.id AND NOT m.deleted RETURNING m.change) "
                     "SELECT count(*), coalesce(max(change), 0) FROM up",
-                    ([p[0] for p in pairs], [p[1] for p in pairs], origin, site, agent),
+                    ([p[0] for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs], origin, site, agent),
                 ).fetchone()
         except self._psycopg.Error as exc:
             raise self.failure("pushing deletions", exc) from None
         return row[0], row[1]
+
+
+@dataclass(frozen=True, slots=True)
+class VacuumReport:
+    """What ``VACUUM`` of the server table did: sizes (bytes) and dead row versions before and after."""
+
+    full: bool
+    size_before: int
+    size_after: int
+    dead_before: int
+    dead_after: int
+
+
+def vacuum(server: Server, full: bool = False) -> VacuumReport:
+    """``VACUUM`` (or ``VACUUM FULL``, which locks the table while it rewrites it) the server table."""
+    psycopg = server._psycopg
+    stats = (f"SELECT pg_total_relation_size('{TABLE}'), coalesce((SELECT n_dead_tup FROM pg_stat_user_tables "
+             f"WHERE relname = '{TABLE}' AND schemaname = current_schema()), 0)")
+    try:
+        if not server.columns():
+            raise SyncError(f"{server.name}: there is no {TABLE} table to vacuum (nothing has synced there yet)")
+        size_before, dead_before = server.conn.execute(stats).fetchone()
+        server.conn.execute(f"VACUUM {'FULL ' if full else ''}{TABLE}")
+        server.conn.execute(f"ANALYZE {TABLE}")
+        size_after, dead_after = server.conn.execute(stats).fetchone()
+    except psycopg.Error as exc:
+        raise server.failure("vacuuming the server table", exc) from None
+    return VacuumReport(full, size_before, size_after, dead_before, dead_after)

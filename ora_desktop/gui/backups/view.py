@@ -27,6 +27,7 @@ from ora_desktop.core.backup import BackupInfo
 from ora_desktop.core.maintenance import JobReport
 from ora_desktop.core.restore import RestoreReport
 
+from ..a11y import describe
 from ..formatting import exact, relative
 from ..jobs.background import Latest, Progress
 from ..jobs.data import label_for
@@ -85,6 +86,7 @@ class BackupsView(LazyRefresh, QWidget):
         top.addWidget(self.open_folder)
 
         self.table = readonly_table(["Created", "Size", "Kind", "File"])
+        describe(self.table, "Backups", "The backups of the selected file, newest first")
         self.empty = QLabel()
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty.setWordWrap(True)
@@ -96,6 +98,7 @@ class BackupsView(LazyRefresh, QWidget):
         self.progress = QProgressBar()
         self.progress.hide()
         self.cancel_button = QPushButton("Cancel")
+        describe(self.cancel_button, "Cancel", "Stop the backup or restore in progress")
         self.cancel_button.hide()
         self.message = QLabel()
         self.message.setWordWrap(True)

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from ora_desktop.core import AgentFile, OraError, OraHome, open_store
 from ora_desktop.core.operations.stats import ChartData, chart_data
 
+from ..a11y import describe
 from ..context import path_of
 from ..jobs.background import Latest
 from ..jobs.widgets import LazyRefresh
@@ -97,6 +98,7 @@ class ChartsView(LazyRefresh, QWidget):
         self.summary = QLabel()
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.refresh_button = QPushButton("Refresh")
+        describe(self.refresh_button, "Refresh charts", "Count again and redraw the charts")
         bar = QHBoxLayout()
         bar.addWidget(QLabel("Scope:"))
         bar.addWidget(self.scope)

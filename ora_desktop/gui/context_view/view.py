@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...core import ContextBundle, OraError
+from ..a11y import describe
 from ..formatting import first_line
 from ..jobs.background import Latest
 from ..jobs.widgets import muted
@@ -68,8 +69,11 @@ class ContextView(QWidget):
         self.hops.setValue(1)
         self.hops.setPrefix("hops ")
         self.hops.setToolTip("How far related_to links of keyword hits are followed")
+        describe(self.budget, "Token budget", "How many tokens the context may use (4 characters per token)")
+        describe(self.hops, "Link hops", "How far related_to links of keyword hits are followed")
         self.run_button = QPushButton("Show context")
         self.run_button.setDefault(True)
+        describe(self.run_button, "Show context", "Assemble the context the agent would receive for the question")
         bar = QHBoxLayout()
         bar.addWidget(QLabel("&Question:", buddy=self.question))
         bar.addWidget(self.question, 1)
@@ -79,6 +83,7 @@ class ContextView(QWidget):
 
         self.tree = QTreeWidget()
         self.tree.setObjectName("ContextSections")
+        describe(self.tree, "Context sections", "Each section of the context and its memories, with tokens and why")
         self.tree.setColumnCount(3)
         self.tree.setHeaderLabels(["Section / memory", "Tokens", "Why"])
         self.tree.headerItem().setToolTip(2, "important: the seed's extraction rule (importance ≥ 7, or healthy "
@@ -89,6 +94,7 @@ class ContextView(QWidget):
         self.tree.setUniformRowHeights(True)
         self.text = QPlainTextEdit()
         self.text.setObjectName("ContextText")
+        describe(self.text, "Context text", "The exact text the agent would receive")
         self.text.setReadOnly(True)
         self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.text.setPlaceholderText("The exact text the agent would receive appears here.")

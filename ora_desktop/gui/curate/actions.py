@@ -28,6 +28,7 @@ from .commands import (
     EditCommand,
     LinkCommand,
     MergeCommand,
+    RepairLinksCommand,
     RestoreCommand,
     StoreCommand,
     SupersedeCommand,
@@ -76,6 +77,7 @@ class Curator(QObject):
         self._deleted_view: DeletedView | None = None  # made when first shown
         detail.save_requested.connect(self.save_edit)
         detail.link_requested.connect(self.link)
+        detail.repair_requested.connect(self.repair_links)
         self._make_actions()
         # Bound methods (not lambdas): Qt drops these connections when the window goes.
         ctx.current_changed.connect(self._refresh_actions)
@@ -104,6 +106,11 @@ class Curator(QObject):
             for field, label in (("type", "type"), ("importance", "importance"),
                                  ("sync_status", "sync status"), ("expires_at", "expiry"))
         }
+        self.replace_action = action("Find and &Replace…", self.find_replace, None,
+                                     "Replace text in the selected memories or the whole file, previewed first")
+        self.replace_action.setShortcuts(_keys(QKeySequence.StandardKey.Replace, "Ctrl+H"))
+        self.history_action = action("Change &history…", self.show_history, None,
+                                     "Every journalled change of this file, from any window, command or agent")
         self.local_action = action("Mark &local-only", self.mark_local_only, None,
                                    "Keep the selected memories out of sync (sync status local_only)")
         self.supersede_action = action("&Supersede…", self.supersede, None,
@@ -136,8 +143,9 @@ class Curator(QObject):
     def edit_actions(self) -> list[QAction | None]:
         """The Edit menu, in order (``None`` is a separator)."""
         return [self.undo_action, self.redo_action, None, self.new_action, self.delete_action, None,
-                *self.bulk_actions.values(), self.local_action, None, self.supersede_action, self.merge_action,
-                self.promote_action, None, self.deleted_action]
+                *self.bulk_actions.values(), self.local_action, self.replace_action, None, self.supersede_action,
+                self.merge_action,
+                self.promote_action, None, self.deleted_action, self.history_action]
 
     def _refresh_actions(self, *_args: object) -> None:
         self.update_actions()
@@ -152,9 +160,11 @@ class Curator(QObject):
             act.setEnabled(writable and count > 0)
         self.supersede_action.setEnabled(writable and count == 2)
         self.merge_action.setEnabled(writable and count == 2)
+        self.replace_action.setEnabled(writable)
         agent = self.ctx.current
         self.promote_action.setEnabled(writable and isinstance(agent, AgentFile) and agent.is_task_agent)
         self.deleted_action.setEnabled(store is not None)
+        self.history_action.setEnabled(store is not None)
 
     # ----------------------------------------------------------------- running commands
     def _serial(self) -> asyncio.Lock:
@@ -184,6 +194,13 @@ class Curator(QObject):
         self.ctx.status.emit(_capital(f"{command.text()} — done (Ctrl+Z undoes)"))
         self.done.emit(command, result)
         return result
+
+    async def _settled_selection(self) -> list[Memory]:
+        """The selected memories once the window's own queued steps have run and been reported:
+        a step that passes their versions back must not meet an undo of ours as "another program"."""
+        async with self._serial():
+            pass
+        return await self.selection()
 
     # ----------------------------------------------------------------- the window's own writes
     def remember_write(self, path: Path, memory: Memory) -> int:
@@ -339,9 +356,37 @@ class Curator(QObject):
         path = self._current_path()
 
         async def run() -> None:
-            chosen = await self.selection()
+            chosen = await self._settled_selection()
             if chosen:
-                await self._execute(BulkEditCommand(self, path, [m.id for m in chosen], values, label))
+                await self._execute(BulkEditCommand(self, path, chosen, values, label))
+        return asyncio.ensure_future(run(), loop=self.ctx.loop)
+
+    def show_history(self) -> asyncio.Task | None:
+        """Open the file's change history (its undo journal) as a table."""
+        store = self._store()
+        if store is None:
+            return None
+        from .history import HistoryDialog
+
+        dialog = HistoryDialog(self.ctx, store, self.window)
+        self.dialog = dialog
+        dialog.open()
+        return dialog.refresh()
+
+    def find_replace(self) -> asyncio.Task | None:
+        """Open Find and Replace on the selection (when there is one) or the whole file."""
+        store = self._store()
+        if store is None or store.readonly:
+            return None
+        from .replace import ReplaceCommand, ReplaceDialog
+
+        async def run() -> None:
+            chosen = await self.selection() if self.selection_count() else []
+            dialog = ReplaceDialog(self.ctx, store, [m.id for m in chosen], self.window)
+            dialog.replace_asked.connect(lambda ids, find, replacement: asyncio.ensure_future(
+                self._execute(ReplaceCommand(self, store.path, ids, find, replacement)), loop=self.ctx.loop))
+            self.dialog = dialog
+            dialog.open()
         return asyncio.ensure_future(run(), loop=self.ctx.loop)
 
     def mark_local_only(self) -> asyncio.Task | None:
@@ -356,7 +401,7 @@ class Curator(QObject):
             return
 
         async def run() -> None:
-            chosen = await self.selection()
+            chosen = await self._settled_selection()
             if len(chosen) != 2:
                 self.ctx.status.emit(f"Select exactly two memories to {what}")
                 return
@@ -388,6 +433,12 @@ class Curator(QObject):
         if store is None:
             return None
         return self.execute(LinkCommand(self, store.path, memory_id, other_id, add))
+
+    def repair_links(self, memory_id: str) -> asyncio.Task | None:
+        store = self._store()
+        if store is None:
+            return None
+        return self.execute(RepairLinksCommand(self, store.path, memory_id))
 
     def promote(self) -> asyncio.Task | None:
         store = self._store()

@@ -117,16 +117,18 @@ class JournalledCommand(StoreCommand):
 class BulkEditCommand(JournalledCommand):
     """The same values on many memories; undo restores each memory's own previous values."""
 
-    def __init__(self, curator: Curator, path: Path, ids: Sequence[str], values: Mapping[str, Any],
+    def __init__(self, curator: Curator, path: Path, chosen: Sequence[Memory], values: Mapping[str, Any],
                  label: str) -> None:
-        super().__init__(curator, path, f"{label} on {memories(len(ids))}")
-        self.ids = list(ids)
+        super().__init__(curator, path, f"{label} on {memories(len(chosen))}")
+        self.ids = [m.id for m in chosen]
+        # What the person chose from: a memory changed since refuses the step (nothing written).
+        self.versions = {m.id: m.version for m in chosen if m.version is not None}
         self.values = dict(values)
 
     def run_redo(self, store: Store) -> Any:
         from ...core.operations import edits
 
-        done = edits.bulk_edit(store, self.ids, self.values)
+        done = edits.bulk_edit(store, self.ids, self.values, expected_versions=self.versions)
         self.entry = done.entry
         return done.change
 
@@ -194,11 +196,12 @@ class SupersedeCommand(JournalledCommand):
     def __init__(self, curator: Curator, path: Path, old: Memory, new: Memory) -> None:
         super().__init__(curator, path, f"supersede “{old.title[:30]}” with “{new.title[:30]}”")
         self.old_id, self.new_id, self.previous = old.id, new.id, old.superseded_by
+        self.version = old.version  # the memory as the dialog showed it
 
     def run_redo(self, store: Store) -> Any:
         from ...core.operations import edits
 
-        done = edits.supersede(store, self.old_id, self.new_id)
+        done = edits.supersede(store, self.old_id, self.new_id, expected_version=self.version)
         self.entry = done.entry
         return done.change
 
@@ -209,6 +212,7 @@ class MergeCommand(JournalledCommand):
     def __init__(self, curator: Curator, path: Path, first: Memory, second: Memory, fields: Mapping[str, Any]) -> None:
         super().__init__(curator, path, f"merge “{first.title[:25]}” and “{second.title[:25]}”")
         self.first, self.second = first.id, second.id
+        self.versions = {m.id: m.version for m in (first, second) if m.version is not None}
         self.fields = dict(fields)
         self.merged: Memory | None = None
 
@@ -216,7 +220,7 @@ class MergeCommand(JournalledCommand):
         from ...core.operations.merge import merge_into_new
 
         fields = self.fields if self.merged is None else {**self.fields, "id": self.merged.id}
-        done = merge_into_new(store, [self.first, self.second], fields)
+        done = merge_into_new(store, [self.first, self.second], fields, expected_versions=self.versions)
         self.merged, self.entry = done.kept, done.entry
         return done.kept
 
@@ -231,4 +235,22 @@ class LinkCommand(JournalledCommand):
 
         done = edits.link(store, self.memory_id, self.other_id, remove=not self.add)
         self.entry = done.entry
+        return done.change
+
+
+class RepairLinksCommand(JournalledCommand):
+    """A ``related_to`` that is not a list of ids becomes the ids its text names; undo restores the text."""
+
+    def __init__(self, curator: Curator, path: Path, memory_id: str) -> None:
+        super().__init__(curator, path, f"repair the links of {memory_id}")
+        self.memory_id = memory_id
+
+    def run_redo(self, store: Store) -> Any:
+        from ...core.operations import edits
+
+        done = edits.repair_links(store, self.memory_id)
+        self.entry = done.entry
+        kept = ", ".join(done.kept) or "no ids"
+        self.curator.ctx.status.emit(f"Repaired the links of {self.memory_id}: kept {kept} "
+                                     f"(the text was {done.original[:80]!r}; Ctrl+Z puts it back)")
         return done.change

@@ -268,7 +268,8 @@ class PreviewDialog(QDialog):
     """A list of what an action would change, and a confirm button."""
 
     def __init__(self, title: str, headline: str, items: list[str], confirm: str, parent: QWidget | None = None,
-                 note: str = "") -> None:
+                 note: str = "", destructive: bool = False) -> None:
+        """``destructive``: Cancel is the default button, so Enter never confirms by accident."""
         super().__init__(parent)
         self.setWindowTitle(title)
         self.resize(560, 400)
@@ -287,6 +288,11 @@ class PreviewDialog(QDialog):
         self.confirm = QPushButton(confirm)
         self.confirm.setEnabled(bool(items))
         buttons.addButton(self.confirm, QDialogButtonBox.ButtonRole.AcceptRole)
+        if destructive:
+            self.confirm.setAutoDefault(False)
+            cancel = buttons.button(QDialogButtonBox.StandardButton.Cancel)
+            cancel.setDefault(True)
+            cancel.setFocus()
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)

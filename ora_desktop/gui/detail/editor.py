@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -26,6 +27,7 @@ from ...core import InvalidValue, Memory, timestamps
 from ...core.schema import MEMORY_TYPES, SYNC_STATUSES
 from ...core.search.query import ParsedQuery
 from ...core.validation import clean_fields
+from ..a11y import describe
 from ..formatting import sync_label
 from ..memories.delegates import SpanCache, query_of_terms
 from ..theme import is_dark, styled
@@ -133,6 +135,7 @@ class MemoryEditor(QWidget):
         layout.addWidget(self.excerpt_bar)
         self.content = QPlainTextEdit()
         self.content.setObjectName("ContentEditor")
+        describe(self.content, "Content", "The memory's text, editable")
         self.content.setPlaceholderText("The memory's text (required)")
         self.content.setMinimumHeight(120)
         self.highlighter = TermHighlighter(self.content.document(), self.content)
@@ -140,12 +143,14 @@ class MemoryEditor(QWidget):
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.type = QComboBox()
+        describe(self.type, "Type", "The memory's type")
         self.type.addItems(list(MEMORY_TYPES))
         self.importance = QLineEdit()
         self.importance.setPlaceholderText("1 to 10")
         self.health = QLineEdit()
         self.health.setPlaceholderText("0.0 to 1.0")
         self.sync = QComboBox()
+        describe(self.sync, "Sync status", "pending, synced or local only")
         for status in SYNC_STATUSES:
             self.sync.addItem(sync_label(status), status)
         self.expires = QLineEdit()
@@ -153,7 +158,16 @@ class MemoryEditor(QWidget):
         form.addRow("&Type", self.type)
         form.addRow("&Importance", self.importance)
         form.addRow("&Health", self.health)
-        form.addRow("&Sync status", self.sync)
+        self.sync_state = QLabel()
+        self.sync_state.setAccessibleName("Where the memory stands with sync")
+        self.sync_state.setWordWrap(True)  # never widens the pane (a 1024-wide window keeps it whole)
+        self.sync_state.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        sync_row = QHBoxLayout()
+        sync_row.setContentsMargins(0, 0, 0, 0)
+        sync_row.addWidget(self.sync)
+        sync_row.addWidget(self.sync_state, 1)
+        form.addRow("&Sync status", sync_row)
+        form.labelForField(sync_row).setBuddy(self.sync)
         form.addRow("&Expires", self.expires)
         layout.addLayout(form)
         self.message = QLabel()
@@ -190,6 +204,7 @@ class MemoryEditor(QWidget):
             self.sync.setCurrentIndex(max(0, self.sync.findData(memory.sync_status or "pending")))
             self.expires.setText(_expiry_text(memory))
         finally:
+            self.sync_state.setText(f"— {memory.sync_state}" if memory is not None else "")
             self._loading = False
         self._show_message("")
 
@@ -210,6 +225,7 @@ class MemoryEditor(QWidget):
             _set_text(self.expires, _expiry_text(memory))
             self.type.setCurrentIndex(max(0, self.type.findText(memory.type or "fact")))
             self.sync.setCurrentIndex(max(0, self.sync.findData(memory.sync_status or "pending")))
+            self.sync_state.setText(f"— {memory.sync_state}")
         finally:
             self._loading = False
         self._show_message("")
@@ -219,7 +235,7 @@ class MemoryEditor(QWidget):
         to that match."""
         match = first_match(text, self.highlighter.terms)
         if len(text) > LARGE_CHARS and not whole:
-            start = 0 if match is None else max(0, text.rfind("\n", 0, max(0, match - 2_000)) + 1)
+            start = 0 if match is None else _excerpt_start(text, match)
             end = min(len(text), start + EXCERPT_CHARS)
             self.excerpt = (start, end)
             self.content.setPlainText(text[start:end])
@@ -329,3 +345,16 @@ def _sentence(exc: InvalidValue) -> str:
     prefix = f"{exc.field}: "
     detail = text[len(prefix):] if text.startswith(prefix) else text
     return f"{FIELD_NAMES.get(exc.field, exc.field)}: {detail}"
+
+
+def _excerpt_start(text: str, match: int, before: int = 2_000) -> int:
+    """Where an excerpt showing ``match`` begins: about ``before`` characters ahead of it, at the
+    start of a line when one begins near there, else after a space (never mid-word when it can)."""
+    start = max(0, match - before)
+    if start == 0:
+        return 0
+    line = text.rfind("\n", max(0, start - before), start)
+    if line >= 0:
+        return line + 1
+    space = text.find(" ", start, min(match, start + 200))
+    return space + 1 if space >= 0 else start

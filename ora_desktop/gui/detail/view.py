@@ -29,11 +29,14 @@ from PySide6.QtWidgets import (
 )
 
 from ...core import Chain, Change, InvalidValue, Memory, OraError, Store
+from ..a11y import describe
 from ..context import AppContext
 from ..formatting import exact, first_line, relative
 from ..theme import styled
 from .editor import MemoryEditor
 from .health import explain
+from .link_picker import LinkPicker
+from .stored import StoredValuesDialog
 
 log = logging.getLogger("ora_desktop.gui")
 ID_ROLE = Qt.ItemDataRole.UserRole + 30
@@ -54,6 +57,7 @@ class DetailPane(QScrollArea):
     save_requested = Signal(object, object)  # base Memory, dict of validated changes
     follow = Signal(str)  # memory id to show
     link_requested = Signal(str, str, bool)  # memory id, other id, add (False: remove)
+    repair_requested = Signal(str)  # memory id whose related_to is not a list of ids
     leave_refused = Signal(str, str)  # memory id kept (its edit is invalid), the problem
 
     def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
@@ -95,8 +99,15 @@ class DetailPane(QScrollArea):
         self.save_button.setShortcut(QKeySequence.StandardKey.Save)
         self.save_button.setToolTip("Save the changes (Ctrl+S); Ctrl+Z undoes")
         self.revert_button = QPushButton("&Revert")
+        describe(self.save_button, "Save", "Save the changes; Ctrl+Z undoes")
+        describe(self.revert_button, "Revert", "Drop the unsaved changes")
         self.save_button.clicked.connect(self.request_save)
-        self.revert_button.clicked.connect(lambda: self.editor.load(self.memory))
+        self.revert_button.clicked.connect(self.revert)
+        self.stored_button = QPushButton("Stored &values…")
+        describe(self.stored_button, "Stored values", "Every column of this memory exactly as stored, editable")
+        self.stored_button.clicked.connect(self.show_stored)
+        self.stored_dialog: StoredValuesDialog | None = None
+        buttons.addWidget(self.stored_button)
         buttons.addStretch(1)
         buttons.addWidget(self.revert_button)
         buttons.addWidget(self.save_button)
@@ -110,9 +121,14 @@ class DetailPane(QScrollArea):
         related.addWidget(self.related)
         row = QHBoxLayout()
         self.link_id = QLineEdit()
-        self.link_id.setPlaceholderText("id of a memory to link")
+        self.link_id.setPlaceholderText("words or an id of a memory to link")
+        self.link_picker = LinkPicker(self.link_id, lambda: (self.ctx, self.store,
+                                                            self.memory.id if self.memory else None))
         self.link_button = QPushButton("Link")
         self.unlink_button = QPushButton("Remove link")
+        describe(self.link_id, "Memory to link", "Type words to choose a memory, or its id, to relate to this one")
+        describe(self.link_button, "Link", "Relate the memory named by the id to this one")
+        describe(self.unlink_button, "Remove link", "Remove the selected related memory's link")
         self.link_button.clicked.connect(self._add_link)
         self.unlink_button.clicked.connect(self._remove_link)
         self.link_id.returnPressed.connect(self._add_link)
@@ -123,6 +139,12 @@ class DetailPane(QScrollArea):
         self.related_note = QLabel()
         self.related_note.setWordWrap(True)
         related.addWidget(self.related_note)
+        self.repair_button = QPushButton("Repair links")
+        self.repair_button.setToolTip("Keep the ids of this file that the text names, as a proper list "
+                                      "(Ctrl+Z puts the text back)")
+        self.repair_button.clicked.connect(lambda: self.memory and self.repair_requested.emit(self.memory.id))
+        self.repair_button.hide()
+        related.addWidget(self.repair_button, 0, Qt.AlignmentFlag.AlignLeft)
         layout.addWidget(related_box)
 
         chain_box = QGroupBox("Supersession chain")
@@ -158,6 +180,8 @@ class DetailPane(QScrollArea):
         """A short list of memories (related, chain); activating an item follows it."""
         widget = QListWidget()
         widget.setObjectName(name)
+        describe(widget, {"RelatedList": "Related memories", "ChainList": "Supersession chain"}.get(name, name),
+                 "Activate a memory to show it")
         widget.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         widget.setTextElideMode(Qt.TextElideMode.ElideRight)
         widget.setMaximumHeight(height)
@@ -206,6 +230,7 @@ class DetailPane(QScrollArea):
         self.related.clear()
         self.chain_list.clear()
         self.related_note.clear()
+        self.repair_button.hide()
         self.chain_note.clear()
 
     def _read_links(self, memory: Memory, store: Store | None) -> None:
@@ -215,27 +240,60 @@ class DetailPane(QScrollArea):
         self._task = asyncio.ensure_future(self._load_links(memory, store), loop=self.ctx.loop)
 
     def _store_changed(self, path: object, change: Change) -> None:
-        """A write to the shown file: read the links and chain again when rows came or went, a
-        linked or chained memory changed, or a changed memory now points into the chain (the
-        shown memory's own edits come with its row, see :meth:`show_memory`)."""
+        """A write to the shown file: read the links and chain again when which rows changed is
+        not known, a linked or chained memory changed or went, or a changed or new memory now
+        points into the chain or links here (the shown memory's own edits come with its row, see
+        :meth:`show_memory`)."""
         memory, store = self.memory, self.store
         if memory is None or store is None or self._links_for is None or path != store.path.resolve():
             return
         chained = {m.id for m in self.chain.members} if self.chain else set()
         others = change.ids - {memory.id}
-        if change.membership_changed or others & (chained | set(memory.related_to)):
+        if not change or others & (chained | set(memory.related_to)):  # rows unknown, or links among them
             self._read_links(memory, store)
         elif others:
             asyncio.ensure_future(self._joins_chain(memory, store, others, chained | {memory.id}), loop=self.ctx.loop)
 
     async def _joins_chain(self, memory: Memory, store: Store, ids: set[str], chained: set[str]) -> None:
-        """Read the chain again if one of the changed memories ``ids`` now points into it."""
+        """Read the links and chain again if one of the changed (or new) memories ``ids`` now
+        points into the chain or links to the shown memory."""
         try:
             changed = await self.ctx.run(store.get_many, sorted(ids))
         except OraError:
             changed = {}
-        if any(m.superseded_by in chained for m in changed.values()) and self.memory is memory:
+        if any(m.superseded_by in chained or memory.id in m.related_to for m in changed.values()) \
+                and self.memory is memory:
             self._read_links(memory, store)
+
+    def show_stored(self) -> asyncio.Task | None:
+        """Open *Stored values* for the memory shown (read on a worker)."""
+        memory, store = self.memory, self.store
+        if memory is None or store is None:
+            return None
+
+        async def run() -> None:
+            from ...core.operations.stored import stored_values
+
+            try:
+                values = await self.ctx.run(stored_values, store, memory.id)
+            except OraError as exc:
+                self.ctx.show_error(exc, "Stored values")
+                return
+            dialog = StoredValuesDialog(memory, values, store.readonly, self)
+            dialog.save_requested.connect(self.save_requested.emit)
+            self.stored_dialog = dialog
+            dialog.open()
+        return asyncio.ensure_future(run(), loop=self.ctx.loop)
+
+    def revert(self) -> bool:
+        """Drop unsaved edits: the memory as stored is shown again. Returns whether there were any."""
+        if not self.editor.is_modified():
+            return False
+        self.editor.load(self.memory)
+        self.changed_underneath.hide()
+        self._update_buttons()
+        self.ctx.status.emit("Edit cancelled: the memory is shown as it is stored")
+        return True
 
     def _leave_edit(self, memory: Memory | None, store: Store | None) -> bool:
         """Moving away from unsaved edits: save them when valid (undoable); when not, stay on
@@ -269,8 +327,8 @@ class DetailPane(QScrollArea):
             return
         self.title.setText(first_line(m.content, TITLE_CHARS) or "(empty)")
         where = self.store.path.name if self.store else ""
-        flags = [x for x in ("superseded" if m.is_superseded else "", "expired" if m.is_expired() else "",
-                             "dirty (not synced)" if m.is_dirty else "") if x]
+        # Sync is shown once, beside the Sync status field (Memory.sync_state), not here as well.
+        flags = [x for x in ("superseded" if m.is_superseded else "", "expired" if m.is_expired() else "") if x]
         if m.undecodable:  # the agent wrote bytes that are not UTF-8: shown as U+FFFD
             flags.append(f"{' and '.join(m.undecodable)} not valid UTF-8 (shown as \ufffd; "
                          "Maintenance > check --repair fixes it, keeping the bytes)")
@@ -320,8 +378,9 @@ class DetailPane(QScrollArea):
             item.setData(ID_ROLE, other_id)
             self.related.addItem(item)
         notes = []
+        self.repair_button.setVisible(memory.related_malformed)
         if memory.related_malformed:
-            notes.append("related_to holds text that is not a list of ids; fix it before adding links.")
+            notes.append("related_to holds text that is not a list of ids: Repair links keeps the ids it names.")
         if missing:
             notes.append(f"{len(missing)} linked id{'s are' if len(missing) > 1 else ' is'} not in this file.")
         if not memory.related_to and not notes:
@@ -358,6 +417,7 @@ class DetailPane(QScrollArea):
         modified = self.editor.is_modified()
         valid = not self.editor.validation_message()
         self.save_button.setEnabled(writable and modified and valid)
+        self.stored_button.setEnabled(self.memory is not None and self.store is not None)
         self.revert_button.setEnabled(modified)
         for widget in (self.link_button, self.unlink_button, self.link_id):
             widget.setEnabled(writable)
@@ -395,7 +455,7 @@ class DetailPane(QScrollArea):
             self.follow.emit(memory_id)
 
     def _add_link(self) -> None:
-        other = self.link_id.text().strip()
+        other = self.link_picker.chosen_id()
         if self.memory is not None and other:
             self.link_requested.emit(self.memory.id, other, True)
             self.link_id.clear()

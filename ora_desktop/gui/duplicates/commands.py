@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...core import Store
+from ...core import Memory, Store
 from ...core.operations.merge import MergeResult, merge_duplicates, unmerge
 from ..curate.commands import StoreCommand, memories
 
@@ -17,15 +17,23 @@ if TYPE_CHECKING:
 class MergeGroupCommand(StoreCommand):
     """Keep one member (optionally with new text), supersede the rest; undo puts all back."""
 
-    def __init__(self, curator: Curator, path: Path, ids: Sequence[str], keep: str, text: str | None) -> None:
-        super().__init__(curator, path, f"merge {memories(len(ids))} into {keep}")
-        self.ids, self.keep, self.merged_text = list(ids), keep, text
+    def __init__(self, curator: Curator, path: Path, members: Sequence[Memory], keep: str, text: str | None) -> None:
+        super().__init__(curator, path, f"merge {memories(len(members))} into {keep}")
+        self.ids, self.keep, self.merged_text = [m.id for m in members], keep, text
+        # The members as the panel showed them: one changed since refuses the merge.
+        self.versions = {m.id: m.version for m in members if m.version is not None}
         self.result: MergeResult | None = None
+        #: Whether the merge is currently undone (the Duplicates panel shows its group again).
+        self.undone = False
 
     def run_redo(self, store: Store) -> Any:
-        self.result = merge_duplicates(store, self.ids, keep=self.keep, text=self.merged_text)
+        self.result = merge_duplicates(store, self.ids, keep=self.keep, text=self.merged_text,
+                                       expected_versions=self.versions)
+        self.undone = False
         return self.result.kept
 
     def run_undo(self, store: Store) -> Any:
         assert self.result is not None
-        return unmerge(store, self.result)
+        done = unmerge(store, self.result)
+        self.undone = True
+        return done

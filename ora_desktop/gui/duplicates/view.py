@@ -31,6 +31,8 @@ from PySide6.QtWidgets import (
 
 from ...core import Memory, OraError
 from ...core.operations.duplicates import DEFAULT_THRESHOLD, DuplicateGroup, find_duplicates
+from ..a11y import describe
+from ..curate.dialogs import PreviewDialog
 from ..formatting import first_line, health_text
 from ..jobs.background import Latest
 from .commands import MergeGroupCommand
@@ -79,8 +81,10 @@ class DuplicatesView(QWidget):
         self.threshold.setDecimals(2)
         self.threshold.setValue(DEFAULT_THRESHOLD)
         self.threshold.setToolTip("Cosine similarity at or above which two memories are near duplicates")
+        describe(self.threshold, "Similarity threshold", "Cosine similarity from which memories are near duplicates")
         self.find_button = QPushButton("Find duplicates")
         self.find_button.clicked.connect(self.refresh)
+        describe(self.find_button, "Find duplicates", "Look for exact and near duplicate groups in the selected file")
         self.status = QLabel("Choose a file, then Find duplicates.")
         top = QHBoxLayout()
         top.addWidget(QLabel("Similarity ≥"))
@@ -90,6 +94,7 @@ class DuplicatesView(QWidget):
 
         self.group_list = QListWidget()
         self.group_list.setObjectName("DuplicateGroups")
+        describe(self.group_list, "Duplicate groups", "Groups of memories that say the same thing; pick one to compare")
         self.group_list.currentRowChanged.connect(self._show_group)
         self.side = QHBoxLayout()
         side_widget = QWidget()
@@ -102,6 +107,7 @@ class DuplicatesView(QWidget):
         self.merged = QPlainTextEdit()
         self.merged.setPlaceholderText("The text the kept memory will have (edit to combine them)")
         self.merged.setMaximumHeight(110)
+        describe(self.merged, "Merged text", "The text the kept memory will have after the merge")
         self.merge_button = QPushButton("Merge")
         self.merge_button.setToolTip("Keep the chosen memory with this text and supersede the others (Ctrl+Z undoes)")
         self.merge_button.clicked.connect(self.merge)
@@ -120,8 +126,18 @@ class DuplicatesView(QWidget):
         layout.addLayout(top)
         layout.addWidget(split, 1)
         ctx.current_changed.connect(self._file_changed)
+        ctx.data_changed.connect(self._data_changed)
+        self.confirm: PreviewDialog | None = None
+        self._merges: list[MergeGroupCommand] = []  # merges made here: an undo brings the group back
 
     # ----------------------------------------------------------------- finding
+    def _data_changed(self, _change: object) -> None:
+        """A merge made here was undone (Ctrl+Z, anywhere): find the groups again, so it comes back."""
+        undone = [c for c in self._merges if c.undone]
+        if undone:
+            self._merges = [c for c in self._merges if not c.undone]
+            self.refresh()
+            self.status.setText(f"The merge into {undone[-1].keep} was undone; looking for duplicates again…")
     def _file_changed(self, _current: object) -> None:
         if self.ctx.current_path() != self._path:
             self.groups = []
@@ -193,6 +209,7 @@ class DuplicatesView(QWidget):
         if self.cards:
             self.cards[0].keep.setChecked(True)  # the group lists its most important member first
         self.merge_button.setEnabled(len(self.cards) > 1)
+        self.merge_button.setText(f"Merge {len(self.cards)} memories…" if len(self.cards) > 1 else "Merge")
 
     def _keeper_changed(self, button: QRadioButton, on: bool) -> None:
         if on:
@@ -203,21 +220,41 @@ class DuplicatesView(QWidget):
         return next((c.memory for c in self.cards if c.keep.isChecked()), None)
 
     # ----------------------------------------------------------------- merging
-    def merge(self) -> asyncio.Task | None:
+    def merge(self) -> None:
+        """Ask first, naming every memory the merge changes (a group may hold more than fit on
+        screen); then merge as one undoable step (:meth:`merge_confirmed`)."""
+        keeper = self.keeper()
+        if keeper is None or self._path is None or len(self.cards) < 2:
+            return
+        others = [c.memory for c in self.cards if c.memory.id != keeper.id]
+        items = [f"keep   {keeper.id}  —  {first_line(keeper.content, 90)}"]
+        items += [f"supersede   {m.id}  —  {first_line(m.content, 90)}" for m in others]
+        changed = "its text replaced, " if self.merged.toPlainText() != keeper.content else ""
+        dialog = PreviewDialog(
+            "Merge duplicates", f"Merge {len(self.cards)} memories: keep {keeper.id} ({changed}links carried over) "
+            f"and mark the other {len(others)} as superseded by it. Ctrl+Z undoes the whole merge.",
+            items, f"&Merge {len(self.cards)} memories", self)
+        dialog.accepted.connect(self.merge_confirmed)
+        self.confirm = dialog
+        dialog.open()
+
+    def merge_confirmed(self) -> asyncio.Task | None:
         """Merge the shown group as one undoable step (through the window's curator)."""
         keeper = self.keeper()
         window = self.ctx.window
         if keeper is None or self._path is None or window is None:
             return None
         text = self.merged.toPlainText()
-        command = MergeGroupCommand(window.curator, self._path, [c.memory.id for c in self.cards], keeper.id,
+        command = MergeGroupCommand(window.curator, self._path, [c.memory for c in self.cards], keeper.id,
                                     text if text != keeper.content else None)
         row = self.group_list.currentRow()
 
         async def run() -> None:
             result = await window.curator.execute(command)
+            if result is not None:
+                self._merges.append(command)
             if result is not None and 0 <= row < len(self.groups):
                 del self.groups[row]
                 self.group_list.takeItem(row)
-                self.status.setText(f"Merged into {keeper.id} (Ctrl+Z undoes).")
+                self.status.setText(f"Merged {len(command.ids)} memories into {keeper.id} (Ctrl+Z undoes).")
         return asyncio.ensure_future(run(), loop=self.ctx.loop)

@@ -1,8 +1,9 @@
 """Drawing a :class:`~ora_desktop.core.operations.neighbourhood.Neighbourhood` on a ``QGraphicsScene``.
 
-Rings by distance: the memory in the middle, those one hop away on the first ring, and so on
-(a ring grows when it holds many memories). ``related_to`` links are grey lines (arrowed when
-one-way), supersession is a blue dashed arrow from the old memory to the one replacing it,
+Boxes are placed by ``layout.py`` (rings by distance, then relaxed so that no box overlaps
+another and lines keep off boxes that are not theirs). ``related_to`` links are grey lines
+(arrowed when one-way, one line for a two-way link, links pointing in included), supersession
+is a blue dashed arrow from the old memory to the one replacing it,
 anything on a cycle is red, and an id that names no memory is a red dashed box saying so.
 """
 
@@ -24,9 +25,8 @@ from PySide6.QtWidgets import (
 
 from ...core.operations.neighbourhood import RELATED, GraphEdge, GraphNode, Neighbourhood
 from ..formatting import first_line
+from .layout import NODE_H, NODE_W, relax
 
-NODE_W, NODE_H = 190.0, 48.0
-RING = 230.0
 COLOURS = {"related": "#7f8c8d", "superseded_by": "#2e86c1", "cycle": "#c0392b", "origin": "#1e8449",
            "selected": "#d68910", "missing": "#c0392b"}
 
@@ -103,10 +103,13 @@ class GraphScene(QGraphicsScene):
         self.nodes: dict[str, NodeItem] = {}
         self.edges: list[tuple[GraphEdge, QGraphicsPathItem]] = []
 
-    def draw(self, graph: Neighbourhood, text: QColor, base: QColor) -> None:
+    def draw(self, graph: Neighbourhood, text: QColor, base: QColor,
+             positions: dict[str, tuple[float, float]] | None = None) -> None:
+        """Draw ``graph`` at ``positions`` (computed on a worker: :func:`graph_layout`), or lay it out here."""
         self.clear()
         self.nodes, self.edges = {}, []
-        for node, position in layout(graph).items():
+        for node, (x, y) in (positions or graph_layout(graph)).items():
+            position = QPointF(x, y)
             item = NodeItem(graph.node(node), node == graph.origin, text, base)
             item.setPos(position)
             item.setZValue(1)
@@ -166,21 +169,9 @@ def _border(centre: QPointF, toward: QPointF) -> QPointF:
     return QPointF(centre.x() + dx * scale, centre.y() + dy * scale)
 
 
-def layout(graph: Neighbourhood) -> dict[str, QPointF]:
-    """Positions on rings by distance, in the order the walk found them (neighbours stay close)."""
-    rings: dict[int, list[str]] = {}
-    for node in graph.nodes:
-        rings.setdefault(node.depth, []).append(node.id)
-    positions = {graph.origin: QPointF(0, 0)}
-    for depth, members in sorted(rings.items()):
-        if depth == 0:
-            continue
-        radius = max(RING * depth, len(members) * (NODE_W + 20) / (2 * math.pi))
-        offset = -math.pi / 2 + (0.35 if depth % 2 == 0 else 0.0)
-        for i, node in enumerate(members):
-            angle = offset + 2 * math.pi * i / len(members)
-            positions[node] = QPointF(radius * math.cos(angle), radius * math.sin(angle) * 0.72)
-    return positions
+def graph_layout(graph: Neighbourhood) -> dict[str, tuple[float, float]]:
+    """Where each box of ``graph`` goes (no Qt: runs on a worker thread)."""
+    return relax(graph.origin, [(n.id, n.depth) for n in graph.nodes], [(e.source, e.target) for e in graph.edges])
 
 
-__all__ = ["GraphScene", "NodeItem", "layout"]
+__all__ = ["GraphScene", "NodeItem", "graph_layout"]

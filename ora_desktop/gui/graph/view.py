@@ -26,10 +26,11 @@ from PySide6.QtWidgets import (
 
 from ...core import Memory, OraError
 from ...core.operations.neighbourhood import MAX_HOPS, RELATED, Neighbourhood, neighbourhood
+from ..a11y import describe as accessible
 from ..jobs.background import Latest
 from ..jobs.widgets import muted
 from ..review.navigate import show_in_table
-from .scene import GraphScene
+from .scene import GraphScene, graph_layout
 
 LEGEND = ("<span style='color:#7f8c8d'>━ related_to</span> &nbsp; "
           "<span style='color:#2e86c1'>╌▶ superseded by</span> &nbsp; "
@@ -37,9 +38,10 @@ LEGEND = ("<span style='color:#7f8c8d'>━ related_to</span> &nbsp; "
           "<span style='color:#1e8449'>▢ centre</span>")
 
 
-def walk(ctx, path, memory_id: str, hops: int) -> Neighbourhood:  # noqa: ANN001
-    """The neighbourhood of ``memory_id`` in the file at ``path`` (worker thread)."""
-    return neighbourhood(ctx.store_for(path), memory_id, hops)
+def walk(ctx, path, memory_id: str, hops: int) -> tuple[Neighbourhood, dict[str, tuple[float, float]]]:  # noqa: ANN001
+    """The neighbourhood of ``memory_id`` in the file at ``path`` and where its boxes go (worker thread)."""
+    graph = neighbourhood(ctx.store_for(path), memory_id, hops)
+    return graph, graph_layout(graph)
 
 
 def describe(graph: Neighbourhood) -> str:
@@ -55,7 +57,7 @@ def describe(graph: Neighbourhood) -> str:
     for cycle in graph.cycles:
         parts.append("supersession cycle " + " → ".join([*cycle, cycle[0]]))
     if any(e.cycle and e.kind == RELATED for e in graph.edges):
-        parts.append("a loop of related_to links")
+        parts.append("a loop of one-way related_to links")
     if graph.malformed:
         parts.append(f"related_to not a JSON array: {', '.join(graph.malformed[:3])}")
     if graph.truncated:
@@ -88,6 +90,10 @@ class GraphView(QWidget):
         self.follow.setChecked(True)
         self.show_button = QPushButton("Show")
         self.fit_button = QPushButton("Fit")
+        accessible(self.hops, "Hops", "How many links away from the memory the graph reaches")
+        accessible(self.follow, "Follow the table's selection", "Show the graph of the memory selected in the table")
+        accessible(self.show_button, "Show", "Draw the neighbourhood of the memory id")
+        accessible(self.fit_button, "Fit", "Zoom so the whole graph shows")
         bar = QHBoxLayout()
         bar.addWidget(QLabel("&Memory:", buddy=self.memory_id))
         bar.addWidget(self.memory_id, 1)
@@ -182,13 +188,14 @@ class GraphView(QWidget):
             self.summary.setText("Select an agent on the left first.")
             return None
         try:
-            graph = await self.ctx.run(walk, self.ctx, path, memory_id, self.hops.value())
+            graph, positions = await self.ctx.run(walk, self.ctx, path, memory_id, self.hops.value())
         except OraError as exc:
             self.summary.setText(str(exc))
             return None
         self.graph = graph
         palette = self.palette()
-        self.scene.draw(graph, palette.color(QPalette.ColorRole.Text), palette.color(QPalette.ColorRole.Base))
+        self.scene.draw(graph, palette.color(QPalette.ColorRole.Text), palette.color(QPalette.ColorRole.Base),
+                        positions)
         self.summary.setText(describe(graph))
         self.fit()
         return graph

@@ -149,7 +149,7 @@ class JobService(QObject):
     def _on_report(self, report: JobReport) -> None:
         """Called on the loop (GUI thread) after each scheduled run."""
         if report.change is not None:
-            self.ctx.notify(Path(report.path), report.change)
+            self.ctx.notify(Path(report.changed_file), report.change)
             changed = {name: n for name, n in report.counts.items() if n}
             if changed and not report.dry_run:
                 self.notice.emit(describe_run(report, changed))
@@ -157,10 +157,13 @@ class JobService(QObject):
 
 
 def describe_run(report: JobReport, counts: dict[str, int]) -> str:
-    """``Scheduled cleanup changed ora (anwe-sh): expired 23.`` plus where to get rows back."""
-    path = Path(report.path)
+    """``Scheduled cleanup changed ora (anwe-sh): expired 23.`` plus where to get rows back; a job
+    that wrote another file than the one it ran on (promote) names that file and says what it did."""
+    path = Path(report.changed_file)
     where = f"{path.name.removesuffix('.site.db')} ({path.parent.name})"
     what = ", ".join(f"{name.replace('_', ' ')} {n:,}" for name, n in sorted(counts.items()))
+    if report.changed_path is not None and report.message:
+        what = report.message
     text = f"Scheduled {report.job} changed {where}: {what}."
     if report.job in ("cleanup", "retention"):
         text += " Removed memories are kept in Edit > Deleted memories, where they can be restored."

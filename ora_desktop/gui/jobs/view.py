@@ -12,8 +12,8 @@ import asyncio
 import logging
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QShowEvent
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -31,11 +31,23 @@ from PySide6.QtWidgets import (
 from ora_desktop.core import Change, Initiator, OraError, timestamps
 from ora_desktop.core.maintenance import JOBS, JobReport
 
+from ..a11y import describe
 from ..formatting import exact, relative
 from . import data, service
 from .background import Latest, Progress
 from .preview import PreviewDialog
 from .widgets import cell, local_time, muted, readonly_table
+
+#: How often a shown Jobs tab writes its relative times again ("3 min ago").
+TICK_MS = 20_000
+
+
+def _upcoming(entry: data.ScheduleRow) -> str:
+    """When a scheduled job runs next, in words."""
+    if entry.next_run is not None:
+        soon = (entry.next_run - timestamps.now()).total_seconds() < 45
+        return "due now" if soon else relative(entry.next_run)
+    return "off" if entry.interval == "off" else "at the next start"
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +74,11 @@ class JobsView(QWidget):
         self._running: asyncio.Task | None = None
         #: An edit came while the panel was hidden: read the schedule and history when shown.
         self._stale = False
+        #: "3 min ago" goes stale by itself: the schedule's times are written again every
+        #: TICK_MS while the tab is shown (from the snapshot: nothing is read).
+        self.clock = QTimer(self)
+        self.clock.setInterval(TICK_MS)
+        self.clock.timeout.connect(self._tick)
 
         self.file_label = QLabel()
         self.all_files = QCheckBox("All files")
@@ -84,6 +101,7 @@ class JobsView(QWidget):
         top.addWidget(self.all_files)
 
         self.schedule = readonly_table(["Job", "File", "Runs", "Last run", "Outcome", "Next run"])
+        describe(self.schedule, "Schedule", "Each maintenance job of the file, when it last ran and runs next")
         self.config_problem = QLabel()
         self.config_problem.setWordWrap(True)
         self.config_problem.setStyleSheet("color: #d0443e")
@@ -93,6 +111,7 @@ class JobsView(QWidget):
         self.unscheduled.hide()
 
         self.job = QComboBox()
+        describe(self.job, "Job", "The maintenance job Run now runs")
         for name, spec in JOBS.items():
             self.job.addItem(name, name)
             self.job.setItemData(self.job.count() - 1, spec.description, Qt.ItemDataRole.ToolTipRole)
@@ -102,6 +121,7 @@ class JobsView(QWidget):
         self.progress.setTextVisible(True)
         self.progress.hide()
         self.cancel_button = QPushButton("Cancel")
+        describe(self.cancel_button, "Cancel", "Stop the running job at its next step")
         self.cancel_button.setToolTip("Stop the job at its next safe point; an unfinished step changes nothing")
         self.cancel_button.hide()
         self.message = QLabel()
@@ -124,6 +144,7 @@ class JobsView(QWidget):
         schedule_layout.addWidget(self.message)
 
         self.history = readonly_table(["Started", "Job", "File", "Outcome", "Took", "Changes", "Message"])
+        describe(self.history, "History", "Past runs of maintenance jobs and what they changed")
         self.history.horizontalHeader().setSectionResizeMode(5, QHeaderView.ResizeMode.Interactive)
         self.history.setColumnWidth(5, 260)
         self.history.setWordWrap(False)
@@ -166,8 +187,25 @@ class JobsView(QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
         super().showEvent(event)
+        self.clock.start()
         if self._stale:
             self.refresh()
+        else:
+            self._tick()
+
+    def hideEvent(self, event: QHideEvent) -> None:  # noqa: N802
+        super().hideEvent(event)
+        self.clock.stop()
+
+    def _tick(self) -> None:
+        """Write the relative times again (last run, next run) for the time it is now."""
+        if self.snapshot is None:
+            return
+        for row, entry in enumerate(self.snapshot.schedule[:self.schedule.rowCount()]):
+            for column, text in ((3, relative(entry.last_run) or "never"), (5, _upcoming(entry))):
+                item = self.schedule.item(row, column)
+                if item is not None and item.text() != text:
+                    item.setText(text)
 
     def refresh(self) -> asyncio.Task | None:
         """Reload schedule and history in the background."""
@@ -239,11 +277,7 @@ class JobsView(QWidget):
         self.schedule.setRowCount(len(snapshot.schedule))
         for row, entry in enumerate(snapshot.schedule):
             outcome = OUTCOME_WORDS.get(entry.last_outcome, entry.last_outcome)
-            if entry.next_run is not None:
-                soon = (entry.next_run - timestamps.now()).total_seconds() < 45
-                upcoming = "due now" if soon else relative(entry.next_run)
-            else:
-                upcoming = "off" if entry.interval == "off" else "at the next start"
+            upcoming = _upcoming(entry)
             cells = (
                 cell(entry.job, JOBS[entry.job].description if entry.job in JOBS else ""),
                 cell(entry.label, str(entry.path)),

@@ -23,11 +23,7 @@ class Column:
 
 
 def _dirty_tip(m: Memory) -> str:
-    if m.sync_status == "local_only":
-        return "Local only: never synced"
-    if m.is_dirty:
-        return "Changed since the last sync" if m.synced_at else "Never synced"
-    return "In sync"
+    return m.sync_state[:1].upper() + m.sync_state[1:]
 
 
 def _sync_tip(m: Memory) -> str:

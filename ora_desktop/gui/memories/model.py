@@ -6,9 +6,11 @@ thread (``ctx.run``). Pages arrive asynchronously; until then a row shows a plac
 The cache is bounded (least recently used pages go) and stale-aware: after a write, changed rows
 keep showing their old values until the fresh ones arrive, and answers to outdated requests are
 dropped (a generation number). Sorting re-queries the row keys in the new order.
-After a write (a ``Change``), ``core.operations.row_refresh`` decides: the changed rows are
-repainted in place (``dataChanged`` on those rows only, their cached values replaced), or, when
-rows can have come, gone or moved, the keys are read again (``key_reads`` counts those reads).
+After a write (a ``Change``, ours or another program's read by the change feed),
+``core.operations.row_refresh`` decides: the changed rows are repainted in place (``dataChanged``
+on those rows only, their cached values replaced), new rows are inserted where they sort and gone
+rows removed (``rowsInserted``/``rowsRemoved``: selection and scroll stay), or, when that cannot
+be told, the keys are read again (``key_reads`` counts those reads).
 A loader with a ``first(store, query)`` attribute (search) has its first screenful shown at once,
 then the rest appended below the rows already shown (selection and scroll position stay).
 """
@@ -124,12 +126,15 @@ class MemoryTableModel(QAbstractTableModel):
         #: While ``loaded`` is emitted after an in-place repaint: ``(before, after)``, the memories
         #: as cached before the write and as they are now, when every changed memory is one of them
         #: (derived views such as the facets can then follow the edit without counting again);
-        #: ``None`` otherwise.
-        self.edited: tuple[tuple[Memory, ...], tuple[Memory, ...]] | None = None
+        #: a row inserted has ``None`` before, a row removed ``None`` after; ``None`` otherwise.
+        self.edited: tuple[tuple[Memory | None, ...], tuple[Memory | None, ...]] | None = None
         #: While ``loaded`` is emitted: True when that load only put the same rows in another
         #: order (a sort), so what is counted over them (the facets) still holds.
         self.reordered = False
         self._reordering = False  # the running reload is a sort's
+        #: Set when the person asks a new question (a search, a filter): the next load selects
+        #: the top row instead of keeping the previous selection (read once by the view).
+        self.select_top = False
         ctx.store_changed.connect(self._on_store_changed)
 
     # ----------------------------------------------------------------- source
@@ -400,16 +405,25 @@ class MemoryTableModel(QAbstractTableModel):
         return None if at == -1 else at // _KEY.size
 
     async def memories_for_rows(self, rows: Sequence[int]) -> list[Memory]:
-        """The memories at ``rows`` (fetched now for rows not loaded), in row order."""
+        """The memories at ``rows``, in row order, as fresh as every write already reported makes
+        them: a refresh under way (e.g. after the window's own edit or undo) is awaited first, since
+        a bulk edit passes their versions back; rows not loaded are fetched now."""
         rows = sorted(set(r for r in rows if 0 <= r < len(self.keys)))
-        rowids = [self.keys[r] for r in rows]
-        missing = [rid for r, rid in zip(rows, rowids, strict=True) if self.memory_at(r) is None]
+        rowids = [self.keys[r] for r in rows]  # the keys may be read again while the refresh runs
+        refresh = self._refresh_task
+        if refresh is not None and not refresh.done():
+            await asyncio.wait([refresh])
+        cached: dict[int, Memory] = {}
+        for page_no, page in self._pages.items():
+            if page_no not in self._stale:
+                cached.update(page)
+        missing = [rid for rid in rowids if rid not in cached]
         fetched: dict[int, Memory] = {}
         if missing and self.store is not None:
             fetched = {m.rowid: m for m in await self.ctx.run(self.store.by_rowids, missing)}
         out = []
-        for row, rowid in zip(rows, rowids, strict=True):
-            memory = self.memory_at(row) or fetched.get(rowid)
+        for rowid in rowids:
+            memory = cached.get(rowid) or fetched.get(rowid)
             if memory is not None:
                 out.append(memory)
         return out
@@ -519,28 +533,90 @@ class MemoryTableModel(QAbstractTableModel):
                 # sort or file): that one reads the keys after this write, so it is covered.
 
     async def _follow(self, change: Change) -> None:
-        store, keys, generation = self.store, self.keys, self._generation
-        if store is None:
-            return
-        if self.is_loading() or self.keys_store is not store:
-            await self.reload(keep_rows=True)  # the keys being read may predate the write
-            return
-        plan = await self.ctx.run(plan_refresh, store, self.query.with_(limit=None, after=None), keys, change,
-                                  self.loader is not default_loader)
-        if store is not self.store or generation != self._generation or keys is not self.keys:
-            if store is self.store:  # reloaded meanwhile: the new keys may predate the write
+        """Follow one (merged) change. A reload already under way is waited for, not restarted
+        (at 1M a key read takes a second or more: restarting it at every write would never let
+        it finish); the plan then runs on the keys it read, which may or may not hold the write
+        (a row listed already is not inserted again)."""
+        for _attempt in range(3):
+            store = self.store
+            if store is None:
+                return
+            await self._loaded()
+            if store is not self.store:
+                return  # another file is shown: its load read it after the write
+            if self.keys_store is not store:
+                log.debug("reloading the row keys: the keys listed were another file's")
                 await self.reload(keep_rows=True)
+                return
+            keys, generation = self.keys, self._generation
+            plan = await self.ctx.run(plan_refresh, store, self.query.with_(limit=None, after=None), keys, change,
+                                      self.loader is not default_loader)
+            if store is not self.store:
+                return
+            if generation == self._generation and keys is self.keys and not self.is_loading():
+                break
+        else:
+            log.debug("reloading the row keys: the keys kept changing while the write was planned")
+            await self.reload(keep_rows=True)
             return
         if plan.reload:
             log.debug("reloading the row keys: %s", plan.reason)
             await self.reload(keep_rows=True)
             return
-        self._repaint(plan.rows, every_change_listed=len(plan.rows) == len(change.changed))
+        gone = self._move_rows(plan.inserts, plan.removes)
+        rows = [(self.row_of_key(m.rowid), m) for _, m in plan.rows] if gone is not None else list(plan.rows)
+        self._repaint([(row, m) for row, m in rows if row is not None],
+                      every_change_listed=len(plan.rows) == len(change.changed),
+                      added=tuple(m for _, m in plan.inserts), removed=gone)
 
-    def _repaint(self, rows: Sequence[tuple[int, Memory]], every_change_listed: bool = False) -> None:
-        """Put fresh memories at their rows (cached pages only) and repaint just those rows."""
+    async def _loaded(self) -> None:
+        """Until no reload of the keys is under way (one replaced by another is waited for too)."""
+        while self.is_loading():
+            task = self._reload_task
+            try:
+                await asyncio.shield(task)
+            except asyncio.CancelledError:
+                refresh = self._refresh_task
+                if refresh is not None and refresh.cancelling():
+                    raise  # this follow itself was cancelled (the window is closing)
+            except OraError:
+                return  # reported by the reload; the keys are as they were
+
+    def _move_rows(self, inserts: Sequence[tuple[int, Memory]], removes: Sequence[int]
+                   ) -> tuple[Memory | None, ...] | None:
+        """Remove the rows at ``removes`` and insert ``inserts`` (positions in the keys as they
+        were), without reading the keys again; the cached pages are cut anew around them.
+        Returns the removed memories as cached (``None`` where not cached); ``None`` when
+        nothing moved."""
+        if not inserts and not removes:
+            return None
+        cached = {rid: m for page_no, page in self._pages.items() if page_no not in self._stale
+                  for rid, m in page.items()}
+        gone = tuple(cached.get(self.keys[row]) for row in removes)
+        self._generation += 1  # page reads in flight were cut by the old rows: drop their answers
+        for row in reversed(removes):
+            self.beginRemoveRows(QModelIndex(), row, row)
+            del self.keys[row]
+            self.endRemoveRows()
+        for shift, (row, memory) in enumerate(inserts):
+            at = row + shift - sum(1 for r in removes if r < row)
+            cached[memory.rowid] = memory
+            self.beginInsertRows(QModelIndex(), at, at)
+            self.keys.insert(at, memory.rowid)
+            self.endInsertRows()
+        for page_no in list(self._pages):
+            keys = self.keys[page_no * self.page_size:(page_no + 1) * self.page_size]
+            self._pages[page_no] = {rid: cached[rid] for rid in keys if rid in cached}
+            if len(self._pages[page_no]) != len(keys):
+                self._stale.add(page_no)
+        return gone
+
+    def _repaint(self, rows: Sequence[tuple[int, Memory]], every_change_listed: bool = False,
+                 added: Sequence[Memory] = (), removed: Sequence[Memory | None] | None = None) -> None:
+        """Put fresh memories at their rows (cached pages only) and repaint just those rows.
+        ``added`` and ``removed``: rows inserted and removed just before (see :attr:`edited`)."""
         self.rows_repainted += len(rows)
-        before: list[Memory] = []
+        before: list[Memory | None] = []
         for row, memory in rows:
             page_no = row // self.page_size
             page = self._pages.get(page_no)
@@ -549,8 +625,13 @@ class MemoryTableModel(QAbstractTableModel):
                     before.append(page[memory.rowid])
                 page[memory.rowid] = memory
             self._emit_rows(row, row)
-        known = every_change_listed and bool(rows) and len(before) == len(rows)
-        self.edited = (tuple(before), tuple(m for _, m in rows)) if known else None
+        removed = removed or ()
+        known = every_change_listed and len(before) == len(rows) and None not in removed
+        after: list[Memory | None] = [m for _, m in rows]
+        if added or removed:
+            before += [None] * len(added) + list(removed)
+            after += [*added, *([None] * len(removed))]
+        self.edited = (tuple(before), tuple(after)) if known and before else None
         try:
             self.loaded.emit(len(self.keys))  # derived views (facets, counts) follow the new values
         finally:

@@ -11,9 +11,9 @@ import logging
 from pathlib import Path
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
-from PySide6.QtWidgets import QLabel, QSplitter, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QPushButton, QSplitter, QStackedWidget, QVBoxLayout, QWidget
 
-from ...core import Memory, OraError, Store
+from ...core import CorruptFile, Memory, OraError, Store
 from ..context import AppContext
 from ..detail.view import DetailPane
 from ..search.controller import SearchController
@@ -30,6 +30,9 @@ class MemoryBrowser(QWidget):
 
     store_shown = Signal(object)  # Store | None
     counts_changed = Signal(int, int)  # rows listed, rows selected
+    #: The all-sites list is shown with this many hits (-1: the table is shown again).
+    hits_shown = Signal(int)
+    recover_asked = Signal(object)  # the damaged file's Path: the person pressed Recover
 
     def __init__(self, ctx: AppContext, parent: QWidget | None = None, detail: DetailPane | None = None) -> None:
         """``detail``: the detail pane, if built already (the launch builds it in a turn of its own)."""
@@ -51,10 +54,22 @@ class MemoryBrowser(QWidget):
         styled(self.message, "EmptyState")
         self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.message.setWordWrap(True)
+        # A damaged file offers Recover here, in the pane, rather than a dialog on a click.
+        self.recover_button = QPushButton("&Recover what can be read…")
+        self.recover_button.setAccessibleDescription("Salvage the readable memories into a new file")
+        self.recover_button.hide()
+        self.recover_button.clicked.connect(lambda: self.recover_asked.emit(self._damaged))
+        self._damaged: Path | None = None
+        self.message_page = QWidget()
+        message_column = QVBoxLayout(self.message_page)
+        message_column.addStretch(1)
+        message_column.addWidget(self.message)
+        message_column.addWidget(self.recover_button, 0, Qt.AlignmentFlag.AlignHCenter)
+        message_column.addStretch(1)
         self.center = QStackedWidget()
         self.center.addWidget(self.table)
         self.center.addWidget(self.everywhere)
-        self.center.addWidget(self.message)
+        self.center.addWidget(self.message_page)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.setObjectName("BrowserSplitter")
         self.splitter.addWidget(self.facets)
@@ -109,6 +124,9 @@ class MemoryBrowser(QWidget):
         except OraError as exc:
             self._set_store(None)
             self.show_message(f"This file cannot be opened.\n\n{exc}")
+            if isinstance(exc, CorruptFile):  # damaged: say what can be done, in the pane (no dialog)
+                self._damaged = Path(path)
+                self.recover_button.show()
             self.ctx.status.emit(str(exc))
             return
         self._set_store(store)
@@ -127,7 +145,10 @@ class MemoryBrowser(QWidget):
 
     def show_message(self, text: str) -> None:
         self.message.setText(text)
-        self.center.setCurrentWidget(self.message)
+        self.recover_button.hide()
+        self.center.setCurrentWidget(self.message_page)
+
+
 
     def _update_center(self) -> None:
         if self.controller.scope == "all" and self.search.field.text().strip():
@@ -135,13 +156,16 @@ class MemoryBrowser(QWidget):
                 self.center.setCurrentWidget(self.everywhere)
                 self.detail.show_memory(None, None)  # nothing of the file listed before stays editable
                 self.facets.show_unavailable("Facets count one file; pick a hit to open its file")
+                self.hits_shown.emit(len(self.everywhere.hits))
         elif self.store is not None:
             if self.center.currentWidget() is self.everywhere:  # back from all sites: the table's row again
                 self.center.setCurrentWidget(self.table)
                 self._current_memory(self.table.current_memory_now())
+                self.hits_shown.emit(-1)
+                self.counts_changed.emit(self.model.rowCount(), self.table.selected_count())
             self.center.setCurrentWidget(self.table)
-        elif self.center.currentWidget() is not self.message:
-            self.center.setCurrentWidget(self.message)
+        elif self.center.currentWidget() is not self.message_page:
+            self.center.setCurrentWidget(self.message_page)
 
     # ----------------------------------------------------------------- rows
     def _current_memory(self, memory: Memory | None) -> None:
@@ -151,7 +175,7 @@ class MemoryBrowser(QWidget):
 
     def _loaded(self, count: int) -> None:
         self.counts_changed.emit(count, self.table.selected_count())
-        if self.store is not None and self.center.currentWidget() is self.message:
+        if self.store is not None and self.center.currentWidget() is self.message_page:
             self._update_center()
         if self._select_after_load:
             memory_id, self._select_after_load = self._select_after_load, None
@@ -172,6 +196,8 @@ class MemoryBrowser(QWidget):
 
     def _everywhere(self, hits: list, note: str) -> None:
         self.everywhere.show_hits(hits, note)
+        if self.center.currentWidget() is self.everywhere:
+            self.hits_shown.emit(len(hits))
         self.ctx.status.emit(f"{len(hits):,} hits across all sites" + (f" — {note}" if note else ""))
 
     def follow(self, memory_id: str) -> asyncio.Task | None:

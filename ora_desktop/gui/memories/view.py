@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QPoint, QSettings, Qt, Signal
-from PySide6.QtGui import QAction
+from PySide6.QtGui import QAction, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QStyle, QStyleOptionViewItem, QTableView, QWidget
 
 from ...core import Memory
+from ..a11y import describe
 from .columns import COLUMNS, column_index
 from .delegates import CELL_PADDING, HighlightDelegate
 from .model import MemoryTableModel
 
 SETTINGS_KEY = "memories/header-v2"  # v2: compact default columns
+#: The content column's narrowest width: more columns than fit scroll sideways instead.
+CONTENT_MIN = 220
 
 
 class MemoryTable(QTableView):
@@ -24,6 +27,7 @@ class MemoryTable(QTableView):
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("MemoryTable")  # no style sheet: the delegates draw the cells' padding
+        describe(self, "Memories", "The memories of the selected file; Enter edits, Del deletes")
         self.settings = settings
         self.setModel(model)
         self.memory_model = model
@@ -62,8 +66,10 @@ class MemoryTable(QTableView):
         header.sectionMoved.connect(lambda *_: self.save_layout())
         header.sectionResized.connect(lambda *_: self.save_layout())
         header.sortIndicatorChanged.connect(lambda *_: self.save_layout())
+        self.fit_content()
         self._restoring: tuple[str | None, int | None] = (None, None)
         self._restoring_in: object = None  # the store the remembered row belongs to
+        self._restoring_row = -1  # the first selected row then (its place, if it goes away)
         self.selectionModel().currentRowChanged.connect(self._current_row_changed)
         self.selectionModel().selectionChanged.connect(lambda *_: self.selection_size.emit(self.selected_count()))
         model.modelAboutToBeReset.connect(self._remember_current)
@@ -121,16 +127,30 @@ class MemoryTable(QTableView):
         memory = self.current_memory_now()
         self._restoring = (memory.id, memory.rowid) if memory else (None, None)
         self._restoring_in = self.memory_model.keys_store
+        rows = self.selected_rows()
+        self._restoring_row = rows[0] if rows else self.currentIndex().row()
 
     def _restore_current(self) -> None:
+        if self.memory_model.select_top:  # a new search or filter: its best row, selected, in view
+            self.memory_model.select_top = False
+            if self.memory_model.rowCount():
+                self.select_row(0)
+            else:
+                self.setCurrentIndex(self.memory_model.index(-1, -1))
+                self.current_memory.emit(None)
+            return
         memory_id, rowid = self._restoring
         if rowid is None:  # nothing was selected (the detail pane may show a followed memory)
             return
         if self._restoring_in is not self.memory_model.keys_store:
             return  # another file: the same rowid there is another memory (the page selects the top row)
         row = self.memory_model.row_of_key(rowid)
-        if row is None:
-            self.current_memory.emit(None)
+        if row is None:  # deleted (here or elsewhere): the row that took its place, as a mail client does
+            count = self.memory_model.rowCount()
+            if count and self._restoring_row >= 0:
+                self.select_row(min(self._restoring_row, count - 1))
+            else:
+                self.current_memory.emit(None)
             return
         # Keep the view where it was sideways: sorting a column scrolled into view must not jump left.
         across = self.horizontalScrollBar().value()
@@ -165,7 +185,25 @@ class MemoryTable(QTableView):
         self.setColumnHidden(section, not visible)
         if visible and self.columnWidth(section) < 20:
             self.setColumnWidth(section, COLUMNS[section].width)
+        self.fit_content()
         self.save_layout()
+
+    def fit_content(self) -> None:
+        """Content takes the width the narrow columns leave, but never less than CONTENT_MIN:
+        with more columns than fit, the table scrolls sideways instead of squeezing the text."""
+        header = self.horizontalHeader()
+        content = column_index("content")
+        others = sum(self.columnWidth(i) for i in range(len(COLUMNS)) if i != content and not self.isColumnHidden(i))
+        squeezed = self.viewport().width() - others < CONTENT_MIN
+        mode = QHeaderView.ResizeMode.Interactive if squeezed else QHeaderView.ResizeMode.Stretch
+        if header.sectionResizeMode(content) != mode:
+            header.setSectionResizeMode(content, mode)
+        if squeezed and self.columnWidth(content) < CONTENT_MIN:
+            self.setColumnWidth(content, CONTENT_MIN)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        self.fit_content()
 
     def reset_columns(self) -> None:
         header = self.horizontalHeader()

@@ -99,15 +99,16 @@ class Forgetter(QObject):
         return self._spawn(self._confirm_purge(Path(path), list(ids)))
 
     async def _confirm_purge(self, path: Path, ids: list[str]) -> None:
-        from ...core.operations.purge import plan_purge, purge
+        from ...core.operations.purge import plan_purge, purge, purge_titles
 
         try:
             store = await self.ctx.run(self.ctx.store_for, path)
             plan: PurgePlan = await self.ctx.run(plan_purge, store, ids)
+            titles = await self.ctx.run(purge_titles, store, plan.ids)
         except OraError as exc:
             self.ctx.show_error(exc, "Delete permanently")
             return
-        items = [f"{i}  —  {'live' if i in plan.live else 'in the trash'}" for i in plan.ids]
+        items = [_item(i, titles.get(i, ""), "live" if i in plan.live else "in the trash") for i in plan.ids]
         note = ("Those backups are left as they are: 'ora-desktop purge --rewrite-backups' rewrites them too."
                 if plan.backups else "No backup holds them.")
         self._ask("Delete permanently", f"{plan.describe()[0].upper()}{plan.describe()[1:]}.", items,
@@ -119,21 +120,24 @@ class Forgetter(QObject):
         if path is None:
             return None
 
-        from ...core.operations.purge import empty_trash, plan_empty_trash
+        from ...core.operations.purge import empty_trash, plan_empty_trash, purge_titles
 
         async def run() -> None:
             try:
                 store = await self.ctx.run(self.ctx.store_for, path)
                 ids = await self.ctx.run(plan_empty_trash, store)
                 held = await self.ctx.run(_backups, store, list(ids)) if ids else []
+                titles = await self.ctx.run(purge_titles, store, ids)
             except OraError as exc:
                 self.ctx.show_error(exc, "Empty trash")
                 return
             if not ids:
                 self.ctx.status.emit(f"The trash of {path.name} is empty")
                 return
-            self._ask("Empty trash", f"Permanently delete the {len(ids):,} memories in the trash of {path.name}? "
-                      "This cannot be undone.", list(ids), "&Empty trash", self._backup_note(held),
+            what = "the deleted memory" if len(ids) == 1 else f"all {len(ids):,} memories"
+            self._ask("Empty trash", f"Permanently delete {what} in the trash of {path.name}? "
+                      "This cannot be undone.", [_item(i, titles.get(i, "")) for i in ids], "&Empty trash",
+                      self._backup_note(held),
                       lambda: self._run(empty_trash, path))
         return self._spawn(run())
 
@@ -147,7 +151,7 @@ class Forgetter(QObject):
 
     def _ask(self, title: str, headline: str, items: list[str], confirm: str, note: str,
              then: Callable[[], Awaitable[None]]) -> None:
-        dialog = PreviewDialog(title, headline, items, confirm, self.window, note=note)
+        dialog = PreviewDialog(title, headline, items, confirm, self.window, note=note, destructive=True)
         dialog.setObjectName("PurgeConfirm")
         self.dialog = dialog
         dialog.accepted.connect(lambda: self._spawn(then()))
@@ -186,7 +190,14 @@ class Forgetter(QObject):
             return
         self.ctx.status.emit(report.message[:1].upper() + report.message[1:])
         self.finished.emit(report)
-        self.recovered.emit(out)
+        if report.written:  # nothing recovered: no file, nothing to open or list
+            self.recovered.emit(out)
+
+
+def _item(memory_id: str, title: str, where: str = "") -> str:
+    """One line of a confirmation's list: the id, what the memory says, and where it is."""
+    text = f"{memory_id}  —  {title or '(no text)'}"
+    return f"{text}  ({where})" if where else text
 
 
 def _backups(store: Any, ids: list[str]) -> list[Path]:

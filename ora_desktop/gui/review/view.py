@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from ...core import Memory, OraError, Store
 from ...core.operations import review as rv
 from ...core.operations.edits import field_values
+from ..a11y import describe
 from ..curate.commands import DeleteCommand, EditCommand, SupersedeCommand
 from ..curate.dialogs import MemoryFieldsDialog
 from ..jobs.background import Latest
@@ -90,6 +91,14 @@ class ReviewView(LazyRefresh, QWidget):
         self.supersede_button = QPushButton("Supersede… (S)")
         self.delete_button = QPushButton("Delete (Del)")
         self.open_button = QPushButton("Show in table")
+        for button, what in ((self.mark_button, "Mark the selected memories reviewed"),
+                             (self.mark_all_button, "Count everything new or changed up to now as reviewed"),
+                             (self.flag_button, "Flag the selected memories with a note"),
+                             (self.edit_button, "Edit the selected memory"),
+                             (self.supersede_button, "Mark the selected memory as replaced by another"),
+                             (self.delete_button, "Delete the selected memories (kept in the trash)"),
+                             (self.open_button, "Show the selected memory in the Memories table")):
+            describe(button, button.text().split(" (")[0].rstrip("…"), what)
         bar = QHBoxLayout()
         bar.addWidget(self.filter)
         bar.addStretch(1)
@@ -98,8 +107,10 @@ class ReviewView(LazyRefresh, QWidget):
             bar.addWidget(button)
 
         self.table = ReviewTable()
+        describe(self.table, "Memories to review", "New, changed and flagged memories, and those that need attention")
         self.preview = QPlainTextEdit()
         self.preview.setReadOnly(True)
+        describe(self.preview, "Memory text", "The selected memory in full")
         self.preview.setPlaceholderText("Select a memory to read it in full")
         self.why = QLabel()
         self.why.setWordWrap(True)

@@ -104,6 +104,7 @@ class SearchController(QObject):
         self._listing_counts: dict[tuple[Store, str], FacetCounts] = {}
         self._search_cleared = False  # the listing being loaded replaces a search's hits
         self._writes = 0  # writes seen (own or another program's), to date a count
+        self._asked: tuple = ()  # the inputs last applied: (store, query text, mode, scope)
         model.loaded.connect(self._after_load)
         ctx.store_changed.connect(self._written)
         ctx.store_forgotten.connect(self._written)
@@ -189,6 +190,10 @@ class SearchController(QObject):
                 task.cancel()
         store = self.model.store
         request = self.request()
+        asked = (store, request.query_text(), request.mode, self.scope)
+        if asked != self._asked:  # a new question (not a refresh): its best row is shown selected
+            self._asked = asked
+            self.model.select_top = store is not None and not (self.scope == "all" and self.text.strip())
         declined = self._meaning_declined(store)
         self.vectors_declined.emit(store if declined else None)
         if declined:
@@ -287,7 +292,11 @@ class SearchController(QObject):
         groups = shift_facets(counts.groups, *edited)
         if groups is None:
             return False
-        counted = FacetCounts(counts.total, groups)
+        before, after = edited
+        total = counts.total
+        if total is not None:  # rows counted in (added) and out (removed)
+            total += sum(m is not None for m in after) - sum(m is not None for m in before)
+        counted = FacetCounts(total, groups)
         self._shown_facets = (store, self._generation, counted)
         self.facets_ready.emit(counted)
         return True

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..a11y import describe
 from ..elided import ElidedLabel
 from ..formatting import first_line, health_text
 from ..memories.delegates import HighlightDelegate
@@ -47,6 +48,7 @@ class SearchBar(QWidget):
         row = QHBoxLayout()
         self.field = QLineEdit()
         self.field.setObjectName("SearchField")
+        describe(self.field, "Search", "Search as you type; the query language of ora-desktop search")
         self.field.setPlaceholderText(PLACEHOLDER)
         self.field.setClearButtonEnabled(True)
         self.field.textChanged.connect(controller.set_text)
@@ -108,6 +110,7 @@ class FacetPanel(QTreeWidget):
     def __init__(self, controller: SearchController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("FacetPanel")
+        describe(self, "Filters", "Facets with counts: tick values to narrow the table")
         self.controller = controller
         self.setHeaderLabels(["Filter", "Count"])
         self.header().setStretchLastSection(False)
@@ -232,6 +235,7 @@ class EverywhereView(QTreeWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("EverywhereView")
+        describe(self, "Hits across all sites", "Search hits from every agent; each row says where it lives")
         self.setRootIsDecorated(False)
         self.setUniformRowHeights(True)
         self.setHeaderLabels(["Content", "Where", "Type", "Importance", "Health"])

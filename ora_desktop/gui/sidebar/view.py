@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QFileSystemWatcher, Qt, QTimer, Signal
@@ -17,10 +18,14 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTreeWidget
 
 from ...core import AgentFile, Change
 from ...core.operations.stats import health_may_change
+from ..a11y import describe
 from ..context import AppContext, path_of, resolved
 from ..memories.health_bar import health_color
 from ..resources import icon
 from .model import FileInfo, SiteInfo, file_info, scan
+
+#: How long a file's writes rest before its count and health are read again (its count shifts meanwhile).
+SETTLE_MS = 30_000
 
 log = logging.getLogger("ora_desktop.gui")
 ITEM_ROLE = Qt.ItemDataRole.UserRole + 10
@@ -60,6 +65,7 @@ class Sidebar(QTreeWidget):
     def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("Sidebar")
+        describe(self, "Sites and agents", "Every site and its agent files with memory counts and health")
         self.ctx = ctx
         self.extra: list[Path] = []
         self.infos: dict[Path, FileInfo] = {}
@@ -87,6 +93,10 @@ class Sidebar(QTreeWidget):
         self._edited: set[Path] = set()  # files whose rows were edited in place, to count again
         self._edit_debounce = QTimer(self, singleShot=True, interval=300)
         self._edit_debounce.timeout.connect(self._recount_edited)
+        #: Files whose rows came or went: counted again once their writes rest (see _shift_count).
+        self._settling: set[Path] = set()
+        self._settle = QTimer(self, singleShot=True, interval=SETTLE_MS)
+        self._settle.timeout.connect(self._recount_settled)
         ctx.store_changed.connect(self._store_changed)
 
     # ----------------------------------------------------------------- scanning
@@ -124,15 +134,34 @@ class Sidebar(QTreeWidget):
         self.scanned.emit(len(self.infos))
 
     def _store_changed(self, path: object, change: Change) -> None:
-        """Rows came or went (or nobody knows): read every file again. Rows of one file edited in
-        place: count that file again, not every file of every site (a scan of each at 1M)."""
-        if change.membership_changed or self.item_for(Path(path)) is None:
+        """Nobody knows which rows changed (a restore, an unreadable log): read every file
+        again. Rows of one file added, removed or edited (the ids are known): count that file
+        again, not every file of every site (a scan of each at 1M)."""
+        if not change or self.item_for(Path(path)) is None:
             self.rescan_soon()
+            return
+        if change.membership_changed and not (change.changed and health_may_change(change)):
+            self._shift_count(resolved(path), len(change.added) - len(change.removed))
             return
         if not health_may_change(change):
             return  # an importance, content or type edit: the count and health shown still hold
         self._edited.add(resolved(path))
         self._edit_debounce.start()
+
+    def _shift_count(self, path: Path, delta: int) -> None:
+        """Rows of ``path`` came or went (their ids known): its count moves by ``delta`` now, and
+        the file is counted again (health included) once the writes rest a while, not per write
+        (a count is a scan of the file: a core's worth at 1M for an agent writing every second)."""
+        info, item = self.infos.get(path), self.item_for(path)
+        if info is not None and item is not None and info.count is not None and delta:
+            self.infos[path] = info = replace(info, count=max(0, info.count + delta))
+            item.setText(1, f"{info.count:,}")
+        self._settling.add(path)
+        self._settle.start()
+
+    def _recount_settled(self) -> asyncio.Task:
+        paths, self._settling = sorted(self._settling), set()
+        return asyncio.ensure_future(self._recount(paths), loop=self.ctx.loop)
 
     def _recount_edited(self) -> asyncio.Task:
         paths, self._edited = sorted(self._edited), set()

@@ -15,17 +15,22 @@ from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QPushButton, QVB
 from ora_desktop.core import OraError
 from ora_desktop.core.config import Config
 from ora_desktop.core.operations import sync as sync_ops
+from ora_desktop.core.sync import ConflictPage
 
+from ..a11y import describe
 from ..jobs.background import Latest
 from ..jobs.widgets import LazyRefresh, cell, local_time, muted, readonly_table
 
 ERROR_COLOUR = "#c0392b"
 
 
-def load(path, home) -> tuple[sync_ops.SyncStatus, list]:
-    """Status and kept conflicts of one file (worker thread)."""
+CONFLICTS_SHOWN = 500  # the newest ones; the label gives the total and points to the command for the rest
+
+
+def load(path, home) -> tuple[sync_ops.SyncStatus, ConflictPage]:
+    """Status and the newest conflicts of one file (worker thread)."""
     config = Config.load()
-    return sync_ops.status(path, config), sync_ops.conflicts(path, limit=500)
+    return sync_ops.status(path, config), sync_ops.conflicts(path, limit=CONFLICTS_SHOWN)
 
 
 def run_sync(path, home) -> sync_ops.SyncReport:
@@ -71,8 +76,10 @@ class SyncView(LazyRefresh, QWidget):
         bar.addWidget(self.sync_now)
         bar.addWidget(self.outcome, 1)
 
-        self.conflicts_label = QLabel("Conflicts kept (the losing versions, in the trash as 'sync conflict'):")
-        self.conflicts = readonly_table(["Kept at", "Memory", "Updated", "Content"])
+        self.conflicts_label = QLabel("Conflicts sync settled:")
+        self.conflicts = readonly_table(["Decided", "Memory", "Kind · winner", "Losing version", "Basis"])
+        describe(self.conflicts, "Sync conflicts", "Conflicts a sync settled: which side won, why, and the "
+                 "losing version kept so it can be brought back")
 
         layout = QVBoxLayout(self)
         top = QHBoxLayout()
@@ -118,11 +125,13 @@ class SyncView(LazyRefresh, QWidget):
             label.setText("")
         self.conflicts.setRowCount(0)
 
-    def _show(self, status: sync_ops.SyncStatus, kept: list) -> None:
+    def _show(self, status: sync_ops.SyncStatus, kept: ConflictPage) -> None:
         last = status.last_sync
         self.server.setText(last.server if last else ("set in config.toml" if status.configured else
                                                       "not set up — add [sync] url to config.toml"))
-        self.last_sync.setText(local_time(last.last_sync) if last and last.last_sync else "never")
+        when = local_time(last.last_sync) if last and last.last_sync else "never"
+        self.last_sync.setText(f"{when} — {status.clock_problem}" if status.clock_problem else when)
+        self.last_sync.setStyleSheet(f"color: {ERROR_COLOUR}" if status.clock_problem else "")
         self.pending.setText(f"{status.pending:,} memories wait to be pushed" if status.pending else "nothing")
         self.error.setText(status.last_error or "—")
         self.error.setStyleSheet(f"color: {ERROR_COLOUR}" if status.last_error else "")
@@ -135,15 +144,21 @@ class SyncView(LazyRefresh, QWidget):
         else:
             self.indicator.setText("✔ in sync" if last else "never synced")
         self.indicator.setToolTip(self.error.text() if status.last_error else self.pending.text())
-        self.conflicts.setRowCount(len(kept))
-        for row, item in enumerate(kept):
-            when = local_time(item.deleted_at) if item.deleted_at else "—"
-            updated = item.memory.updated_at.strftime("%Y-%m-%d %H:%M:%S") if item.memory.updated_at else "—"
-            self.conflicts.setItem(row, 0, cell(when))
-            self.conflicts.setItem(row, 1, cell(item.memory.id))
-            self.conflicts.setItem(row, 2, cell(updated))
-            self.conflicts.setItem(row, 3, cell(item.memory.title, item.memory.content))
-        self.conflicts_label.setText(f"Conflicts kept: {len(kept)} (losing versions, in the trash as 'sync conflict')")
+        entries = kept.entries
+        self.conflicts.setRowCount(len(entries))
+        for row, entry in enumerate(entries):
+            memory = entry.kept.memory if entry.kept else None
+            lost = (memory.title if memory else
+                    "the deletion (nothing to restore)" if entry.kind == "delete" else "—")
+            self.conflicts.setItem(row, 0, cell(local_time(entry.decided_at) if entry.decided_at else "—"))
+            self.conflicts.setItem(row, 1, cell(entry.memory_id))
+            self.conflicts.setItem(row, 2, cell(f"{entry.kind} · {entry.winner or '—'} won"))
+            self.conflicts.setItem(row, 3, cell(lost, memory.content if memory else lost))
+            self.conflicts.setItem(row, 4, cell(entry.basis or "—", entry.basis))
+        more = (f"; the newest {len(entries):,} shown — `ora-desktop sync --conflicts` pages through all"
+                if kept.total > len(entries) else "")
+        self.conflicts_label.setText(f"Conflicts sync settled: {kept.total:,} (losing versions are in the trash as "
+                                     f"'sync conflict'){more}")
         running = self.sync_task is not None and not self.sync_task.done()
         self.sync_now.setEnabled(status.configured and not self.ctx.read_only and not running)
 

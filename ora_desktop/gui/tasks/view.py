@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from ora_desktop.core import AgentFile, OraError, TaskContext
 
+from ..a11y import describe
 from ..jobs.background import Latest
 from ..jobs.widgets import LazyRefresh
 
@@ -70,6 +71,8 @@ class JsonBox(QGroupBox):
         self.note = QLabel()
         self.note.setWordWrap(True)
         self.copy = QPushButton("Copy")
+        describe(self.copy, f"Copy {title}", f"Copy the {title.lower()} JSON to the clipboard")
+        describe(self.text, title, f"The task's {title.lower()} as JSON")
         self.copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.text.toPlainText()))
         bar = QHBoxLayout()
         bar.addWidget(self.note, 1)
@@ -101,6 +104,7 @@ class TaskView(LazyRefresh, QWidget):
         self.message.setWordWrap(True)
 
         self.task_list = QListWidget()
+        describe(self.task_list, "Tasks", "The task_context rows of this task agent")
         self.task_list.setMaximumHeight(90)
         self.description = QLabel()
         self.description.setWordWrap(True)

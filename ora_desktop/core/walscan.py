@@ -8,7 +8,7 @@ Reading a few hundred kilobytes of log beats scanning a million-row table.
 
 This is only a hint, and every answer is checked against the database: garbage rowids cost a
 lookup, never a wrong index. A writer's checkpoint restarts the log from its start (new salts,
-sequence number + 1); after one restart the frames of the old generation that we had not read
+sequence number + 1, salt-1 + 1); after one restart the frames of the old generation that we had not read
 are still in the file past the new ones, and are read too. When the log cannot vouch for
 "everything since last time" — no log, several restarts, a new generation that overwrote what
 we had not read — :func:`read_changes` returns ``None`` and the caller scans the table.
@@ -22,7 +22,7 @@ import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ..fileheader import read_at
+from .fileheader import read_at
 
 WAL_MAGIC = (0x377F0682, 0x377F0683)
 HEADER = 32
@@ -142,7 +142,9 @@ def read_changes(db_path: str, since: WalPosition | None, whole: bool = False) -
                 if size < since.offset:
                     return None
                 end, frames, _ = _last_commit(handle, since.offset, size, page_size, salt1, salt2)
-            elif since.seq >= 0 and seq == since.seq + 1:
+            elif since.seq >= 0 and salt1 == (since.salt1 + 1) & 0xFFFFFFFF:
+                # (Each restart adds one to salt-1; the header's checkpoint sequence is each
+                # writer connection's own count, which can skip or repeat.)
                 # Restarted once: the new generation writes from the start of the file. If it has
                 # not reached where we stopped, the rest of the old generation is still there.
                 end, frames, extent = _last_commit(handle, HEADER, size, page_size, salt1, salt2)

@@ -1,0 +1,143 @@
+"""Reading SQLite's b-tree pages as bytes: the cells of a table leaf, an interior page's
+children, the first column values of a record, the freelist's trunk pages.
+
+The change feed (:mod:`.feed`) compares two versions of a page (before and after another
+program's commit) with these; everything here is a pure function of bytes, and garbage in gives
+"nothing found" (empty results), never an exception.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+TABLE_LEAF = 0x0D
+TABLE_INTERIOR = 0x05
+INDEX_PAGES = (0x02, 0x0A)
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One row on a table-leaf page: its stored bytes (local payload and overflow pointer),
+    its record's column count and first text column, and its first overflow page (0: none)."""
+
+    data: bytes
+    columns: int
+    key: str | None
+    overflow: int
+
+
+def varint(page: bytes, at: int) -> tuple[int, int]:
+    """SQLite's variable-length integer at ``at``: (value, offset after it)."""
+    value = 0
+    for i in range(8):
+        byte = page[at + i]
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            return value, at + i + 1
+    return (value << 8) | page[at + 8], at + 9
+
+
+def _header_at(pgno: int) -> int:
+    return 100 if pgno == 1 else 0
+
+
+def page_type(page: bytes, pgno: int = 2) -> int:
+    """The b-tree page type byte (0 for an empty page)."""
+    at = _header_at(pgno)
+    return page[at] if len(page) > at else 0
+
+
+def _local_size(payload: int, usable: int) -> int:
+    """How much of a table-leaf payload is stored on the page (the rest overflows)."""
+    most = usable - 35
+    if payload <= most:
+        return payload
+    least = ((usable - 12) * 32 // 255) - 23
+    local = least + (payload - least) % (usable - 4)
+    return local if local <= most else least
+
+
+def _cell_pointers(page: bytes, at: int, header: int) -> list[int]:
+    cells = int.from_bytes(page[at + 3:at + 5], "big")
+    start = at + header
+    if start + 2 * cells > len(page):
+        return []
+    return [int.from_bytes(page[start + 2 * i:start + 2 * i + 2], "big") for i in range(cells)]
+
+
+def leaf_cells(page: bytes, usable: int, pgno: int = 2) -> dict[int, Cell] | None:
+    """``{rowid: Cell}`` of a table-leaf page; ``None`` when it is not one (or is garbage)."""
+    at = _header_at(pgno)
+    if page_type(page, pgno) != TABLE_LEAF:
+        return None
+    out: dict[int, Cell] = {}
+    try:
+        for pointer in _cell_pointers(page, at, 8):
+            if pointer < at + 8 or pointer >= len(page):
+                return None
+            payload, pos = varint(page, pointer)
+            rowid, pos = varint(page, pos)
+            if rowid >= 1 << 63:
+                rowid -= 1 << 64
+            local = _local_size(payload, usable)
+            end = pos + local + (4 if local < payload else 0)
+            if end > len(page):
+                return None
+            overflow = int.from_bytes(page[end - 4:end], "big") if local < payload else 0
+            columns, key = _record_head(page[pos:pos + local])
+            out[rowid] = Cell(bytes(page[pointer:end]), columns, key, overflow)
+    except IndexError:
+        return None
+    return out
+
+
+def _record_head(record: bytes) -> tuple[int, str | None]:
+    """(column count, the first column's text or None) of a record's local bytes."""
+    try:
+        size, pos = varint(record, 0)
+        types = []
+        while pos < size:
+            serial, pos = varint(record, pos)
+            types.append(serial)
+    except IndexError:
+        return 0, None
+    if not types or types[0] < 13 or types[0] % 2 == 0:
+        return len(types), None
+    length = (types[0] - 13) // 2
+    if size + length > len(record):
+        return len(types), None
+    return len(types), record[size:size + length].decode("utf-8", "replace")
+
+
+def children(page: bytes, pgno: int = 2) -> set[int] | None:
+    """The child page numbers of a table-interior page; ``None`` when it is not one."""
+    at = _header_at(pgno)
+    if page_type(page, pgno) != TABLE_INTERIOR or len(page) < at + 12:
+        return None
+    out = {int.from_bytes(page[at + 8:at + 12], "big")}
+    for pointer in _cell_pointers(page, at, 12):
+        if pointer + 4 > len(page):
+            return None
+        out.add(int.from_bytes(page[pointer:pointer + 4], "big"))
+    return out
+
+
+def overflow_next(page: bytes) -> int:
+    """The next page of an overflow chain (0 at its end)."""
+    return int.from_bytes(page[:4], "big") if len(page) >= 4 else 0
+
+
+def freelist_trunk(page1: bytes) -> int:
+    """The first freelist trunk page named by the database header (page 1)."""
+    return int.from_bytes(page1[32:36], "big") if len(page1) >= 36 else 0
+
+
+def trunk_pages(page: bytes) -> tuple[int, list[int]]:
+    """(next trunk page, leaf pages) of a freelist trunk page."""
+    if len(page) < 8:
+        return 0, []
+    count = int.from_bytes(page[4:8], "big")
+    if 8 + 4 * count > len(page):
+        return 0, []
+    return (int.from_bytes(page[:4], "big"),
+            [int.from_bytes(page[8 + 4 * i:12 + 4 * i], "big") for i in range(count)])

@@ -1,0 +1,527 @@
+"""The change feed of one file: which memories another program added, changed or removed.
+
+SQLite's commit counter (:class:`~.connection.ChangeWatch`) says *that* someone else committed;
+this module says *what*: it reads the frames the write-ahead log gained since the last look
+(:mod:`.walscan`'s format), and compares each changed table-leaf page with the version it had
+before (an earlier frame of the log, or the database file while no checkpoint has copied later
+frames into it). Rows whose stored bytes differ are changed, rows that appear are added, rows
+that left every page and whose id is gone from ``memories`` are removed; every answer is checked
+against the database by rowid and id. A person's edit, an agent's raw SQL (with or without a new
+``updated_at``), a job or a sync in another process all read the same way.
+
+When the log cannot vouch for the whole interval — no log (a rollback-journal file), a log
+restarted more than once or over frames not read yet, a checkpoint that copied unread frames,
+a page whose earlier version is unknown, a changed page that belongs to no row it can name
+(an overflow page rewritten in place, a pointer-map page), a leaf freed without being rewritten,
+more than :data:`MAX_IDS` rows — :meth:`ChangeFeed.poll` answers ``Change.reload()``: views read
+everything again. Correct first; the ids are the fast path.
+
+The store's own commits are not the feed's to report (the operation that made them emits its
+own ``Change``): :meth:`ChangeFeed.own_commit` steps past exactly one commit's frames.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import sys
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import btree
+from .fileheader import read_at, read_header
+from .records import Change, Initiator
+from .schema import MEMORY_COLUMNS
+from .walscan import FRAME_HEADER, HEADER, MAX_LOG, _header
+
+#: Past this many changed memories a reload is as cheap as naming them.
+MAX_IDS = 5000
+#: Table pages kept as of the last look (4 MB of 4 KB pages): the earlier version of a page an
+#: agent writes again and again (the newest leaf, its parents), whatever a checkpoint did.
+KEPT_PAGES = 1024
+Query = Callable[[str, Sequence[object]], list[tuple]]
+
+
+class _Unknown(Exception):
+    """The log cannot say which rows changed: reload."""
+
+
+@dataclass(slots=True)
+class _Log:
+    """Where the feed stopped reading: the log's salts and sequence, its page size, the byte
+    after the last commit read, and the offset of the latest frame of each page up to there."""
+
+    salts: tuple[int, int]
+    seq: int
+    page_size: int
+    offset: int
+    #: None until indexed (a mark taken at open reads no frame: see :meth:`ChangeFeed.mark`).
+    frames: dict[int, int] | None = field(default_factory=dict)
+
+    @property
+    def frame_count(self) -> int:
+        return (self.offset - HEADER) // (FRAME_HEADER + self.page_size)
+
+
+class ChangeFeed:
+    """Detector of other programs' changes to one WAL file's memories (see the module docstring).
+
+    ``query(sql, params)`` runs a read on the store's connection (this module holds no SQL
+    connection of its own).
+    """
+
+    def __init__(self, path: Path, query: Query) -> None:
+        self.path = Path(path)
+        self._query = query
+        self._lock = threading.Lock()
+        self._log: _Log | None = None
+        self._started = False
+        self._db_stat: tuple | None = None
+        self._usable: int | None = None
+        self._memory_columns: int | None = None
+        #: Table pages as of the last look (most recently written last), see :meth:`_remember`.
+        self._seen: OrderedDict[int, bytes] = OrderedDict()
+        self._last_written: dict[int, int] = {}
+        #: Why the last :meth:`poll` answered ``Change.reload()`` (for logs and benchmarks).
+        self.last_reason = ""
+
+    @property
+    def started(self) -> bool:
+        return self._started
+
+    # ----------------------------------------------------------------- positions
+    def start(self) -> None:
+        """Take the file as it is now as seen (the log read to its last commit)."""
+        with self._lock:
+            self._start()
+
+    def _start(self) -> None:
+        self._started = True
+        self._db_stat = self._stat()
+        self._seen.clear()
+        try:
+            self._log = self._read_log(None, whole=True)[0]
+        except (_Unknown, OSError):
+            self._log = None
+
+    def mark(self) -> bool:
+        """Take the file as seen as of its wal-index header (``-shm``: the last commit's frame and
+        the log's salts), reading no frame of the log — cheap enough for every open. False when
+        the header cannot tell (no ``-shm`` or log yet, a rollback-journal file): the first
+        :meth:`poll` then starts the feed."""
+        with self._lock:
+            try:
+                index = read_header(f"{self.path}-shm", 96)
+                log_head = read_at(f"{self.path}-wal", HEADER, 0)
+            except OSError:
+                return False
+            if len(index) < 96 or index[:48] != index[48:] or index[12] != 1:
+                return False  # no index yet, or a writer mid-update: the first poll starts
+            frames = int.from_bytes(index[16:20], sys.byteorder)
+            head = _header(log_head)
+            if head is None:
+                if frames or log_head:
+                    return False
+                # An empty log: the first writer starts one; read it whole, while the file is as now.
+                self._started, self._db_stat, self._log = True, self._stat(), None
+                self._seen.clear()
+                return True
+            page_size = int.from_bytes(index[14:16], sys.byteorder)
+            page_size = 65536 if page_size == 1 else page_size
+            salts = struct.unpack(">II", index[32:40])
+            if page_size != head[0] or salts != head[1:3]:
+                return False
+            self._started = True
+            self._db_stat = self._stat()
+            self._seen.clear()
+            self._log = _Log(salts, head[3], page_size, HEADER + frames * (FRAME_HEADER + page_size), None)
+            return True
+
+    def own_commit(self) -> None:
+        """The store committed one transaction right after the position: step past it."""
+        with self._lock:
+            if not self._started:
+                return
+            try:
+                log, _ = self._read_log(self._log, commits=1)
+                wal = f"{self.path}-wal"
+                for pgno, at in self._last_written.items():  # keep the pages we hold current
+                    if pgno in self._seen:
+                        self._seen[pgno] = read_at(wal, log.page_size, at + FRAME_HEADER)
+                self._log = log
+            except (_Unknown, OSError):
+                self._start()
+
+    def poll(self) -> Change | None:
+        """What others committed since the last look: a ``Change`` with ids (initiator external),
+        ``Change.reload()`` when the log cannot tell, or ``None`` when no memory changed."""
+        with self._lock:
+            if not self._started:
+                self._start()
+                return Change.reload()
+            try:
+                log, pages = self._read_log(self._log)
+                change = self._diff(log, pages)
+            except (_Unknown, OSError) as exc:
+                self.last_reason = str(exc) or type(exc).__name__
+                self._start()
+                return Change.reload()
+            self._log = log
+            self._remember(pages)
+            return change
+
+    def _remember(self, pages: dict[int, tuple[bytes | None, bytes]]) -> None:
+        """Keep the pages just read as they are now (index pages aside): the next look compares
+        with these, whatever a checkpoint or a restart of the log did meanwhile."""
+        for pgno, (_old, new) in pages.items():
+            if btree.page_type(new, pgno) in btree.INDEX_PAGES:
+                self._seen.pop(pgno, None)
+                continue
+            self._seen[pgno] = new
+            self._seen.move_to_end(pgno)
+        while len(self._seen) > KEPT_PAGES:
+            self._seen.popitem(last=False)
+
+    def _stat(self) -> tuple | None:
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        return st.st_mtime_ns, st.st_size, st.st_ino
+
+    # ----------------------------------------------------------------- the log
+    def _read_log(self, log: _Log | None, commits: int | None = None, whole: bool = False
+                  ) -> tuple[_Log, dict[int, tuple[bytes | None, bytes]]]:
+        """The log after the frames of the next ``commits`` commits (all: None) past ``log``,
+        and ``{page: (version before, version after)}`` of the pages they wrote (before: None
+        when unknown; none with ``commits`` or ``whole``). ``log`` None: from the log's first
+        frame (a log new since the last look, the database file untouched; ``whole``: any log,
+        read to take the file as seen).
+
+        A log restarted once since ``log`` (a checkpoint copied every frame into the file, then a
+        writer began again at the log's start) is read too: the old generation's frames past
+        ``log`` that the new one has not overwritten, then the new generation's."""
+        wal = f"{self.path}-wal"
+        try:
+            size = os.stat(wal).st_size
+        except FileNotFoundError:
+            if log is None:
+                raise _Unknown("no log: a rollback-journal file (or not one yet)") from None
+            raise
+        head = _header(read_at(wal, HEADER, 0))
+        if head is None:
+            raise _Unknown("no usable log header")
+        page_size, salt1, salt2, seq = head
+        tail: dict[int, int] = {}  # page -> newest frame of the old generation past ``log`` (restarted)
+        if log is None:
+            if not whole and self._db_stat != self._stat():
+                raise _Unknown("a log that appeared after the file itself changed")
+            old = new = _Log((salt1, salt2), seq, page_size, HEADER)
+        elif (salt1, salt2) != log.salts:
+            # Each restart adds one to salt-1 (the checkpoint sequence in the header is each
+            # writer connection's own count: it can skip or repeat).
+            if salt1 != (log.salts[0] + 1) & 0xFFFFFFFF or page_size != log.page_size:
+                raise _Unknown("the log restarted more than once since the last look")
+            old, new = log, _Log((salt1, salt2), seq, page_size, HEADER)
+        else:
+            old = log
+            if log.frames is None:  # marked at open: index the frames up to the mark now
+                log.frames = self._scan(wal, _Log(log.salts, log.seq, log.page_size, HEADER), log.offset, None)[0]
+            new = _Log(log.salts, log.seq, log.page_size, log.offset, dict(log.frames))
+        if size - new.offset > MAX_LOG or size < new.offset:
+            raise _Unknown("the log shrank, or grew past what is worth reading")
+        written, end, extent, first = self._scan(wal, new, size, commits)
+        if old is not new and old.salts != new.salts:
+            if extent > old.offset:
+                raise _Unknown("the restarted log overwrote frames not read yet")
+            if commits is None:
+                tail = self._scan(wal, old, size, None)[0]
+            elif read_at(wal, FRAME_HEADER, old.offset)[8:16] == struct.pack(">II", *old.salts):
+                raise _Unknown("our commit is not where it should be")
+        self._last_written = written
+        pages = {} if whole or commits is not None else self._versions(old, new, written, tail, extent, first)
+        new.frames.update(written)
+        new.offset = end
+        return new, pages
+
+    @staticmethod
+    def _scan(wal: str, log: _Log, size: int, commits: int | None
+              ) -> tuple[dict[int, int], int, int, dict[int, int]]:
+        """From ``log``'s offset, frames of its salts: (page -> offset of its newest committed
+        frame, the offset after the last commit read, after the last frame of these salts,
+        page -> offset of its first frame)."""
+        frame = FRAME_HEADER + log.page_size
+        data = read_at(wal, max(0, size - log.offset), log.offset)
+        written: dict[int, int] = {}
+        pending: dict[int, int] = {}
+        end = extent = log.offset
+        done = 0
+        first: dict[int, int] = {}  # page -> its first frame in this read (see _versions)
+        for at in range(0, len(data) - frame + 1, frame):
+            pgno, commit, s1, s2 = struct.unpack(">IIII", data[at:at + 16])
+            if (s1, s2) != log.salts:
+                break
+            extent = log.offset + at + frame
+            pending[pgno] = log.offset + at
+            first.setdefault(pgno, log.offset + at)
+            if commit:
+                written.update(pending)
+                pending = {}
+                end = extent
+                done += 1
+                if commits is not None and done >= commits:
+                    break
+        if commits is not None and done < commits:
+            raise _Unknown("our commit is not where it should be")
+        return written, end, extent, first
+
+    def _versions(self, old: _Log, new: _Log, written: dict[int, int], tail: dict[int, int], extent: int,
+                  first: dict[int, int]) -> dict[int, tuple[bytes | None, bytes]]:
+        """Each page's version at ``old`` (an earlier frame still in the log, or the database file
+        while it holds nothing newer: no checkpoint copied a frame of that page written since)
+        and now (``written`` in ``new``'s generation, else the old generation's ``tail``)."""
+        wal = f"{self.path}-wal"
+        size = old.page_size
+        restarted = old.salts != new.salts
+        before = _backfilled(self.path)
+        # The file holds each page as of ``old`` while no checkpoint copied a later frame; after a
+        # restart it holds the whole old generation: right for pages its tail did not write.
+        safe = before is not None and (before == 0 if restarted else before <= old.frame_count)
+        marker = struct.pack(">II", *old.salts)
+        out: dict[int, tuple[bytes | None, bytes]] = {}
+        for pgno in {*written, *tail}:
+            at = written[pgno] if pgno in written else tail[pgno]
+            current = read_at(wal, size, at + FRAME_HEADER)
+            earlier = (old.frames or {}).get(pgno)
+            previous: bytes | None = self._seen.get(pgno)
+            if previous is not None:
+                pass  # as the last look left it
+            elif earlier is not None and (not restarted or earlier >= extent):
+                frame = read_at(wal, FRAME_HEADER + size, earlier)
+                if frame[8:16] == marker and int.from_bytes(frame[:4], "big") == pgno:
+                    previous = frame[FRAME_HEADER:]
+            elif pgno not in tail and (safe or _untouched(first.get(pgno), before, new.page_size)):
+                previous = read_at(self.path, size, (pgno - 1) * size)
+            out[pgno] = (previous, current)
+        if _backfilled(self.path) != before:
+            raise _Unknown("a checkpoint ran while the file's pages were read")
+        unknown = [pgno for pgno, (previous, _) in out.items() if previous is None]
+        if unknown:
+            held = self._free_then(out)
+            for pgno in unknown:
+                if pgno in held:
+                    out[pgno] = (b"", out[pgno][1])  # no rows were on it: new, or free
+        return out
+
+    def _free_then(self, out: dict[int, tuple[bytes | None, bytes]]) -> set[int]:
+        """Pages that held no rows at the last look, as far as the earlier versions read tell:
+        past the end of the database then (its page count in page 1), or on the freelist."""
+        first = out.get(1, (self._seen.get(1), b""))[0]
+        if not first or len(first) < 100:
+            return set()
+        # (the page count is valid while the version it was written for is the change counter's)
+        count = int.from_bytes(first[28:32], "big") if first[24:28] == first[92:96] else 0
+        free: set[int] = set()
+        trunk = btree.freelist_trunk(first)
+        while trunk and trunk not in free:
+            page = out.get(trunk, (self._seen.get(trunk), b""))[0]
+            if page is None:
+                break  # the rest of the list is not known: those pages stay unknown
+            free.add(trunk)
+            trunk, leaves = btree.trunk_pages(page)
+            free.update(leaves)
+        return _Beyond(count, free)
+
+    # ----------------------------------------------------------------- the rows
+    def _diff(self, log: _Log, pages: dict[int, tuple[bytes | None, bytes]]) -> Change | None:
+        if not pages:
+            return None
+        usable = self._usable_size(log.page_size)
+        width = self._columns()
+        narrowest = min(width, len(MEMORY_COLUMNS))
+
+        def memory_row(cell: btree.Cell) -> bool:
+            return narrowest <= cell.columns <= width and cell.key is not None
+        old_cells: dict[int, btree.Cell] = {}
+        new_cells: dict[int, btree.Cell] = {}
+        others: set[int] = set()
+        dropped: set[int] = set()  # children some table-interior page no longer names
+        adopted: set[int] = set()  # children the changed interior pages name now
+        leaf_touched = False
+        for pgno, (old, new) in pages.items():
+            if pgno == 1:
+                continue
+            if old is None:
+                if btree.page_type(new) in btree.INDEX_PAGES:
+                    continue  # an index's page: no row of its own
+                raise _Unknown("a page's earlier version is not known (a checkpoint copied frames not read)")
+            old_leaf = btree.leaf_cells(old, usable) if old else {}
+            new_leaf = btree.leaf_cells(new, usable)
+            kind = btree.page_type(new)
+            if new_leaf is not None:
+                leaf_touched = True
+                new_cells.update({r: c for r, c in new_leaf.items() if memory_row(c)})
+            if old_leaf:
+                old_cells.update({r: c for r, c in old_leaf.items() if memory_row(c)})
+            now_named = btree.children(new) or set()
+            dropped |= ((btree.children(old) if old else None) or set()) - now_named
+            adopted |= now_named
+            if new_leaf is None and kind != btree.TABLE_INTERIOR and kind not in btree.INDEX_PAGES:
+                others.add(pgno)
+        if dropped - adopted - set(pages):  # (a child moved to another interior page is no loss)
+            raise _Unknown("a leaf freed without being rewritten: its rows went unseen")
+        accounted, rewritten = self._accounted(pages, old_cells, new_cells)
+        if others - accounted:
+            raise _Unknown("a page no row names (an overflow rewritten in place, a pointer map)")
+        added: set[str] = set()
+        changed: set[str] = set()
+        left: dict[str, int] = {}
+        present = self._present(new_cells)
+        for rowid, cell in new_cells.items():
+            if present.get(rowid) != cell.key:
+                continue  # another table's row (or one gone again)
+            old = old_cells.get(rowid)
+            if old is None or old.key != cell.key:
+                added.add(cell.key)
+                if old is not None:
+                    left[old.key] = rowid
+            elif old.data != cell.data or rowid in rewritten:
+                changed.add(cell.key)
+        for rowid, cell in old_cells.items():
+            if rowid not in new_cells:
+                left[cell.key] = rowid
+        if len(added) + len(changed) + len(left) > MAX_IDS:
+            raise _Unknown("more rows changed than are worth naming")
+        still = self._ids_present(sorted(set(left) - added))
+        removed = {key for key in left if key not in added and key not in still}
+        moved = (added & set(left)) | (set(left) & still)  # a new rowid for the same id (REPLACE)
+        changed |= moved
+        added -= moved
+        if not (added or changed or removed):
+            return Change.reload() if leaf_touched and self._other_tables_changed(pages, usable, memory_row) else None
+        # A rowid another memory holds now is no place to remove a row from (a view would drop
+        # the wrong one): left out, the view reads its keys again instead.
+        gone_rowids = {left[key] for key in removed}
+        gone_rowids -= set(self._present_rowids(sorted(gone_rowids)))
+        return Change(added=frozenset(added), changed=frozenset(changed), removed=frozenset(removed),
+                      initiator=Initiator.EXTERNAL, removed_rowids=frozenset(gone_rowids))
+
+    def _present_rowids(self, rowids: list[int]) -> set[int]:
+        found: set[int] = set()
+        for start in range(0, len(rowids), 500):
+            chunk = rowids[start:start + 500]
+            found.update(r[0] for r in self._query(
+                f"SELECT rowid FROM memories WHERE rowid IN ({','.join('?' * len(chunk))})", chunk))
+        return found
+
+    @staticmethod
+    def _other_tables_changed(pages: dict[int, tuple[bytes | None, bytes]], usable: int,
+                              memory_row: Callable[[btree.Cell], bool]) -> bool:
+        """Whether a leaf of another table (task context, the engine's tables) changed: views of
+        those read again."""
+        for pgno, (old, new) in pages.items():
+            if pgno == 1 or old is None:
+                continue
+            a, b = btree.leaf_cells(old, usable) or {}, btree.leaf_cells(new, usable) or {}
+            if a != b and not all(memory_row(c) for c in (*a.values(), *b.values())):
+                return True
+        return False
+
+    def _accounted(self, pages: dict[int, tuple[bytes | None, bytes]], old_cells: dict[int, btree.Cell],
+                   new_cells: dict[int, btree.Cell]) -> tuple[set[int], set[int]]:
+        """Non-b-tree pages the changed rows explain (their overflow chains, the freelist), and
+        the rows whose overflow pages were written (an edit past the page, in place)."""
+        seen: set[int] = set()
+        rewritten: set[int] = set()
+
+        def version(pgno: int, new: bool) -> bytes | None:
+            pair = pages.get(pgno)
+            return None if pair is None else pair[1 if new else 0]
+
+        for cells, new in ((new_cells, True), (old_cells, False)):
+            for rowid, cell in cells.items():
+                page = cell.overflow
+                while page and page not in seen and page in pages:
+                    seen.add(page)
+                    rewritten.add(rowid)
+                    page = btree.overflow_next(version(page, new) or b"")
+        for new in (True, False):
+            trunk = btree.freelist_trunk(version(1, new) or b"")
+            while trunk and trunk not in seen and trunk in pages:
+                seen.add(trunk)
+                trunk, leaves = btree.trunk_pages(version(trunk, new) or b"")
+                seen.update(leaves)
+        return seen, rewritten
+
+    def _present(self, cells: dict[int, btree.Cell]) -> dict[int, str]:
+        if not cells:
+            return {}
+        rows: dict[int, str] = {}
+        keys = sorted(cells)
+        for start in range(0, len(keys), 500):
+            chunk = keys[start:start + 500]
+            for rowid, key in self._query(
+                    f"SELECT rowid, id FROM memories WHERE rowid IN ({','.join('?' * len(chunk))})", chunk):
+                rows[rowid] = str(key)
+        return rows
+
+    def _ids_present(self, ids: list[str]) -> set[str]:
+        found: set[str] = set()
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            found.update(str(r[0]) for r in self._query(
+                f"SELECT id FROM memories WHERE id IN ({','.join('?' * len(chunk))})", chunk))
+        return found
+
+    def _usable_size(self, page_size: int) -> int:
+        if self._usable is None:
+            header = read_header(self.path, 100)
+            self._usable = page_size - (header[20] if len(header) > 20 else 0)
+        return self._usable
+
+    def _columns(self) -> int:
+        """How many columns a memories record has at most; the feed needs ``id`` first."""
+        if self._memory_columns is None:
+            info = self._query("PRAGMA table_info(memories)", ())
+            if not info or info[0][1] != "id":
+                raise _Unknown("the memories table does not start with its id column")
+            self._memory_columns = len(info)
+        return self._memory_columns
+
+
+class _Beyond(set):
+    """A set of page numbers that also holds every page past ``count``."""
+
+    def __init__(self, count: int, pages: set[int]) -> None:
+        super().__init__(pages)
+        self.count = count
+
+    def __contains__(self, pgno: object) -> bool:
+        return (isinstance(pgno, int) and self.count > 0 and pgno > self.count) or super().__contains__(pgno)
+
+
+def _untouched(first: int | None, backfilled: int | None, page_size: int) -> bool:
+    """Whether a checkpoint that copied ``backfilled`` frames left a page's copy in the database
+    file as it was at the last look: the page's first frame since then (at offset ``first``) is
+    past what it copied."""
+    if first is None or backfilled is None:
+        return False
+    return (first - HEADER) // (FRAME_HEADER + page_size) + 1 > backfilled
+
+
+def _backfilled(path: Path) -> int | None:
+    """How many frames of the log a checkpoint has copied into the database file (``nBackfill``
+    in ``-shm``), or None when it cannot be read."""
+    try:
+        data = read_header(f"{path}-shm", 100)
+    except OSError:
+        return None
+    if len(data) < 100:
+        return None
+    return int.from_bytes(data[96:100], sys.byteorder)
+
+
+__all__ = ["KEPT_PAGES", "MAX_IDS", "ChangeFeed"]

@@ -1,0 +1,118 @@
+"""An agent writing the open file with plain sqlite3: the window hears each commit through the
+change feed with its ids, and follows it without reading every row key or counting every row
+again — the updated row alone repaints, a new memory appears on top, a deleted one goes, and the
+facet counts move by the rows' old and new values."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from ora_desktop.core.operations import search as search_module
+from ora_desktop.gui.search import controller as controller_module
+
+from .conftest import wait_idle
+from .test_facets_follow_edits import shown_counts
+from .test_memories import fetch_all_visible, loaded_model
+from .test_table_refresh import Spy
+
+
+def agent(path: Path, sql: str, params: tuple = ()) -> None:
+    """One committed statement from another process, as an agent writes."""
+    code = ("import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+            "c.execute(sys.argv[2], tuple(sys.argv[3:])); c.commit()")
+    subprocess.run([sys.executable, "-c", code, str(path), sql, *map(str, params)], check=True)
+
+
+def test_an_agents_update_repaints_that_row_alone_without_reading_the_keys(ctx, qtbot, filled_db):
+    path = filled_db(40)
+    model = loaded_model(ctx, qtbot, path, page_size=10)
+    fetch_all_visible(model, qtbot, range(40))
+    target = model.memory_at(13)
+    new = 1 if target.importance != 1 else 2
+    reads, spy = model.key_reads, Spy(model)
+    ctx.start_watching(50)
+    qtbot.wait(150)
+    agent(path, "UPDATE memories SET importance = ? WHERE id = ?", (new, target.id))  # updated_at untouched
+    qtbot.waitUntil(lambda: model.memory_at(13).importance == new, timeout=5000)
+    assert model.data(model.index(13, 2)) == str(new)  # the Imp. cell shows it
+    qtbot.wait(200)
+    assert model.key_reads == reads and spy.resets == 0
+    assert set(spy.rows) == {(13, 13)}
+
+
+def test_an_agents_insert_appears_on_top_and_its_delete_goes_without_reading_the_keys(ctx, qtbot, filled_db):
+    path = filled_db(30)
+    model = loaded_model(ctx, qtbot, path, page_size=10)
+    fetch_all_visible(model, qtbot, range(30))
+    second = model.memory_at(0)
+    reads, spy = model.key_reads, Spy(model)
+    ctx.start_watching(50)
+    qtbot.wait(150)
+    agent(path, "INSERT INTO memories (id, content, type, importance, created_at, updated_at) "
+                "VALUES ('agent-1', 'the agent noted this', 'fact', 5, datetime('now', '+1 day'), datetime('now'))")
+    qtbot.waitUntil(lambda: model.rowCount() == 31, timeout=5000)
+    qtbot.waitUntil(lambda: model.memory_at(0) is not None, timeout=5000)
+    assert model.memory_at(0).id == "agent-1"  # newest first: on top
+    assert model.memory_at(1).id == second.id
+    gone = model.memory_at(7)
+    agent(path, "DELETE FROM memories WHERE id = ?", (gone.id,))
+    qtbot.waitUntil(lambda: model.rowCount() == 30, timeout=5000)
+    fetch_all_visible(model, qtbot, range(30))
+    assert gone.id not in {model.memory_at(r).id for r in range(30)}
+    assert model.key_reads == reads and spy.resets == 0
+    with sqlite3.connect(path) as conn:  # and the list is what reading it again gives
+        expected = [r[0] for r in conn.execute(
+            "SELECT id FROM memories ORDER BY julianday(created_at) DESC, rowid DESC")]
+    assert [model.memory_at(r).id for r in range(30)] == expected
+
+
+def test_an_agents_writes_move_the_facet_counts_without_counting_again(make_window, filled_db, qtbot,
+                                                                       monkeypatch):
+    path = filled_db(30)  # importance 1 + i % 10: three memories at each level
+    # As on a large file: no tag counts (their top values are counted again, never shifted).
+    monkeypatch.setattr(search_module, "TAG_FACETS_UP_TO", 0)
+    window = make_window()
+    window.ctx.start_watching(3_600_000)
+    wait_idle(qtbot, window)
+    qtbot.waitUntil(lambda: shown_counts(window, "importance").get("9") == "3", timeout=10000)
+    model = window.browser.model
+    fetch_all_visible(model, qtbot, range(model.rowCount()))
+    counted = []
+    real = controller_module.count_answer_facets
+    monkeypatch.setattr(controller_module, "count_answer_facets", lambda *args: counted.append(1) or real(*args))
+    reads = model.key_reads
+    window.ctx.start_watching(50)
+    agent(path, "UPDATE memories SET importance = 9 WHERE id = 'm004'")  # from 5
+    qtbot.waitUntil(lambda: shown_counts(window, "importance").get("9") == "4", timeout=10000)
+    assert shown_counts(window, "importance")["5"] == "2"
+    agent(path, "INSERT INTO memories (id, content, type, importance, created_at, updated_at) "
+                "VALUES ('agent-1', 'noted', 'preference', 9, datetime('now'), datetime('now'))")
+    qtbot.waitUntil(lambda: shown_counts(window, "importance").get("9") == "5", timeout=10000)
+    qtbot.wait(200)
+    assert counted == [] and model.key_reads == reads  # moved by the rows: nothing read again
+
+
+def test_an_agents_insert_moves_the_sidebar_count_without_counting_any_file(make_window, filled_db, qtbot,
+                                                                            monkeypatch):
+    from ora_desktop.gui.sidebar import view as sidebar_view
+
+    path = filled_db(10)
+    filled_db(5, agent="other")
+    window = make_window()
+    window.ctx.start_watching(3_600_000)
+    wait_idle(qtbot, window)
+    qtbot.waitUntil(lambda: (item := window.sidebar.item_for(path)) is not None
+                    and "Average health" in item.toolTip(0), timeout=10000)
+    counted, scans = [], []
+    real_info, real_scan = sidebar_view.file_info, sidebar_view.scan
+    monkeypatch.setattr(sidebar_view, "file_info", lambda *args: counted.append(args[1]) or real_info(*args))
+    monkeypatch.setattr(sidebar_view, "scan", lambda *args: scans.append(1) or real_scan(*args))
+    window.ctx.start_watching(50)
+    agent(path, "INSERT INTO memories (id, content, created_at, updated_at) "
+                "VALUES ('agent-1', 'noted', datetime('now'), datetime('now'))")
+    qtbot.waitUntil(lambda: window.sidebar.item_for(path).text(1) == "11", timeout=10000)
+    qtbot.wait(500)
+    assert counted == [] and scans == []  # shifted by the new row: no file counted again (yet)

@@ -1,0 +1,211 @@
+"""The change feed: another program's commit is heard as exactly one ``Change`` naming the ids
+it added, changed and removed (read from the log's page versions), whoever committed it; the
+store's own commits are not heard again; when the log cannot tell, the answer is a reload."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ora_desktop.core import Change, Initiator, open_store
+from ora_desktop.core.demo import write_agent
+
+from ..conftest import raw_seed_db
+
+ROWS = [(f"m{i:03d}", f"memory number {i} " + "words " * (i % 40), "fact", 1 + i % 10) for i in range(120)]
+
+
+def agent(path: Path, *statements: str, params: list | None = None) -> None:
+    """Commit ``statements`` in one transaction from another process, as an agent does."""
+    code = ("import json, sqlite3, sys\n"
+            "conn = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+            "conn.execute('BEGIN IMMEDIATE')\n"
+            "for sql, args in json.loads(sys.argv[2]):\n"
+            "    conn.execute(sql, args)\n"
+            "conn.execute('COMMIT')\n")
+    plan = [[sql, (params or [[]] * len(statements))[i]] for i, sql in enumerate(statements)]
+    subprocess.run([sys.executable, "-c", code, str(path), json.dumps(plan)], check=True)
+
+
+def heard(store) -> list[Change]:  # noqa: ANN001
+    """Every change the store's feed reports now, then nothing more."""
+    changes = []
+    while (change := store.external_change()) is not None:
+        changes.append(change)
+    return changes
+
+
+@pytest.fixture
+def watched(tmp_path: Path):  # noqa: ANN201
+    path = raw_seed_db(tmp_path / "agent.site.db", ROWS)
+    store = open_store(path)
+    assert heard(store) == []  # the first look takes the file as seen
+    yield path, store
+    store.close()
+
+
+def test_an_agents_insert_is_one_change_naming_the_new_id(watched):
+    path, store = watched
+    agent(path, "INSERT INTO memories (id, content, created_at, updated_at) "
+                "VALUES ('new-1', 'an agent wrote this', datetime('now'), datetime('now'))")
+    [change] = heard(store)
+    assert change.added == {"new-1"} and not change.changed and not change.removed
+    assert change.initiator is Initiator.EXTERNAL
+
+
+@pytest.mark.parametrize("sql", [
+    "UPDATE memories SET content = 'rewritten', updated_at = datetime('now', '+1 minute') WHERE id = 'm042'",
+    "UPDATE memories SET importance = 1 + importance % 10 WHERE id = 'm042'",  # updated_at untouched
+], ids=["with updated_at", "without updated_at"])
+def test_an_agents_update_of_one_row_names_that_row_alone(watched, sql):
+    path, store = watched
+    agent(path, sql)
+    [change] = heard(store)
+    assert change.changed == {"m042"} and not change.added and not change.removed
+
+
+def test_an_agents_delete_names_the_id_and_the_rowid_it_had(watched):
+    path, store = watched
+    rowid = store.get("m007").rowid
+    agent(path, "DELETE FROM memories WHERE id = 'm007'")
+    [change] = heard(store)
+    assert change.removed == {"m007"} and change.removed_rowids == {rowid}
+    assert not change.added and not change.changed
+
+
+def test_our_own_writes_are_not_heard_again(watched):
+    path, store = watched
+    store.update("m001", importance=9)
+    store.add("ours", type="fact")
+    assert heard(store) == []
+    agent(path, "UPDATE memories SET importance = 2 WHERE id = 'm002'")
+    assert [c.changed for c in heard(store)] == [{"m002"}]
+
+
+def test_a_job_in_another_process_is_heard_with_its_ids(watched):
+    path, store = watched
+    agent(path, "UPDATE memories SET expires_at = '2001-01-01 00:00:00' WHERE id IN ('m010', 'm011')")
+    heard(store)
+    subprocess.run([sys.executable, "-m", "ora_desktop", "run", "cleanup", "--db", str(path)],
+                   check=True, capture_output=True)
+    [change] = heard(store)
+    assert change.removed == {"m010", "m011"}
+
+
+def test_an_import_in_another_process_is_heard_with_its_ids(watched, tmp_path):
+    path, store = watched
+    source = tmp_path / "export.jsonl"
+    stamp = "2026-01-02 03:04:05"
+    source.write_text("".join(json.dumps({"id": f"imp-{i}", "content": f"imported {i}", "type": "fact",
+                                          "created_at": stamp, "updated_at": stamp}) + "\n" for i in range(3)))
+    subprocess.run([sys.executable, "-m", "ora_desktop", "import", str(source), "--db", str(path)],
+                   check=True, capture_output=True)
+    [change] = heard(store)
+    assert change.added == {"imp-0", "imp-1", "imp-2"}
+
+
+def test_a_replaced_row_and_a_bulk_change_are_named(watched):
+    path, store = watched
+    agent(path, "INSERT OR REPLACE INTO memories (id, content, created_at, updated_at) "
+                "VALUES ('m020', 'replaced whole', datetime('now'), datetime('now'))",
+          "UPDATE memories SET health_score = 0.5 WHERE importance = 3")
+    [change] = heard(store)
+    threes = {mid for mid, _c, _t, importance in ROWS if importance == 3}
+    assert change.changed == threes | {"m020"} and not change.added and not change.removed
+
+
+def test_a_rollback_journal_file_is_heard_as_a_reload(tmp_path):
+    path = raw_seed_db(tmp_path / "journal.site.db", ROWS[:5])
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode = DELETE")
+    conn.close()
+    store = open_store(path)
+    heard(store)
+    agent(path, "UPDATE memories SET importance = 9 WHERE id = 'm001'")
+    [change] = heard(store)
+    assert not change and change.initiator is Initiator.EXTERNAL  # rows unknown: views read again
+    store.close()
+
+
+def _rows(conn: sqlite3.Connection) -> dict[str, tuple]:
+    return {r[0]: r[1:] for r in conn.execute("SELECT id, rowid, * FROM memories")}
+
+
+@pytest.mark.parametrize("seed", [int(s) for s in os.environ.get("FEED_SEEDS", "7").split(",")])
+def test_random_writes_are_named_exactly_or_heard_as_a_reload(tmp_path, seed):
+    """Inserts (small and spilling to overflow pages), edits in place, deletes, replaces and
+    checkpoints, from another connection, several commits between looks: every change the feed
+    names is exactly what changed; where it cannot tell it says reload, and never nothing.
+    ``FEED_SEEDS=1,2,3`` runs more seeds."""
+    rng = random.Random(seed)
+    path = tmp_path / "fuzz.site.db"
+    write_agent(path, memories=300, seed=3)
+    store = open_store(path)
+    heard(store)
+    conn = sqlite3.connect(path, isolation_level=None)
+    before, named, n = _rows(conn), 0, 0
+    for _step in range(150):
+        conn.execute("BEGIN IMMEDIATE")
+        for _ in range(rng.randint(1, 3)):
+            listed = [r[0] for r in conn.execute("SELECT id FROM memories ORDER BY rowid")]
+            ids = [rng.choice(listed)] if listed else []
+            roll = rng.random()
+            if roll < 0.35 or not ids:
+                n += 1
+                conn.execute("INSERT INTO memories (id, content, created_at, updated_at) "
+                             "VALUES (?, ?, datetime('now'), datetime('now'))",
+                             (f"new-{n}", "x" * rng.choice([20, 300, 5000, 9000])))
+            elif roll < 0.55:
+                conn.execute("UPDATE memories SET importance = ? WHERE id = ?", (rng.randint(1, 10), ids[0]))
+            elif roll < 0.75:  # same length: SQLite may rewrite the overflow pages alone
+                text = conn.execute("SELECT content FROM memories WHERE id = ?", ids).fetchone()[0]
+                conn.execute("UPDATE memories SET content = ? WHERE id = ?",
+                             (text[:-1] + ("q" if not text.endswith("q") else "r"), ids[0]))
+            elif roll < 0.93:
+                conn.execute("DELETE FROM memories WHERE id = ?", ids)
+            else:
+                conn.execute("INSERT OR REPLACE INTO memories (id, content, created_at, updated_at) "
+                             "VALUES (?, 'replaced', datetime('now'), datetime('now'))", ids)
+        conn.execute("COMMIT")
+        if rng.random() < 0.05:
+            conn.execute(f"PRAGMA wal_checkpoint({rng.choice(['PASSIVE', 'RESTART'])})")
+        if rng.random() < 0.3:
+            continue  # several commits before the next look
+        changes = heard(store)
+        after = _rows(conn)
+        added, removed = set(after) - set(before), set(before) - set(after)
+        changed = {i for i in set(after) & set(before) if after[i] != before[i]}  # a new rowid too (REPLACE)
+        if added or removed or changed:
+            assert len(changes) == 1
+            [change] = changes
+            if change:
+                named += 1
+                assert (_step, change.added, change.removed, change.changed) == (_step, added, removed, changed)
+                assert change.added == added and change.removed == removed and change.changed == changed
+                # (a rowid a new memory took again is left out: a view reloads rather than drop it)
+                assert change.removed_rowids == {before[i][0] for i in removed} - {r[0] for r in after.values()}
+        before = after
+    assert named > 60  # most looks named the rows (a reload is the exception)
+    conn.close()
+    store.close()
+
+
+def test_a_commit_between_opening_and_the_first_look_is_named(tmp_path):
+    path = raw_seed_db(tmp_path / "agent.site.db", ROWS[:10])
+    conn = sqlite3.connect(path, isolation_level=None)  # an agent that keeps its log alive
+    conn.execute("INSERT INTO memories (id, content, created_at, updated_at) "
+                 "VALUES ('before', 'x', datetime('now'), datetime('now'))")
+    store = open_store(path)  # marks the log where it is, reading none of it
+    conn.execute("INSERT INTO memories (id, content, created_at, updated_at) "
+                 "VALUES ('after', 'y', datetime('now'), datetime('now'))")
+    [change] = heard(store)
+    assert change.added == {"after"} and not change.changed and not change.removed
+    conn.close()
+    store.close()
