@@ -22,6 +22,9 @@ Makefile, or any display), selects an agent and saves PNGs of the main views int
     14-stored-values.png a memory's row as stored, every column and its storage class
     15-saved-searches.png saved searches under the sidebar
     16-change-history.png the file's change history (the undo journal shared with the CLI)
+    17-consolidation.png the Review tab's consolidation desk: proposed clusters and their summaries
+    18-history.png      a memory's History section in the detail pane (the memory pinned first)
+    (11-graph also shows typed links: contradicts and supports, coloured and labelled)
 
 Options: ``--out DIR`` (default ``screenshots``), ``--memories N`` (default 3000), ``--dark``.
 Views that are not in the window yet are reported and skipped, never faked.
@@ -303,8 +306,15 @@ async def graph(s: Session, view) -> None:
     if not rows:
         s.shooter.skip("11-graph", "the demo has no linked memory")
         return
-    view.show_id(rows[0][0])
-    await until(lambda: view.graph is not None and view.graph.origin == rows[0][0])
+    from ora_desktop.core.operations.links import add_link
+
+    origin = rows[0][0]
+    others = await s.ctx.run(all_rows, store, "SELECT id FROM memories WHERE id != ? AND (superseded_by IS NULL "
+                                              "OR superseded_by = '') ORDER BY rowid LIMIT 2", (origin,))
+    for (other,), kind in zip(others, ("contradicts", "supports"), strict=False):
+        await s.ctx.run(add_link, store, origin, other, kind)
+    view.show_id(origin)
+    await until(lambda: view.graph is not None and view.graph.origin == origin)
     await settle(1.0)
     s.shooter.save("11-graph")
     s.window.resize(*SMALL)
@@ -360,6 +370,40 @@ async def curating(s: Session, table) -> None:
     await settle(0.4)
 
 
+async def curator_views(s: Session, view) -> None:
+    """The consolidation desk (Review tab) and a memory's History section with its Pin toggle."""
+    from ora_desktop.core.operations import edits
+
+    window = s.window
+    s.select(s.ora)
+    window.tabs.setCurrentWidget(view)
+    await until(lambda: view.result is not None)
+    dialog = view.consolidate()
+    await until(lambda: dialog.clusters.count() > 0 or "No cluster" in dialog.note.text(), timeout=120)
+    await settle(0.8)
+    s.shooter.save("17-consolidation", dialog)
+    dialog.reject()
+    window.tabs.setCurrentIndex(0)
+    table = window.browser.table
+    await until(lambda: table.model() is not None and table.model().rowCount() > 0)
+    table.select_row(0)
+    detail = window.browser.detail
+    await until(lambda: detail.memory is not None)
+    store = s.ctx.store_for(s.ora.path)
+    memory = detail.memory
+    await s.ctx.run(edits.edit, store, memory.id, {"importance": min(10, (memory.importance or 5) + 1)})
+    await s.ctx.run(edits.edit, store, memory.id, {"content": memory.content + " (checked by a person)"})
+    table.select_row(1)
+    await settle(0.5)
+    table.select_row(0)
+    await until(lambda: "edit content" in detail.history.text())
+    detail.pin_button.click()
+    await until(lambda: detail.pin_button.isChecked())
+    detail.ensureWidgetVisible(detail.history)
+    await settle(0.8)
+    s.shooter.save("18-history", detail)
+
+
 #: (--views key, first PNG name, widget class to find in the window, section).
 SECTIONS = (
     ("memories", "01-memories", "MemoryTable", memories),
@@ -373,6 +417,7 @@ SECTIONS = (
     ("graph", "11-graph", "GraphView", graph),
     ("duplicates", "12-duplicates", "DuplicatesView", duplicates),
     ("curating", "13-find-replace", "MemoryTable", curating),
+    ("curator", "17-consolidation", "ReviewView", curator_views),
 )
 
 

@@ -19,7 +19,7 @@ from . import common
 #: The feature modules, each registering its subcommands; imported only to parse a command, so
 #: starting the window does not pay for them (the scheduler, the exchange formats, ...).
 FEATURE_MODULES = ("memories", "search", "maintenance", "purge", "exchange", "meaning", "review", "sync", "mcp",
-                   "undo", "desktop")
+                   "undo", "consolidate", "desktop")
 
 
 def features() -> tuple[ModuleType, ...]:

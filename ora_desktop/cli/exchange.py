@@ -30,15 +30,18 @@ def register(sub: Any) -> None:
 
     p = common.command(
         sub, "import", _import, "import memories from an export or a neighbouring memory store",
-        description="Import SOURCE into a memory file in one transaction: Ora JSONL/CSV exports, another "
-        ".site.db, a context-memory context.db, a zoo memory.sqlite, a chat-log database or a semantica JSON "
-        "dump (detected from the content). The source is never changed; importing twice adds nothing.")
-    p.add_argument("source", help="the file to import")
+        description="Import SOURCE into a memory file in one transaction: Ora JSONL/CSV exports, a Markdown "
+        "review export (--format md), another .site.db, a context-memory context.db, a zoo memory.sqlite, a "
+        "chat-log database or a semantica JSON dump (detected from the content); with --from markdown, a "
+        "folder (or file) of ordinary Markdown notes, one context memory per section. The source is never "
+        "changed; importing twice adds nothing.")
+    p.add_argument("source", help="the file to import (a folder of notes with --from markdown)")
     common.add_target(p, required=True)
     p.add_argument("--from", dest="source_format", choices=FORMATS, default="auto",
                    help="the source's format (default: detect from its content)")
-    p.add_argument("--on-conflict", choices=CONFLICT_POLICIES, default="skip",
-                   help="an id already in the file: skip (default), replace, or replace if the row is newer")
+    p.add_argument("--on-conflict", choices=CONFLICT_POLICIES, default=None,
+                   help="an id already in the file: skip (default), replace, replace if the row is newer, or "
+                   "replace if its text changed (the default for --from markdown)")
     p.add_argument("--dry-run", action="store_true", help="show what would be imported; write nothing")
     p.add_argument("--skip-bad", action="store_true",
                    help="import the valid rows and list the invalid ones (default: import nothing if one is bad)")

@@ -10,7 +10,10 @@ import argparse
 from typing import Any
 
 from ..core import ListQuery, Memory, OraError, open_store
+from ..core.links import LINK_TYPES
 from ..core.listing import SORTABLE, Cursor
+from ..core.operations.memory_history import MemoryHistory, memory_history
+from ..core.operations.pins import is_pinned, pinned_ids
 from ..core.schema import MEMORY_TYPES, SYNC_STATUSES
 from . import common
 from . import memory_edits as edits
@@ -34,6 +37,8 @@ def register(sub: Any) -> None:
     p = command(sub, "show", cmd_show, "show one memory in full, with its chain and related memories")
     common.add_target(p)
     p.add_argument("id", help="memory id")
+    p.add_argument("--history", action="store_true",
+                   help="also every journalled change of it (when, by whom, what changed), newest first")
 
     p = command(sub, "add", edits.cmd_add, "add a memory",
                 "Add a memory (the seed's insert). CONTENT '-' reads the content from standard input.")
@@ -88,12 +93,26 @@ def register(sub: Any) -> None:
     p.add_argument("--all-versions", action="store_true",
                    help="include superseded and expired memories (the seed's query as written)")
 
-    p = command(sub, "link", edits.cmd_link, "relate two memories (related_to), or unlink them with --remove")
+    for name, verb, helptext in (("pin", edits.cmd_pin, "pin memories: always first in an agent's context"),
+                                 ("unpin", edits.cmd_unpin, "unpin memories")):
+        p = command(sub, name, verb, helptext)
+        common.add_target(p)
+        p.add_argument("ids", nargs="+", metavar="ID", help="memory ids")
+
+    p = command(sub, "link", edits.cmd_link, "relate two memories (related_to, or a typed link with --type), "
+                "or unlink them with --remove")
     common.add_target(p)
     p.add_argument("a", metavar="ID", help="memory id")
     p.add_argument("b", metavar="OTHER_ID", help="the memory to relate it to")
     p.add_argument("--remove", action="store_true", help="remove the link instead of adding it")
     p.add_argument("--one-way", action="store_true", help="only change ID's related_to, not OTHER_ID's")
+    p.add_argument("--type", metavar="TYPE",
+                   help=f"a typed link ID --TYPE--> OTHER_ID ({', '.join(LINK_TYPES)}, or a few words of "
+                        "your own), kept beside related_to, which is left as it is")
+
+    p = command(sub, "links", edits.cmd_links, "list a memory's links both ways, typed and related_to")
+    common.add_target(p)
+    p.add_argument("id", metavar="ID", help="memory id")
 
     p = command(sub, "replace", edits.cmd_replace, "find and replace text in memories (previewed with --dry-run)",
                 "Replace TEXT by REPLACEMENT wherever it stands, as written (case-sensitive), in every memory "
@@ -149,6 +168,7 @@ def _add_list_options(p: argparse.ArgumentParser) -> None:
     dirty.add_argument("--dirty", action="store_true", default=None, help="only memories changed since their last sync")
     dirty.add_argument("--clean", dest="dirty", action="store_false", help="only memories in sync")
     f.add_argument("--text", help="content contains this text (plain substring)")
+    f.add_argument("--pinned", action="store_true", help="only pinned memories (see 'ora-desktop pin')")
     f.add_argument("--created-after", type=common.created_after_arg, metavar="WHEN",
                    help="created on or after a date (2026-11-01, UTC) or within an age (7d, 12h, 2w, 3mo, 1y)")
     f.add_argument("--created-before", type=common.created_before_arg, metavar="WHEN",
@@ -246,6 +266,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     """One page of memories matching the filters, as a table or JSON, with the next page's token."""
     query = _list_query(args)
     with open_target(args, readonly=True) as store:
+        if args.pinned:
+            query = query.with_(ids=tuple(pinned_ids(store)))
         if args.count:
             total = store.count(query)
             emit_json({"count": total}) if args.json else print(total)
@@ -269,6 +291,34 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _history_json(history: MemoryHistory) -> dict[str, Any]:
+    return {"covers_since": history.covers, "changed_outside_the_journal": history.unexplained,
+            "steps": [{"entry": s.entry, "at": s.at, "kind": s.kind, "by": s.initiator, "what": s.label,
+                       "created": s.created,
+                       "changes": {c: {"before": b, "after": a} for c, (b, a) in s.changes.items()}}
+                      for s in history.steps]}
+
+
+def _print_history(history: MemoryHistory) -> None:
+    print()
+    if not history.steps:
+        print("history: no journalled change of this memory"
+              + (f" since {common.cell(history.covers)}" if history.covers else " (nothing journalled in this file)"))
+        return
+    print(f"history (journalled steps, newest first; the journal reaches back to {common.cell(history.covers)}):")
+    if history.unexplained:
+        print("  changed since by a program that does not journal its writes")
+    for step in history.steps:
+        print(f"  {common.cell(step.at)}  {step.initiator:<8} {step.label}")
+        for column, (before, after) in step.changes.items():
+            print(f"      {column}: {_short(before)} → {_short(after)}")
+
+
+def _short(value: Any, limit: int = 70) -> str:
+    text = " ".join(str(value).split()) if value is not None else "(none)"
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def _cursor_from(args: argparse.Namespace) -> Cursor:
     """The keyset cursor in ``--after``; it must come from a listing in the same order."""
     value = common.decode_token(args.after)
@@ -288,13 +338,16 @@ def cmd_show(args: argparse.Namespace) -> int:
         chain = store.chain(memory.id)
         neighbors = store.neighbors(memory.id, 1)
         tasks = store.tasks()
+        pinned = is_pinned(store, memory.id)
+        history = memory_history(store, memory.id) if args.history else None
     related = [m for m, _ in neighbors.found]
     if args.json:
         emit_json({
-            "memory": memory,
+            "memory": memory, "pinned": pinned,
             "chain": [m.id for m in chain.members], "live": chain.live.id if chain.live else None,
             "chain_cycle": chain.cycle, "chain_dangling": list(chain.dangling),
             "related": related, "dangling_related": list(neighbors.dangling),
+            **({"history": _history_json(history)} if history is not None else {}),
         })
         return 0
     fields = (
@@ -305,6 +358,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         ("sync", f"{memory.sync_status}, synced {common.cell(memory.synced_at)}"
                  + (" (dirty: changed since)" if memory.is_dirty else "")),
         ("superseded by", memory.superseded_by), ("version", memory.version),
+        ("pinned", "yes (first in every context)" if pinned else "no"),
     )
     for name, value in fields:
         print(f"{name + ':':15}{common.cell(value)}")
@@ -334,6 +388,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     if tasks:
         print(f"task agent: {len(tasks)} task_context row(s), e.g. {tasks[0].task_description!r} "
               f"({tasks[0].status})")
+    if history is not None:
+        _print_history(history)
     return 0
 
 

@@ -1,4 +1,5 @@
-"""Memory subcommands that change a file: add, edit, rm, undelete, touch, link, repair-links, supersede.
+"""Memory subcommands that change a file: add, edit, rm, undelete, touch, pin, unpin, link,
+links, repair-links, supersede.
 
 Each calls one operation of :mod:`ora_desktop.core.operations.edits` (validation before any
 write, one-line errors, nothing changed; the sync rule on edits; recoverable deletes into
@@ -13,7 +14,7 @@ from typing import Any
 
 from ..core import Duplicate, OraError, create_database
 from ..core.fingerprint import check_version
-from ..core.operations import edits
+from ..core.operations import edits, links, pins
 from ..core.operations.agent_memory import touch
 from .common import describe, emit_json, open_target, quote_path, table, target_path, text_arg
 
@@ -137,7 +138,9 @@ def cmd_touch(args: argparse.Namespace) -> int:
 
 
 def cmd_link(args: argparse.Namespace) -> int:
-    """Add or remove a ``related_to`` link (both ways unless ``--one-way``)."""
+    """Add or remove a ``related_to`` link (both ways unless ``--one-way``), or a typed link (``--type``)."""
+    if args.type is not None:
+        return _typed_link(args)
     with open_target(args) as store:
         change = edits.link(store, args.a, args.b, mutual=not args.one_way, remove=args.remove).change
     verb = "unlinked" if args.remove else "linked"
@@ -147,6 +150,64 @@ def cmd_link(args: argparse.Namespace) -> int:
         print(f"{verb} {args.a} and {args.b} (changed: {', '.join(sorted(change.changed))})")
     else:
         print(f"nothing to do: {args.a} and {args.b} were already {verb}")
+    return 0
+
+
+def cmd_pin(args: argparse.Namespace) -> int:
+    """Pin memories: they come first in every context."""
+    return _pins(args, pins.pin)
+
+
+def cmd_unpin(args: argparse.Namespace) -> int:
+    """Unpin memories."""
+    return _pins(args, pins.unpin)
+
+
+def _pins(args: argparse.Namespace, operation: Any) -> int:
+    with open_target(args) as store:
+        done = operation(store, args.ids)
+    if args.json:
+        emit_json({"action": done.action, "done": list(done.done), "already": list(done.already)})
+        return 0
+    for memory_id in done.done:
+        print(f"{done.action} {memory_id}")
+    for memory_id in done.already:
+        print(f"{memory_id} was already {done.action}")
+    return 0
+
+
+def _typed_link(args: argparse.Namespace) -> int:
+    if args.one_way:
+        raise OraError("--one-way: a typed link already points one way (ID --TYPE--> OTHER_ID); leave it out")
+    with open_target(args) as store:
+        done = (links.remove_link if args.remove else links.add_link)(store, args.a, args.b, args.type)
+    link = done.link
+    if args.json:
+        emit_json({"action": done.action, "done": done.done, "source": link.source, "target": link.target,
+                   "type": link.type})
+    elif done.done:
+        print(f"{done.action}: {link.source} {link.type} {link.target}")
+    else:
+        print(f"nothing to do: {link.source} {link.type} {link.target} was already "
+              f"{'there' if done.action == 'added' else 'absent'}")
+    return 0
+
+
+def cmd_links(args: argparse.Namespace) -> int:
+    """A memory's links, typed and ``related_to``, both ways."""
+    with open_target(args, readonly=True) as store:
+        found = links.links_of(store, args.id)
+    if args.json:
+        emit_json({"id": args.id, "links": [
+            {"other": v.other_id, "type": v.type, "direction": v.direction, "missing": v.other is None,
+             "content": v.other.content if v.other else None} for v in found]})
+        return 0
+    if not found:
+        print(f"{args.id} has no links")
+        return 0
+    print(table(("LINK", "DIRECTION", "OTHER", "CONTENT"),
+                [(v.describe(args.id), v.direction, v.other_id, v.other.title if v.other else "(not in this file)")
+                 for v in found]))
     return 0
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,9 @@ def register(sub: Any) -> None:
     p.add_argument("--limit", type=_positive, default=20, help="at most this many hits (default 20)")
     p.add_argument("--mode", choices=MODES, help="lexical (words), semantic (meaning) or hybrid (both, fused); "
                    "default hybrid once the file's vectors exist ('ora-desktop embed'), else lexical")
+    p.add_argument("--as-of", metavar="WHEN", type=_as_of,
+                   help="search the memories as they were then (a date means the end of that day, UTC), "
+                   "as far as the file's undo journal knows: one file, words matched as plain text")
 
     p = command(sub, "context", cmd_context, "assemble an agent's context for a query within a token budget",
                 "Print the important, relevant (keyword hits and their related memories) and recent "
@@ -53,6 +57,17 @@ def register(sub: Any) -> None:
     p = command(sub, "reindex", cmd_reindex, "rebuild the full-text index of one file, a site, or everything",
                 "Rebuild the search index (a cache beside, never inside, the memory files) from scratch.")
     common.add_target(p, all_option=True)
+
+
+def _as_of(text: str) -> datetime:
+    from datetime import timedelta
+
+    from ..core import timestamps
+
+    when = timestamps.parse(text.strip())
+    if when is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date or time (2026-11-01, 2026-11-01T09:30)")
+    return when + timedelta(days=1, seconds=-1) if len(text.strip()) == 10 else when
 
 
 def _positive(text: str) -> int:
@@ -109,7 +124,9 @@ def _indexed(files: list[Path], rebuild: bool = False) -> tuple[list[tuple[Path,
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    if _single(args):
+    if args.as_of is not None:
+        result = _as_of_search(args)
+    elif _single(args):
         path = target_path(args)
         mode = choose_mode(path, args.mode)
         if mode != "lexical":
@@ -146,6 +163,22 @@ def cmd_search(args: argparse.Namespace) -> int:
              ("expired " if h.expired else "") + common.one_line(h.snippet)) for h in result.hits]
     print(table(("score", "where", "id", "type", "imp", "snippet"), rows))
     return 0
+
+
+def _as_of_search(args: argparse.Namespace) -> SearchResult:
+    """``--as-of``: one file's memories as they were then (``core.operations.as_of``)."""
+    from ..core.operations.as_of import search_as_of
+
+    if not _single(args):
+        raise OraError("--as-of searches one file: give --db, or --site and --agent")
+    if args.mode not in (None, "lexical"):
+        raise OraError(f"--as-of matches words as plain text; leave out --mode {args.mode}")
+    with open_store(target_path(args), readonly=True) as store:
+        answer = search_as_of(store, args.query, args.as_of, args.limit)
+    when = f"{args.as_of:%Y-%m-%d %H:%M:%S} UTC"
+    return SearchResult(query=args.query, hits=list(answer.hits), terms=(), fallback=True,
+                        note=f"as of {when}: {answer.memories:,} memories then, words matched as plain text",
+                        warnings=answer.notes)
 
 
 def _one_file(path: Path, request: SearchRequest) -> SearchResult:

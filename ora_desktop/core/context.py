@@ -1,7 +1,10 @@
 """Context for an agent's next turn, assembled under a token budget.
 
-``build_context(store, query, token_budget)`` (also ``store.context(...)``) returns three
-sections, in this order, each within its share of the budget:
+``build_context(store, query, token_budget)`` (also ``store.context(...)``) returns, first,
+the **pinned** memories (:mod:`ora_desktop.core.pins`; oldest pin first, as Letta's core memory
+blocks), which take what they need of the budget before anything else (the section is there only
+when the file has pins); then three sections, in this order, each within its share of what the
+pinned ones left:
 
 * **important** — the seed's extraction rule (importance >= 7, or facts with health >= 0.5),
   most important first;
@@ -25,6 +28,7 @@ from typing import TYPE_CHECKING
 from . import timestamps
 from .errors import InvalidValue, OraError
 from .listing import ListQuery
+from .pins import pinned_ids
 from .records import Memory
 from .search.words import STOPWORDS, any_word_query, content_groups, keywords
 
@@ -54,14 +58,14 @@ class ContextItem:
     memory: Memory
     text: str
     tokens: int
-    reason: str  # important | keyword | meaning | neighbor | recent
+    reason: str  # pinned | important | keyword | meaning | neighbor | recent
     score: float = 0.0
     truncated: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class ContextSection:
-    name: str  # important | relevant | recent
+    name: str  # pinned | important | relevant | recent
     title: str
     items: tuple[ContextItem, ...]
     budget: int
@@ -119,6 +123,7 @@ def build_context(store: Store, query: str, token_budget: int = 2000, *, hops: i
         return not memory.is_superseded and (include_expired or not memory.is_expired(now))
 
     candidates = {
+        "pinned": _pinned(store, usable),
         # Superseded memories are left out before the limit (the store's one rule), expired ones after.
         "important": [(m, "important", 0.0) for m in store.important(important_limit, superseded="hide")
                       if usable(m)],
@@ -131,10 +136,16 @@ def build_context(store: Store, query: str, token_budget: int = 2000, *, hops: i
     blocks: list[str] = []
     sections: list[ContextSection] = []
     allowance_left = 0.0
+    rest = budget  # what the pinned memories leave to the shared sections
     for name in SECTION_ORDER:
-        allowance_left += budget * split[name]
+        if name == "pinned" and not candidates[name]:
+            continue
         before = count(_join(blocks)) if blocks else 0
-        cap = min(budget, before + int(allowance_left))
+        if name == "pinned":
+            cap = budget
+        else:
+            allowance_left += rest * split[name]
+            cap = min(budget, before + int(allowance_left))
         title = TITLES[name].format(query=_short(query))
         items: list[ContextItem] = []
         lines: list[str] = []
@@ -162,8 +173,12 @@ def build_context(store: Store, query: str, token_budget: int = 2000, *, hops: i
         if lines:
             blocks.append(_block(title, lines))
         spent = (count(_join(blocks)) if blocks else 0) - before
+        if name == "pinned":
+            rest = max(0, budget - spent)
+            sections.append(ContextSection(name, title, tuple(items), budget, spent))
+            continue
         allowance_left = max(0.0, allowance_left - spent)
-        sections.append(ContextSection(name, title, tuple(items), int(budget * split[name]), spent))
+        sections.append(ContextSection(name, title, tuple(items), int(rest * split[name]), spent))
     text = _join(blocks)
     sections = [replace(section, left_out=tuple(item for first, item in skipped.values()
                                                 if first == section.name and item.memory.id not in placed))
@@ -174,8 +189,9 @@ def build_context(store: Store, query: str, token_budget: int = 2000, *, hops: i
                          tokens=count(text) if text else 0, notes=tuple(notes))
 
 
-SECTION_ORDER = ("important", "relevant", "recent")
-TITLES = {"important": "## Important memories", "relevant": "## Relevant to: {query}", "recent": "## Recent memories"}
+SECTION_ORDER = ("pinned", "important", "relevant", "recent")
+TITLES = {"pinned": "## Pinned memories", "important": "## Important memories",
+          "relevant": "## Relevant to: {query}", "recent": "## Recent memories"}
 MIN_TRUNCATED_CHARS = 40
 
 
@@ -186,10 +202,27 @@ def _shares(shares: dict[str, float] | None) -> dict[str, float]:
     if shares:
         for key, value in shares.items():
             if key not in merged:
-                raise InvalidValue("shares", f"{key!r} is not a section ({', '.join(SECTION_ORDER)})")
+                raise InvalidValue("shares", f"{key!r} is not a shared section ({', '.join(DEFAULT_SHARES)})")
             merged[key] = max(0.0, float(value))
     total = sum(merged.values()) or 1.0
-    return {k: v / total for k, v in merged.items()}
+    return {"pinned": 1.0} | {k: v / total for k, v in merged.items()}
+
+
+def _pinned(store: Store, usable: Callable[[Memory], bool]) -> list[tuple[Memory, str, float]]:
+    """The pinned memories, oldest pin first; a superseded one stands for the newest of its chain."""
+    ids = pinned_ids(store)
+    found = store.get_many(ids)
+    out: list[tuple[Memory, str, float]] = []
+    seen: set[str] = set()
+    for memory_id in ids:
+        memory = found.get(memory_id)
+        if memory is not None and memory.is_superseded:
+            memory = store.live_version(memory.id) or memory
+        if memory is None or memory.id in seen or not usable(memory):
+            continue
+        seen.add(memory.id)
+        out.append((memory, "pinned", 0.0))
+    return out
 
 
 def _short(query: str, limit: int = 60) -> str:

@@ -35,6 +35,8 @@ SYNC = "ora_desktop_sync"
 SYNC_TOMBSTONES = "ora_desktop_sync_tombstones"
 SYNC_ROWS = "ora_desktop_sync_rows"
 SYNC_CONFLICTS = "ora_desktop_sync_conflicts"
+PINS = "ora_desktop_pins"
+LINKS = "ora_desktop_links"
 
 #: Each table's statements, as version :data:`VERSION` creates it.
 DDL: dict[str, tuple[str, ...]] = {
@@ -83,6 +85,13 @@ DDL: dict[str, tuple[str, ...]] = {
     SYNC_CONFLICTS: (
         f"CREATE TABLE IF NOT EXISTS {SYNC_CONFLICTS} (id INTEGER PRIMARY KEY, memory_id TEXT NOT NULL, "
         "decided_at TEXT NOT NULL, kind TEXT NOT NULL, winner TEXT NOT NULL, basis TEXT NOT NULL, trash_id INTEGER)",
+    ),
+    PINS: (
+        f"CREATE TABLE IF NOT EXISTS {PINS} (memory_id TEXT PRIMARY KEY, pinned_at TEXT NOT NULL, pinned_by TEXT)",
+    ),
+    LINKS: (
+        f"CREATE TABLE IF NOT EXISTS {LINKS} (source TEXT NOT NULL, target TEXT NOT NULL, type TEXT NOT NULL, "
+        "created_at TEXT NOT NULL, PRIMARY KEY (source, target, type))",
     ),
 }
 

@@ -62,6 +62,24 @@ class Store(engine.Store):
 
         return purge(self, ids if isinstance(ids, str) else list(ids), rewrite_backups=rewrite_backups)
 
+    def pin(self, ids: str | Iterable[str]) -> Any:
+        """Pin memories: first in every context (see :mod:`ora_desktop.core.operations.pins`)."""
+        from .operations.pins import pin
+
+        return pin(self, ids)
+
+    def unpin(self, ids: str | Iterable[str]) -> Any:
+        """Unpin memories (see :mod:`ora_desktop.core.operations.pins`)."""
+        from .operations.pins import unpin
+
+        return unpin(self, ids)
+
+    def pinned(self) -> list[str]:
+        """Ids of the pinned memories, oldest pin first."""
+        from .pins import pinned_ids
+
+        return pinned_ids(self)
+
     def context(self, query: str, token_budget: int = 2000, **kw: Any) -> Any:
         """Context for an agent's turn within a token budget (see :mod:`ora_desktop.core.context`)."""
         from .context import build_context

@@ -331,3 +331,56 @@ def test_expiry_in_the_detail_editor_refuses_a_bare_number_and_takes_a_span_from
                     timeout=10000)
     stored = timestamps.parse(db_rows(path, "SELECT expires_at FROM memories WHERE id = 'm002'")[0][0])
     assert abs(stored - week) < timedelta(minutes=5)
+
+
+def test_pin_toggle_pins_and_unpins_the_memory_shown(make_window, filled_db, qtbot):
+    """The detail pane's Pin button writes the file's pins (core's operation) and shows the state."""
+    path = filled_db(4)
+    window = make_window()
+    select_id(qtbot, window, "m002")
+    detail = window.browser.detail
+    qtbot.waitUntil(detail.pin_button.isEnabled, timeout=5000)
+    assert not detail.pin_button.isChecked()
+    qtbot.mouseClick(detail.pin_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: bool(db_rows(path, "SELECT name FROM sqlite_master WHERE name = 'ora_desktop_pins'"))
+                    and db_rows(path, "SELECT memory_id FROM ora_desktop_pins") == [("m002",)], timeout=10000)
+    qtbot.waitUntil(lambda: detail.pin_button.text() == "Pinned", timeout=5000)
+    select_id(qtbot, window, "m001")
+    qtbot.waitUntil(lambda: not detail.pin_button.isChecked(), timeout=5000)
+    select_id(qtbot, window, "m002")
+    qtbot.waitUntil(detail.pin_button.isChecked, timeout=5000)  # read back from the file
+    qtbot.mouseClick(detail.pin_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: db_rows(path, "SELECT memory_id FROM ora_desktop_pins") == [], timeout=10000)
+    assert not detail.pin_button.isChecked()
+
+
+def test_pinned_quick_filter_lists_only_pinned_memories(make_window, filled_db, qtbot):
+    from ora_desktop.core import open_store
+    from ora_desktop.core.operations.pins import pin
+
+    path = filled_db(6)
+    with open_store(path) as store:
+        pin(store, ["m003", "m005"])
+    window = make_window()
+    model = window.browser.model
+    qtbot.waitUntil(lambda: model.rowCount() == 6, timeout=10000)
+    window.browser.search.quick["pinned"].click()
+    qtbot.waitUntil(lambda: model.rowCount() == 2, timeout=10000)
+    qtbot.waitUntil(lambda: all(model.memory_at(r) is not None for r in range(2)), timeout=10000)
+    assert sorted(model.memory_at(r).id for r in range(2)) == ["m003", "m005"]
+
+
+def test_history_section_lists_the_memorys_journalled_changes(make_window, filled_db, qtbot):
+    from ora_desktop.core import open_store
+    from ora_desktop.core.operations import edits
+
+    path = filled_db(4)
+    with open_store(path) as store:
+        edits.edit(store, "m002", {"importance": 9})
+    window = make_window()
+    select_id(qtbot, window, "m002")
+    detail = window.browser.detail
+    qtbot.waitUntil(lambda: "edit importance of m002" in detail.history.text(), timeout=10000)
+    assert "importance: 3 → 9" in detail.history.text()
+    select_id(qtbot, window, "m001")
+    qtbot.waitUntil(lambda: "No journalled change" in detail.history.text(), timeout=10000)

@@ -116,3 +116,24 @@ def test_a_typed_id_stays_when_the_table_selects_by_itself(qtbot, make_window, f
     qtbot.waitUntil(lambda: browser.detail.memory is not None and browser.detail.memory.id == "m002", timeout=10000)
     window.tabs.setCurrentWidget(view)
     qtbot.waitUntil(lambda: view.graph is not None and view.graph.origin == "m002", timeout=10000)
+
+
+def test_typed_links_are_drawn_coloured_and_labelled(qtbot, make_window, filled_db) -> None:
+    from ora_desktop.core import open_store
+    from ora_desktop.core.operations.links import add_link
+    from ora_desktop.gui.graph.scene import TYPE_COLOURS
+
+    path = filled_db(6)
+    with open_store(path) as store:
+        add_link(store, "m001", "m002", "contradicts")
+        add_link(store, "m003", "m001", "supports")
+    window = make_window()
+    view = graph_tab(qtbot, window)
+    view.show_id("m001")
+    qtbot.waitUntil(lambda: view.graph is not None and view.graph.origin == "m001", timeout=10000)
+    assert set(view.scene.nodes) == {"m001", "m002", "m003"}
+    drawn = {(e.source, e.target, e.label): item for e, item in view.scene.edges}
+    assert drawn[("m001", "m002", "contradicts")].pen().color().name() == TYPE_COLOURS["contradicts"]
+    assert drawn[("m003", "m001", "supports")].pen().color().name() == TYPE_COLOURS["supports"]
+    assert view.scene.labels[("m001", "m002", "contradicts")].text() == "contradicts"
+    assert "contradicts" in view.legend.text()

@@ -157,3 +157,42 @@ def test_read_only_window_reviews_but_cannot_mark(qtbot, ctx, make_window, fille
     view.table.selectRow(0)
     qtbot.keyClick(view.table, Qt.Key.Key_R)
     assert db_rows(path, "SELECT name FROM sqlite_master WHERE name = ?", (rv.TABLE,)) == []
+
+
+def test_consolidation_desk_applies_an_edited_summary_rejects_another_and_ctrl_z_undoes(
+        qtbot, make_window, seed_db) -> None:
+    from ora_desktop.gui.review.consolidation import ConsolidationDialog
+    from tests.unit.test_consolidate_review import ROWS
+
+    path = seed_db()
+    with open_store(path) as store:
+        store.add_many(ROWS)
+    window = make_window()
+    view = review_tab(qtbot, window)
+    view.consolidate_button.click()
+    qtbot.waitUntil(lambda: visible_dialog(ConsolidationDialog) is not None, timeout=5000)
+    dialog = view.dialog
+    qtbot.waitUntil(lambda: dialog.clusters.count() == 2, timeout=60000)
+    dialog.clusters.setCurrentRow(0)
+    first = dialog.clusters.currentItem().data(Qt.ItemDataRole.UserRole)
+    dialog.reject_button.click()  # rejected: nothing written
+    assert dialog.clusters.count() == 1
+    second = dialog.clusters.currentItem().data(Qt.ItemDataRole.UserRole)
+    dialog.summary.setPlainText("Tax lives in src/tax/compute.ts (reviewed by a person).")
+    dialog.apply_button.click()
+
+    def summary_rows():
+        return db_rows(path, "SELECT id FROM memories WHERE content = 'Tax lives in src/tax/compute.ts "
+                             "(reviewed by a person).'")
+
+    qtbot.waitUntil(lambda: len(summary_rows()) == 1, timeout=10000)
+    summary_id = summary_rows()[0][0]
+    assert {r[0] for r in db_rows(path, "SELECT id FROM memories WHERE superseded_by = ?", (summary_id,))} == \
+        set(second.ids)
+    assert db_rows(path, "SELECT count(*) FROM memories WHERE superseded_by IS NOT NULL AND id IN (?, ?, ?)",
+                   first.ids) == [(0,)]
+    qtbot.waitUntil(window.ctx.undo_stack.canUndo, timeout=5000)
+    qtbot.waitUntil(lambda: not window.curator._serial().locked(), timeout=5000)
+    window.curator.undo_action.trigger()
+    qtbot.waitUntil(lambda: summary_rows() == [], timeout=10000)
+    assert db_rows(path, "SELECT count(*) FROM memories WHERE superseded_by IS NOT NULL") == [(0,)]

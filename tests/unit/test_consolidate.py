@@ -51,7 +51,9 @@ def test_summary_supersedes_the_cluster_and_undo_restores(db: Path) -> None:
         summary = store.get(result.summaries[0])
         assert set(summary.related_to) == {"pg1", "pg2", "pg3"}
         assert summary.importance == 6 and summary.type == "fact"
-        sentences = [s for s in summary.content.split(". ") if s]
+        text, merged = summary.content.rsplit("\n\n", 1)
+        assert merged == "Merged from 3 memories: pg2, pg1, pg3."  # names what it merged
+        sentences = [s for s in text.split(". ") if s]
         assert 1 <= len(sentences) <= 3
         sources = " ".join(r["content"] for r in ROWS[:3])
         assert all(s.rstrip(".") in sources for s in sentences)  # extractive: the members' own sentences

@@ -15,12 +15,12 @@ from pathlib import Path
 from ..errors import FileMissing
 from ..fileheader import read_header
 from ..schema import SQLITE_HEADER
-from . import chatlog, context_memory, orafile, ownformat, semantica, zoo
+from . import chatlog, context_memory, markdown, notes, orafile, ownformat, semantica, zoo
 from .rows import BadRow, BadSource, Incoming
 from .sources import ImportOptions, open_readonly, tables
 
 #: Every ``--from`` value; ``auto`` detects.
-FORMATS = ("auto", "jsonl", "csv", "ora", "context-memory", "zoo", "chatlog", "semantica")
+FORMATS = ("auto", "jsonl", "csv", "md", "markdown", "ora", "context-memory", "zoo", "chatlog", "semantica")
 _DATABASES = {m.KIND: m for m in (orafile, context_memory, zoo, chatlog)}
 _EXPECTED = {
     "ora": "an Ora .site.db (a memories table)",
@@ -30,6 +30,8 @@ _EXPECTED = {
     "jsonl": "an Ora JSONL export (JSON objects with id and content, one per line)",
     "csv": "an Ora CSV export (a header row naming id and content)",
     "semantica": "a semantica JSON dump (memory_items, nodes, edges)",
+    "md": "an Ora Markdown review export (starting '# Memories (N)')",
+    "markdown": "Markdown notes (a .md file or a folder of them; only with --from markdown)",
 }
 
 
@@ -57,8 +59,13 @@ def open_source(path: str | Path, kind: str = "auto", options: ImportOptions | N
         raise BadSource(f"{kind!r} is not an import format ({', '.join(FORMATS)})")
     if not path.exists():
         raise FileMissing(path, "no such file")
+    if kind == notes.KIND:  # ordinary notes are never detected: any text file is Markdown
+        if not notes.note_files(path):
+            raise BadSource(f"{path}: holds no Markdown notes (.md)")
+        yield Source(path, kind, notes.count(path), notes.read(path, options))
+        return
     if path.is_dir():
-        raise BadSource(f"{path}: is a folder, not a file to import")
+        raise BadSource(f"{path}: is a folder, not a file to import (--from markdown reads a folder of notes)")
     head = read_header(path, len(SQLITE_HEADER))  # never open/close: it may be a file we hold open
     if head == SQLITE_HEADER:
         with open_readonly(path) as conn:
@@ -83,6 +90,12 @@ def open_source(path: str | Path, kind: str = "auto", options: ImportOptions | N
                         + (f"; it looks like {_EXPECTED[detected]}" if detected else ""))
     if detected is None:
         raise BadSource(f"{path}: none of the import formats (expected {expected()})")
+    if detected == markdown.KIND:
+        with open(path, encoding="utf-8-sig", newline="") as stream:
+            total = markdown.count(stream)
+        with open(path, encoding="utf-8-sig", newline="") as stream:
+            yield Source(path, detected, total, markdown.read(stream))
+        return
     if detected == "semantica":
         data = semantica.load(path.read_text(encoding="utf-8-sig"))
         yield Source(path, detected, semantica.count(data), semantica.read(data, options))
@@ -108,6 +121,8 @@ def _detect_text(path: Path, first: str) -> str | None:
         return None
     if ownformat.looks_like_jsonl(first):
         return "jsonl"
+    if markdown.looks_like_review(first):
+        return markdown.KIND
     if first.lstrip()[:1] in "{[":
         try:
             data = semantica.load(path.read_text(encoding="utf-8-sig"))

@@ -11,10 +11,11 @@ from .context import JobContext, Outcome, summary
 def run(ctx: JobContext) -> Outcome:
     """Consolidate one file (or, on a dry run, say what would be consolidated)."""
     from ..operations.consolidate import consolidate  # numpy and the model: only when this job runs
+    from ..records import Initiator
 
     ctx.step(0, 1)
     with open_store(ctx.path, readonly=ctx.dry_run) as store:
-        result = consolidate(store, dry_run=ctx.dry_run, cancel=ctx.cancel, now=ctx.clock,
+        result = consolidate(store, dry_run=ctx.dry_run, cancel=ctx.cancel, now=ctx.clock, initiator=Initiator.JOB,
                              progress=lambda done, total: ctx.step(done, total))
     ctx.step(1, 1)
     merged = sum(len(c.ids) for c in result.clusters)
@@ -23,5 +24,6 @@ def run(ctx: JobContext) -> Outcome:
     if ctx.dry_run:
         return Outcome(counts, f"would summarise {merged} memories in {len(result.clusters)} clusters", listing)
     written = ", ".join(result.summaries)
+    taken_back = f" (summaries: {written}; nothing deleted; 'ora-desktop undo' takes each back)"
     return Outcome(counts, f"summarised {merged} memories in {len(result.clusters)} clusters"
-                   + (f" (summaries: {written}; nothing deleted)" if written else ""), listing)
+                   + (taken_back if written else ""), listing)

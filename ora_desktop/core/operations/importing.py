@@ -4,8 +4,9 @@ One operation for every face (library, CLI, window). By default the import is on
 ``BEGIN IMMEDIATE`` transaction: nothing is written unless every row is valid; with
 ``skip_bad`` the valid rows go in and the result lists the skipped ones (line number and field).
 The source is only ever read. Ids of neighbouring stores derive from the source, so a second
-import of the same source adds nothing. A conflicting id is skipped, replaced, or replaced only
-when the incoming row is newer (``updated_at`` compared as time); replaced rows go to the trash
+import of the same source adds nothing. A conflicting id is skipped, replaced, replaced only
+when the incoming row is newer (``updated_at`` compared as time), or replaced only when its
+content changed (``changed``, the default for Markdown notes); replaced rows go to the trash
 first (ARCHITECTURE.md, contract 5), which is also how :func:`undo_import` brings them back.
 """
 
@@ -31,11 +32,11 @@ from ..schema import MEMORY_COLUMNS
 from ..store import Store
 from ..writes import IDS_JSON
 
-CONFLICT_POLICIES = ("skip", "replace", "newer")
+CONFLICT_POLICIES = ("skip", "replace", "newer", "changed")
 #: How many bad rows are reported before an all-or-nothing import gives up reading.
 MAX_REPORTED = 20
 _CHUNK = 5000
-_OWN_FORMATS = ("jsonl", "csv", "ora")
+_OWN_FORMATS = ("jsonl", "csv", "md", "ora")
 _UPDATED = MEMORY_COLUMNS.index("updated_at")
 _SYNC = MEMORY_COLUMNS.index("sync_status")
 _TYPE = MEMORY_COLUMNS.index("type")
@@ -83,7 +84,7 @@ class ImportResult:
         return self.replaced + self.kept
 
 
-def import_memories(store: Store, source: str | Path, format: str = "auto", *, on_conflict: str = "skip",
+def import_memories(store: Store, source: str | Path, format: str = "auto", *, on_conflict: str | None = None,
                     dry_run: bool = False, skip_bad: bool = False, options: ImportOptions | None = None,
                     sample: int = 10, progress: Progress | None = None,
                     cancel: Callable[[], bool] | None = None) -> ImportResult:
@@ -93,6 +94,8 @@ def import_memories(store: Store, source: str | Path, format: str = "auto", *, o
     formats keep each row's sync status unless ``options.force_sync_status``.
     """
     options = options or ImportOptions()
+    if on_conflict is None:  # notes are imported again to update them; anything else keeps what is there
+        on_conflict = "changed" if format == "markdown" else "skip"
     if on_conflict not in CONFLICT_POLICIES:
         raise InvalidValue("on_conflict", f"{on_conflict!r} is not one of {', '.join(CONFLICT_POLICIES)}")
     if options.sync_status not in ("pending", "local_only"):
@@ -189,13 +192,15 @@ class _Run:
         if not batch:
             return
         ids = json.dumps([v[0] for v in batch])
-        existing = dict(run_sql(self.store, f"SELECT id, updated_at FROM memories WHERE id IN {IDS_JSON}", [ids]))
+        column = "content" if self.on_conflict == "changed" else "updated_at"
+        existing = dict(run_sql(self.store, f"SELECT id, {column} FROM memories WHERE id IN {IDS_JSON}", [ids]))
         rows, replace = [], []
         for values in batch:
             current = existing.get(values[0], _ABSENT)
             if current is not _ABSENT:
                 keep = self.on_conflict == "skip" or (
-                    self.on_conflict == "newer" and not _newer(values[_UPDATED], current))
+                    self.on_conflict == "newer" and not _newer(values[_UPDATED], current)) or (
+                    self.on_conflict == "changed" and values[1] == current)
                 if keep:
                     self.kept += 1
                     continue

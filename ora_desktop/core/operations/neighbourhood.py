@@ -1,8 +1,10 @@
 """A memory's neighbourhood: ``related_to`` links and supersession chains to N hops, as a graph.
 
-``neighbourhood(store, memory_id, hops)`` walks outward from one memory over four kinds of
+``neighbourhood(store, memory_id, hops)`` walks outward from one memory over five kinds of
 edge — its ``related_to`` ids, the memories that list it in theirs (links pointing in), what
-supersedes it (``superseded_by``) and what it supersedes — and returns nodes (with their
+supersedes it (``superseded_by``), what it supersedes, and typed links either way
+(:mod:`ora_desktop.core.links`: ``supports``, ``contradicts`` …, carried as the edge's
+``label``) — and returns nodes (with their
 distance) and edges a view can draw. Ids that name no memory become *dangling* nodes; edges on a
 supersession cycle, and loops of three or more one-way ``related_to`` links, are marked (two-way
 links are ordinary and never make a loop). The walk is bounded (``max_nodes``) and never follows
@@ -15,6 +17,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..links import typed_links
 from ..rawsql import all_rows
 from ..records import Memory
 from ..store import Store
@@ -23,6 +26,7 @@ MAX_HOPS = 6
 MAX_NODES = 300
 RELATED = "related"
 SUPERSEDED = "superseded_by"
+TYPED = "typed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,13 +44,15 @@ class GraphNode:
 
 @dataclass(frozen=True, slots=True)
 class GraphEdge:
-    """``source`` → ``target``: ``related`` (source lists target in ``related_to``) or
-    ``superseded_by`` (source is replaced by target)."""
+    """``source`` → ``target``: ``related`` (source lists target in ``related_to``),
+    ``superseded_by`` (source is replaced by target) or ``typed`` (a typed link; ``label`` is its
+    type: source ``contradicts`` target)."""
 
     source: str
     target: str
     kind: str
     cycle: bool = False  # on a supersession cycle, or a related_to loop of three or more
+    label: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +86,7 @@ def neighbourhood(store: Store, memory_id: str, hops: int = 2, max_nodes: int = 
             older_of.setdefault(str(new), []).append(str(old))
     found: dict[str, GraphNode] = {origin.id: GraphNode(origin.id, 0, origin)}
     edges: dict[tuple[str, str, str], GraphEdge] = {}
+    labels: dict[tuple[str, str, str], str] = {}  # a typed edge's key -> its type
     frontier = [origin]
     truncated = False
     for depth in range(1, hops + 1):
@@ -92,6 +99,11 @@ def neighbourhood(store: Store, memory_id: str, hops: int = 2, max_nodes: int = 
                 pending.append((target, kind, memory.id) if reverse else (memory.id, kind, target))
                 if target not in found:
                     wanted.append(target)
+        for link in typed_links(store, [m.id for m in frontier]):
+            kind = f"{TYPED}:{link.type}"
+            labels[(link.source, link.target, kind)] = link.type
+            pending.append((link.source, kind, link.target))
+            wanted += [i for i in (link.source, link.target) if i not in found]
         wanted = list(dict.fromkeys(wanted))
         if len(found) + len(wanted) > max_nodes:
             wanted, truncated = wanted[:max(0, max_nodes - len(found))], True
@@ -114,6 +126,12 @@ def neighbourhood(store: Store, memory_id: str, hops: int = 2, max_nodes: int = 
                 source, target = (target, node.id) if reverse else (node.id, target)
                 if source in found and target in found:
                     edges.setdefault((source, target, kind), GraphEdge(source, target, kind))
+    last = [n.id for n in found.values() if n.memory is not None and n.depth == hops]
+    for link in typed_links(store, last) if last else ():
+        kind = f"{TYPED}:{link.type}"
+        if link.source in found and link.target in found:
+            labels[(link.source, link.target, kind)] = link.type
+            edges.setdefault((link.source, link.target, kind), GraphEdge(link.source, link.target, kind))
     # A supersession cycle is a loop of superseded_by among the memories found (the walk follows
     # chains both ways, so a cycle within reach is found whole, without another scan of the file).
     on_cycle, groups = _loops((e for e in edges.values() if e.kind == SUPERSEDED), min_size=2)
@@ -121,8 +139,10 @@ def neighbourhood(store: Store, memory_id: str, hops: int = 2, max_nodes: int = 
                if e.kind == RELATED and (e.target, e.source, RELATED) not in edges)
     loops, _ = _loops(one_way, min_size=3)
     cycles = tuple(_around(group, found) for group in groups)
-    marked = [GraphEdge(e.source, e.target, e.kind,
-                        (e.source, e.target) in (on_cycle if e.kind == SUPERSEDED else loops)) for e in edges.values()]
+    marked = [GraphEdge(e.source, e.target, TYPED, False, labels[key]) if key in labels else
+              GraphEdge(e.source, e.target, e.kind,
+                        (e.source, e.target) in (on_cycle if e.kind == SUPERSEDED else loops))
+              for key, e in edges.items()]
     nodes = sorted(found.values(), key=lambda n: n.depth)
     malformed = tuple(n.id for n in nodes if n.memory is not None and n.memory.related_malformed)
     return Neighbourhood(origin.id, hops, tuple(nodes), tuple(marked), cycles, malformed, truncated)

@@ -8,7 +8,8 @@
   recall's health threshold, expiring within a week, ``related_to`` naming a missing memory or
   not a JSON array, ``superseded_by`` naming a missing memory, supersession cycles. More rules
   plug in through :data:`ATTENTION_RULES` (see :func:`add_attention_rule`); duplicates are
-  listed as the other members of each group (near ones once the file's vectors exist);
+  listed as the other members of each group (near ones once the file's vectors exist); two live
+  memories joined by a ``contradicts`` typed link (:mod:`.links`) are both listed;
 * **flagged** — memories the reviewer flagged with a note.
 
 A memory the reviewer marked reviewed drops out until it changes again (its ``updated_at``
@@ -54,9 +55,10 @@ REASONS = {
     "dangling_superseded_by": "superseded_by names a memory that does not exist",
     "supersession_cycle": "part of a supersession cycle",
     "duplicate": "says the same as another memory",
+    "contradiction": "contradicts another live memory (a typed link)",
 }
 ATTENTION = ("important_low_health", "expiring", "dangling_related_to", "malformed_related_to",
-             "dangling_superseded_by", "supersession_cycle", "duplicate")
+             "dangling_superseded_by", "supersession_cycle", "duplicate", "contradiction")
 
 
 def default_reviewer() -> str:
@@ -104,6 +106,17 @@ def _duplicate_members(store: Store, limit: int) -> list[tuple[str, str]]:
     return out[:limit]
 
 
+def _contradicting(store: Store, limit: int) -> list[tuple[str, str]]:
+    """Both members of each ``contradicts`` link between two live memories (:mod:`.links`)."""
+    from .links import contradictions
+
+    out = []
+    for a, b in contradictions(store):
+        detail = f"{a.id} contradicts {b.id}, both live"
+        out += [(a.id, detail), (b.id, detail)]
+    return out[:limit]
+
+
 def _rules(columns: Sequence[str]) -> list[AttentionRule]:
     """The attention rules the file's columns allow (link lint shared with ``run check``)."""
     lint = _problems(tuple(columns))
@@ -123,6 +136,7 @@ def _rules(columns: Sequence[str]) -> list[AttentionRule]:
     if "superseded_by" in columns:
         rules.append(AttentionRule("supersession_cycle", REASONS["supersession_cycle"], finder=_cycle_members))
     rules.append(AttentionRule("duplicate", REASONS["duplicate"], finder=_duplicate_members, columns=("content",)))
+    rules.append(AttentionRule("contradiction", REASONS["contradiction"], finder=_contradicting))
     rules += [rule for rule in ATTENTION_RULES if all(c in columns for c in rule.columns)]
     return [r for r in rules if all(c in columns for c in r.columns)]
 

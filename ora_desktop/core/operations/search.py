@@ -25,6 +25,7 @@ from ..facets import age_facet, count_facets, order_group
 from ..health_buckets import bucket_filter
 from ..home import OraHome
 from ..listing import ListQuery
+from ..pins import TABLE as PINS_TABLE
 from ..records import Memory
 from ..search.filters import filter_sql
 from ..search.highlight import match_spans, snippet
@@ -49,11 +50,12 @@ TAG_VALUES = 15
 
 #: name -> (label, tooltip, the query-language words it adds)
 QUICK_FILTERS: dict[str, tuple[str, str, str]] = {
-    "expiring": ("Expiring soon", "Expires within the next 7 days", "expires:<7d -is:expired"),
+    "expiring": ("Expiring", "Expires within the next 7 days", "expires:<7d -is:expired"),
     "low_health": ("Low health", "Health at or below 0.3: recall no longer returns it", "health:<=0.3"),
     "dirty": ("Dirty", "Changed since the last sync", "is:dirty"),
     "superseded": ("Superseded", "Replaced by a newer memory", "is:superseded"),
     "at_risk": ("At risk", "Important (7 or more) but decaying (health below 0.5)", "importance:>=7 health:<0.5"),
+    "pinned": ("Pinned", "Pinned: always first in an agent's context", "is:pinned"),
 }
 #: Facet groups a tick can narrow by (plus ``tag:<kind>``).
 FACET_GROUPS = ("type", "sync", "importance", "health", "created")
@@ -207,7 +209,12 @@ def listing_query(store: Store, request: SearchRequest, parsed: ParsedQuery | No
         raise InvalidValue("query", "tag: filters need the search index; search instead of listing")
     order = "created_at" if request.sort == RANK else request.sort
     return ListQuery(order_by=order, descending=request.descending, limit=None, superseded="show",
-                     extra_where=(filter_sql(parsed, store.columns),))
+                     extra_where=(filter_sql(parsed, store.columns, pins=_pins(store, parsed)),))
+
+
+def _pins(store: Store, parsed: ParsedQuery) -> bool:
+    """Whether ``parsed`` filters by pins and ``store`` holds them (``filter_sql``'s ``pins``)."""
+    return parsed.pinned is not None and store.has_table(PINS_TABLE)
 
 
 def _check(request: SearchRequest) -> None:
@@ -339,7 +346,8 @@ def _counts(store: Store, parsed: ParsedQuery, answer: SearchAnswer | None,
 
     ranked = bool(parsed.groups or parsed.excluded or parsed.tags or parsed.not_tags)
     if not ranked:
-        query = ListQuery(limit=None, superseded="show", extra_where=(filter_sql(parsed, store.columns),))
+        query = ListQuery(limit=None, superseded="show",
+                          extra_where=(filter_sql(parsed, store.columns, pins=_pins(store, parsed)),))
         if parsed.is_empty:
             query = ListQuery(limit=None)  # the seed indexes answer this from their covering scans
         facets = count_facets(store, query)

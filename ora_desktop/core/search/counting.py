@@ -21,7 +21,7 @@ from ..timefilter import AGE_BUCKETS
 from .build import finish_tags
 from .cjk import candidates_sql
 from .engine import path_of
-from .filters import filter_sql
+from .filters import filter_sql, pins_on
 from .index import get_index
 from .query import ParsedQuery
 from .sidecar import fts5_available
@@ -72,7 +72,7 @@ def match_facets(target: Store, parsed: ParsedQuery, stop: Callable[[], bool] | 
 
 
 def _count(conn: sqlite3.Connection, parsed: ParsedQuery, columns: tuple[str, ...]) -> Counts:
-    where, params = filter_sql(parsed, columns)
+    where, params = filter_sql(parsed, columns, pins=pins_on(conn, parsed))
     col = {name: (f"m.{name}" if name in columns else "NULL") for name in
            ("type", "sync_status", "importance", "health_score", "created_at")}
     # The matches first (MATERIALIZED, CROSS JOIN): else SQLite may walk a filter's index on

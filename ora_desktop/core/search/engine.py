@@ -15,7 +15,7 @@ from ..schema import MEMORY_COLUMNS, check_shape, sniff_file
 from .build import ensure_index, finish_tags, index_state
 from .cjk import candidates_sql, substring_spans
 from .fallback import NOTE, fallback_hits
-from .filters import filter_sql
+from .filters import filter_sql, pins_on
 from .highlight import fts_spans_many
 from .hits import location, make_hit
 from .index import SearchIndex, get_index
@@ -193,7 +193,7 @@ def _indexed_hits(index: SearchIndex, parsed: ParsedQuery, limit: int, weights: 
     """(hits best first, how many memories matched when every candidate was seen, else None).
     ``snippet_chars`` None: no snippets or spans (computed later for the rows shown)."""
     conn = index.connection()
-    where, params = filter_sql(parsed, index.columns)
+    where, params = filter_sql(parsed, index.columns, pins=pins_on(conn, parsed))
     select = _light(index.columns)
     expr = parsed.fts_expression()
     substrings = candidates_sql(parsed)
@@ -205,7 +205,8 @@ def _indexed_hits(index: SearchIndex, parsed: ParsedQuery, limit: int, weights: 
         source = "keyword"
     else:
         # For the last resort (filtering every match), a rare tag is better listed first.
-        drive = filter_sql(parsed, index.columns, tags="drive") if parsed.tags else (where, params)
+        drive = (filter_sql(parsed, index.columns, tags="drive", pins=pins_on(conn, parsed)) if parsed.tags
+                 else (where, params))
         rows, complete = _keyword(conn, expr, where, params, select, limit, drive)
         source = "keyword"
     # rows: (bm25, (fid, day, importance, health))
@@ -304,12 +305,13 @@ def _browse(conn: sqlite3.Connection, parsed: ParsedQuery, where: str, params: l
     # would pick the type index and sort a third of a million rows. Narrow filters are left
     # to the planner; rare tags then drive the query.
     hint = ""
-    broad = not (parsed.health or parsed.any_of or parsed.expired or parsed.dirty) and _common_tags(conn, parsed)
+    narrow = parsed.health or parsed.any_of or parsed.expired or parsed.dirty or parsed.pinned
+    broad = not narrow and _common_tags(conn, parsed)
     if broad and order and conn.execute(
             "SELECT 1 FROM src.sqlite_master WHERE type = 'index' AND name = 'idx_memories_importance'").fetchone():
         hint = "INDEXED BY idx_memories_importance"
     elif parsed.tags:
-        where, params = filter_sql(parsed, columns, tags="drive")
+        where, params = filter_sql(parsed, columns, tags="drive", pins=pins_on(conn, parsed))
     args = list(params)
     if parsed.excluded:
         where += (" AND NOT EXISTS (SELECT 1 FROM docs hidden JOIN fts ON fts.rowid = hidden.fid "
@@ -394,7 +396,7 @@ def tag_facets(target: Store | str | Path, query: str | ParsedQuery | None = Non
                     "(PARTITION BY kind ORDER BY count(*) DESC, value) AS r FROM tags "
                     "GROUP BY kind, value COLLATE NOCASE) WHERE r <= ?", (limit,)).fetchall()
             else:
-                where, params = filter_sql(parsed, index.columns)
+                where, params = filter_sql(parsed, index.columns, pins=pins_on(conn, parsed))
                 head, args = "", []
                 source = "docs d CROSS JOIN src.memories m ON m.id = d.mid"
                 expr = parsed.fts_expression()

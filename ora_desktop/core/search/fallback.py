@@ -20,7 +20,7 @@ from ..connection import BUSY_TIMEOUT_MS, connect_readonly, translated
 from ..decoding import tolerant
 from ..records import row_to_memory
 from ..schema import MEMORY_COLUMNS
-from .filters import filter_sql, like_escape
+from .filters import filter_sql, like_escape, pins_on
 from .highlight import light_stem, python_spans
 from .hits import make_hit
 from .query import ParsedQuery, Term
@@ -57,7 +57,7 @@ def fallback_hits(path: Path, parsed: ParsedQuery, limit: int, weights: Weights,
     with translated(path), contextlib.closing(connect_source(path)) as conn:
         columns = tuple(r[1] for r in conn.execute("PRAGMA table_info(memories)"))
         select = ", ".join(c if c in columns else f"NULL AS {c}" for c in MEMORY_COLUMNS)
-        where, params = filter_sql(parsed, columns, tags="like")
+        where, params = filter_sql(parsed, columns, tags="like", pins=pins_on(conn, parsed))
         parts, args = [where], list(params)
         for group in parsed.groups:
             parts.append("(" + " OR ".join("content LIKE ? ESCAPE '\\'" for _ in group) + ")")

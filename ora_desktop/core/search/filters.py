@@ -8,10 +8,12 @@ text match.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
 from ..listing import TIME_COLUMNS, ListQuery, where_clause
+from ..pins import PINNED_SQL, has_pins_table
 from .query import Bound, ParsedQuery
 from .tags import TAG_KINDS
 
@@ -34,7 +36,13 @@ def _tag_clause(kind: str | None, value: str, drive: bool) -> tuple[str, list[An
             f"AND tg.kind IN ({marks}) AND tg.value = ? COLLATE NOCASE)", [*kinds, value])
 
 
-def filter_sql(parsed: ParsedQuery, columns: Sequence[str], tags: str = "index") -> tuple[str, list[Any]]:
+def pins_on(conn: sqlite3.Connection, parsed: ParsedQuery) -> bool:
+    """Whether ``parsed`` filters by pins and the file on ``conn`` holds them (``filter_sql``'s ``pins``)."""
+    return parsed.pinned is not None and has_pins_table(conn)
+
+
+def filter_sql(parsed: ParsedQuery, columns: Sequence[str], tags: str = "index",
+               pins: bool = False) -> tuple[str, list[Any]]:
     """WHERE text and parameters for every field filter of ``parsed``.
 
     ``tags="index"`` tests tags through the sidecar's ``tags`` and ``docs`` tables row by row,
@@ -55,6 +63,11 @@ def filter_sql(parsed: ParsedQuery, columns: Sequence[str], tags: str = "index")
         extra.append((f"{col} IS NULL OR {col} NOT IN ({marks})", tuple(parsed.not_sync)))
     for options in parsed.any_of:
         extra.append(_either_sql(options, columns))
+    if parsed.pinned is not None:  # ``pins``: the file holds the pins table (without it nothing is pinned)
+        if pins:
+            extra.append((PINNED_SQL if parsed.pinned else f"NOT {PINNED_SQL}", ()))
+        elif parsed.pinned:
+            extra.append(("0", ()))
     for negate, items in ((False, parsed.tags), (True, parsed.not_tags)):
         for kind, value in items:
             if tags in ("index", "drive"):

@@ -11,8 +11,10 @@ Grammar (whitespace separated; :func:`parse_query` never raises, whatever the in
   either: ``importance:7,9``, ``health:<0.1,0.5..<0.6``), ``health:<0.3``, ``sync:pending``
   (``synced``, ``local_only``, ``dirty``),
   ``tag:error=TypeError`` / ``tag:file=src/app.ts`` / ``tag:TypeError`` (any kind),
-  ``site:anwe-sh``, ``agent:ora``, ``is:expired``, ``is:superseded``, ``is:dirty``;
-  ``-type:…``, ``-sync:…``, ``-tag:…`` and ``-is:expired`` negate;
+  ``site:anwe-sh``, ``agent:ora``, ``is:expired``, ``is:superseded``, ``is:dirty``, ``is:pinned``;
+  ``-type:…``, ``-sync:…``, ``-tag:…``, ``-is:expired`` and ``-is:pinned`` negate;
+* plain-language time: ``last week``, ``yesterday``, ``today``, ``this month``, ``since Monday``,
+  ``in November`` … become ``created:`` filters (:mod:`.plaintime`), said in a warning;
 * time filters: ``created:``, ``updated:``, ``accessed:``, ``expires:`` with a date
   (``created:>=2026-11-01``, ``created:2026-11-01..2026-11-30``) or an age
   (``created:<7d``, ``accessed:>=30d``, ``expires:<2w``); see :mod:`ora_desktop.core.timefilter`.
@@ -31,11 +33,13 @@ ignored; they never raise.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 
 from ..errors import InvalidValue
 from ..schema import MEMORY_TYPES, SYNC_STATUSES
 from ..timefilter import EXAMPLE, TIME_FIELDS, TimeBound, time_bounds
+from .plaintime import read_plain_time
 
 MAX_TERMS = 32
 MAX_TERM_CHARS = 200
@@ -87,6 +91,8 @@ class ParsedQuery:
     expired: bool | None = None
     superseded: str = "hide"  # hide | show | only
     dirty: bool | None = None
+    #: ``is:pinned`` (True) / ``-is:pinned`` (False): see :mod:`ora_desktop.core.pins`.
+    pinned: bool | None = None
     #: Time filters: (column, operator, UTC time), see :mod:`ora_desktop.core.timefilter`.
     times: tuple[TimeBound, ...] = ()
     #: Either-or filters (``importance:7,9``, ``health:<0.1,none``, ``created:<1d,>=365d``): each
@@ -109,6 +115,7 @@ class ParsedQuery:
             self.types or self.not_types or self.importance or self.health or self.sync
             or self.not_sync or self.tags or self.not_tags or self.expired is not None
             or self.superseded != "hide" or self.dirty is not None or self.times or self.any_of
+            or self.pinned is not None
         )
 
     @property
@@ -197,10 +204,17 @@ def _comparisons(name: str, value: str, warnings: list[str]) -> list[tuple[str, 
     return [(op, float(match.group(2)))]
 
 
-def parse_query(text: object) -> ParsedQuery:
-    """Parse what a user typed. Never raises; problems become ``warnings``."""
+def parse_query(text: object, now: datetime | None = None) -> ParsedQuery:
+    """Parse what a user typed. Never raises; problems become ``warnings``. Plain-language time
+    ("last week", "yesterday", "in November") becomes ``created:`` filters, said in a warning
+    (:mod:`.plaintime`; ``now`` is its clock)."""
     try:
-        return _parse(_clean(text if isinstance(text, str) else ("" if text is None else str(text))))
+        cleaned = _clean(text if isinstance(text, str) else ("" if text is None else str(text)))
+        plain = read_plain_time(cleaned, now)
+        if plain.note is None:
+            return _parse(cleaned)
+        parsed = _parse(" ".join(x for x in (plain.text, *plain.filters) if x))
+        return replace(parsed, warnings=(plain.note, *parsed.warnings))
     except Exception as exc:  # a last guard: a search box must never crash the caller
         return ParsedQuery(text=str(text)[:200], warnings=(f"query not understood ({exc}); searching nothing",))
 
@@ -212,7 +226,7 @@ def _parse(text: str) -> ParsedQuery:
     filters: dict[str, list] = {k: [] for k in (
         "types", "not_types", "importance", "health", "sync", "not_sync", "tags", "not_tags",
         "sites", "agents", "times", "any_of")}
-    flags: dict[str, object] = {"expired": None, "superseded": "hide", "dirty": None}
+    flags: dict[str, object] = {"expired": None, "superseded": "hide", "dirty": None, "pinned": None}
     pending_or = False
     negate_next = False
     dropped = 0
@@ -285,6 +299,7 @@ def _parse(text: str) -> ParsedQuery:
         expired=flags["expired"],  # type: ignore[arg-type]
         superseded=str(flags["superseded"]),
         dirty=flags["dirty"],  # type: ignore[arg-type]
+        pinned=flags["pinned"],  # type: ignore[arg-type]
         times=tuple(filters["times"]),
         any_of=tuple(filters["any_of"]),
         warnings=tuple(warnings),
@@ -330,7 +345,7 @@ def _fits(name: str, value: str) -> bool:
     if name == "sync":
         return all(v in (*SYNC_STATUSES, "dirty", "local", "local-only") for v in items)
     if name == "is":
-        return value.lower() in ("expired", "superseded", "dirty", "any", "all")
+        return value.lower() in ("expired", "superseded", "dirty", "pinned", "any", "all")
     if name in ("site", "agent"):
         return bool(re.search(r"[A-Za-z]", value))
     return True  # tag: any value
@@ -422,5 +437,7 @@ def _field(name: str, value: str, negated: bool, filters: dict[str, list], flags
             flags["superseded"] = "show"
         elif item == "dirty":
             flags["dirty"] = not negated
+        elif item == "pinned":
+            flags["pinned"] = not negated
         else:
-            warnings.append(f"is:{value} ignored: use is:expired, is:superseded, is:dirty or is:any")
+            warnings.append(f"is:{value} ignored: use is:expired, is:superseded, is:dirty, is:pinned or is:any")

@@ -39,7 +39,7 @@ from .build import ensure_index
 from .cjk import cjk_terms, substring_spans
 from .engine import path_of
 from .engine import search as lexical_search
-from .filters import filter_sql
+from .filters import filter_sql, pins_on
 from .highlight import fts_spans_many, match_spans
 from .hits import location, make_hit
 from .index import get_index
@@ -249,7 +249,7 @@ def _passing(index: Any, parsed: ParsedQuery, ids: list[str] | None) -> set[str]
         return set()
     with index.lock:
         conn = index.connection()
-        where, params = filter_sql(parsed, index.columns)
+        where, params = filter_sql(parsed, index.columns, pins=pins_on(conn, parsed))
         if parsed.excluded:
             where += (" AND NOT EXISTS (SELECT 1 FROM docs hidden JOIN fts ON fts.rowid = hidden.fid "
                       "WHERE hidden.mid = id AND fts MATCH ?)")

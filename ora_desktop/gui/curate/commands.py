@@ -254,3 +254,19 @@ class RepairLinksCommand(JournalledCommand):
         self.curator.ctx.status.emit(f"Repaired the links of {self.memory_id}: kept {kept} "
                                      f"(the text was {done.original[:80]!r}; Ctrl+Z puts it back)")
         return done.change
+
+
+class ConsolidateCommand(JournalledCommand):
+    """One reviewed cluster written as a summary (a person's edit of it, or as proposed) that
+    supersedes its members; undo trashes the summary and makes the members live again."""
+
+    def __init__(self, curator: Curator, path: Path, cluster: Any, summary: str) -> None:
+        super().__init__(curator, path, f"consolidate {memories(len(cluster.ids))}")
+        self.cluster, self.summary = cluster, summary
+        self.written: Memory | None = None
+
+    def run_redo(self, store: Store) -> Any:
+        from ...core.operations.consolidate import apply_cluster
+
+        self.written, self.entry = apply_cluster(store, self.cluster, summary=self.summary)
+        return self.written

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont, QKeySequence
@@ -37,6 +38,9 @@ from .editor import MemoryEditor
 from .health import explain
 from .link_picker import LinkPicker
 from .stored import StoredValuesDialog
+
+if TYPE_CHECKING:
+    from ...core.operations.memory_history import MemoryHistory
 
 log = logging.getLogger("ora_desktop.gui")
 ID_ROLE = Qt.ItemDataRole.UserRole + 30
@@ -83,6 +87,12 @@ class DetailPane(QScrollArea):
         font.setWeight(QFont.Weight.DemiBold)
         self.title.setFont(font)
         layout.addWidget(self.title)
+        self.pin_button = QPushButton("&Pin")
+        self.pin_button.setCheckable(True)
+        describe(self.pin_button, "Pin", "Pinned memories always come first in an agent's context")
+        self.pin_button.clicked.connect(self._toggle_pin)
+        self._pin_task: asyncio.Task | None = None
+        layout.addWidget(self.pin_button, 0, Qt.AlignmentFlag.AlignLeft)
         self.meta = QLabel()
         self.meta.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.meta.setWordWrap(True)
@@ -168,6 +178,14 @@ class DetailPane(QScrollArea):
         self.health.setWordWrap(True)
         QVBoxLayout(health_box).addWidget(self.health)
         layout.addWidget(health_box)
+        history_box = QGroupBox("History")
+        self.history = QLabel()
+        self.history.setObjectName("MemoryHistory")
+        self.history.setWordWrap(True)
+        self.history.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        describe(self.history, "History", "Every journalled change of this memory, newest first")
+        QVBoxLayout(history_box).addWidget(self.history)
+        layout.addWidget(history_box)
         layout.addStretch(0)
         self.setWidget(body)
         # Never narrower than what its form needs: the splitter gives the table less instead of
@@ -216,6 +234,7 @@ class DetailPane(QScrollArea):
         self.editor.set_read_only(store is None or store.readonly)
         self._show_facts(memory)
         self._update_buttons()
+        self._read_pin(memory, store)
         if memory is None:
             self.title.setText("No memory selected")
             self.meta.setText("Select a memory in the table, or press Ctrl+N to write a new one.")
@@ -411,6 +430,64 @@ class DetailPane(QScrollArea):
             notes.append(f"The chain points to {', '.join(chain.dangling)}, which is not in this file.")
         self.chain_note.setText(" ".join(notes))
 
+    # ----------------------------------------------------------------- pin
+    def _show_pin(self, pinned: bool) -> None:
+        self.pin_button.setChecked(pinned)
+        self.pin_button.setText("Pinned" if pinned else "&Pin")
+
+    def _read_pin(self, memory: Memory | None, store: Store | None) -> None:
+        """Show whether ``memory`` is pinned, and, once the selection rests, its history (read on a worker)."""
+        self._show_pin(False)
+        self.history.setText("")
+        if memory is None or store is None:
+            return
+
+        from ...core.operations.memory_history import memory_history
+        from ...core.operations.pins import is_pinned
+
+        def current() -> bool:
+            return self.memory is not None and self.memory.id == memory.id and self.store is store
+
+        async def read() -> None:
+            try:
+                pinned = await self.ctx.run(is_pinned, store, memory.id)
+                if current():
+                    self._show_pin(pinned)
+                await asyncio.sleep(LINKS_AFTER_S)
+                if not current():
+                    return
+                history = await self.ctx.run(memory_history, store, memory.id)
+            except OraError as exc:
+                self.history.setText(str(exc))
+                return  # the pin state stays unknown (shown unpinned); the file's error shows elsewhere
+            if current():
+                self.history.setText(history_text(history))
+
+        self._pin_task = asyncio.ensure_future(read(), loop=self.ctx.loop)
+
+    def _toggle_pin(self, on: bool) -> asyncio.Task | None:
+        """Pin or unpin the memory shown (core's :mod:`pins` operation, on a worker)."""
+        memory, store = self.memory, self.store
+        if memory is None or store is None:
+            return None
+
+        from ...core.operations.pins import pin, unpin
+
+        async def run() -> None:
+            try:
+                await self.ctx.run(pin if on else unpin, store, [memory.id])
+            except OraError as exc:
+                self._show_pin(not on)
+                self.ctx.show_error(exc, "Pin")
+                return
+            if self.memory is not None and self.memory.id == memory.id:
+                self._show_pin(on)
+            self.ctx.status.emit(f"{'Pinned' if on else 'Unpinned'} “{memory.title[:40]}”"
+                                 + (": it comes first in every context" if on else ""))
+
+        self._pin_task = asyncio.ensure_future(run(), loop=self.ctx.loop)
+        return self._pin_task
+
     # ----------------------------------------------------------------- actions
     def _update_buttons(self) -> None:
         writable = self.store is not None and not self.store.readonly and self.memory is not None
@@ -418,6 +495,7 @@ class DetailPane(QScrollArea):
         valid = not self.editor.validation_message()
         self.save_button.setEnabled(writable and modified and valid)
         self.stored_button.setEnabled(self.memory is not None and self.store is not None)
+        self.pin_button.setEnabled(writable)
         self.revert_button.setEnabled(modified)
         for widget in (self.link_button, self.unlink_button, self.link_id):
             widget.setEnabled(writable)
@@ -445,6 +523,7 @@ class DetailPane(QScrollArea):
         self.editor.rebase(memory)
         self._show_facts(memory)
         self._update_buttons()
+        self._read_pin(memory, self.store)  # a save is a new step of its history
         if _links_key(memory, self.store) != self._links_for:
             self._clear_links()
             self._read_links(memory, self.store)
@@ -464,6 +543,28 @@ class DetailPane(QScrollArea):
         item = self.related.currentItem()
         if self.memory is not None and item is not None:
             self.link_requested.emit(self.memory.id, item.data(ID_ROLE), False)
+
+
+def history_text(history: MemoryHistory) -> str:
+    """A memory's journalled history as the pane's lines."""
+    steps = history.steps
+    if not steps:
+        return ("No journalled change of this memory yet (the file's journal holds its last 50 steps; "
+                "agents writing raw SQL do not journal).")
+    lines = ["Changed since by a program that does not journal its writes."] if history.unexplained else []
+    for step in steps:
+        when = exact(step.at).splitlines()[0] if step.at else "?"
+        lines.append(f"{when} · {step.initiator} · {step.label}")
+        for column, (before, after) in step.changes.items():
+            if column in ("updated_at", "sync_status"):
+                continue  # every edit moves them (the sync rule): not news
+            lines.append(f"    {column}: {_value(before)} → {_value(after)}")
+    return "\n".join(lines)
+
+
+def _value(value: object, limit: int = 60) -> str:
+    text = " ".join(str(value).split()) if value is not None else "(none)"
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def _links_key(memory: Memory | None, store: Store | None) -> tuple | None:

@@ -26,7 +26,8 @@ from ...core.operations.importing import CONFLICT_POLICIES, ImportResult
 SCOPES = {"file": "Every memory of the file", "selection": "The selected memories", "view": "What the list shows now"
           " (the current search results and filters)"}
 _CONFLICTS = {"skip": "Keep the memory already in the file", "replace": "Replace it",
-              "newer": "Replace it only when the imported one is newer"}
+              "newer": "Replace it only when the imported one is newer",
+              "changed": "Replace it only when its text changed"}
 
 
 class ExportDialog(QDialog):

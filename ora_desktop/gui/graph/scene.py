@@ -3,7 +3,9 @@
 Boxes are placed by ``layout.py`` (rings by distance, then relaxed so that no box overlaps
 another and lines keep off boxes that are not theirs). ``related_to`` links are grey lines
 (arrowed when one-way, one line for a two-way link, links pointing in included), supersession
-is a blue dashed arrow from the old memory to the one replacing it,
+is a blue dashed arrow from the old memory to the one replacing it, a typed link is a solid
+arrow coloured by its type with the type written at its middle (``contradicts`` orange-red,
+``supports`` green, ``derived-from`` purple, ``see-also`` teal, any other type brown),
 anything on a cycle is red, and an id that names no memory is a red dashed box saying so.
 """
 
@@ -23,12 +25,22 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...core.operations.neighbourhood import RELATED, GraphEdge, GraphNode, Neighbourhood
+from ...core.operations.neighbourhood import RELATED, TYPED, GraphEdge, GraphNode, Neighbourhood
 from ..formatting import first_line
 from .layout import NODE_H, NODE_W, relax
 
 COLOURS = {"related": "#7f8c8d", "superseded_by": "#2e86c1", "cycle": "#c0392b", "origin": "#1e8449",
            "selected": "#d68910", "missing": "#c0392b"}
+#: Typed links by type (any other type: ``TYPE_COLOURS[""]``).
+TYPE_COLOURS = {"contradicts": "#e74c3c", "supports": "#27ae60", "derived-from": "#8e44ad", "see-also": "#16a085",
+                "": "#a0522d"}
+
+
+def edge_colour(edge: GraphEdge) -> str:
+    """The colour an edge is drawn in (before cycle and missing-memory marks)."""
+    if edge.kind == TYPED:
+        return TYPE_COLOURS.get(edge.label, TYPE_COLOURS[""])
+    return COLOURS[edge.kind]
 
 
 class NodeItem(QGraphicsRectItem):
@@ -102,12 +114,14 @@ class GraphScene(QGraphicsScene):
         super().__init__(parent)
         self.nodes: dict[str, NodeItem] = {}
         self.edges: list[tuple[GraphEdge, QGraphicsPathItem]] = []
+        #: Each typed edge's label item, by (source, target, type).
+        self.labels: dict[tuple[str, str, str], QGraphicsSimpleTextItem] = {}
 
     def draw(self, graph: Neighbourhood, text: QColor, base: QColor,
              positions: dict[str, tuple[float, float]] | None = None) -> None:
         """Draw ``graph`` at ``positions`` (computed on a worker: :func:`graph_layout`), or lay it out here."""
         self.clear()
-        self.nodes, self.edges = {}, []
+        self.nodes, self.edges, self.labels = {}, [], {}
         for node, (x, y) in (positions or graph_layout(graph)).items():
             position = QPointF(x, y)
             item = NodeItem(graph.node(node), node == graph.origin, text, base)
@@ -123,6 +137,8 @@ class GraphScene(QGraphicsScene):
             path = self._edge(edge, arrow=not mutual)
             self.addItem(path)
             self.edges.append((edge, path))
+            if edge.kind == TYPED:
+                self._label(edge, text)
         self.setSceneRect(self.itemsBoundingRect().adjusted(-40, -40, 40, 40))
 
     def select(self, memory_id: str | None) -> None:
@@ -141,9 +157,9 @@ class GraphScene(QGraphicsScene):
                      for s in (0.4, -0.4)]
             path.addPolygon(QPolygonF([tip, wings[0], wings[1], tip]))
         dangling = self.nodes[edge.target].node.dangling
-        colour = COLOURS["cycle"] if edge.cycle else COLOURS["missing"] if dangling else COLOURS[edge.kind]
+        colour = COLOURS["cycle"] if edge.cycle else COLOURS["missing"] if dangling else edge_colour(edge)
         pen = QPen(QColor(colour), 2.6 if edge.cycle else 1.6)
-        if edge.kind != RELATED or dangling:
+        if edge.kind not in (RELATED, TYPED) or dangling:
             pen.setStyle(Qt.PenStyle.DashLine)
         item = QGraphicsPathItem(path)
         item.setPen(pen)
@@ -152,7 +168,22 @@ class GraphScene(QGraphicsScene):
         return item
 
 
+    def _label(self, edge: GraphEdge, text: QColor) -> None:
+        """The link's type, written at the middle of its line in the line's colour."""
+        start, end = self.nodes[edge.source].pos(), self.nodes[edge.target].pos()
+        label = QGraphicsSimpleTextItem(edge.label)
+        label.setBrush(QBrush(QColor(edge_colour(edge))))
+        box = label.boundingRect()
+        label.setPos((start.x() + end.x() - box.width()) / 2, (start.y() + end.y() - box.height()) / 2)
+        label.setZValue(2)
+        label.setToolTip(_edge_tip(edge))
+        self.addItem(label)
+        self.labels[(edge.source, edge.target, edge.label)] = label
+
+
 def _edge_tip(edge: GraphEdge) -> str:
+    if edge.kind == TYPED:
+        return f"{edge.source} {edge.label} {edge.target}"
     if edge.kind == RELATED:
         text = f"{edge.source} lists {edge.target} in related_to"
         return text + (" — part of a loop of links" if edge.cycle else "")

@@ -35,6 +35,9 @@ from .scene import GraphScene, graph_layout
 LEGEND = ("<span style='color:#7f8c8d'>━ related_to</span> &nbsp; "
           "<span style='color:#2e86c1'>╌▶ superseded by</span> &nbsp; "
           "<span style='color:#c0392b'>red: missing id or cycle</span> &nbsp; "
+          "typed links ━▶ <span style='color:#e74c3c'>contradicts</span> "
+          "<span style='color:#27ae60'>supports</span> <span style='color:#8e44ad'>derived-from</span> "
+          "<span style='color:#16a085'>see-also</span> <span style='color:#a0522d'>other</span> &nbsp; "
           "<span style='color:#1e8449'>▢ centre</span>")
 
 
@@ -112,6 +115,7 @@ class GraphView(QWidget):
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.legend = muted(QLabel(LEGEND))
+        self.legend.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addLayout(bar)

@@ -141,9 +141,16 @@ class ReviewView(LazyRefresh, QWidget):
         self.stack = QStackedWidget()
         self.stack.addWidget(self.message)
         self.stack.addWidget(desk)
+        self.consolidate_button = QPushButton("Consolidate…")
+        describe(self.consolidate_button, "Consolidate",
+                 "Review proposed summaries of old, fading memories on one topic: apply, edit or reject each")
+        self.consolidate_button.clicked.connect(lambda _c=False: self.consolidate())
+        top = QHBoxLayout()
+        top.addWidget(self.heading, 1)
+        top.addWidget(self.consolidate_button, 0, Qt.AlignmentFlag.AlignTop)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
-        layout.addWidget(self.heading)
+        layout.addLayout(top)
         layout.addWidget(self.stack, 1)
 
         self.table.key_action.connect(self.act)
@@ -158,6 +165,18 @@ class ReviewView(LazyRefresh, QWidget):
         ctx.data_changed.connect(self.request_refresh)
         self._update_buttons()
         self.init_lazy()
+
+    def consolidate(self) -> QWidget | None:
+        """Open the consolidation desk for the selected file (proposals read on a worker)."""
+        from .consolidation import ConsolidationDialog
+
+        path = self.ctx.current_path()
+        if path is None:
+            return None
+        self.dialog = ConsolidationDialog(self.ctx, path, self)
+        self.dialog.open()
+        self.dialog.refresh()
+        return self.dialog
 
     # ----------------------------------------------------------------- loading
     def refresh(self) -> asyncio.Task:
