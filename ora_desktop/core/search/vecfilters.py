@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from .query import ParsedQuery
     from .vectors import VectorIndex
 
+CHUNK = 65536
 _OPS = {">": np.greater, ">=": np.greater_equal, "<": np.less, "<=": np.less_equal, "=": np.equal}
 
 
@@ -86,16 +87,16 @@ class FilterColumns:
     def _fresh(self, path: Path, vectors: VectorIndex) -> None:
         stats = file_stats(path)
         with vectors.lock:
-            mids = list(vectors.mids)
+            mids, row_of = vectors.mids, vectors.row_of  # (a change bumps the generation: read again)
             generation = vectors.generation
         key = (repr(stats), generation, len(mids))
         if key == self._key:
             return
-        self._read(path, mids)
+        self._read(path, mids, row_of)
         # Only a settled file's stats may vouch (a commit can reach -wal before -shm publishes it).
         self._key = key if settled(stats) else None
 
-    def _read(self, path: Path, mids: list[str | None]) -> None:
+    def _read(self, path: Path, mids: list[str | None], row_of: dict[str, int]) -> None:
         index = get_index(path)
         have = set(index.columns)
 
@@ -108,26 +109,27 @@ class FilterColumns:
         numbers = ("integer", "real", "null")
         odd = (f"SELECT 1 FROM src.memories WHERE typeof({col('importance')}) NOT IN {numbers} "
                f"OR typeof({col('health_score')}) NOT IN {numbers} LIMIT 1")
-        with index.lock:
-            conn = index.connection()
-            rows = conn.execute(sql).fetchall()
-            self.numeric = conn.execute(odd).fetchone() is None
-        row_of = {mid: i for i, mid in enumerate(mids) if mid is not None}
         size = len(mids)
         code = np.full(size, -1, dtype=np.int32)
         importance, health, expires = np.full(size, math.nan), np.full(size, math.nan), np.full(size, math.nan)
         superseded, no_expiry = np.zeros(size, dtype=bool), np.ones(size, dtype=bool)
         types: dict[str, int] = {}
-        found = [(row_of[r[0]], r) for r in rows if r[0] in row_of]
-        if found:
-            at = np.fromiter((i for i, _ in found), dtype=np.int64, count=len(found))
-            code[at] = [-1 if r[1] is None else types.setdefault(str(r[1]), len(types)) for _, r in found]
-            if self.numeric:
-                importance[at] = [_number(r[2]) for _, r in found]
-                health[at] = [_number(r[3]) for _, r in found]
-            expires[at] = [_number(r[4]) for _, r in found]
-            no_expiry[at] = [bool(r[5]) for _, r in found]
-            superseded[at] = [bool(r[6]) for _, r in found]
+        with index.lock:
+            conn = index.connection()
+            self.numeric = conn.execute(odd).fetchone() is None
+            cursor = conn.execute(sql)
+            while batch := cursor.fetchmany(CHUNK):  # in chunks: a million rows at once held ~400 MB
+                found = [(row, r) for r in batch if (row := row_of.get(r[0])) is not None and row < size]
+                if not found:
+                    continue
+                at = np.fromiter((i for i, _ in found), dtype=np.int64, count=len(found))
+                code[at] = [-1 if r[1] is None else types.setdefault(str(r[1]), len(types)) for _, r in found]
+                if self.numeric:
+                    importance[at] = [_number(r[2]) for _, r in found]
+                    health[at] = [_number(r[3]) for _, r in found]
+                expires[at] = [_number(r[4]) for _, r in found]
+                no_expiry[at] = [bool(r[5]) for _, r in found]
+                superseded[at] = [bool(r[6]) for _, r in found]
         self.types, self.type_code = types, code
         self.importance, self.health, self.expires = importance, health, expires
         self.superseded, self.no_expiry = superseded, no_expiry
