@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import getpass
 import sys
 from typing import Any
 
+from ..core import sync_settings
 from ..core.config import Config
+from ..core.errors import OraError
 from ..core.logs import configure
 from ..core.maintenance import JobReport
 from ..core.operations import sync as sync_ops
@@ -25,7 +28,9 @@ def register(sub: Any) -> None:
         "listed by --conflicts. The password (URL, PGPASSWORD or ~/.pgpass) is never printed.",
     )
     common.add_target(p, all_option=True)
-    p.add_argument("--url", help="server URL (postgresql://user@host:port/db?sslmode=...), overriding config.toml")
+    p.add_argument("--url", help="server URL (postgresql://user@host:port/db?sslmode=...), overriding config.toml; "
+                   "without a password (others can read the command line): PGPASSWORD, ~/.pgpass or config.toml "
+                   "give it, or '--url -' reads the whole URL from standard input")
     p.add_argument("--dry-run", action="store_true", help="count what would be pushed and pulled; change nothing")
     p.add_argument("--status", action="store_true",
                    help="show each file's last sync, pending count, conflicts and last error (no server needed)")
@@ -50,6 +55,7 @@ def _sync(args: argparse.Namespace) -> int:
     if args.full and not args.vacuum:
         common.fail(args, "--full goes with --vacuum (VACUUM FULL of the server table)")
         return 2
+    args.url = _url(args.url)  # read from standard input for '-'; refused with a password in it
     if args.vacuum:
         return _vacuum(args, config)
     if args.status or args.conflicts:
@@ -72,6 +78,23 @@ def _sync(args: argparse.Namespace) -> int:
     if any(run.outcome == "failed" for run in report.runs):
         return 1
     return 3 if report.failures else 0
+
+
+def _url(given: str | None) -> str | None:
+    """The ``--url`` value: read from standard input for ``-``; refused when it holds a password,
+    since every local user can read a command line (``ps``, ``/proc``)."""
+    if given is None:
+        return None
+    if given == "-":
+        url = getpass.getpass("sync server URL: ") if sys.stdin.isatty() else sys.stdin.readline()
+        if not url.strip():
+            raise OraError("--url -: standard input held no URL; nothing was synced")
+        return url.strip()
+    if sync_settings.holds_password(given):
+        raise OraError("--url holds a password, which every local user can read in `ps`; nothing was synced: "
+                       "put the password in PGPASSWORD or ~/.pgpass, or the URL in [sync] url of config.toml, "
+                       "or pass '--url -' and give the URL on standard input")
+    return given
 
 
 def _run_json(run: JobReport) -> dict:

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 from .config import Config
 from .connection import BUSY_TIMEOUT_MS, connect_readonly, file_stamp, translate
 from .errors import FileMissing, OraError
-from .private import UnsafePath, private_dir
+from .private import UnsafePath, open_private, private_dir
 from .schema import check_shape, inspect, sniff_file
 
 if TYPE_CHECKING:
@@ -111,7 +111,7 @@ def check_file(path: Path) -> list[str]:
 
 def _copy_live(source: Path, target: Path, progress=None, cancel=None) -> None:
     """Online-backup ``source`` into a new file ``target`` (mode 0600), one consistent snapshot."""
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    fd = open_private(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     os.close(fd)
     # SQLite's locks, not immutable: an agent's checkpoint must not rewrite pages under the copy.
     src = connect_readonly(source, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)

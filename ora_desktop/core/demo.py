@@ -25,6 +25,7 @@ from pathlib import Path
 
 from .errors import OraError
 from .home import OraHome
+from .private import touch_private
 from .schema import INIT_SQL, SEED_INDEXES
 
 DAY = 86400
@@ -291,7 +292,7 @@ def write_agent(path: Path, memories: int, seed: int = 0, task: bool = False,
         raise OraError(f"{path}: already exists; the demo never overwrites a file")
     clock = _Clock(now or datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0))
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        touch_private(path)  # 0600, folders 0700: demo memories are memories
         conn = sqlite3.connect(path, isolation_level=None)
     except (OSError, sqlite3.Error) as exc:
         culprit = getattr(exc, "filename", None)

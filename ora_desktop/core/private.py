@@ -14,6 +14,9 @@ import logging.handlers
 import os
 import stat
 from pathlib import Path
+from typing import Any
+
+import filelock
 
 from .errors import OraError
 
@@ -56,7 +59,7 @@ def private_dir(base: str | Path, *parts: str) -> Path:
             folder = folder / level
         refuse_link(folder, "folder")
         if level is None:
-            _make_dirs(folder)
+            make_dirs(folder)
         else:
             with contextlib.suppress(FileExistsError):
                 os.mkdir(folder, DIR_MODE)
@@ -69,8 +72,10 @@ def private_dir(base: str | Path, *parts: str) -> Path:
     return folder
 
 
-def _make_dirs(folder: Path) -> None:
-    """``mkdir -p`` where the folders we create are 0700 (``mkdir``'s mode is masked by umask: chmod)."""
+def make_dirs(folder: str | Path) -> Path:
+    """``mkdir -p`` where the folders we create are 0700 whatever the umask; existing ones are left
+    as they are (they may be the user's). Returns ``folder`` as a ``Path``."""
+    folder = Path(folder)
     missing = []
     probe = folder
     while not probe.exists() and probe != probe.parent:
@@ -81,6 +86,7 @@ def _make_dirs(folder: Path) -> None:
             os.mkdir(created, DIR_MODE)
             with contextlib.suppress(OSError):
                 os.chmod(created, DIR_MODE)
+    return folder
 
 
 def open_private(path: str | Path, flags: int = os.O_WRONLY | os.O_CREAT | os.O_APPEND) -> int:
@@ -108,21 +114,39 @@ def open_private(path: str | Path, flags: int = os.O_WRONLY | os.O_CREAT | os.O_
 
 
 def touch_private(path: str | Path) -> Path:
-    """Create ``path`` (mode 0600, not through a link) if missing, before another library opens it.
+    """Create ``path`` empty with mode 0600 (not through a link) if missing, before another
+    library (SQLite, a writer) opens it; its missing folders are made 0700.
 
-    SQLite gives a database's ``-wal``/``-shm``/``-journal`` the mode of the database itself, so a
-    database created this way keeps all its files private.
+    An existing file is never opened — closing a descriptor of a database this process holds
+    connections to would drop SQLite's POSIX locks — only checked (no link) and tightened to
+    0600 by name. SQLite gives a database's ``-wal``/``-shm``/``-journal`` the mode of the
+    database itself, so a database created this way keeps all its files private.
     """
     path = Path(path)
-    try:  # an existing file may be a database this process holds open: never open/close it
-        os.close(open_private(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL))  # (that drops SQLite's locks)
+    make_dirs(path.parent)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | CLOEXEC, FILE_MODE)
     except FileExistsError:
         st = os.lstat(refuse_link(path))
         if not stat.S_ISREG(st.st_mode):
             raise UnsafePath(f"{path}: refused, expected a regular file here") from None
         if stat.S_IMODE(st.st_mode) & 0o077:
-            os.chmod(path, FILE_MODE)
+            with contextlib.suppress(OSError):
+                os.chmod(path, FILE_MODE)
+        return path
+    try:
+        os.fchmod(fd, FILE_MODE)  # a created file is ours: exactly 0600, whatever the umask took away
+    finally:
+        os.close(fd)  # just created (O_EXCL): no connection of ours can hold a lock on it
     return path
+
+
+def private_lock(path: str | Path, **options: Any) -> filelock.FileLock:
+    """A ``filelock.FileLock`` on ``path`` whose file is 0600 and whose missing folders are 0700
+    (a link in its place is refused); ``options`` go to ``FileLock``."""
+    path = refuse_link(path)
+    make_dirs(path.parent)
+    return filelock.FileLock(str(path), mode=FILE_MODE, **options)
 
 
 def is_private(path: str | Path) -> bool:

@@ -37,7 +37,7 @@ from .connection import BUSY_TIMEOUT_MS, translate
 from .errors import CorruptFile, EmptyFile, FileMissing, NotSQLite, OraError, WrongSchema
 from .fileheader import copy_into
 from .locks import job_lock
-from .private import UnsafePath, open_private, private_dir, refuse_link
+from .private import UnsafePath, make_dirs, open_private, private_dir, refuse_link
 from .records import Change, Initiator
 from .schema import sniff_file
 
@@ -74,7 +74,7 @@ def restore(backup_path: Path, target: Path, config: Config) -> RestoreReport:
 
         refuse_link(target, "memory file")
     if not os.path.lexists(target):
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(target.parent)
         memories = _write_new(backup_path, target)
         return RestoreReport(backup_path, target, None, memories,
                              f"restored {target} from {backup_path.name} ({memories} memories; there was no "
@@ -198,7 +198,7 @@ def _write_new(backup_path: Path, target: Path) -> int:
     """Copy the backup into a file that does not exist yet (through SQLite, one consistent copy)."""
 
     src = sqlite3.connect(b.ro_uri(backup_path, immutable=True), uri=True)
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    fd = open_private(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     os.close(fd)
     dst = sqlite3.connect(str(target), isolation_level=None)
     try:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .errors import CorruptFile, EmptyFile, FileMissing, FileProblem, NotSQLite, WrongSchema
 from .fileheader import read_header
+from .private import touch_private
 
 # The seed's "Full Initialization SQL", verbatim. New files are created with exactly this.
 INIT_SQL = """\
@@ -193,10 +194,11 @@ def _as_file_error(path: str, exc: sqlite3.DatabaseError) -> Exception:
 
 
 def create_database(path: Path) -> None:
-    """Create a new agent file with the seed's init SQL, verbatim. Refuses to overwrite."""
+    """Create a new agent file with the seed's init SQL, verbatim, readable by its owner only.
+    Refuses to overwrite."""
     if path.exists() and path.stat().st_size > 0:
         raise FileExistsError(f"{path}: already exists")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    touch_private(path)  # 0600 (its -wal/-shm follow), missing folders 0700, before SQLite writes a byte
     conn = sqlite3.connect(path)
     try:
         conn.executescript(INIT_SQL)

@@ -14,8 +14,10 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlsplit
 
 from .config_values import ConfigError, Setting, parse_interval
 
@@ -52,6 +54,17 @@ def url_for(config: Config, site: str | None = None) -> str | None:
     if found is not None and found.value:
         return str(found.value)
     return os.environ.get("ORA_DESKTOP_SYNC_URL") or None
+
+
+def holds_password(url: str) -> bool:
+    """Whether a libpq connection string holds a password: ``postgresql://user:PW@…``,
+    ``?password=…`` in a URL, or ``password=…`` in the ``key=value`` form."""
+    text = url.strip()
+    if re.match(r"^postgres(ql)?://", text, re.IGNORECASE):
+        parts = urlsplit(text)
+        userinfo = parts.netloc.rpartition("@")[0]
+        return ":" in userinfo or bool(parse_qs(parts.query).get("password"))
+    return re.search(r"(^|\s)password\s*=", text, re.IGNORECASE) is not None
 
 
 def with_url(config: Config, url: str) -> Config:

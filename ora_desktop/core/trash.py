@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import timestamps
+from . import chunks, timestamps
 from .records import Change, ChangeKind, DeletedMemory, Removed, row_to_memory
-from .trash_links import forget_batches, restore_links, unlink_removed
+from .trash_links import IDS_JSON as _IDS_JSON
+from .trash_links import Linkers, forget_batches, linkers, restore_links, unlink_removed
 
 if TYPE_CHECKING:
     from .store import Store
@@ -24,33 +25,60 @@ class TrashMixin:
 
     def remove_where_recoverably(self: Store, where: str, params: Sequence[Any], reason: str,
                                  return_records: bool = True,
-                                 previous: dict[str, dict[str, Any]] | None = None) -> Removed:
+                                 previous: dict[str, dict[str, Any]] | None = None,
+                                 last_step: Callable[[Removed], None] | None = None,
+                                 recheck: str | None = None) -> Removed:
         """Copy matching rows (every column, extras included) to the trash, then delete them.
 
         Returns the removed records (none when ``return_records`` is false) with the trash batch
         that holds them, the number of rows deleted and the ``Change``. ``previous`` receives the
-        link and sync columns, as they were, of the other memories that lost a link."""
+        link and sync columns, as they were, of the other memories that lost a link.
+
+        Called outside a transaction, the rows go in chunks (:mod:`.chunks`), each its own short
+        transaction, all under one trash batch, so restoring the batch brings back every chunk;
+        ``last_step(removed so far)`` runs inside the last chunk's transaction (a journal entry).
+        Inside the caller's transaction everything happens in it. ``where`` uses ``?`` parameters.
+        Each chunk names its rows (rowid and id, as read before the first) and checks again that
+        they still match ``where``, or ``recheck`` (no parameters) when ``where`` is costly to
+        repeat in every chunk (a long id list: ``"1"``).
+        """
         self._require_writable()
         batch = uuid.uuid4().hex[:12]
         stamp = timestamps.now_sql()
-        pairs = ", ".join(f"'{c}', \"{c}\"" for c in self.columns)
-        with self.write():
-            self.ensure_engine_tables()  # in the same transaction: a failed delete creates nothing
-            removed = tuple(self._rows(where, params)) if return_records else ()
-            ids = frozenset(m.id for m in removed) if return_records else frozenset(
-                r[0] for r in self._fetch_all(f"SELECT id FROM memories WHERE {where}", params))
-            self._execute(
-                "INSERT INTO ora_desktop_trash (memory_id, deleted_at, reason, batch, row_json) "
-                f"SELECT id, ?, ?, ?, json_object({pairs}) FROM memories WHERE {where}",
-                [stamp, reason, batch, *params],
-            )
-            # Links kept whole: the other memories' links to these go too, recorded in the batch.
-            relinked = unlink_removed(self, ids, batch, previous) if ids else frozenset()
-            count = self._execute(f"DELETE FROM memories WHERE {where}", params).rowcount
-        rowids = frozenset(m.rowid for m in removed if m.rowid is not None)
-        change = self._emit(Change(changed=relinked - ids, removed=ids, source=reason, kind=ChangeKind.DELETED,
-                                   removed_rowids=rowids if len(rowids) == len(ids) else frozenset()))
-        return Removed(removed, batch, count, change)
+        done = _Removal(self, reason, batch, stamp, return_records, previous)
+        try:
+            if self.db.in_transaction():
+                with self.write():
+                    done.step(where, params)
+                    if last_step is not None:
+                        last_step(done.result(pending=True))
+                done.keep()
+                return done.result()
+            keys = self._fetch_all(f"SELECT rowid, id FROM memories WHERE {where} ORDER BY rowid", params)
+            done.among = linkers(self, [k[1] for k in keys])
+            # (the id too: a rowid freed and reused meanwhile names another memory)
+            mine = f"rowid IN {_IDS_JSON} AND coalesce(id, '') IN {_IDS_JSON}"
+            where, params = (f"{mine} AND ({where})", list(params)) if recheck is None else (
+                f"{mine} AND ({recheck})", [])
+            sizer, at = chunks.new_sizer(), 0
+            while at < len(keys) or (at == 0 and last_step is not None):
+                part = keys[at:at + sizer.size]
+                at += len(part)
+
+                def chunk(part: list[tuple] = part, final: bool = at >= len(keys)) -> int:
+                    named = [json.dumps([k[0] for k in part]), json.dumps([k[1] or "" for k in part])]
+                    count = done.step(where, [*named, *params])
+                    if final and last_step is not None:
+                        last_step(done.result(pending=True))
+                    return count
+
+                chunks.timed_write(self, sizer, chunk)
+                done.keep()
+                if not part:
+                    break
+            return done.result()
+        finally:
+            done.tell()
 
     def trash(self: Store, limit: int | None = 1000, batch: str | None = None) -> list[DeletedMemory]:
         """Rows in the trash, most recently deleted first (empty if nothing was ever deleted)."""
@@ -153,5 +181,67 @@ class TrashMixin:
             forget_batches(self)
             return count
 
+
+class _Removal:
+    """One recoverable removal, possibly over several chunks sharing its trash batch."""
+
+    def __init__(self, store: Store, reason: str, batch: str, stamp: str, return_records: bool,
+                 previous: dict[str, dict[str, Any]] | None) -> None:
+        self.store, self.reason, self.batch, self.stamp = store, reason, batch, stamp
+        self.return_records, self.previous = return_records, previous
+        self.records: list[Any] = []
+        self.ids: set[str] = set()
+        self.relinked: set[str] = set()
+        self.count = 0
+        self.chunk: tuple[tuple, frozenset[str], frozenset[str], int] = ((), frozenset(), frozenset(), 0)
+        self.among: Linkers | None = None  # in chunks: who linked to these rows before the first chunk
+
+    def step(self, where: str, params: Sequence[Any]) -> int:
+        """Trash and delete the rows ``where`` matches (inside a write); returns how many went.
+        What went counts once the transaction commits (:meth:`keep`)."""
+        store = self.store
+        store.ensure_engine_tables()  # in the same transaction: a failed delete creates nothing
+        pairs = ", ".join(f"'{c}', \"{c}\"" for c in store.columns)
+        removed = tuple(store._rows(where, params)) if self.return_records else ()
+        ids = frozenset(m.id for m in removed) if self.return_records else frozenset(
+            r[0] for r in store._fetch_all(f"SELECT id FROM memories WHERE {where}", params))
+        store._execute(
+            "INSERT INTO ora_desktop_trash (memory_id, deleted_at, reason, batch, row_json) "
+            f"SELECT id, ?, ?, ?, json_object({pairs}) FROM memories WHERE {where}",
+            [self.stamp, self.reason, self.batch, *params],
+        )
+        # Links kept whole: the other memories' links to these go too, recorded in the batch.
+        relinked = unlink_removed(store, ids, self.batch, self.previous, self.among) if ids else frozenset()
+        count = store._execute(f"DELETE FROM memories WHERE {where}", params).rowcount
+        self.chunk = (removed, ids, relinked, count)
+        return count
+
+    def keep(self) -> None:
+        """The chunk's transaction committed: count what it removed."""
+        removed, ids, relinked, count = self.chunk
+        self.records += removed
+        self.ids |= ids
+        self.relinked |= relinked
+        self.count += count
+        self.chunk = ((), frozenset(), frozenset(), 0)
+
+    def change(self, pending: bool = False) -> Change:
+        removed, ids, relinked, _count = self.chunk if pending else ((), frozenset(), frozenset(), 0)
+        gone = frozenset(self.ids | ids)
+        rowids = frozenset(m.rowid for m in (*self.records, *removed) if m.rowid is not None)
+        return Change(changed=frozenset(self.relinked | relinked) - gone, removed=gone, source=self.reason,
+                      kind=ChangeKind.DELETED, removed_rowids=rowids if len(rowids) == len(gone) else frozenset())
+
+    def result(self, pending: bool = False) -> Removed:
+        """What went (with ``pending``: including the chunk not yet committed)."""
+        removed, _ids, _relinked, count = self.chunk if pending else ((), frozenset(), frozenset(), 0)
+        return Removed((*self.records, *removed), self.batch, self.count + count, self.change(pending))
+
+    def tell(self) -> None:
+        """Tell listeners once what went (also when a later chunk failed: earlier ones are in);
+        inside the caller's transaction the store holds it until that commits."""
+        change = self.change()
+        if change:
+            self.store._emit(change)
 
 from .schema import MEMORY_COLUMNS as _COLUMNS  # noqa: E402

@@ -59,9 +59,26 @@ def _write(store: Store, edits: list[tuple[str, str | None, str | None]]) -> Non
     store.db.cursor().executemany(sql, [[e[c] for c in cols] + stamp + [e[0]] for e in edits])
 
 
-def _linking(store: Store, removed: frozenset[str]) -> list[tuple[Any, ...]]:
+def linkers(store: Store, removed: Iterable[str]) -> Linkers:
+    """Which memories outside ``removed`` link to one of them now, and the highest rowid: read
+    once before a removal in chunks, so that each chunk looks only at these and at rows added
+    since (:func:`unlink_removed`'s ``among``) instead of scanning the whole table again."""
+    removed = frozenset(removed)
+    top = run_sql(store, "SELECT coalesce(max(rowid), 0) FROM memories").fetchone()[0]
+    return Linkers(tuple(r[0] for r in _linking(store, removed)), int(top))
+
+
+class Linkers(tuple):
+    """(ids that link to memories being removed, the highest rowid when they were found)."""
+
+    def __new__(cls, ids: tuple[str, ...], top: int) -> Linkers:
+        return super().__new__(cls, (ids, top))
+
+
+def _linking(store: Store, removed: frozenset[str], among: Linkers | None = None) -> list[tuple[Any, ...]]:
     """(id, related_to, superseded_by, updated_at, sync_status) of the memories outside ``removed``
-    that link to one of them (candidates: an id inside another id is told apart by the caller)."""
+    that link to one of them (candidates: an id inside another id is told apart by the caller);
+    with ``among``, only those memories and the ones added after them are looked at."""
     has_related, has_superseded = "related_to" in store.columns, "superseded_by" in store.columns
     if not removed or not (has_related or has_superseded):
         return []
@@ -85,22 +102,27 @@ def _linking(store: Store, removed: frozenset[str]) -> list[tuple[Any, ...]]:
     related = "m.related_to" if has_related else "NULL"
     superseded = "m.superseded_by" if has_superseded else "NULL"
     sync = ", ".join(f"m.{c}" if c in store.columns else "NULL" for c in _SYNC)
+    narrow, narrowed = "", []
+    if among is not None:
+        narrow, narrowed = f" AND (m.id IN {IDS_JSON} OR m.rowid > ?)", [json.dumps(list(among[0])), among[1]]
     return run_sql(store,
         f"SELECT m.id, {related}, {superseded}, {sync} FROM memories m "
-        f"WHERE m.id NOT IN {IDS_JSON} AND ({' OR '.join(clauses)})", [gone, *params],
+        f"WHERE m.id NOT IN {IDS_JSON}{narrow} AND ({' OR '.join(clauses)})", [gone, *narrowed, *params],
     ).fetchall()
 
 
 def unlink_removed(store: Store, removed: Iterable[str], batch: str | None = None,
-                   previous: dict[str, dict[str, Any]] | None = None) -> frozenset[str]:
+                   previous: dict[str, dict[str, Any]] | None = None,
+                   among: Linkers | None = None) -> frozenset[str]:
     """Take ``removed`` ids out of the links of every memory that stays (call inside a write).
 
     With ``batch``, each edit is recorded for :func:`restore_links`. With ``previous``, the
     edited memories' link and sync columns as they were are put there (id -> column -> value),
-    which is what an undo needs to give them back exactly. Returns the edited ids.
+    which is what an undo needs to give them back exactly. With ``among`` (:func:`linkers`), only
+    those memories and rows added since are looked at. Returns the edited ids.
     """
     removed = frozenset(removed)
-    rows = _linking(store, removed)
+    rows = _linking(store, removed, among)
     if not rows:
         return frozenset()
     chains = _successors(store, removed) if "superseded_by" in store.columns else {}

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import timestamps
@@ -250,15 +250,18 @@ class WritesMixin:
         return self._emit(Change(changed=changed, source="touch", kind=ChangeKind.TOUCHED))
 
     def delete(self: Store, ids: str | Iterable[str], reason: str = "deleted", *,
-               previous: dict[str, dict[str, Any]] | None = None) -> Removed:
+               previous: dict[str, dict[str, Any]] | None = None,
+               last_step: Callable[[Removed], None] | None = None) -> Removed:
         """Delete memories, first keeping their full rows in the trash (restorable).
 
         Returns the removed records (a tuple) carrying the trash ``batch`` that holds them and
-        the ``change``; unknown ids are ignored. ``previous``: see ``remove_where_recoverably``.
+        the ``change``; unknown ids are ignored. Many ids go in short transactions sharing the
+        batch. ``previous``, ``last_step``: see ``remove_where_recoverably``.
         """
         self._require_writable()
         ids = [ids] if isinstance(ids, str) else list(dict.fromkeys(ids))
         if not ids:
             return Removed()
         # One statement however many ids (no SQLite variable limit): the ids travel as JSON.
-        return self.remove_where_recoverably(f"id IN {IDS_JSON}", [json.dumps(ids)], reason, previous=previous)
+        return self.remove_where_recoverably(f"id IN {IDS_JSON}", [json.dumps(ids)], reason, previous=previous,
+                                             last_step=last_step, recheck="1")

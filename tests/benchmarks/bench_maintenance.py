@@ -1,8 +1,10 @@
 """Maintenance jobs against raw SQLite doing the same work on the same file, in one run.
 
-* decay: our job (one UPDATE in a BEGIN IMMEDIATE transaction with the state mark) vs the same
-  rule as one raw UPDATE, and the seed's literal UPDATE (which skips never-accessed memories).
-  Target: within 1.2x of the raw UPDATE.
+* decay: our job (the UPDATE in short chunks with a resumable mark, so agents are never locked
+  out) vs the same rule as one raw UPDATE, and the seed's literal UPDATE (which skips
+  never-accessed memories). The chunks leave the lock free 60 ms apart, which costs wall time
+  on a large file. Also the longest time one of
+  our chunks held the write lock (target: 0.25 s), beside the raw UPDATE's one transaction.
 * cleanup: our recoverable cleanup vs the seed's raw DELETE, and vs the raw INSERT…SELECT into a
   trash table + DELETE (what keeping the rows costs in SQL alone).
 * backup of a ~1 GB file: ours (online backup, integrity_check of the copy, fsync, rename) vs
@@ -26,6 +28,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from ora_desktop.core import chunks
 from ora_desktop.core.config import Config
 from ora_desktop.core.maintenance import JobContext, check, cleanup, decay
 from ora_desktop.core.schema import INIT_SQL, SEED_INDEXES
@@ -81,7 +84,11 @@ def _decay(source: Path, rows: list[Row]) -> None:
 
     t = interleaved(reset, {"ours": ours, "same": lambda p: raw_write(p, SAME_RULE_DECAY),
                             "seed": lambda p: raw_write(p, SEED_DECAY)}, repeat=5)
-    rows.append(Row("decay (ours) vs the same rule as one raw UPDATE", t["ours"], t["same"], "<= 1.2x", "s"))
+    held = chunks.last_sizer.longest
+    rows.append(Row("decay (ours, in chunks 60 ms apart) vs the same rule as one raw UPDATE", t["ours"], t["same"],
+                    "(info)", "s"))
+    rows.append(Row("  decay: longest write-lock hold (ours, in chunks) vs the one raw UPDATE", held, t["same"],
+                    "<= 0.25 s", "s"))
     rows.append(Row("decay (ours) vs the seed's literal UPDATE", t["ours"], t["seed"], "(info)", "s"))
 
 
@@ -103,7 +110,10 @@ def _cleanup(source: Path, rows: list[Row]) -> None:
 
     t = interleaved(copy, {"ours": ours, "delete": lambda p: raw_write(p, SEED_CLEANUP), "keep": raw_recoverable},
                     repeat=5)
+    held = chunks.last_sizer.longest
     rows.append(Row("cleanup (ours, recoverable) vs raw DELETE", t["ours"], t["delete"], "(info)", "s"))
+    rows.append(Row("  cleanup: longest write-lock hold (ours, in chunks) vs raw copy+DELETE in one transaction",
+                    held, t["keep"], "<= 0.25 s", "s"))
     rows.append(Row("cleanup (ours) vs raw copy-to-trash + DELETE", t["ours"], t["keep"], "(like for like)", "s"))
     rows.append(Row("  what keeping the rows costs: raw copy+DELETE vs DELETE", t["keep"], t["delete"], "(info)",
                     "s"))

@@ -15,6 +15,7 @@ import psycopg
 import pytest
 
 from ora_desktop.core.config import config_path
+from ora_desktop.core.sync_settings import holds_password
 from tests.integration.sync_support import Machine, digest, server_rows
 from tests.pg_server import PASSWORD
 
@@ -22,11 +23,22 @@ ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow  # real processes and a real server
 
 
+def _stdin_url(argv: tuple[object, ...]) -> tuple[list[str], str | None]:
+    """``--url`` refuses a password on the command line: such a URL goes through ``--url -``."""
+    args = [str(a) for a in argv]
+    if "--url" in args and holds_password(args[args.index("--url") + 1]):
+        at = args.index("--url") + 1
+        url, args[at] = args[at], "-"
+        return args, url + "\n"
+    return args, None
+
+
 def ora(*argv: object, check: bool = True, env: dict | None = None) -> subprocess.CompletedProcess[str]:
     environ = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     environ.pop("ORA_DEBUG", None)
-    result = subprocess.run([sys.executable, "-m", "ora_desktop", *map(str, argv)], capture_output=True, text=True,
-                            env=environ, timeout=300, cwd=ROOT)
+    args, given = _stdin_url(argv)
+    result = subprocess.run([sys.executable, "-m", "ora_desktop", *args], capture_output=True, text=True,
+                            env=environ, timeout=300, cwd=ROOT, input=given or "")
     if check:
         assert result.returncode == 0, result.stderr
     return result
@@ -34,8 +46,13 @@ def ora(*argv: object, check: bool = True, env: dict | None = None) -> subproces
 
 def spawn(*argv: object) -> subprocess.Popen:
     environ = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen([sys.executable, "-m", "ora_desktop", *map(str, argv)], env=environ, cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    args, given = _stdin_url(argv)
+    process = subprocess.Popen([sys.executable, "-m", "ora_desktop", *args], env=environ, cwd=ROOT,
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdin is not None
+    process.stdin.write(given or "")
+    process.stdin.close()
+    return process
 
 
 @pytest.fixture
@@ -92,6 +109,24 @@ def test_a_foreign_server_table_is_one_line_and_changes_nothing(pg_url: str, mac
     assert "has another shape" in result.stderr and "missing columns content" in result.stderr
     assert PASSWORD not in result.stderr
     assert digest(machine.path) == before
+
+
+def test_a_password_on_the_command_line_is_refused_and_standard_input_is_read(pg_url: str, machine: Machine) -> None:
+    before = digest(machine.path)
+    environ = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "ora_desktop", "sync", "--db", str(machine.path), "--url"]
+    refused = subprocess.run([*command, pg_url], capture_output=True, text=True, env=environ, cwd=ROOT, timeout=120)
+    lines = refused.stderr.strip().splitlines()
+    assert refused.returncode == 2 and len(lines) == 1 and PASSWORD not in refused.stderr + refused.stdout
+    assert "holds a password" in lines[0] and "PGPASSWORD" in lines[0] and "--url -" in lines[0]
+    assert digest(machine.path) == before
+    empty = subprocess.run([*command, "-"], input="\n", capture_output=True, text=True, env=environ, cwd=ROOT,
+                           timeout=120)
+    assert empty.returncode == 2 and "standard input held no URL" in empty.stderr
+    given = subprocess.run([*command, "-", "--json"], input=pg_url + "\n", capture_output=True, text=True,
+                           env=environ, cwd=ROOT, timeout=120)
+    assert given.returncode == 0, given.stderr
+    assert json.loads(given.stdout)["files"][0]["pushed"] == 1 and PASSWORD not in given.stdout + given.stderr
 
 
 def test_no_server_configured_and_bad_arguments_are_one_line(machine: Machine) -> None:

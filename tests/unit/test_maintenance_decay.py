@@ -154,3 +154,32 @@ def test_a_file_that_is_not_a_database_fails_with_its_name(ora_home: Path) -> No
     report = run_job("decay", bad)
     assert report.outcome == "failed" and str(bad) in report.message
     assert bad.read_text() == "hello, not sqlite"
+
+
+def test_a_decay_stopped_between_chunks_is_finished_by_the_next_run_never_repeated(ora_home: Path,
+                                                                                   monkeypatch) -> None:
+    from ora_desktop.core import chunks
+
+    big = make_db(ora_home / "sites" / "s" / "big.site.db",
+                  [{"id": f"m{i}", "last_accessed_at": ago(30)} for i in range(2000)])
+    monkeypatch.setattr(chunks, "FIRST", 300)
+    monkeypatch.setattr(chunks, "GAP", 0)
+    real, calls = chunks.timed_write, []
+
+    def dies_at_the_third(store, sizer, rows):  # the process killed after two chunks committed
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(store, sizer, rows)
+
+    monkeypatch.setattr(chunks, "timed_write", dies_at_the_third)
+    with pytest.raises(KeyboardInterrupt):
+        run_job("decay", big)
+    values = column(big, "health_score").values()
+    done = list(values).count(0.99)
+    assert sorted(set(values)) == [0.99, 1.0] and 300 <= done < 2000
+    monkeypatch.setattr(chunks, "timed_write", real)
+    report = run_job("decay", big)
+    assert report.outcome == "ok" and report.counts["decayed"] == 2000 - done and "interrupted" in report.message
+    assert set(column(big, "health_score").values()) == {0.99}  # every memory lost one day, once
+    assert run_job("decay", big).counts["days"] == 0

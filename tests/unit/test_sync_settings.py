@@ -149,3 +149,17 @@ def test_marking_pushed_rows_in_one_statement_when_nothing_else_wrote(ora_home: 
             assert local.mark_pushed(store, rows, "2030-01-01 00:00:00", unchanged_since=version) == 5
         assert store.get(mine.id).sync_status == "local_only"
         assert local.pending_count(store) == 0
+
+
+@pytest.mark.parametrize(("url", "holds"), [
+    ("postgresql://ora:s3cret@db.example.org/ora", True),
+    ("postgres://ora:@db/ora", True),
+    ("postgresql://ora@db.example.org:5432/ora?sslmode=require&password=s3cret", True),
+    ("host=db user=ora password=s3cret dbname=ora", True),
+    ("postgresql://ora@db.example.org:5432/ora?sslmode=require", False),
+    ("postgresql://db.example.org/ora", False),
+    ("postgresql://user%40corp@db/ora", False),
+    ("host=db user=ora dbname=ora", False),
+])
+def test_a_password_in_a_url_is_recognised(url: str, holds: bool) -> None:
+    assert settings.holds_password(url) is holds

@@ -2,15 +2,16 @@
 
 "In the past" is decided by time (``julianday``), whatever format the writer used, so
 ``2025-01-14T10:30:00.000Z`` and ``2025-01-14 10:30:00`` are treated alike. Rows go to the
-file's ``ora_desktop_trash`` in the same transaction as the delete (contract 5); a dry run
-lists what would go and changes nothing.
+file's ``ora_desktop_trash`` in the same transaction as the delete (contract 5), in short
+transactions sharing one trash batch (:mod:`..chunks`: an agent writing meanwhile is never locked
+out); a dry run lists what would go and changes nothing.
 """
 
 from __future__ import annotations
 
 from ..rawsql import run_sql
 from ..store import open_store
-from .context import JobContext, Outcome, summary
+from .context import Cancelled, CancelledPartWay, JobContext, Outcome, summary
 from .values import looks_like_time
 
 PREVIEW_LIMIT = 1000
@@ -35,8 +36,13 @@ def run(ctx: JobContext) -> Outcome:
             more = f" (first {PREVIEW_LIMIT} listed)" if total > PREVIEW_LIMIT else ""
             return Outcome({"expired": total}, f"would delete {total} expired memories{more}",
                            [summary(r[0], r[1], f"expired {r[2]}") for r in rows])
-        with ctx.interruptible(store):
-            removed = store.remove_where_recoverably(EXPIRED, params, reason="expired", return_records=False).count
+        try:
+            with ctx.interruptible(store):
+                removed = store.remove_where_recoverably(EXPIRED, params, reason="expired",
+                                                         return_records=False).count
+        except Cancelled:
+            raise CancelledPartWay(f"{ctx.path}: cleanup cancelled part-way; what it deleted is in the trash, "
+                            "the next cleanup deletes the rest") from None
     ctx.step(1, 1)
     where = " (kept in the trash, restorable)" if removed else ""
     return Outcome({"expired": removed}, f"deleted {removed} expired memories{where}")

@@ -29,6 +29,11 @@ class Cancelled(OraError):
     """Raised inside a job when its ``cancel`` event is set; the runner reports ``cancelled``."""
 
 
+class CancelledPartWay(Cancelled):
+    """A job writing in chunks was cancelled after some of them: the message says what stays
+    and what finishes the job; the runner reports it as it is."""
+
+
 @dataclass
 class JobContext:
     """Everything a job function gets: the file, the options and the callbacks."""

@@ -4,8 +4,10 @@
 A memory whose last access (or creation, if never accessed) is more than 7 days old loses 0.01
 health per whole day elapsed since the previous decay of this file, floored at 0. The time of
 the previous decay lives in the file's plain ``ora_desktop_state`` table (key ``decay.last``).
-Reading it, the single ``UPDATE`` and moving it on happen in one ``BEGIN IMMEDIATE``
-transaction, so two processes decaying at once decay once. The first decay applies one day.
+Reading it and recording the decay it starts (key ``decay.pending``) happen in one ``BEGIN
+IMMEDIATE`` transaction, so two processes decaying at once decay once; the ``UPDATE`` then runs
+over rowid ranges in short transactions (see "in chunks" below) and the last one moves the mark
+on. The first decay applies one day.
 
 Catching up after ``N`` days off applies what ``N`` daily runs would have: a memory that
 passed its 7-day grace during the gap loses only the days since it did.
@@ -16,8 +18,8 @@ a clock error: said so and re-anchored to now when the file was written within t
 this clock (its own times vouch for it) or with ``--repair``, and otherwise refused.
 
 A decay is journalled (:mod:`..operations.journal`) so ``ora-desktop undo`` takes it back
-exactly: in the same transaction, one statement keeps the previous health and grace start of
-every memory with health left in the plain table ``ora_desktop_decay_undo`` (rowid, id,
+exactly: in each chunk's transaction, one statement keeps the previous health and grace start of
+every memory of its range with health left in the plain table ``ora_desktop_decay_undo`` (rowid, id,
 health, since; the latest decay's rows only; copying them is a tenth of the decay's own cost,
 filtering them by the rule would double it), and the journal entry keeps the previous mark and
 the rule's parameters. The undo recomputes from those which memories the decay lowered and what
@@ -27,18 +29,19 @@ changed since.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from .. import timestamps
+from .. import chunks, timestamps
 from ..errors import Conflict, OraError
 from ..operations import journal
 from ..rawsql import run_sql
 from ..records import Change, ChangeKind, Initiator
 from ..store import Store, open_store
-from .context import JobContext, Outcome, read_state, summary, write_state
+from .context import Cancelled, CancelledPartWay, JobContext, Outcome, read_state, summary, write_state
 from .values import is_number, looks_like_time
 
 STATE_KEY = "decay.last"
@@ -108,30 +111,105 @@ def run(ctx: JobContext) -> Outcome:
         with ctx.interruptible(store), store.write():
             store.ensure_engine_tables()  # in the same transaction: a failed decay leaves the file as it was
             last = last_decay(store)
-            ahead = _check_clock(store, last, now, ctx.repair)
-            if ahead is not None:
-                write_state(store, STATE_KEY, timestamps.to_sql(now))
-                return Outcome({"days": 0, "decayed": 0}, f"clock error: the decay mark ({timestamps.to_sql(last)}) "
-                               f"was {_span(ahead)} in the future; re-anchored to now, nothing decayed this run "
-                               "('ora-desktop undo' takes back the decay that set it, if it was the last step)")
-            days = days_due(last, now)
-            if days == 0:
-                return Outcome({"days": 0, "decayed": 0},
-                               f"already decayed within the last day (at {timestamps.to_sql(last)})")
-            # Move the mark on by whole days so a partial day is carried to the next run; the
-            # missed daily runs are the ones at the mark and the days before it, so what is due
-            # and for how many days is judged at the mark, not at "now" part-way into a day.
-            mark = _mark(last, days, now)
-            params = _params(days, mark)
-            _keep_previous_health(store)
-            decayed = run_sql(store, f"UPDATE memories SET health_score = {_new_health(days)} WHERE {_DUE}",
-                              params).rowcount
-            write_state(store, STATE_KEY, timestamps.to_sql(mark))
-            _journal(store, last, mark, params, decayed)
+            resumed = _pending(store)
+            if resumed is None:
+                ahead = _check_clock(store, last, now, ctx.repair)
+                if ahead is not None:
+                    write_state(store, STATE_KEY, timestamps.to_sql(now))
+                    return Outcome({"days": 0, "decayed": 0}, f"clock error: the decay mark "
+                                   f"({timestamps.to_sql(last)}) was {_span(ahead)} in the future; re-anchored to "
+                                   "now, nothing decayed this run ('ora-desktop undo' takes back the decay that set "
+                                   "it, if it was the last step)")
+                days = days_due(last, now)
+                if days == 0:
+                    return Outcome({"days": 0, "decayed": 0},
+                                   f"already decayed within the last day (at {timestamps.to_sql(last)})")
+                # Move the mark on by whole days so a partial day is carried to the next run; the
+                # missed daily runs are the ones at the mark and the days before it, so what is due
+                # and for how many days is judged at the mark, not at "now" part-way into a day.
+                _begin(store, last, days, _mark(last, days, now))
+            else:
+                days = resumed["days"]
+        try:
+            with ctx.interruptible(store):
+                decayed = _apply_in_chunks(store)
+        except Cancelled:
+            raise CancelledPartWay(f"{ctx.path}: decay cancelled part-way; the next decay finishes it "
+                                   "(no memory loses a day twice)") from None
     ctx.step(1, 1)
-    first = " (first decay of this file: one day)" if last is None else ""
+    first = " (first decay of this file: one day)" if last is None and resumed is None else ""
+    again = " (finishing a decay that was interrupted)" if resumed is not None else ""
     return Outcome({"days": days, "decayed": decayed},
-                   f"{decayed} memories lost health for {days} day(s){first}")
+                   f"{decayed} memories lost health for {days} day(s){first}{again}")
+
+
+# ----------------------------------------------------------------------------- in chunks
+# One UPDATE of a large file holds the write lock for seconds, and an agent with a short busy
+# timeout fails meanwhile. The decay goes over rowid ranges in short transactions
+# (:mod:`..chunks`); what it is doing lives in ``ora_desktop_state`` (key ``decay.pending``: the
+# days, the mark, the previous mark, the rowids done and the last rowid when it began), moved on
+# in each chunk's transaction; the mark itself and the journal entry are written with the last
+# chunk. A decay killed part-way is finished by the next run (never started again: no memory
+# loses a day twice), and two processes decaying at once share the ranges left.
+PENDING_KEY = "decay.pending"
+
+
+def _pending(store: Store) -> dict | None:
+    """The decay under way in this file (``None`` if none, or its record is unreadable)."""
+    text = read_state(store, PENDING_KEY)
+    try:
+        record = json.loads(text) if text else None
+    except ValueError:
+        return None
+    if not isinstance(record, dict) or timestamps.parse(record.get("mark")) is None:
+        return None
+    return record
+
+
+def _begin(store: Store, last: datetime | None, days: int, mark: datetime) -> None:
+    """Record a decay of ``days`` up to ``mark`` over every row there is now (inside a write); the
+    previous decay can no longer be undone (its kept values are dropped)."""
+    store.create_engine_tables(UNDO_TABLE)
+    run_sql(store, f"DELETE FROM {UNDO_TABLE}")
+    run_sql(store, "DELETE FROM ora_desktop_state WHERE key = ?", (UNDO_KEY,))
+    top = run_sql(store, "SELECT coalesce(max(rowid), 0) FROM memories").fetchone()[0]
+    write_state(store, PENDING_KEY, json.dumps({
+        "days": days, "mark": timestamps.to_sql(mark), "previous": None if last is None else timestamps.to_sql(last),
+        "after": 0, "upto": int(top)}))
+
+
+def _apply_in_chunks(store: Store) -> int:
+    """Decay the rowid ranges the pending record has left, one short transaction each; returns
+    how many memories this process decayed."""
+    sizer, decayed, finished = chunks.new_sizer(), 0, False
+
+    def chunk() -> int:
+        nonlocal decayed, finished
+        record = _pending(store)
+        if record is None:  # another process finished it
+            finished = True
+            return 0
+        after, upto, days = int(record["after"]), int(record["upto"]), int(record["days"])
+        upper = min(after + sizer.size, upto)
+        mark = timestamps.parse(record["mark"])
+        params = _params(days, mark)
+        span = "rowid > :after AND rowid <= :upper"
+        run_sql(store, f"INSERT INTO {UNDO_TABLE} (rid, id, health, since) SELECT rowid, id, health_score, "
+                       f"{_GRACE_FROM} FROM memories WHERE {span} AND {_HEALTH_LEFT}", {"after": after, "upper": upper})
+        decayed += run_sql(store, f"UPDATE memories SET health_score = {_new_health(days)} WHERE {span} AND {_DUE}",
+                           {**params, "after": after, "upper": upper}).rowcount
+        if upper >= upto:
+            write_state(store, STATE_KEY, record["mark"])
+            run_sql(store, "DELETE FROM ora_desktop_state WHERE key = ?", (PENDING_KEY,))
+            _journal(store, timestamps.parse(record.get("previous")), mark, params, decayed)
+            finished = True
+        else:
+            write_state(store, PENDING_KEY, json.dumps({**record, "after": upper}))
+        return upper - after
+
+    while not finished:
+        chunks.timed_write(store, sizer, chunk)
+    return decayed
 
 
 def _span(delta: timedelta) -> str:
@@ -187,15 +265,6 @@ def _check_clock(store: Store, last: datetime | None, now: datetime, repair: boo
                    f"the file's last decay ({timestamps.to_sql(last)}), and nothing in the file says which clock was "
                    "right; nothing changed ('ora-desktop undo' takes that decay back; if this clock is right, "
                    "'ora-desktop run decay --repair' re-anchors the mark to now)")
-
-
-def _keep_previous_health(store: Store) -> None:
-    """Keep the health and grace start of every memory with health left, replacing the last
-    decay's (one statement, without the rule's time parsing: see the module docstring)."""
-    store.create_engine_tables(UNDO_TABLE)
-    run_sql(store, f"DELETE FROM {UNDO_TABLE}")
-    run_sql(store, f"INSERT INTO {UNDO_TABLE} (rid, id, health, since) SELECT rowid, id, health_score, "
-                   f"{_GRACE_FROM} FROM memories WHERE {_HEALTH_LEFT}")
 
 
 def _journal(store: Store, last: datetime | None, mark: datetime, params: Mapping[str, Any], decayed: int) -> None:

@@ -31,7 +31,7 @@ from ..home import OraHome
 from ..locks import job_lock
 from ..records import Change, ChangeKind, Initiator
 from . import check, cleanup, consolidate, decay, promote, purge_trash, retention, sync_job
-from .context import Cancelled, JobContext, Outcome, Progress
+from .context import Cancelled, CancelledPartWay, JobContext, Outcome, Progress
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +156,8 @@ def run_job(name: str, db_path: str | Path, *, dry_run: bool = False, progress: 
         report = JobReport(name, path, started, _now(), outcome.outcome, outcome.counts, outcome.message,
                            outcome.would_change, dry_run, outcome.detail, _change(spec, outcome, dry_run),
                            outcome.changed_path)
+    except CancelledPartWay as exc:
+        report = JobReport(name, path, started, _now(), "cancelled", message=f"{name}: {exc}", dry_run=dry_run)
     except Cancelled:
         report = JobReport(name, path, started, _now(), "cancelled", message=f"{name} on {path}: cancelled; "
                            "nothing was changed by the unfinished step", dry_run=dry_run)

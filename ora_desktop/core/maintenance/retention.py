@@ -5,6 +5,7 @@ forget"). Deletions are recoverable (the file's trash) and a dry run lists them 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 from ..rawsql import run_sql
@@ -46,17 +47,27 @@ def run(ctx: JobContext) -> Outcome:
         if ctx.dry_run:
             return _preview(store, ctx)
         counts: dict[str, int] = {}
-        # Counting and deleting in one transaction: agents may be inserting meanwhile.
-        with ctx.interruptible(store), store.write():
-            store.ensure_engine_tables()  # rolled back with the rest if the run fails
+        # In short transactions (the write lock is never held long): each part of the policy
+        # names its rows first, and each chunk checks again that they still match (the count
+        # limit: that they are still not importance 10), so rows agents add meanwhile are safe.
+        with ctx.interruptible(store):
             for name, where, params in _clauses(store, ctx):
+                recheck = None
+                if name == "over_limit":
+                    where, params, recheck = _oldest(store, where, params), [], PROTECTED
                 counts[name] = store.remove_where_recoverably(where, params, reason=f"retention:{name}",
-                                                              return_records=False).count
+                                                              return_records=False, recheck=recheck).count
     ctx.step(1, 1)
     removed = sum(counts.values())
     counts["removed"] = removed
     return Outcome(counts, f"retention removed {removed} memories ({_describe(policy)}; importance 10 kept)"
                    + (", kept in the trash, restorable" if removed else ""))
+
+
+def _oldest(store: Store, where: str, params: list) -> str:
+    """``where`` (a ``LIMIT`` over the whole table, costly to repeat) as the rowids it picks now."""
+    rowids = [r[0] for r in run_sql(store, f"SELECT rowid FROM memories WHERE {where}", params)]
+    return f"rowid IN (SELECT value FROM json_each('{json.dumps(rowids)}'))"
 
 
 def _preview(store: Store, ctx: JobContext) -> Outcome:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .. import timestamps
 from ..errors import InvalidValue, NotFound
 from ..fingerprint import check_version
-from ..records import Change, ChangeKind, Initiator, Memory
+from ..records import Change, ChangeKind, Initiator, Memory, Removed
 from ..validation import check_id
 from . import journal
 
@@ -159,17 +159,24 @@ def delete(store: Store, ids: str | Iterable[str], reason: str = "deleted", *, i
     wanted = [ids] if isinstance(ids, str) else list(dict.fromkeys(ids))
     if not wanted:
         raise InvalidValue("ids", "no memory to delete")
-    with store.write():
-        require_ids(store, wanted)
-        # The links other memories lose go back with the batch; their previous updated_at and
-        # sync_status are kept here so an undo leaves them exactly as they were.
-        linking: dict[str, dict[str, Any]] = {}
-        removed = store.delete(wanted, reason=reason, previous=linking)
-        trash_ids = tuple(sorted(store.batch_rows(removed.batch).values()))
+    require_ids(store, wanted)
+    # Many ids go in short transactions (the write lock is never held long) under one trash
+    # batch; the journal entry is written with the last of them, so one undo restores them all.
+    # The links other memories lose go back with the batch; their previous updated_at and
+    # sync_status are kept here so an undo leaves them exactly as they were.
+    linking: dict[str, dict[str, Any]] = {}
+    entries: list[int | None] = []
+
+    def journal_it_now(removed: Removed) -> None:
         change = removed.change.but(kind=ChangeKind.DELETED, initiator=initiator)
         rows = {i: v for i, v in linking.items() if i in change.changed}
-        entry = _finish(store, change, f"delete {_plural(len(wanted))}", journal.Undo(batch=removed.batch, rows=rows),
-                        journal_it, actor)
+        entries.append(_finish(store, change, f"delete {_plural(len(wanted))}",
+                               journal.Undo(batch=removed.batch, rows=rows), journal_it, actor))
+
+    removed = store.delete(wanted, reason=reason, previous=linking, last_step=journal_it_now)
+    trash_ids = tuple(sorted(store.batch_rows(removed.batch).values()))
+    change = removed.change.but(kind=ChangeKind.DELETED, initiator=initiator)
+    entry = entries[-1] if entries else None
     return Deleted(change, entry, tuple(removed), removed.batch, trash_ids)
 
 

@@ -24,6 +24,7 @@ from ..decoding import is_undecodable_error
 from ..errors import InvalidValue, OraError
 from ..exchange import markdown, ownformat
 from ..home import SUFFIX
+from ..private import open_private
 from ..rawsql import all_rows, run_sql
 from ..schema import MEMORY_COLUMNS
 from ..store import Store, open_store
@@ -243,7 +244,9 @@ def _output(out: str | Path | IO[str] | None) -> Iterator[IO[str]]:
         raise OraError(f"{path}: is a folder; give a file name to export to")
     temporary = path.with_name(f".{path.name}.tmp")
     try:
-        with open(temporary, "w", encoding="utf-8", newline="") as stream:
+        # 0600 whatever the umask (it holds every memory); the rename keeps the mode.
+        fd = open_private(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        with open(fd, "w", encoding="utf-8", newline="") as stream:
             yield stream
         os.replace(temporary, path)
     finally:

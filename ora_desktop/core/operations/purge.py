@@ -22,7 +22,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import backup, scrub
+from .. import backup, chunks, scrub
 from ..config import Config
 from ..errors import InvalidValue, OraError
 from ..fileheader import forget_gone
@@ -249,14 +249,38 @@ def empty_trash(store: Store, older_than_days: float | None = None, *, rewrite_b
         f"SELECT json_extract(row_json, '$.content') FROM ora_desktop_trash WHERE {where} "
         "AND memory_id NOT IN (SELECT id FROM memories)", params)]
     texts = [t for t in texts if isinstance(t, str)]
-    with store.write():
-        ids = tuple(r[0] for r in run_sql(store,
-            f"SELECT DISTINCT memory_id FROM ora_desktop_trash WHERE {where} ORDER BY memory_id", params))
-        rows = run_sql(store, f"DELETE FROM ora_desktop_trash WHERE {where}", params).rowcount
-        forget_batches(store)
-        journal.forget_memories(store, [i for i in ids if i not in store._existing(ids)])
-        _tell_sync(store, ids)
-    gone = tuple(i for i in ids if i not in store._existing(ids))  # a live memory keeps its index rows
+    # In short transactions (the write lock is never held long), each one forgetting its trash
+    # rows, the journal entries and sync tombstones of its memories; rows deleted meanwhile wait
+    # for the next purge. Link records of emptied batches go with the last chunk.
+    trash_ids = [r[0] for r in all_rows(store, f"SELECT id FROM ora_desktop_trash WHERE {where} ORDER BY id",
+                                        params)]
+    found: set[str] = set()
+    rows = 0
+    sizer, at = chunks.new_sizer(), 0
+    while at < len(trash_ids) or at == 0:
+        part = trash_ids[at:at + sizer.size]
+        at += len(part)
+
+        def chunk(part: list[int] = part, last: bool = at >= len(trash_ids)) -> int:
+            nonlocal rows
+            mine = f"id IN {IDS_JSON} AND {where}"
+            ids = tuple(r[0] for r in run_sql(store,
+                f"SELECT DISTINCT memory_id FROM ora_desktop_trash WHERE {mine}", [json.dumps(part), *params]))
+            rows += run_sql(store, f"DELETE FROM ora_desktop_trash WHERE {mine}", [json.dumps(part), *params]).rowcount
+            live = store._existing(ids)
+            journal.forget_memories(store, [i for i in ids if i not in live])
+            _tell_sync(store, ids)
+            if last:
+                forget_batches(store)
+            found.update(ids)
+            return len(part)
+
+        chunks.timed_write(store, sizer, chunk)
+        if not part:
+            break
+    ids = tuple(sorted(found))
+    live = store._existing(ids)
+    gone = tuple(i for i in ids if i not in live)  # a live memory keeps its index rows
     return _finish(store, gone, 0, rows, Change(), texts[: scrub.SCAN_LIMIT], len(texts) <= scrub.SCAN_LIMIT,
                    rewrite_backups, config, ids)
 

@@ -35,12 +35,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import filelock
 import numpy as np
 
 from .. import paths
 from ..embeddings import Provider, configured_provider, default_provider
 from ..extras import need
+from ..private import private_lock
 from .sidecar import _is_cancelled, _text, connect_sidecar, file_stats, settled
 
 ProgressFn = Callable[[int, int], None]
@@ -75,7 +75,7 @@ class VectorIndex:
         self.sidecar = vector_path(self.db_path)
         self.provider = provider
         self.lock = threading.RLock()
-        self.file_lock = filelock.FileLock(str(self.sidecar) + ".lock")
+        self.file_lock = private_lock(str(self.sidecar) + ".lock")
         self.matrix = np.zeros((0, 0), dtype=DISK_DTYPE)
         #: 1 / the length of each row's int8 code (0 for a free row): a cosine is a dot times this.
         self.inv_norms = np.zeros(0, dtype=np.float32)
@@ -88,8 +88,7 @@ class VectorIndex:
 
     # ------------------------------------------------------------------ the file
     def _connect(self) -> sqlite3.Connection:
-        self.sidecar.parent.mkdir(parents=True, exist_ok=True)
-        conn = connect_sidecar(self.sidecar)
+        conn = connect_sidecar(self.sidecar)  # creates the file 0600 and its folders 0700
         conn.executescript(SCHEMA)
         return conn
 
