@@ -29,6 +29,10 @@ class MemoryTable(QTableView):
         self.setObjectName("MemoryTable")  # no style sheet: the delegates draw the cells' padding
         describe(self, "Memories", "The memories of the selected file; Enter edits, Del deletes")
         self.settings = settings
+        # Before setModel: the selection model it makes moves the current row up when that row is
+        # removed, and this must see the row first (Qt calls slots in the order they connected).
+        self._takes_place: int | None = None  # the current row is being removed: its place, to select after
+        model.rowsAboutToBeRemoved.connect(self._removing)
         self.setModel(model)
         self.memory_model = model
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -74,6 +78,7 @@ class MemoryTable(QTableView):
         self.selectionModel().selectionChanged.connect(lambda *_: self.selection_size.emit(self.selected_count()))
         model.modelAboutToBeReset.connect(self._remember_current)
         model.modelReset.connect(self._restore_current)
+        model.rowsRemoved.connect(self._removed)
         model.dataChanged.connect(self._data_changed)
 
     def initViewItemOption(self, option: QStyleOptionViewItem) -> None:  # noqa: N802
@@ -157,6 +162,18 @@ class MemoryTable(QTableView):
         self.selectRow(row)
         self.scrollTo(self.memory_model.index(row, 0))
         self.horizontalScrollBar().setValue(across)
+
+    def _removing(self, _parent, first: int, last: int) -> None:  # noqa: ANN001
+        current = self.currentIndex().row()
+        self._takes_place = first if first <= current <= last else None
+
+    def _removed(self, *_args: object) -> None:
+        """The current row was removed in place (a delete, here or by another program): the row
+        that took its place is selected, the one above at the end, as a mail client does."""
+        place, self._takes_place = self._takes_place, None
+        count = self.memory_model.rowCount()
+        if place is not None and count:
+            self.select_row(min(place, count - 1))
 
     def select_row(self, row: int) -> None:
         if 0 <= row < self.memory_model.rowCount():
