@@ -404,7 +404,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
 def cmd_important(args: argparse.Namespace) -> int:
     """The seed's extraction query (current memories unless --all-versions)."""
     with open_target(args, readonly=True) as store:
-        memories = store.important(limit=args.limit, current=not args.all_versions)
+        memories = list(store.important(limit=args.limit, current=not args.all_versions))
     _print_memories(args, memories, "no important memories")
     return 0
 

@@ -149,17 +149,22 @@ def build_context(store: Store, query: str, token_budget: int = 2000, *, hops: i
         title = TITLES[name].format(query=_short(query))
         items: list[ContextItem] = []
         lines: list[str] = []
+        # With the default estimate no line longer than 4 characters a token fits: only that much
+        # of a memory's text is normalised (a 10 MB memory costs what the budget holds).
+        room = cap * 4 + 4 if tokenizer is None else None
         for memory, reason, score in candidates[name]:
             if memory.id in placed:
                 continue
-            line = render(memory, reason)
+            content = flat(memory.content, room)
+            line = render(memory, reason, content)
             trial = _join([*blocks, _block(title, [*lines, line])])
             truncated = False
             if count(trial) > cap:
-                full = line
-                line = _fit(memory, reason, title, blocks, lines, cap, count)
+                line = _fit(memory, reason, title, blocks, lines, cap, count, content)
                 if line is None:
-                    skipped.setdefault(memory.id, (name, ContextItem(memory, full, count(full), reason, score)))
+                    if memory.id not in skipped:
+                        full = render(memory, reason)
+                        skipped[memory.id] = (name, ContextItem(memory, full, count(full), reason, score))
                     continue
                 truncated = True
             lines.append(line)
@@ -225,6 +230,20 @@ def _short(query: str, limit: int = 60) -> str:
     return query if len(query) <= limit else query[: limit - 1] + "…"
 
 
+def flat(text: str, room: int | None = None) -> str:
+    """``text`` on one line (whitespace runs made one space); with ``room``, only its first
+    ``room + 1`` characters or fewer (whitespace is normalised in a prefix, never the whole text:
+    the prefix of a normalised text is the normalised prefix)."""
+    if room is None or len(text) <= room:
+        return " ".join(text.split())
+    take = room + 64
+    while True:
+        head = " ".join(text[:take].split())
+        if len(head) > room or take >= len(text):
+            return head[:room + 1]
+        take *= 2
+
+
 def render(memory: Memory, reason: str, content: str | None = None) -> str:
     """One memory as a context line: ``- [ID] type, importance N: content`` (one line; the id
     lets a model touch, update or supersede what it was given)."""
@@ -246,13 +265,13 @@ def _join(blocks: list[str]) -> str:
 
 
 def _fit(memory: Memory, reason: str, title: str, blocks: list[str], lines: list[str], cap: int,
-         count: Tokenizer) -> str | None:
-    """The longest truncation of ``memory`` that keeps the text within ``cap`` (or None).
+         count: Tokenizer, content: str) -> str | None:
+    """The longest truncation of ``memory`` (its text on one line: ``content``, or as much of it
+    as can fit) that keeps the text within ``cap`` (or None).
 
     Gallops up from the shortest truncation before bisecting, so a 10 MB memory costs what the
     budget can hold, not a bisection over megabytes (each step renders and counts the text).
     """
-    content = " ".join(memory.content.split())
     low, high, best = MIN_TRUNCATED_CHARS, len(content) - 1, None
 
     def fits(chars: int) -> str | None:
@@ -301,11 +320,13 @@ def _relevant(store: Store, query: str, limit: int, hops: int, usable: Callable[
     if not str(query).strip():
         return []
     strict, loose = recall_queries(query)
-    result = search(store, strict, limit=limit, any_word=False)
+    # The context renders the memories themselves: no snippets, spans or facets are computed.
+    result = search(store, strict, limit=limit, any_word=False, snippets=False, facets=False)
     hits = list(result.hits)
     if loose is not None and len(hits) < limit:  # too few memories hold every word: any word
         seen = {h.memory.id for h in hits}
-        hits += [h for h in search(store, loose, limit=limit).hits if h.memory.id not in seen][:limit - len(hits)]
+        hits += [h for h in search(store, loose, limit=limit, snippets=False, facets=False).hits
+                 if h.memory.id not in seen][:limit - len(hits)]
     if result.note:
         notes.append(result.note)
     notes.extend(result.warnings)
@@ -352,11 +373,11 @@ def _by_meaning(store: Store, parsed: ParsedQuery, limit: int, usable: Callable[
     from .search.semantic import has_vectors, search_by_meaning
 
     try:
-        if not has_vectors(store) and store.count() > BUILD_VECTORS_UP_TO:
+        if not has_vectors(store) and _more_than(store, BUILD_VECTORS_UP_TO):
             notes.append(f"relevant memories by keyword only: no vectors for these {BUILD_VECTORS_UP_TO:,}+ "
                          "memories yet ('ora-desktop embed' builds them)")
             return []
-        result = search_by_meaning(store, parsed, limit, mode="semantic")
+        result = search_by_meaning(store, parsed, limit, mode="semantic", snippets=False)
     except OraError as exc:
         notes.append(f"relevant memories by keyword only: {exc}")
         return []
@@ -366,3 +387,11 @@ def _by_meaning(store: Store, parsed: ParsedQuery, limit: int, usable: Callable[
             found.setdefault(hit.memory.id, (hit.memory, "meaning"))
             out.append((hit.memory.id, hit.score))
     return out
+
+
+def _more_than(store: Store, count: int) -> bool:
+    """Whether the file holds more than ``count`` memories (counting no further than that: a
+    full count of a million rows took longer than the rest of a context)."""
+    from .rawsql import all_rows
+
+    return all_rows(store, "SELECT count(*) FROM (SELECT 1 FROM memories LIMIT ?)", (count + 1,))[0][0] > count

@@ -363,6 +363,38 @@ def row_to_memory(row: Sequence[Any]) -> Memory:
     return memory
 
 
+class Memories(Sequence[Memory]):
+    """Rows read as memories, each :class:`Memory` built when it is first read (a caller that
+    reads 5 of 50 builds 5). Compares equal to any sequence of the same memories."""
+
+    __slots__ = ("_built", "_rows")
+
+    def __init__(self, rows: list[Sequence[Any]]) -> None:
+        self._rows = rows
+        self._built: list[Memory | None] = [None] * len(rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self._rows)))]
+        memory = self._built[index]
+        if memory is None:
+            memory = self._built[index] = row_to_memory(self._rows[index])
+        return memory
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Memories({list(self)!r})"
+
+
 def _replaced(row: Sequence[Any]) -> tuple[str, ...]:
     """Names of the columns read with replacement characters (rare: the slow path only)."""
     return tuple(name for name, value in zip(MEMORY_COLUMNS, row[1:], strict=True) if value.__class__ is Replaced)

@@ -35,7 +35,7 @@ from .graph import GraphMixin
 from .health_buckets import HEALTH_BUCKETS as HEALTH_BUCKETS  # re-exported: views label buckets with it
 from .listing import TIME_COLUMNS, Cursor, ListQuery, keyset_parts, order_clause, sort_expression, where_clause
 from .models import bind
-from .records import Change, Facets, Memory, TaskContext, parse_json, row_to_memory
+from .records import Change, Facets, Memories, Memory, TaskContext, parse_json, row_to_memory
 from .schema import MEMORY_COLUMNS, RECALL_THRESHOLD, SchemaReport, inspect, sniff_file
 from .trash import TrashMixin
 from .writes import WritesMixin
@@ -476,7 +476,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
                          (type, COMMON_TYPE))
         return bool(seen and seen[0] >= COMMON_TYPE)
 
-    def important(self, limit: int = 50, superseded: str | None = None, *, current: bool = True) -> list[Memory]:
+    def important(self, limit: int = 50, superseded: str | None = None, *, current: bool = True) -> Memories:
         """The seed's extraction query: importance >= 7, or facts with health >= 0.5; most
         important first and, among equals, the most recently added (highest rowid) first.
 
@@ -486,15 +486,16 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         (what an agent must get: never what it corrected); ``current=False`` is the seed's
         query as written. ``superseded`` (``"show"``, ``"hide"``, ``"only"``) overrides the
         superseded half of that choice. This is the one home of the rule: the context, the
-        CLI, MCP and promote all call it.
+        CLI, MCP and promote all call it. The answer is a sequence whose records are built as
+        they are read (:class:`Memories`).
         """
         wanted = ListQuery(superseded=superseded or ("hide" if current else "show"),
                            expired=False if current else None)
         live, params = where_clause(wanted, self.columns)
-        return self._rows(
-            f"(importance >= 7 OR (type = 'fact' AND health_score >= 0.5)) AND {live}", params,
-            f"ORDER BY importance DESC, rowid DESC LIMIT {int(limit)}",
-        )
+        sql = (f"SELECT rowid, {self._select} FROM memories WHERE "
+               f"(importance >= 7 OR (type = 'fact' AND health_score >= 0.5)) AND {live} "
+               f"ORDER BY importance DESC, rowid DESC LIMIT {int(limit)}")
+        return self._read(sql, params, lambda cursor: Memories(cursor.fetchall()))
 
     def tasks(self) -> list[TaskContext]:
         """Rows of ``task_context`` (empty when the table is absent)."""

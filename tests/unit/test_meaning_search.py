@@ -309,3 +309,48 @@ def test_hybrid_marks_cjk_words_found_as_substrings(ora_home: Path) -> None:
     found = search_by_meaning(path, "部署", 5, mode="hybrid")
     hit = next(h for h in found.hits if h.memory.id == "cjk")
     assert [hit.memory.content[s:e] for s, e in hit.spans] == ["部署"]
+
+
+FILTERED = ("auth type:preference", "auth -type:fact", "auth importance:>=5", "auth importance:<3 health:>0.4",
+            "auth is:expired", "auth -is:expired", "auth is:superseded", "auth is:any", "auth type:task")
+
+
+def test_filters_tested_beside_the_vectors_answer_as_sql_does(ora_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kept filter columns (type, importance, health, expiry, superseded) pass exactly the
+    memories the SQL filters pass, NULLs and unreadable dates included."""
+    rows = [*ROWS,
+            {"id": "gone", "content": "auth tokens expired last year", "expires_at": "2020-01-01 00:00:00"},
+            {"id": "later", "content": "auth tokens expire in 2999", "expires_at": "2999-01-01T00:00:00Z"},
+            {"id": "odd", "content": "auth tokens with a strange expiry", "expires_at": "next tuesday"},
+            {"id": "sick", "content": "auth token rotation is weekly", "importance": 2, "health_score": 0.2}]
+    path = make_file(ora_home / "sites" / "s" / "f.site.db", rows)
+    from ora_desktop.core.search import vecfilters
+
+    kept = {q: ids(search_by_meaning(path, q, 20, mode="semantic")) for q in FILTERED}
+    monkeypatch.setattr(vecfilters, "supported", lambda parsed: False)
+    by_sql = {q: ids(search_by_meaning(path, q, 20, mode="semantic")) for q in FILTERED}
+    assert kept == by_sql
+    assert "gone" in kept["auth is:expired"] and "odd" not in kept["auth -is:expired"]
+
+
+def test_a_type_changed_by_an_agent_without_updated_at_is_seen_by_a_filtered_meaning_search(db: Path) -> None:
+    assert "jwt" in ids(search_by_meaning(db, "auth cookies type:preference", 5, mode="semantic"))
+    agent = sqlite3.connect(db, isolation_level=None)
+    agent.execute("UPDATE memories SET type = 'fact' WHERE id = 'jwt'")  # updated_at left alone
+    agent.close()
+    assert "jwt" not in ids(search_by_meaning(db, "auth cookies type:preference", 5, mode="semantic"))
+    assert "jwt" in ids(search_by_meaning(db, "auth cookies type:fact", 5, mode="semantic"))
+
+
+def test_when_no_memory_holds_every_word_hybrid_keeps_the_meaning_order(
+        ora_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A question in other words: the words' side only has memories holding some word of it,
+    which follow the meaning's candidates instead of outvoting their order (RRF's ranks are
+    flat: a memory second by meaning and first by one shared word would come first)."""
+    path = make_file(ora_home / "sites" / "s" / "w.site.db", [
+        {"id": "a", "content": "User prefers JWT auth stored in httpOnly cookies"},
+        {"id": "b", "content": "the quick brown fox"}, {"id": "c", "content": "a quick note"}])
+    monkeypatch.setattr(semantic, "_semantic_ids", lambda *args: [("a", 0.9), ("b", 0.8)])
+    hybrid = ids(search_by_meaning(path, "quick zebra", 10, mode="hybrid"))  # no memory holds both
+    assert hybrid[:2] == ["a", "b"] and "c" in hybrid
+    assert ids(search_by_meaning(path, "quick fox", 10, mode="hybrid"))[0] == "b"  # every word: as before

@@ -87,3 +87,35 @@ def test_an_old_sidecar_without_the_cjk_table_is_rebuilt(db: Path) -> None:
     assert not state.built and "version 2" in state.reason
     assert ids(search(db, "迁移")) == ["zh"]
     assert index_state(db).version == INDEX_VERSION >= 3
+
+
+
+def test_every_cjk_range_reaches_the_trigram_table_and_nothing_else_does(ora_home: Path) -> None:
+    """The build picks the texts of the trigram table after the words, with the tags:
+    every CJK range is there, accents, dashes, quotes and emoji are not."""
+    from ora_desktop.core.search.cjk import _RANGES
+
+    ends = {c for i in range(0, len(_RANGES), 3) for c in (_RANGES[i], _RANGES[i + 2])}
+    rows = [{"id": f"cjk{ord(c):x}", "content": f"note {c} end"} for c in sorted(ends)]
+    rows += [{"id": "latin", "content": "café — “naïve” résumé 🙂 ☃"}, {"id": "ascii", "content": "plain text"}]
+    path = make_file(ora_home / "sites" / "s" / "a.site.db", rows)
+    assert search(path, "plain").hits
+    conn = sqlite3.connect(sidecar_path(path))
+    found = {r[0] for r in conn.execute("SELECT d.mid FROM cjk JOIN docs d ON d.fid = cjk.rowid")}
+    conn.close()
+    assert found == {r["id"] for r in rows if r["id"].startswith("cjk")}
+
+
+def test_a_cjk_word_searched_before_the_trigrams_are_in_says_still_indexing(db: Path) -> None:
+    """The words are searchable first; CJK text is picked with the tags, after. A CJK query in
+    between says so (without waiting) or waits for that part (by default)."""
+    from ora_desktop.core.search import ensure_index
+
+    state = ensure_index(db, cancel=lambda: index_state(db).built)  # stop once the words are in place
+    assert state.built and state.tags_pending
+    early = search(db, "数据库", wait=False)
+    assert any(w.startswith("still indexing") for w in early.warnings)
+    assert "still indexing" not in " ".join(search(db, "backups", wait=False).warnings)  # words: no note
+    later = search(db, "数据库")
+    assert sorted(ids(later)) == ["zh", "zh2"] and not later.warnings
+    assert not index_state(db).tags_pending

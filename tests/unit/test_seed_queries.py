@@ -120,3 +120,19 @@ def test_recall_without_the_seeds_indexes_still_answers(tmp_path: Path) -> None:
     with open_store(path, readonly=True) as store:
         assert [m.id for m in store.recall("task", current=False)] == expected
         assert len(store.important()) == 50
+
+
+def test_important_builds_only_the_records_a_caller_reads(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ora_desktop.core import records
+
+    built: list[object] = []
+    real = records.row_to_memory
+    monkeypatch.setattr(records, "row_to_memory", lambda row: built.append(row) or real(row))
+    with open_store(demo, readonly=True) as store:
+        found = store.important()
+        assert len(found) == 50 and not built  # nothing built yet
+        first = found[0]
+        assert len(built) == 1 and found[0] is first  # built once, kept
+        everything = list(found)
+        assert len(built) == 50 and everything == found and found[:2] == everything[:2]
+        assert [m.importance for m in everything] == sorted((m.importance for m in everything), reverse=True)

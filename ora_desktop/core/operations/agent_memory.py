@@ -335,8 +335,9 @@ def recall(store: Store, type: str, limit: int = 20) -> list[Memory]:
 
 
 def important(store: Store, limit: int = 50) -> list[Memory]:
-    """The seed's extraction rule: importance >= 7, or facts with health >= 0.5 (current memories)."""
-    return store.important(whole_number(limit, "limit", 1, MAX_LIMIT))
+    """The seed's extraction rule: importance >= 7, or facts with health >= 0.5 (current memories),
+    as a list (the faces that call this show every one)."""
+    return list(store.important(whole_number(limit, "limit", 1, MAX_LIMIT)))
 
 
 def search(store: Store, query: str, limit: int = 20, mode: str = DEFAULT_MODE, *,

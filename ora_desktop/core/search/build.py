@@ -1,10 +1,15 @@
-"""Building a sidecar index: text first (searchable at once), then tags; with progress and cancel.
+"""Building a sidecar index: words first (searchable at once), then tags and CJK text; with
+progress and cancel.
 
 :func:`build` writes the documents and the FTS5 table into a temporary file with plain
-``INSERT … SELECT`` statements (the same work as a raw ``INSERT INTO fts SELECT``), renames it
-into place — from then on the index answers searches — and then extracts tags from the
-indexed text in batches (resumable: a later :func:`ensure_index` finishes an interrupted run).
-Progress is reported over both phases as one count (memories indexed + memories tagged).
+``INSERT … SELECT`` statements (the same work as a raw ``INSERT INTO fts SELECT``) and renames it
+into place — from then on the index answers searches. :func:`finish_tags` then extracts the
+tags and picks the texts holding CJK characters for the trigram table, from the indexed text in
+batches (resumable: a later :func:`ensure_index` finishes an interrupted run); until then tag
+filters and CJK words say "still indexing", or wait. A thread doing that beside the words (for
+the second core) was measured and dropped: on this shared 2-core machine it made the words 2-3x
+slower and the whole build no faster. Progress is reported over both phases as one count
+(memories indexed + memories tagged).
 """
 
 from __future__ import annotations
@@ -19,7 +24,6 @@ from .. import paths, timestamps, walscan
 from ..errors import OraError, WrongSchema
 from ..private import private_dir
 from ..schema import sniff_file
-from .cjk import CJK_GLOB
 from .index import PROGRESS, SearchIndex, get_index
 from .results import IndexState
 from .sidecar import (
@@ -33,7 +37,6 @@ from .sidecar import (
     _delete_fids,
     _is_cancelled,
     _samples,
-    _text,
     attach_source,
     build_file,
     connect_sidecar,
@@ -43,8 +46,8 @@ from .sidecar import (
     remove_stale_builds,
     settled,
     sidecar_path,
+    tags_and_cjk,
 )
-from .tags import extract_tags
 
 ProgressFn = Callable[[int, int], None]
 # Tags are extracted while holding the index's lock: small batches keep searches responsive.
@@ -77,6 +80,9 @@ def build(db_path: str | Path, progress: ProgressFn | None = None, cancel: objec
                 os.replace(tmp, index.sidecar)
                 for suffix in ("-wal", "-shm"):
                     Path(str(index.sidecar) + suffix).unlink(missing_ok=True)
+            words = PROGRESS.get(key)
+            if progress and words:  # the words are in place: searches use the index from now on
+                progress(*words)
         finally:
             PROGRESS.clear(key)
             for suffix in ("", "-journal", "-wal", "-shm"):
@@ -102,11 +108,11 @@ def finish_tags(index: SearchIndex, progress: ProgressFn | None = None, cancel: 
         total = conn.execute("SELECT count(*) FROM docs").fetchone()[0]
         done = conn.execute("SELECT count(*) FROM docs WHERE fid <= ?", (meta.get("tags_upto") or 0,)).fetchone()[0]
     report_every = max(TAG_BATCH, total // 200)
-    reported = done
+    reported = None
     try:
         while True:
             PROGRESS.set(key, total + done, 2 * total)
-            if progress and (done - reported >= report_every or done == 0):
+            if progress and (reported is None or done - reported >= report_every):
                 reported = done
                 progress(total + done, 2 * total)
             if _is_cancelled(cancel):
@@ -118,9 +124,7 @@ def finish_tags(index: SearchIndex, progress: ProgressFn | None = None, cancel: 
                     upto = index.meta(conn).get("tags_upto") or 0
                     rows = conn.execute("SELECT id, c0 FROM fts_content WHERE id > ? ORDER BY id LIMIT ?",
                                         (upto, TAG_BATCH)).fetchall()
-                    tag_rows = [(fid, kind, value) for fid, content in rows
-                                for kind, value in extract_tags(_text(content))]
-                    conn.executemany("INSERT OR IGNORE INTO tags(fid, kind, value) VALUES (?, ?, ?)", tag_rows)
+                    _insert_tags(conn, *tags_and_cjk(rows))
                     if rows:
                         SearchIndex.set_meta(conn, tags_upto=rows[-1][0])
                     else:
@@ -160,36 +164,9 @@ def _build_into(tmp: Path, source: Path, progress: ProgressFn | None, cancel: ob
         stats, ident = file_stats(source), identity(source)
         log = walscan.current_position(str(source))
         total = conn.execute("SELECT count(*) FROM src.memories").fetchone()[0]
-        done, last_row = 0, 0
-        report_every = max(BATCH, total // 200)
-        reported = 0
         if progress:
             progress(0, 2 * total)
-        while True:
-            if _is_cancelled(cancel):
-                raise Cancelled("the index build was cancelled")
-            conn.execute("BEGIN")
-            # fid = the rowid at build time (any unique number would do: docs maps it to the id).
-            added = conn.execute(
-                "INSERT INTO docs(fid, mid, ver, srow) SELECT rowid, id, CAST(updated_at AS TEXT), rowid "
-                "FROM src.memories WHERE rowid > ? AND id IS NOT NULL ORDER BY rowid LIMIT ?",
-                (last_row, BATCH)).rowcount
-            if added <= 0:
-                conn.execute("COMMIT")
-                break
-            high = conn.execute("SELECT max(fid) FROM docs").fetchone()[0]
-            conn.execute("INSERT INTO fts(rowid, content) SELECT rowid, content FROM src.memories "
-                         "WHERE rowid > ? AND rowid <= ? AND id IS NOT NULL", (last_row, high))
-            conn.execute("INSERT INTO cjk(rowid, content) SELECT rowid, content FROM src.memories "
-                         "WHERE rowid > ? AND rowid <= ? AND id IS NOT NULL AND content GLOB ?",
-                         (last_row, high, CJK_GLOB))
-            conn.execute("COMMIT")
-            last_row = high
-            done += added
-            PROGRESS.set(key, done, 2 * max(total, done))
-            if progress and done - reported >= report_every:
-                reported = done
-                progress(done, 2 * max(total, done))
+        last_row = _fill(conn, total, progress, cancel, key)
         conn.execute("BEGIN")
         try:
             conn.execute("CREATE UNIQUE INDEX docs_mid ON docs(mid)")
@@ -212,6 +189,44 @@ def _build_into(tmp: Path, source: Path, progress: ProgressFn | None, cancel: ob
         conn.close()
         if anchor is not None:  # last: it removes the -wal/-shm it made (see attach_source)
             anchor.close()
+
+
+def _fill(conn: sqlite3.Connection, total: int, progress: ProgressFn | None, cancel: object, key: str) -> int:
+    """Index the source's words batch by batch (the same ``INSERT … SELECT`` a raw FTS5 build
+    runs); returns the last rowid indexed."""
+    done, last_row = 0, 0
+    report_every = max(BATCH, total // 200)
+    reported = 0
+    while True:
+        if _is_cancelled(cancel):
+            raise Cancelled("the index build was cancelled")
+        conn.execute("BEGIN")
+        # fid = the rowid at build time (any unique number would do: docs maps it to the id).
+        added = conn.execute(
+            "INSERT INTO docs(fid, mid, ver, srow) SELECT rowid, id, CAST(updated_at AS TEXT), rowid "
+            "FROM src.memories WHERE rowid > ? AND id IS NOT NULL ORDER BY rowid LIMIT ?",
+            (last_row, BATCH)).rowcount
+        if added <= 0:
+            conn.execute("COMMIT")
+            return last_row
+        high = conn.execute("SELECT max(fid) FROM docs").fetchone()[0]
+        conn.execute("INSERT INTO fts(rowid, content) SELECT rowid, content FROM src.memories "
+                     "WHERE rowid > ? AND rowid <= ? AND id IS NOT NULL", (last_row, high))
+        conn.execute("COMMIT")
+        last_row = high
+        done += added
+        PROGRESS.set(key, done, 2 * max(total, done))
+        if progress and done - reported >= report_every:
+            reported = done
+            progress(done, 2 * max(total, done))
+
+
+def _insert_tags(conn: sqlite3.Connection, tags: list[tuple[int, str, str]], texts: list[tuple[int, str]]) -> None:
+    if tags:
+        conn.executemany("INSERT OR IGNORE INTO tags(fid, kind, value) VALUES (?, ?, ?)", tags)
+    if texts:  # (a refresh may have indexed one of them again meanwhile)
+        conn.executemany("DELETE FROM cjk WHERE rowid = ?", [(fid,) for fid, _ in texts])
+        conn.executemany("INSERT INTO cjk(rowid, content) VALUES (?, ?)", texts)
 
 
 def index_state(db_path: str | Path) -> IndexState:

@@ -19,8 +19,6 @@ from .query import ParsedQuery, Term
 #: (and the prolonged-sound mark), Hangul syllables and jamo.
 _RANGES = "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 CJK = re.compile(f"[{_RANGES}]")
-#: The same ranges as an SQLite GLOB (which compares code points), for building the table in SQL.
-CJK_GLOB = f"*[{_RANGES}]*"
 SCHEMA = "CREATE VIRTUAL TABLE IF NOT EXISTS cjk USING fts5(content, tokenize='trigram')"
 
 

@@ -35,6 +35,10 @@ MAX_LIMIT = 10000
 POOL_MIN = 100
 # Past this many candidates, filter inside one SQL join instead of growing the pool again.
 POOL_MAX = 5000
+#: How long a plain scan may take while the index is being built (wait=False).
+SCAN_SECONDS = 1.0
+STILL_INDEXING = ("still indexing: tags and Chinese, Japanese and Korean text are being extracted, so tag: "
+                  "filters and CJK words may miss memories for now")
 
 
 def path_of(target: Any) -> Path:
@@ -88,18 +92,21 @@ def search(target: Store | str | Path, query: str | ParsedQuery, limit: int = 50
         check_shape(path)  # a file of the wrong shape is refused, naming it, rather than matching nothing
     try:
         if index is None:
-            hits, extra = fallback_hits(path, parsed, limit, weights, snippet_chars)
+            # While the index builds, the scan answers within a bound (the build goes on).
+            building = not fallback and fts5_available() and not wait
+            hits, extra = fallback_hits(path, parsed, limit, weights, snippet_chars,
+                                        SCAN_SECONDS if building else None)
             total = None
             warnings.extend(extra)
             tag_counts = _facets_from_text(hits) if facets else {}
         else:
             with index.lock:
                 tags_pending = not index.meta().get("tags_done", True)
-            if tags_pending and (parsed.tags or parsed.not_tags):
+            if tags_pending and (parsed.tags or parsed.not_tags or candidates_sql(parsed) is not None):
                 if wait and finish_tags(index, progress, cancel):
                     tags_pending = False
                 else:
-                    warnings.append("tags are still being extracted: tag: filters may miss memories for now")
+                    warnings.append(STILL_INDEXING)
             with index.lock:
                 hits, total = _indexed_hits(index, parsed, limit, weights, snippet_chars if snippets else None)
                 tag_counts = ({} if not facets else _facets_from_text(hits) if tags_pending
@@ -144,7 +151,7 @@ def _ready_index(path: Path, wait: bool, progress: ProgressFn | None, cancel: ob
             index.close()  # a damaged sidecar: build it again below
     check_shape(path)  # before building: a file of the wrong shape is refused, naming it
     if not wait:
-        return None, "the index is being built" if index.state().building else f"the index is {reason}"
+        return None, _building(index) or f"the index is {reason}"
     try:
         state = ensure_index(path, progress, cancel)
     except (OSError, sqlite3.Error) as exc:  # the cache folder cannot be written
@@ -152,6 +159,15 @@ def _ready_index(path: Path, wait: bool, progress: ProgressFn | None, cancel: ob
     if not state.built:
         return None, "the index build was cancelled" if state.reason == "cancelled" else state.reason
     return index, ""
+
+
+def _building(index: SearchIndex) -> str:
+    """'the index is being built …, N% done' while this process builds it, else ''."""
+    state = index.state()
+    if not state.building:
+        return ""
+    done = f", {state.fraction:.0%} done" if state.fraction is not None else ""
+    return f"the index is being built in the background{done}; searches use it once its words are in"
 
 
 def _light(columns: tuple[str, ...]) -> str:

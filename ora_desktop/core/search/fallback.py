@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import time
 from pathlib import Path
 
 from .. import timestamps
@@ -43,8 +44,12 @@ def connect_source(path: Path) -> sqlite3.Connection:
 
 
 def fallback_hits(path: Path, parsed: ParsedQuery, limit: int, weights: Weights,
-                  snippet_chars: int) -> tuple[list[Hit], list[str]]:
-    """(hits best first, warnings) from a LIKE scan of ``path``."""
+                  snippet_chars: int, seconds: float | None = None) -> tuple[list[Hit], list[str]]:
+    """(hits best first, warnings) from a LIKE scan of ``path``.
+
+    With ``seconds`` (an answer while the index builds) the scan walks the memories most
+    important first and stops after that long, answering with what it found and saying so.
+    """
 
     warnings: list[str] = []
     if parsed.tags or parsed.not_tags:
@@ -63,10 +68,16 @@ def fallback_hits(path: Path, parsed: ParsedQuery, limit: int, weights: Weights,
         cap = max(limit * 20, 2000)
         updated = "julianday(updated_at)" if "updated_at" in columns else "NULL"
         importance = "importance" if "importance" in columns else "NULL"
-        rows = conn.execute(
-            f"SELECT rowid, {select} FROM memories WHERE {' AND '.join(parts)} "
-            f"ORDER BY {importance} DESC, {updated} DESC LIMIT ?", [*args, cap],
-        ).fetchall()
+        if seconds is None:
+            rows = conn.execute(
+                f"SELECT rowid, {select} FROM memories WHERE {' AND '.join(parts)} "
+                f"ORDER BY {importance} DESC, {updated} DESC LIMIT ?", [*args, cap],
+            ).fetchall()
+        else:  # the importance index's order (rows stream as found), stopped at the deadline
+            rows, stopped = _bounded(conn, f"SELECT rowid, {select} FROM memories WHERE {' AND '.join(parts)} "
+                                     f"ORDER BY {importance} DESC, rowid DESC LIMIT ?", [*args, cap], seconds)
+            if stopped:
+                warnings.append(f"the plain scan stopped after {seconds:g} s: more memories may match")
     now = timestamps.now()
     scored = []
     for row in rows:
@@ -80,3 +91,21 @@ def fallback_hits(path: Path, parsed: ParsedQuery, limit: int, weights: Weights,
     )[:limit]
     hits = [make_hit(m, score, spans, None, path, snippet_chars, "like") for score, m, spans in ranked]
     return hits, warnings
+
+
+def _bounded(conn: sqlite3.Connection, sql: str, params: list, seconds: float) -> tuple[list, bool]:
+    """The rows ``sql`` yields within ``seconds`` and whether it was stopped before the end."""
+    deadline = time.monotonic() + seconds
+    conn.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 20000)
+    rows: list = []
+    try:
+        cursor = conn.execute(sql, params)
+        while batch := cursor.fetchmany(200):
+            rows.extend(batch)
+    except sqlite3.OperationalError as exc:
+        if "interrupt" not in str(exc).lower():
+            raise
+        return rows, True
+    finally:
+        conn.set_progress_handler(None, 0)
+    return rows, False

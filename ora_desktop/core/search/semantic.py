@@ -22,6 +22,7 @@ index, with progress and cancel.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import threading
 import time
@@ -54,6 +55,11 @@ if TYPE_CHECKING:
 ProgressFn = Callable[[int, int], None]
 MODES = ("lexical", "semantic", "hybrid")
 HYBRID_ALPHA = 0.5
+#: The meaning side's weight when no memory holds every word of the query: the words' side then
+#: ranks memories holding any one of them, weak evidence that RRF's flat ranks would let outvote
+#: the meaning's order (paraphrase recall@5 0.38 at 0.5, 0.45 at 0.9, the meaning's own 0.50 at
+#: 1.0; bench_meaning_quality). So those memories only follow the meaning's candidates.
+PARTIAL_ALPHA = 1.0
 HYBRID_K = 60
 POOL_MIN = 100
 #: Hybrid fuses each side's best ``4 x limit`` candidates, but never more than this or the limit
@@ -114,9 +120,10 @@ def query_text(parsed: ParsedQuery) -> str:
 def search_by_meaning(target: Any, query: str | ParsedQuery, limit: int = 50, *, mode: str = "hybrid",
                       progress: ProgressFn | None = None, cancel: object = None, provider: Provider | None = None,
                       alpha: float = HYBRID_ALPHA, snippet_chars: int = 160,
-                      min_similarity: float = MIN_SIMILARITY) -> SearchResult:
+                      min_similarity: float = MIN_SIMILARITY, snippets: bool = True) -> SearchResult:
     """Semantic or hybrid search of one file (see the module doc); filters apply in both modes.
-    ``min_similarity``: memories less like the query than this are not found by meaning."""
+    ``min_similarity``: memories less like the query than this are not found by meaning.
+    ``snippets=False``: hits without snippets or spans (a caller that reads only the memories)."""
     if mode not in ("semantic", "hybrid"):
         raise OraError(f"search mode {mode!r} is not one of {', '.join(MODES)}")
     started = time.perf_counter()
@@ -149,11 +156,14 @@ def search_by_meaning(target: Any, query: str | ParsedQuery, limit: int = 50, *,
         finally:
             semantic = scan.result() if scan is not None else []
         lexical, note = result.hits, result.note
+        weight = alpha
         if result.partial:
             matched = any_word_query(parsed) or parsed
+            weight = max(alpha, PARTIAL_ALPHA)
         warnings.extend(w for w in result.warnings if w not in warnings)
-        ranked = fuse(lexical, semantic, parsed, alpha)[:limit]
-    hits = _hits(path, parsed, matched, ranked, {h.memory.id: h for h in lexical}, snippet_chars)
+        ranked = fuse(lexical, semantic, parsed, weight)[:limit]
+    hits = _hits(path, parsed, matched, ranked, {h.memory.id: h for h in lexical},
+                 snippet_chars if snippets else None)
     return SearchResult(query=parsed.text, hits=hits, terms=parsed.terms, warnings=tuple(warnings), note=note,
                         elapsed_ms=(time.perf_counter() - started) * 1000.0)
 
@@ -164,15 +174,15 @@ def hybrid_pool(limit: int) -> int:
     return max(POOL_MIN, min(limit * 4, max(limit, HYBRID_POOL)))
 
 
-def _flat(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
 def exact_matches(lexical: list[Hit], parsed: ParsedQuery) -> list[str]:
     """Ids of the lexical hits whose text holds the query's words as written (case and spacing
-    aside), in their lexical order: hybrid keeps these first."""
-    phrase = _flat(query_text(parsed))
-    return [h.memory.id for h in lexical if phrase and phrase in _flat(h.memory.content)]
+    aside), in their lexical order: hybrid keeps these first. (A search that stops at the first
+    occurrence: a 10 MB memory is not lowered and split whole.)"""
+    words = query_text(parsed).split()
+    if not words:
+        return []
+    phrase = re.compile(r"\s+".join(map(re.escape, words)), re.IGNORECASE)
+    return [h.memory.id for h in lexical if phrase.search(h.memory.content)]
 
 
 def fuse(lexical: list[Hit], semantic: list[tuple[str, float]], parsed: ParsedQuery,
@@ -195,7 +205,8 @@ def _semantic_ids(path: Path, vectors: VectorIndex, parsed: ParsedQuery, text: s
                   wanted: int, threads: int = 0, floor: float = MIN_SIMILARITY) -> list[tuple[str, float]]:
     """(id, cosine) of the memories nearest ``text`` that pass the query's filters, best first.
 
-    Every row's cosine is computed once (:meth:`VectorIndex.cosines`, an exact scan); the best
+    Every row's cosine is computed once (:meth:`VectorIndex.cosines`, an exact scan). Filters
+    the kept columns can test (:mod:`.vecfilters`) pick the best passing rows at once; else the best
     rows are checked against the filters, twice the number wanted, then 16 times; when still
     too few pass, every memory that passes them is listed (one SQL query) and the best of
     those taken — three steps at most, however rare the filter.
@@ -203,11 +214,17 @@ def _semantic_ids(path: Path, vectors: VectorIndex, parsed: ParsedQuery, text: s
     _, mids = vectors.snapshot()
     if not len(mids):
         return []
+    from .vecfilters import filter_columns
     from .vectors import best
 
     query = vectors.provider.embed([text])[0]
     index = get_index(path)
+    # Only the default hiding of superseded memories (rare ones): the pool below checks it in SQL.
+    mask = filter_columns(vectors).mask(path, vectors, parsed) if parsed.has_filters else None
     cosines = vectors.cosines(query, threads)  # one scan; each step picks from it
+    if mask is not None and len(mask) == len(cosines):  # the filters, tested beside the vectors
+        rows, scores = best(cosines, wanted, mask.nonzero()[0])
+        return _similar(mids, rows, scores, floor)[:wanted]
     for pool in (2 * max(wanted, POOL_MIN), 16 * max(wanted, POOL_MIN)):
         rows, scores = best(cosines, pool)
         candidates = _similar(mids, rows, scores, floor)
@@ -246,9 +263,10 @@ def _passing(index: Any, parsed: ParsedQuery, ids: list[str] | None) -> set[str]
 
 
 def _hits(path: Path, parsed: ParsedQuery, matched: ParsedQuery, ranked: list[tuple[str, float, str]],
-          lexical: dict[str, Hit], snippet_chars: int) -> list[Hit]:
+          lexical: dict[str, Hit], snippet_chars: int | None) -> list[Hit]:
     """Hits for the ``ranked`` ids: lexical ones from their hit (spans of ``matched``), the others
-    read now (spans of ``parsed``); spans are computed for these rows only, in one statement each."""
+    read now (spans of ``parsed``); spans are computed for these rows only, in one statement each
+    (none when ``snippet_chars`` is None)."""
     index = get_index(path)
     need = [mid for mid, _, _ in ranked if mid not in lexical]
     rows: dict[str, Any] = {}
@@ -263,6 +281,10 @@ def _hits(path: Path, parsed: ParsedQuery, matched: ParsedQuery, ranked: list[tu
     where = location(path)
     chosen = [(score, source, lexical.get(mid), lexical[mid].memory if mid in lexical else rows[mid])
               for mid, score, source in ranked if mid in lexical or mid in rows]
+    if snippet_chars is None:
+        return [Hit(memory=m, score=score, snippet="", bm25=None if old is None else old.bm25,
+                    expired=m.is_expired(), superseded=m.is_superseded, path=path, site=where[0], agent=where[1],
+                    source=source) for score, source, old, m in chosen]
     by_words = iter(_spans([m.content for _, _, old, m in chosen if old is not None], matched))
     by_meaning = iter(_spans([m.content for _, _, old, m in chosen if old is None], parsed))
     return [make_hit(memory, score, next(by_words) if old is not None else next(by_meaning),

@@ -217,6 +217,13 @@ def source_columns(conn: sqlite3.Connection) -> tuple[str, ...]:
     return tuple(row[1] for row in conn.execute("PRAGMA src.table_info(memories)"))
 
 
+def tags_and_cjk(rows: list[tuple[int, Any]]) -> tuple[list[tuple[int, str, str]], list[tuple[int, str]]]:
+    """The tag rows ``(fid, kind, value)`` and CJK rows ``(fid, text)`` of ``(fid, content)`` pairs."""
+    texts = [(fid, _text(content)) for fid, content in rows]
+    tags = [(fid, kind, value) for fid, text in texts for kind, value in extract_tags(text)]
+    return tags, [(fid, text) for fid, text in texts if has_cjk(text)]
+
+
 def _insert_docs(conn: sqlite3.Connection, rows: list[tuple[int, int, str, Any, Any]]) -> None:
     """Index rows ``(fid, srow, mid, content, ver)``: docs, fts and tags."""
     conn.executemany("INSERT INTO docs(fid, mid, ver, srow) VALUES (?, ?, ?, ?)",

@@ -37,12 +37,15 @@ _PATH_REV = re.compile(r"[\w@+./~-]*")
 _NAME_REV = re.compile(r"[\w.]*")
 _ERROR = re.compile(r"(?:Error|Exception)\b")
 _LETTERS_REV = re.compile(r"[a-zA-Z]*")
-_ERRNO = re.compile(r"\bE[A-Z]{2,}[0-9]*\b")
+# The first character is a literal (the engine skips to it); the boundary is checked after it.
+_ERRNO = re.compile(r"E(?<!\wE)[A-Z]{2,}[0-9]*\b")
 _TAGS_LINE = re.compile(r"^Tags: (.+)$", re.MULTILINE)
 _LANGUAGE = re.compile(r"```[ \t]*([A-Za-z0-9_+#.-]+)")
 _CMD_TICK = re.compile(rf"(?<!`)`\s*((?:{_TOOL})\s+{_ARG})")
+# Starts with a character set (which the engine scans for), the word boundary checked after it.
 _CMD_RUN = re.compile(
-    rf"(?<![A-Za-z])(?:[Rr]un|[Rr]unning|[Rr]an|[Ee]xecute|[Ee]xecuted|[Ee]xec)\s+((?:{_TOOL})\s+{_ARG})")
+    rf"[RrEe](?<![A-Za-z][RrEe])(?:(?<=[Rr])(?:un|unning|an)|(?<=[Ee])(?:xecute|xecuted|xec))"
+    rf"\s+((?:{_TOOL})\s+{_ARG})")
 _CMD_PROMPT = re.compile(rf"\$\s+((?:{_TOOL})\s+{_ARG})")
 
 _NOT_FUNCTIONS = frozenset({

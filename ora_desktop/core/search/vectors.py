@@ -339,6 +339,11 @@ class VectorIndex:
         return removed
 
     # ------------------------------------------------------------------ reading
+    @property
+    def generation(self) -> int | None:
+        """The vectors' generation as held in memory (bumped by every write of them)."""
+        return self._generation
+
     def snapshot(self) -> tuple[np.ndarray, list[str | None]]:
         """(int8 codes, mids) as loaded: row ``i`` holds the vector of ``mids[i]`` (see :func:`unit`)."""
         with self.lock:
