@@ -98,7 +98,11 @@ def problems(team: TeamRun) -> list[str]:
             page = conflicts(store, limit=None)
         if page.total != team.decided[index]:
             found.append(f"home {index}: {page.total} conflicts listed, {team.decided[index]} decided")
-        keys = [(e.memory_id, e.decided_at, e.basis) for e in page.entries]
+        # Listed once: the count matches what was decided (above), and no entry comes twice. Two real
+        # conflicts of one memory can be decided in the same second on the same basis (two rounds):
+        # an entry is told apart by what lost too, as the list shows it.
+        keys = [(e.memory_id, e.decided_at, e.kind, e.winner, e.basis,
+                 (e.kept.memory.content, e.kept.trash_id) if e.kept is not None else None) for e in page.entries]
         if len(keys) != len(set(keys)):
             found.append(f"home {index}: a conflict is listed twice")
         kept |= {(e.memory_id, e.kept.memory.content) for e in page.entries if e.kept}
