@@ -95,6 +95,20 @@ def make_window(ctx, qtbot):
         window.close()
 
 
+def started_window(ora_home, qsettings, qtbot):
+    """A window of its own context on ``qsettings`` (a restart: a fresh context and window on the
+    same settings), shown, started and listing rows; returns (context, window)."""
+    from ora_desktop.gui.main_window import MainWindow
+
+    ctx = AppContext(OraHome(ora_home), qsettings)
+    window = MainWindow(ctx)
+    qtbot.addWidget(window)
+    window.show()
+    window.start()
+    qtbot.waitUntil(lambda: window.browser.store is not None and window.browser.model.rowCount() > 0, timeout=10000)
+    return ctx, window
+
+
 def wait_idle(qtbot, window, timeout: int = 10000) -> None:
     """Until the table's keys are loaded and the rows on screen are fetched."""
     model = window.browser.model

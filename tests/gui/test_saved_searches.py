@@ -4,27 +4,13 @@ from __future__ import annotations
 
 from PySide6.QtCore import QSettings, Qt
 
-from ora_desktop.core import OraHome
-from ora_desktop.gui.context import AppContext
-from ora_desktop.gui.main_window import MainWindow
-
-from .conftest import wait_idle
+from .conftest import started_window, wait_idle
 
 
 def test_save_a_search_find_it_after_a_restart_and_run_it(ora_home, filled_db, settings, aloop, qtbot):
     filled_db(30)
 
-    def window_on(qsettings):
-        ctx = AppContext(OraHome(ora_home), qsettings)
-        window = MainWindow(ctx)
-        qtbot.addWidget(window)
-        window.show()
-        window.start()
-        qtbot.waitUntil(lambda: window.browser.store is not None and window.browser.model.rowCount() > 0,
-                        timeout=10000)
-        return ctx, window
-
-    ctx, window = window_on(settings)
+    ctx, window = started_window(ora_home, settings, qtbot)
     saved = window.saved
     assert not saved.list.isVisible()  # nothing saved: no empty box under the sidebar
     window.browser.search.field.setText("deploys")
@@ -40,7 +26,7 @@ def test_save_a_search_find_it_after_a_restart_and_run_it(ora_home, filled_db, s
     ctx.close()
     settings.sync()
 
-    ctx2, window2 = window_on(QSettings(settings.fileName(), QSettings.Format.IniFormat))
+    ctx2, window2 = started_window(ora_home, QSettings(settings.fileName(), QSettings.Format.IniFormat), qtbot)
     listing = window2.saved.list
     assert listing.count() == 1 and listing.isVisible()
     listing.itemActivated.emit(listing.item(0))

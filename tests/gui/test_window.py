@@ -11,7 +11,7 @@ from ora_desktop.core import OraHome
 from ora_desktop.gui.context import AppContext
 from ora_desktop.gui.main_window import MainWindow
 
-from .conftest import db_rows
+from .conftest import db_rows, started_window
 
 
 def test_first_run_offers_a_demo_site(make_window, ora_home, qtbot):
@@ -234,24 +234,14 @@ def test_a_restart_shows_the_agent_viewed_last(ora_home, filled_db, settings, al
     filled_db(3, site="acme-shop", agent="legacy")  # listed first
     chosen = filled_db(5, site="anwe-sh", agent="ora")
 
-    def window_on(qsettings):
-        ctx = AppContext(OraHome(ora_home), qsettings)
-        window = MainWindow(ctx)
-        qtbot.addWidget(window)
-        window.show()
-        window.start()
-        qtbot.waitUntil(lambda: window.browser.store is not None and window.browser.model.rowCount() > 0,
-                        timeout=10000)
-        return ctx, window
-
-    ctx, window = window_on(settings)
+    ctx, window = started_window(ora_home, settings, qtbot)
     assert window.browser.store.path.name == "legacy.site.db"
     window.sidebar.select_path(chosen)
     qtbot.waitUntil(lambda: window.browser.store is not None and window.browser.store.path == chosen, timeout=10000)
     window.close()
     ctx.close()
     settings.sync()
-    ctx2, window2 = window_on(QSettings(settings.fileName(), QSettings.Format.IniFormat))
+    ctx2, window2 = started_window(ora_home, QSettings(settings.fileName(), QSettings.Format.IniFormat), qtbot)
     assert window2.browser.store.path == chosen
     assert window2.sidebar.currentItem() is window2.sidebar.item_for(chosen)
     window2.close()
