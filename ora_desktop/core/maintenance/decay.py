@@ -130,9 +130,13 @@ def run(ctx: JobContext) -> Outcome:
                 _begin(store, last, days, _mark(last, days, now))
             else:
                 days = resumed["days"]
+            # The first chunk in the transaction that began the decay: if the file refuses the new
+            # values (a STRICT column, a CHECK), nothing at all was written.
+            sizer = chunks.new_sizer()
+            _covered, decayed, finished = _chunk(store, sizer.size)
         try:
             with ctx.interruptible(store):
-                decayed = _apply_in_chunks(store)
+                decayed += 0 if finished else _apply_in_chunks(store, sizer)
         except Cancelled:
             raise CancelledPartWay(f"{ctx.path}: decay cancelled part-way; the next decay finishes it "
                                    "(no memory loses a day twice)") from None
@@ -178,34 +182,42 @@ def _begin(store: Store, last: datetime | None, days: int, mark: datetime) -> No
         "after": 0, "upto": int(top)}))
 
 
-def _apply_in_chunks(store: Store) -> int:
+def _chunk(store: Store, size: int) -> tuple[int, int, bool]:
+    """Decay the next ``size`` rowids the pending record has left (inside a write); returns (rowids
+    covered, memories decayed, whether the decay is finished)."""
+    record = _pending(store)
+    if record is None:  # another process finished it
+        return 0, 0, True
+    after, upto, days = int(record["after"]), int(record["upto"]), int(record["days"])
+    upper = min(after + size, upto)
+    mark = timestamps.parse(record["mark"])
+    params = _params(days, mark)
+    span = "rowid > :after AND rowid <= :upper"
+    run_sql(store, f"INSERT INTO {UNDO_TABLE} (rid, id, health, since) SELECT rowid, id, health_score, "
+                   f"{_GRACE_FROM} FROM memories WHERE {span} AND {_HEALTH_LEFT}", {"after": after, "upper": upper})
+    decayed = run_sql(store, f"UPDATE memories SET health_score = {_new_health(days)} WHERE {span} AND {_DUE}",
+                      {**params, "after": after, "upper": upper}).rowcount
+    if upper >= upto:
+        write_state(store, STATE_KEY, record["mark"])
+        run_sql(store, "DELETE FROM ora_desktop_state WHERE key = ?", (PENDING_KEY,))
+        _journal(store, timestamps.parse(record.get("previous")), mark, params,
+                 decayed + int(record.get("decayed", 0)))
+        return upper - after, decayed, True
+    write_state(store, PENDING_KEY, json.dumps({**record, "after": upper,
+                                                "decayed": decayed + int(record.get("decayed", 0))}))
+    return upper - after, decayed, False
+
+
+def _apply_in_chunks(store: Store, sizer: chunks.Sizer) -> int:
     """Decay the rowid ranges the pending record has left, one short transaction each; returns
     how many memories this process decayed."""
-    sizer, decayed, finished = chunks.new_sizer(), 0, False
+    decayed, finished = 0, False
 
     def chunk() -> int:
         nonlocal decayed, finished
-        record = _pending(store)
-        if record is None:  # another process finished it
-            finished = True
-            return 0
-        after, upto, days = int(record["after"]), int(record["upto"]), int(record["days"])
-        upper = min(after + sizer.size, upto)
-        mark = timestamps.parse(record["mark"])
-        params = _params(days, mark)
-        span = "rowid > :after AND rowid <= :upper"
-        run_sql(store, f"INSERT INTO {UNDO_TABLE} (rid, id, health, since) SELECT rowid, id, health_score, "
-                       f"{_GRACE_FROM} FROM memories WHERE {span} AND {_HEALTH_LEFT}", {"after": after, "upper": upper})
-        decayed += run_sql(store, f"UPDATE memories SET health_score = {_new_health(days)} WHERE {span} AND {_DUE}",
-                           {**params, "after": after, "upper": upper}).rowcount
-        if upper >= upto:
-            write_state(store, STATE_KEY, record["mark"])
-            run_sql(store, "DELETE FROM ora_desktop_state WHERE key = ?", (PENDING_KEY,))
-            _journal(store, timestamps.parse(record.get("previous")), mark, params, decayed)
-            finished = True
-        else:
-            write_state(store, PENDING_KEY, json.dumps({**record, "after": upper}))
-        return upper - after
+        covered, count, finished = _chunk(store, sizer.size)
+        decayed += count
+        return covered
 
     while not finished:
         chunks.timed_write(store, sizer, chunk)
