@@ -66,10 +66,11 @@ class StoredValuesDialog(QDialog):
         super().__init__(parent)
         self.memory, self.values = memory, values
         self.setWindowTitle(f"Stored values of {memory.id}")
-        self.resize(720, 420)
+        self.resize(720, 540)
         self.table = QTableWidget(len(values), 3)
         describe(self.table, "Stored values", "Every column of the memory as stored; editable columns can be changed")
         self.table.setHorizontalHeaderLabels(["Column", "Stored as", "Value"])
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         self.table.verticalHeader().setVisible(False)
         for row, value in enumerate(values):
