@@ -25,6 +25,13 @@ def fetch_all_visible(model, qtbot, rows):
     for row in rows:
         model.data(model.index(row, 0))
     qtbot.waitUntil(lambda: all(model.memory_at(r) is not None for r in rows), timeout=5000)
+    pages_settled(model, qtbot)
+
+
+def pages_settled(model, qtbot):
+    """Until no page read is asked for or under way (one in flight reads the file after a write
+    the test makes next, and would repaint its rows once more)."""
+    qtbot.waitUntil(lambda: not model._wanted and not model._fetching, timeout=5000)
 
 
 def test_model_passes_qtmodeltester(ctx, qtbot, qtmodeltester, filled_db):

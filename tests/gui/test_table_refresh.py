@@ -15,7 +15,7 @@ from ora_desktop.gui.memories.view import MemoryTable
 
 from .conftest import db_rows, wait_idle
 from .test_curate import select_id
-from .test_memories import fetch_all_visible, loaded_model
+from .test_memories import fetch_all_visible, loaded_model, pages_settled
 
 
 class Spy:
@@ -63,6 +63,7 @@ def test_an_edit_in_the_window_repaints_without_reading_the_keys(make_window, fi
     wait_idle(qtbot, window)
     model = window.browser.model
     select_id(qtbot, window, "m004")
+    pages_settled(model, qtbot)
     reads, spy = model.key_reads, Spy(model)
     row = window.browser.table.currentIndex().row()
     window.browser.detail.editor.importance.setText("9")

@@ -617,16 +617,20 @@ class MemoryTableModel(QAbstractTableModel):
         ``added`` and ``removed``: rows inserted and removed just before (see :attr:`edited`)."""
         self.rows_repainted += len(rows)
         before: list[Memory | None] = []
+        refetched = False  # a page read after the write already holds the new row: it is no "before"
         for row, memory in rows:
             page_no = row // self.page_size
             page = self._pages.get(page_no)
             if page is not None and memory.rowid in page:
                 if page_no not in self._stale:
-                    before.append(page[memory.rowid])
+                    cached = page[memory.rowid]
+                    refetched = refetched or cached.version == memory.version
+                    before.append(cached)
                 page[memory.rowid] = memory
             self._emit_rows(row, row)
         removed = removed or ()
-        known = every_change_listed and len(before) == len(rows) and None not in removed
+        known = (every_change_listed and len(before) == len(rows) and None not in removed
+                 and not refetched)
         after: list[Memory | None] = [m for _, m in rows]
         if added or removed:
             before += [None] * len(added) + list(removed)
