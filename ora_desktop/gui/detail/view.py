@@ -178,6 +178,7 @@ class DetailPane(QScrollArea):
         self.health.setWordWrap(True)
         QVBoxLayout(health_box).addWidget(self.health)
         layout.addWidget(health_box)
+        self._history_of: tuple | None = None  # (memory id, store) the history shown is of
         history_box = QGroupBox("History")
         self.history = QLabel()
         self.history.setObjectName("MemoryHistory")
@@ -437,8 +438,11 @@ class DetailPane(QScrollArea):
 
     def _read_pin(self, memory: Memory | None, store: Store | None) -> None:
         """Show whether ``memory`` is pinned, and, once the selection rests, its history (read on a worker)."""
-        self._show_pin(False)
-        self.history.setText("")
+        same = memory is not None and self._history_of == (memory.id, store)
+        if not same:  # the same memory again (after a save): its history stays until read anew,
+            self._show_pin(False)  # so the pane does not shrink and jump under the person
+            self.history.setText("")
+        self._history_of = (memory.id, store) if memory is not None else None
         if memory is None or store is None:
             return
 
