@@ -56,3 +56,22 @@ def test_cli_as_of_prints_the_past_and_writes_nothing(capsys, db: Path) -> None:
     assert cli(capsys, "search", "fridays", *T, "--json").json()["hits"] == []  # now: it says Tuesdays
     assert_one_line_error(cli(capsys, "search", "fridays", *T, "--as-of", "last tuesday"), "--as-of")
     assert_one_line_error(cli(capsys, "search", "fridays", "--all", "--as-of", "2026-06-01"), "one file")
+
+
+def test_as_of_judges_expiry_at_that_time(capsys, seed_db: Callable[..., Path]) -> None:
+    """Expired since the date: live then. Expired before the date: expired then, too."""
+    path = seed_db([("lately", "Staging deploy key rotates", "fact", 5),
+                    ("long", "Old deploy key for staging", "fact", 5)])
+    sql(path, "UPDATE memories SET created_at = ?, updated_at = ?", (PAST, PAST))
+    sql(path, "UPDATE memories SET expires_at = '2026-07-01 00:00:00' WHERE id = 'lately'")
+    sql(path, "UPDATE memories SET expires_at = '2026-02-01 00:00:00' WHERE id = 'long'")
+    when = timestamps.parse("2026-06-01 00:00:00")
+    with open_store(path, readonly=True) as store:
+        then = search_as_of(store, "deploy", when)
+        live = search_as_of(store, "deploy -is:expired", when)
+        gone = search_as_of(store, "deploy is:expired", when)
+    assert {h.memory.id: h.expired for h in then.hits} == {"lately": False, "long": True}
+    assert [h.memory.id for h in live.hits] == ["lately"]
+    assert [h.memory.id for h in gone.hits] == ["long"]
+    data = cli(capsys, "search", "staging -is:expired", *T, "--as-of", "2026-06-01", "--json").json()
+    assert [(h["id"], h["expired"]) for h in data["hits"]] == [("lately", False)]

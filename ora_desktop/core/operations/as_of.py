@@ -10,6 +10,10 @@ temporary file in a folder only this user can read with the seed's schema, searc
 What the journal cannot know is said in ``notes``: changes by programs that do not journal their
 writes (shown as they are now), a journal that no longer reaches back to ``when`` (it keeps the
 file's last 50 steps), decays (health as it is now).
+
+Expiry is judged at ``when``, not now: a memory that expired since is live in the answer (its hit
+not ``expired``), one whose ``expires_at`` had passed by then is expired, and ``is:expired`` /
+``-is:expired`` pick by the same rule.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -93,6 +97,9 @@ def search_as_of(store: Store, query: str, when: datetime, limit: int = 50) -> A
 
     rows, notes = rows_as_of(store, when)
     parsed = parse_query(query)
+    if parsed.expired is not None:  # judged here, at ``when``; the scan's filter would judge it now
+        rows = {i: r for i, r in rows.items() if _expired(r, when) is parsed.expired}
+        parsed = replace(parsed, expired=None)
     with tempfile.TemporaryDirectory(prefix="ora-desktop-as-of-") as folder:  # mode 0700: it holds memory text
         path = Path(folder) / "as-of.site.db"
         create_database(path)
@@ -105,7 +112,13 @@ def search_as_of(store: Store, query: str, when: datetime, limit: int = 50) -> A
         finally:
             conn.close()
         hits, warnings = fallback_hits(path, parsed, limit, DEFAULT_WEIGHTS, 160)
+    hits = [replace(h, expired=h.memory.is_expired(when)) for h in hits]
     return AsOfAnswer(when, tuple(hits), len(rows), tuple([*parsed.warnings, *notes, *warnings]))
+
+
+def _expired(row: dict[str, Any], when: datetime) -> bool:
+    expires = timestamps.parse(row.get("expires_at"))
+    return expires is not None and expires < when
 
 
 __all__ = ["AsOfAnswer", "rows_as_of", "search_as_of"]
