@@ -20,6 +20,12 @@ for one site. :meth:`Config.effective` says where each value comes from::
     [trash]
     keep_days = 30         # the purge-trash job forgets deleted memories after this; 0 = never
 
+    [summarizer]           # optional: consolidate --summarizer endpoint (the extractive one is the default)
+    url = "http://localhost:11434/v1"  # any OpenAI-compatible endpoint (POST {url}/chat/completions)
+    model = "llama3.2"
+    api_key_env = "OPENAI_API_KEY"     # the environment variable holding its key, if it needs one
+    timeout = 60                       # seconds per request
+
     [sites.anwe-sh.retention]
     max_age_days = 90      # delete memories older than this (never importance 10), recoverably
     max_memories = 50000   # keep at most this many
@@ -68,6 +74,9 @@ DEFAULT_BACKUP = {"keep_last": 7, "keep_daily": 7, "keep_weekly": 4, "keep_befor
 ROTATION_KEYS = ("keep_last", "keep_daily", "keep_weekly")  # the regular backups' rotation rule
 DEFAULT_DAEMON = {"rescan": "1m"}
 RETENTION_KEYS = ("max_age_days", "max_memories")  # RetentionPolicy field order
+# [summarizer]: an optional OpenAI-compatible chat endpoint that writes consolidation summaries.
+SUMMARIZER_KEYS = ("url", "model", "api_key_env", "timeout")
+DEFAULT_SUMMARIZER_TIMEOUT = 60.0
 DEFAULT = "default"
 
 
@@ -192,6 +201,28 @@ class Config:
             return Setting("keep_days", float(value) or None, self._source("trash"))
         return Setting("keep_days", float(DEFAULT_TRASH["keep_days"]), DEFAULT)
 
+    def summarizer(self) -> dict[str, Any] | None:
+        """The ``[summarizer]`` endpoint (``url``, ``model``, ``api_key_env``, ``timeout``), or
+        ``None`` when the file has no such table. A bad value raises ``ConfigError`` naming it."""
+        table = self._table("summarizer")
+        if not table:
+            return None
+        where = self._source("summarizer")
+        url, model = table.get("url"), table.get("model")
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise ConfigError(f"{where} url: {url!r} must be an http:// or https:// address of an OpenAI-compatible "
+                              "endpoint, e.g. \"http://localhost:11434/v1\"")
+        if not isinstance(model, str) or not model.strip():
+            raise ConfigError(f"{where} model: {model!r} must name the endpoint's model, e.g. \"llama3.2\"")
+        key_env = table.get("api_key_env")
+        if key_env is not None and (not isinstance(key_env, str) or not key_env.strip()):
+            raise ConfigError(f"{where} api_key_env: {key_env!r} must name an environment variable")
+        timeout = table.get("timeout", DEFAULT_SUMMARIZER_TIMEOUT)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+            raise ConfigError(f"{where} timeout: {timeout!r} must be a positive number of seconds")
+        return {"url": url.rstrip("/"), "model": model.strip(), "api_key_env": key_env, "timeout": float(timeout),
+                "source": where}
+
     @property
     def backup_dir(self) -> Path:
         return self.backup_setting("dir").value
@@ -210,7 +241,7 @@ class Config:
     # ------------------------------------------------------------------ reporting
     def validate(self) -> None:
         """Parse every value once so a bad one is reported at load time, naming file and key."""
-        known = {"schedule", "backup", "retention", "daemon", "sites", "trash", "sync", "embeddings"}
+        known = {"schedule", "backup", "retention", "daemon", "sites", "trash", "sync", "embeddings", "summarizer"}
         unknown = sorted(set(self.data) - known)
         if unknown:
             raise ConfigError(f"{self.path}: unknown table(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
@@ -219,7 +250,7 @@ class Config:
                 raise ConfigError(f"{self._source('schedule')}: unknown job {job!r} (jobs: {', '.join(JOB_NAMES)})")
         tables = {("backup",): {"dir", *DEFAULT_BACKUP}, ("retention",): set(RETENTION_KEYS),
                   ("daemon",): set(DEFAULT_DAEMON), ("trash",): set(DEFAULT_TRASH),
-                  ("embeddings",): set(EMBEDDING_KEYS)}
+                  ("embeddings",): set(EMBEDDING_KEYS), ("summarizer",): set(SUMMARIZER_KEYS)}
         provider = self._table("embeddings").get("provider", "wordllama")
         if provider not in EMBEDDING_PROVIDERS:
             raise ConfigError(f"{self._source('embeddings')}: provider {provider!r} is not one of "
@@ -250,6 +281,7 @@ class Config:
                               "would keep no backup at all; set keep_last to 1 or more")
         self.rescan_seconds()
         self.trash_keep_days()
+        self.summarizer()
 
         sync_settings.validate(self)
 

@@ -196,3 +196,34 @@ def test_consolidation_desk_applies_an_edited_summary_rejects_another_and_ctrl_z
     window.curator.undo_action.trigger()
     qtbot.waitUntil(lambda: summary_rows() == [], timeout=10000)
     assert db_rows(path, "SELECT count(*) FROM memories WHERE superseded_by IS NOT NULL") == [(0,)]
+
+
+def test_consolidation_desk_says_which_summarizer_wrote_each_summary(qtbot, make_window, seed_db, tmp_path,
+                                                                     monkeypatch) -> None:
+    from ora_desktop.gui.review.consolidation import ConsolidationDialog
+    from tests.chat_endpoint import chat_endpoint
+    from tests.unit.test_consolidate_review import ROWS
+
+    path = seed_db()
+    with open_store(path) as store:
+        store.add_many(ROWS)
+    with chat_endpoint() as endpoint:
+        monkeypatch.setenv("ORA_DESKTOP_CONFIG", str(endpoint.config(tmp_path / "config.toml")))
+        window = make_window()
+        view = review_tab(qtbot, window)
+        view.consolidate_button.click()
+        qtbot.waitUntil(lambda: visible_dialog(ConsolidationDialog) is not None, timeout=5000)
+        dialog = view.dialog
+        qtbot.waitUntil(lambda: dialog.clusters.count() == 2, timeout=60000)
+        assert dialog.written_by.text() == "Summary by extractive"  # the default
+        dialog.summarizer.setCurrentIndex(dialog.summarizer.findData("endpoint"))
+        qtbot.waitUntil(lambda: dialog.written_by.text().startswith("Summary by endpoint"), timeout=20000)
+        assert dialog.written_by.text() == f"Summary by endpoint (written by tiny-test at {endpoint.url})"
+        assert dialog.summary.toPlainText().startswith(endpoint.answer)
+        endpoint.mode = "500"
+        dialog.summarizer.setCurrentIndex(dialog.summarizer.findData("extractive"))
+        qtbot.waitUntil(lambda: dialog.written_by.text() == "Summary by extractive", timeout=20000)
+        dialog.summarizer.setCurrentIndex(dialog.summarizer.findData("endpoint"))
+        qtbot.waitUntil(lambda: "HTTP 500" in dialog.written_by.text(), timeout=20000)
+        assert dialog.written_by.text().startswith("Summary by extractive (extractive summary instead: the summarizer")
+        assert dialog.clusters.count() == 2

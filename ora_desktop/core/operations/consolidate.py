@@ -9,6 +9,9 @@ review a dry run and then apply one cluster). Each cluster gets an **extractive*
 meaning, a code block, command or path never cut inside, within :data:`MAX_SUMMARY_CHARS`, ending
 with a line naming the memories it merged. The summary is a new memory (the members' most common
 type, their highest importance, ``related_to`` = the members' ids) that supersedes every member.
+With ``summarizer="endpoint"`` an OpenAI-compatible chat endpoint writes the summaries instead
+(:mod:`.summarizer`); on any failure the cluster keeps its extractive summary and its ``note`` says
+why, in the dry run and in the journal step that applies it.
 
 Applying a cluster is one transaction and one step of the undo journal (:mod:`.journal`), so
 ``ora-desktop undo`` or the window's Change history takes it back: the summary goes to the trash
@@ -20,7 +23,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -31,6 +34,15 @@ from ..records import Change, ChangeKind, Initiator, Memory
 from . import journal
 from .duplicates import _components, similar_pairs
 from .edits import SYNC_COLUMNS
+from .summarizer import (
+    ENDPOINT,
+    EXTRACTIVE,
+    SUMMARIZERS,
+    Endpoint,
+    SummarizerError,
+    configured_endpoint,
+    endpoint_summary,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -64,6 +76,8 @@ class Cluster:
     type: str
     importance: int
     number: int = 0
+    summarizer: str = EXTRACTIVE  # which one wrote ``summary``: "extractive" or "endpoint"
+    note: str = ""  # the endpoint and model that wrote it, or why the extractive one stands in
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,12 +222,23 @@ def _render(parts: list[tuple[int, int, str, str]], max_chars: int) -> str:
 
 def consolidate(store: Store, *, dry_run: bool = True, clusters: Sequence[int] | None = None,
                 progress: Callable[[int, int], None] | None = None, initiator: Initiator = Initiator.USER,
+                summarizer: str = EXTRACTIVE, endpoint: Endpoint | None = None,
                 **options: object) -> ConsolidateResult:
     """Find clusters (see :func:`find_clusters` for ``options``); unless ``dry_run``, write one
     summary per cluster (all, or those numbered in ``clusters``) that supersedes its members: one
-    transaction and one journal step per cluster. An unknown cluster number changes nothing."""
+    transaction and one journal step per cluster. An unknown cluster number changes nothing.
+    ``summarizer="endpoint"`` has ``endpoint`` (default: ``[summarizer]`` in ``config.toml``)
+    write the summaries of the clusters wanted, the extractive one standing in on failure."""
+    if summarizer not in SUMMARIZERS:
+        raise InvalidValue("summarizer", f"{summarizer!r} is not one of {', '.join(SUMMARIZERS)}; nothing changed")
+    if summarizer == ENDPOINT and endpoint is None:
+        endpoint = configured_endpoint()  # a missing or bad [summarizer] fails before any work
     found, candidates = find_clusters(store, **options)  # type: ignore[arg-type]
     wanted = found if clusters is None else _pick(found, clusters)
+    if endpoint is not None and summarizer == ENDPOINT and wanted:
+        rewritten = summarize_with(store, wanted, endpoint)
+        found = [rewritten.get(c.number, c) for c in found]
+        wanted = [rewritten.get(c.number, c) for c in wanted]
     if dry_run or not wanted:
         return ConsolidateResult(tuple(found), (), candidates, Change())
     written: list[str] = []
@@ -228,6 +253,26 @@ def consolidate(store: Store, *, dry_run: bool = True, clusters: Sequence[int] |
     return ConsolidateResult(tuple(found), tuple(written), candidates,
                              Change(added=frozenset(written), changed=ids, source="consolidate"),
                              tuple(entries), tuple(c.number for c in wanted))
+
+
+def summarize_with(store: Store, clusters: Sequence[Cluster], endpoint: Endpoint) -> dict[int, Cluster]:
+    """Each cluster (by number) with ``endpoint``'s summary, or with its extractive one and a note
+    saying why; after one failure the endpoint is not asked again in this run."""
+    out: dict[int, Cluster] = {}
+    failed = ""
+    for cluster in clusters:
+        if failed:
+            out[cluster.number] = replace(cluster, note=failed)
+            continue
+        records = store.get_many(list(cluster.ids))
+        try:
+            text = endpoint_summary(endpoint, [records[i] for i in cluster.ids if i in records], MAX_SUMMARY_CHARS)
+        except SummarizerError as exc:
+            failed = f"extractive summary instead: {exc}"
+            out[cluster.number] = replace(cluster, note=failed)
+        else:
+            out[cluster.number] = replace(cluster, summary=text, summarizer=ENDPOINT, note=f"written by {endpoint}")
+    return out
 
 
 def _pick(found: list[Cluster], numbers: Sequence[int]) -> list[Cluster]:
@@ -254,7 +299,9 @@ def apply_cluster(store: Store, cluster: Cluster, *, summary: str | None = None,
         store.update_many(ids, superseded_by=memory.id)
         change = Change(added=frozenset({memory.id}), changed=frozenset(ids), source="consolidate",
                         kind=ChangeKind.SUPERSEDED, initiator=initiator)
-        entry = journal.record(store, change, f"consolidate {len(ids)} memories into {memory.id}",
+        said = f" (summary: {cluster.summarizer}{'; ' + cluster.note if cluster.note else ''})"
+        edited = " (summary edited by a person)" if summary is not None and summary != cluster.summary else ""
+        entry = journal.record(store, change, f"consolidate {len(ids)} memories into {memory.id}{edited or said}",
                                journal.Undo(added=(memory.id,), rows=before))
         store._emit(change)  # noqa: SLF001 (heard once the transaction commits)
     return memory, entry

@@ -1,7 +1,10 @@
 """The Review tab's consolidation desk: proposed clusters of old, fading memories, each with the
 summary that would supersede them; a person approves (Apply), edits the summary first, or rejects
 each one. Apply runs core's ``apply_cluster`` through the window's curator, so Ctrl+Z takes it
-back (one journal step, as ``ora-desktop undo`` does)."""
+back (one journal step, as ``ora-desktop undo`` does). The Summaries combo picks who writes them:
+the extractive summarizer (the default) or the ``[summarizer]`` endpoint of ``config.toml``; each
+cluster says which one wrote its summary, and why the extractive one stands in when the endpoint
+failed."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QComboBox,
     QDialog,
     QDialogButtonBox,
     QHBoxLayout,
@@ -28,11 +32,11 @@ from ..curate.commands import ConsolidateCommand
 from .navigate import curator_of
 
 
-def propose(ctx: Any, path: Any) -> Any:
+def propose(ctx: Any, path: Any, summarizer: str = "extractive") -> Any:
     """The dry run of consolidation for ``path`` (worker thread)."""
     from ...core.operations.consolidate import consolidate
 
-    return consolidate(ctx.store_for(path), dry_run=True)
+    return consolidate(ctx.store_for(path), dry_run=True, summarizer=summarizer)
 
 
 class ConsolidationDialog(QDialog):
@@ -51,6 +55,14 @@ class ConsolidationDialog(QDialog):
         self.members = QLabel()
         self.members.setWordWrap(True)
         self.members.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.written_by = QLabel()
+        self.written_by.setWordWrap(True)
+        self.written_by.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.summarizer = describe(QComboBox(), "Summaries by", "Who writes the summaries: the memories' own "
+                                   "sentences, or the [summarizer] endpoint of config.toml")
+        self.summarizer.addItem("Extractive (their own sentences)", "extractive")
+        self.summarizer.addItem("Endpoint ([summarizer] in config.toml)", "endpoint")
+        self.summarizer.currentIndexChanged.connect(lambda _i: self.refresh())
         self.apply_button = QPushButton("&Apply")
         self.reject_button = QPushButton("&Reject")
         describe(self.apply_button, "Apply", "Write this summary, superseding the cluster's memories (Ctrl+Z undoes)")
@@ -59,6 +71,7 @@ class ConsolidationDialog(QDialog):
         self.reject_button.clicked.connect(lambda _c=False: self.reject_cluster())
         right = QVBoxLayout()
         right.addWidget(self.members)
+        right.addWidget(self.written_by)
         right.addWidget(self.summary, 1)
         row = QHBoxLayout()
         row.addStretch(1)
@@ -70,21 +83,31 @@ class ConsolidationDialog(QDialog):
         body.addLayout(right, 2)
         close = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         close.rejected.connect(self.reject)
+        top = QHBoxLayout()
+        top.addWidget(self.note, 1)
+        by = QLabel("&Summaries by:")
+        by.setBuddy(self.summarizer)
+        top.addWidget(by)
+        top.addWidget(self.summarizer)
         layout = QVBoxLayout(self)
-        layout.addWidget(self.note)
+        layout.addLayout(top)
         layout.addLayout(body, 1)
         layout.addWidget(close)
-        self.clusters.currentRowChanged.connect(self._show)
         self.task: asyncio.Task | None = None
+        self.clusters.currentRowChanged.connect(self._show)
         self._update()
 
     def refresh(self) -> asyncio.Task:
+        if self.task is not None and not self.task.done():
+            self.task.cancel()  # the answer for the summarizer no longer chosen is dropped
         self.task = asyncio.ensure_future(self._load(), loop=self.ctx.loop)
         return self.task
 
     async def _load(self) -> None:
+        self.clusters.clear()
+        self.note.setText("Looking for clusters of old, fading memories…")
         try:
-            result = await self.ctx.run(propose, self.ctx, self.path)
+            result = await self.ctx.run(propose, self.ctx, self.path, self.summarizer.currentData())
         except OraError as exc:
             self.note.setText(str(exc))
             return
@@ -112,6 +135,8 @@ class ConsolidationDialog(QDialog):
         self.summary.setPlainText(cluster.summary if cluster else "")
         self.members.setText(f"Supersedes {', '.join(cluster.ids)} ({cluster.type}, importance "
                              f"{cluster.importance})" if cluster else "")
+        self.written_by.setText(f"Summary by {cluster.summarizer}" + (f" ({cluster.note})" if cluster.note else "")
+                                if cluster else "")
         self._update()
 
     def _update(self) -> None:
