@@ -169,6 +169,8 @@ def _add_list_options(p: argparse.ArgumentParser) -> None:
     dirty.add_argument("--clean", dest="dirty", action="store_false", help="only memories in sync")
     f.add_argument("--text", help="content contains this text (plain substring)")
     f.add_argument("--pinned", action="store_true", help="only pinned memories (see 'ora-desktop pin')")
+    f.add_argument("--session", metavar="S", help="one imported conversation (its session=S tag), oldest first "
+                   "unless --sort or --descending says otherwise")
     f.add_argument("--created-after", type=common.created_after_arg, metavar="WHEN",
                    help="created on or after a date (2026-11-01, UTC) or within an age (7d, 12h, 2w, 3mo, 1y)")
     f.add_argument("--created-before", type=common.created_before_arg, metavar="WHEN",
@@ -176,8 +178,11 @@ def _add_list_options(p: argparse.ArgumentParser) -> None:
     o = p.add_argument_group("order and paging")
     o.add_argument("--sort", default="created_at", choices=sorted(SORTABLE), metavar="COLUMN",
                    help=f"sort column: {', '.join(sorted(SORTABLE))} (default created_at; times sort as time)")
-    o.add_argument("--ascending", dest="descending", action="store_false", default=True,
-                   help="oldest/smallest first (default: descending)")
+    order = o.add_mutually_exclusive_group()
+    order.add_argument("--ascending", dest="descending", action="store_false", default=None,
+                       help="oldest/smallest first (default: descending; ascending with --session)")
+    order.add_argument("--descending", dest="descending", action="store_true",
+                       help="newest/largest first (the default without --session)")
     o.add_argument("--limit", type=common.positive_int, default=50, help="rows per page (default 50)")
     where = o.add_mutually_exclusive_group()
     where.add_argument("--after", metavar="TOKEN", help="next page: the token printed after the previous page")
@@ -253,11 +258,14 @@ def cmd_sites(args: argparse.Namespace) -> int:
 
 
 def _list_query(args: argparse.Namespace) -> ListQuery:
+    if args.descending is None:  # a conversation reads oldest first, unless a sort column is asked for
+        args.descending = not (args.session and args.sort == "created_at")
     return ListQuery(
         types=tuple(args.type or ()), importance_min=args.min_importance, importance_max=args.max_importance,
         health_min=args.min_health, health_max=args.max_health, sync_statuses=tuple(args.sync or ()),
         expired=args.expired, expiring_within_days=args.expiring_days, superseded=args.superseded,
-        dirty=args.dirty, text=args.text, order_by=args.sort, descending=args.descending, limit=args.limit,
+        dirty=args.dirty, text=args.text, session=args.session, order_by=args.sort, descending=args.descending,
+        limit=args.limit,
         times=tuple((args.created_after or []) + (args.created_before or [])),
     )
 

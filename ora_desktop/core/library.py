@@ -80,6 +80,13 @@ class Store(engine.Store):
 
         return pinned_ids(self)
 
+    def conversation(self, session: str, limit: int | None = None) -> list[Any]:
+        """One imported conversation's memories (tag ``session=<session>``), oldest first, like the
+        seed's ``get_conversation_history``; superseded ones left out."""
+        from .listing import ListQuery
+
+        return self.list(ListQuery(session=session, order_by="created_at", descending=False, limit=limit))
+
     def context(self, query: str, token_budget: int = 2000, **kw: Any) -> Any:
         """Context for an agent's turn within a token budget (see :mod:`ora_desktop.core.context`)."""
         from .context import build_context

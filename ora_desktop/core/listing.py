@@ -47,6 +47,8 @@ class ListQuery:
     dirty: bool | None = None
     ids: tuple[str, ...] | None = None
     text: str | None = None  # plain substring filter (LIKE); full-text search lives in search/
+    #: One conversation: memories whose ``Tags:`` line holds ``session=<this>`` (as imports write it).
+    session: str | None = None
     order_by: str = "created_at"
     descending: bool = True
     limit: int | None = 100
@@ -135,6 +137,10 @@ def where_clause(query: ListQuery, available: Sequence[str]) -> tuple[str, list[
         escaped = query.text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         parts.append("content LIKE ? ESCAPE '\\'")
         params.append(f"%{escaped}%")
+    if query.session is not None:
+        sql, values = session_sql(query.session)
+        parts.append(sql)
+        params.extend(values)
     for sql, values in bounds_sql(query.times, has):
         parts.append(sql)
         params.extend(values)
@@ -142,6 +148,17 @@ def where_clause(query: ListQuery, available: Sequence[str]) -> tuple[str, list[
         parts.append(f"({sql})")
         params.extend(values)
     return (" AND ".join(parts) if parts else "1"), params
+
+
+def session_sql(session: str) -> tuple[str, list[Any]]:
+    """SQL matching the tag ``session=<session>`` on a ``Tags:`` line (the value written as
+    ``exchange.sources.tags_line`` writes it: after a space, before a comma, a line end or the end)."""
+    value = " ".join(session.replace(",", " ").split())
+    if not value:
+        raise InvalidValue("session", "an empty session id names no conversation")
+    tag = " session=" + value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    like = "content LIKE ? ESCAPE '\\'"
+    return f"({like} OR {like} OR {like})", [f"%{tag},%", f"%{tag}\n%", f"%{tag}"]
 
 
 def keyset_parts(expr: str, cursor: Cursor, descending: bool) -> list[tuple[str, list[Any]]]:

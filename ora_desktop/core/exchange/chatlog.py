@@ -1,7 +1,8 @@
 """The chat-log research schema (seed ``001_…``): messages, tags, summaries, embeddings.
 
 * each **message** -> a ``conversation`` memory, importance 4, content ``role: text``, its ``tags``
-  rows as a ``Tags:`` line (``topic`` values bare, other kinds as ``kind=value``); messages with
+  rows as a ``Tags:`` line (``topic`` values bare, other kinds as ``kind=value``), with the
+  message's ``session_id`` and ``model`` as ``session=`` and ``model=`` tags; messages with
   the same ``content_hash`` (SHA-256 of the text when the column is absent or empty) collapse
   into one memory, the first;
 * each **summary** -> a ``conversation`` memory, importance 6, the summary text and the message
@@ -46,16 +47,17 @@ def read(conn: sqlite3.Connection, options: ImportOptions) -> Iterator[Incoming]
     if _has(conn, "tags"):
         for message, kind, value in conn.execute("SELECT message_id, tag_type, tag_value FROM tags ORDER BY id"):
             tags.setdefault(message, []).append((kind, value))
-    hash_sql = "content_hash" if "content_hash" in columns else "NULL"
+    optional = ", ".join(c if c in columns else "NULL" for c in ("content_hash", "session_id", "model"))
     memory_of: dict[int, str] = {}
     identity = ""
-    for row_id, stamp, role, text, digest in conn.execute(
-            f"SELECT id, timestamp, role, content, {hash_sql} FROM messages ORDER BY id"):
+    for row_id, stamp, role, text, digest, session, model in conn.execute(
+            f"SELECT id, timestamp, role, content, {optional} FROM messages ORDER BY id"):
         where = f"messages row {row_id}"
         identity = identity or f"{stamp}|{text}"
         digest = digest or hashlib.sha256(str(text).encode("utf-8", "surrogatepass")).hexdigest()
         id_ = memory_of[row_id] = derived_id("chatlog-msg", digest)
-        content = join_blocks(f"{role}: {text}", tags_line(tags.get(row_id, ())))
+        kept = [("session", session), ("model", model)]
+        content = join_blocks(f"{role}: {text}", tags_line([*tags.get(row_id, ()), *((k, v) for k, v in kept if v)]))
         yield Incoming(memory(id_, content, "conversation", 4, sql_time(stamp), None, options),
                        where, may_repeat=True)
     if not _has(conn, "summaries"):

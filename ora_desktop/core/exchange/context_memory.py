@@ -8,7 +8,8 @@ Mapping (one memory each, ids derived from the session's own unique ``session_id
 * a **code snippet** -> ``context``, importance 5: its description, ``File: path`` and the code in
   a fence carrying its language (so search sees ``language`` and ``file`` tags); related to the
   session's summary;
-* the session's **topics** -> a ``Tags:`` line on each of those memories (``topic`` tags);
+* the session's **topics** -> a ``Tags:`` line on each of those memories (``topic`` tags), with
+  the session's ``session_id`` and ``project_path`` as ``session=`` and ``project=`` tags;
 * **key messages** (only with ``messages=True``) -> ``conversation``, importance 4, ``role: text``.
 
 Times are the rows' own ``created_at`` (sessions' ``updated_at`` for a summary's update time).
@@ -64,7 +65,7 @@ def read(conn: sqlite3.Connection, options: ImportOptions) -> Iterator[Incoming]
             brief, detailed, _bullets("Key decisions", decisions), _bullets("Problems solved", solved),
             _inline("Technologies", technologies), f"Outcome: {outcome}" if outcome else None,
             f"Note: {note}" if note else None, f"Project: {project}" if project else None,
-            tags_line(("topic", t) for t in topics.get(session, ())),
+            tags_line(_tags(sessions, topics, session)),
         )
         values = memory(id_, content, "conversation", 7 if note else 6, created_at, updated, options)
         yield Incoming(values, where)
@@ -76,7 +77,7 @@ def read(conn: sqlite3.Connection, options: ImportOptions) -> Iterator[Incoming]
         fence = f"```{(language or '').strip()}\n{code}\n```"
         content = join_blocks(description or f"Code snippet ({language or 'text'})",
                               f"File: {file_path}" if file_path else None, fence,
-                              tags_line(("topic", t) for t in topics.get(session, ())))
+                              tags_line(_tags(sessions, topics, session)))
         created_at = sql_time(created)
         related = [summary_of[session]] if session in summary_of else None
         yield Incoming(memory(derived_id("cm-snippet", key, row_id), content, "context", 5, created_at, None,
@@ -87,10 +88,17 @@ def read(conn: sqlite3.Connection, options: ImportOptions) -> Iterator[Incoming]
                 "sequence, id"):
             where = f"messages row {row_id}"
             key = sessions.get(session, (f"row-{session}",))[0]
-            content = join_blocks(f"{role}: {text}", tags_line(("topic", t) for t in topics.get(session, ())))
+            content = join_blocks(f"{role}: {text}", tags_line(_tags(sessions, topics, session)))
             related = [summary_of[session]] if session in summary_of else None
             yield Incoming(memory(derived_id("cm-message", key, sequence, row_id), content, "conversation", 4,
                                   sql_time(created), None, options, related), where)
+
+
+def _tags(sessions: dict, topics: dict[int, list[str]], session: int) -> list[tuple[str, str]]:
+    """The session's topics, then its ``session_id`` and project path as tags."""
+    key, project = sessions.get(session, (None, None))[:2]
+    return ([("topic", t) for t in topics.get(session, ())]
+            + [(kind, value) for kind, value in (("session", key), ("project", project)) if value])
 
 
 def _bullets(title: str, text: str | None) -> str | None:

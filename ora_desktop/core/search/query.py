@@ -11,8 +11,9 @@ Grammar (whitespace separated; :func:`parse_query` never raises, whatever the in
   either: ``importance:7,9``, ``health:<0.1,0.5..<0.6``), ``health:<0.3``, ``sync:pending``
   (``synced``, ``local_only``, ``dirty``),
   ``tag:error=TypeError`` / ``tag:file=src/app.ts`` / ``tag:TypeError`` (any kind),
-  ``site:anwe-sh``, ``agent:ora``, ``is:expired``, ``is:superseded``, ``is:dirty``, ``is:pinned``;
-  ``-type:…``, ``-sync:…``, ``-tag:…``, ``-is:expired`` and ``-is:pinned`` negate;
+  ``session:S`` (one conversation: ``tag:session=S``), ``site:anwe-sh``, ``agent:ora``,
+  ``is:expired``, ``is:superseded``, ``is:dirty``, ``is:pinned``;
+  ``-type:…``, ``-sync:…``, ``-tag:…``, ``-session:…``, ``-is:expired`` and ``-is:pinned`` negate;
 * plain-language time: ``last week``, ``yesterday``, ``today``, ``this month``, ``since Monday``,
   ``in November`` … become ``created:`` filters (:mod:`.plaintime`), said in a warning;
 * time filters: ``created:``, ``updated:``, ``accessed:``, ``expires:`` with a date
@@ -43,7 +44,7 @@ from .plaintime import read_plain_time
 
 MAX_TERMS = 32
 MAX_TERM_CHARS = 200
-FIELDS = ("type", "importance", "health", "sync", "tag", "site", "agent", "is", *TIME_FIELDS)
+FIELDS = ("type", "importance", "health", "sync", "tag", "session", "site", "agent", "is", *TIME_FIELDS)
 _FIELD_NAME = re.compile(r"^[A-Za-z_]{2,20}$")
 _FILTER_VALUE = re.compile(r"^(?:[<>=]|-?\d|\d{4}-\d{2})")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -422,6 +423,8 @@ def _field(name: str, value: str, negated: bool, filters: dict[str, list], flags
         else:
             tag = (None, value)
         filters["not_tags" if negated else "tags"].append(tag)
+    elif name == "session":  # the session tag imported conversations carry
+        filters["not_tags" if negated else "tags"].append(("session", value.strip('"')))
     elif name in ("site", "agent"):
         if negated:
             warnings.append(f"-{name}: ignored")

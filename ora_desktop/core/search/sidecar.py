@@ -31,7 +31,7 @@ from .cjk import has_cjk
 from .tags import extract_tags
 
 ProgressFn = Callable[[int, int], None]
-INDEX_VERSION = 4  # 3: the cjk trigram table; 4: topic tags from "Tags:" lines
+INDEX_VERSION = 5  # 3: the cjk trigram table; 4: topic tags from "Tags:" lines; 5: session/project/model tags
 BATCH = 20000
 BUCKET_BITS = 10
 SAMPLES = 16

@@ -3,7 +3,8 @@
 Kinds: ``file`` (paths with an extension), ``command`` (shell commands of common tools, when
 run/executed, back-quoted or after a ``$`` prompt), ``function`` (``name(`` calls),
 ``error`` (``TypeError``, ``ValueException``, ``ENOENT``), ``language`` (code-fence info
-strings), ``url``, and ``topic``: a line ``Tags: react, jwt, file=src/app.ts`` (how imported
+strings), ``url``; ``session``, ``project`` and ``model`` (an imported conversation's), and
+``topic``: a line ``Tags: react, jwt, file=src/app.ts`` (how imported
 topics and tags are written into a memory; a bare value is a topic, ``kind=value`` any kind).
 They become facets (counts) and filters (``tag:file=src/app.ts``, ``tag:topic=jwt``).
 
@@ -17,7 +18,8 @@ from __future__ import annotations
 
 import re
 
-TAG_KINDS = ("file", "command", "function", "error", "language", "url", "topic")
+# session, project and model: what an imported conversation keeps (written on its "Tags:" line).
+TAG_KINDS = ("file", "command", "function", "error", "language", "url", "topic", "session", "project", "model")
 MAX_VALUE = 200
 MAX_TAGS = 64
 

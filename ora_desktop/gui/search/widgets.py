@@ -32,7 +32,8 @@ from .vectors_progress import VectorsProgress
 
 PLACEHOLDER = "Search memories  (Ctrl+F)   e.g.  deploy  type:fact  importance:>=7  -draft  \"exact phrase\""
 GROUP_TITLES = {"type": "Type", "sync": "Sync status", "importance": "Importance", "health": "Health",
-                "created": "Created"}
+                "created": "Created", "tag:session": "Session", "tag:project": "Project", "tag:model": "Model"}
+OPEN_TAG_GROUPS = ("tag:session",)  # a tag group shown open (the others start folded)
 VALUE_ROLE = Qt.ItemDataRole.UserRole + 20
 MODES = (("Words", "lexical"), ("Meaning", "semantic"), ("Words + meaning", "hybrid"))
 
@@ -160,7 +161,7 @@ class FacetPanel(QTreeWidget):
                 item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self._show_count(item, count, on)
                 top.addChild(item)
-            top.setExpanded(self._expanded.get(group, not group.startswith("tag:")))
+            top.setExpanded(self._expanded.get(group, not group.startswith("tag:") or group in OPEN_TAG_GROUPS))
         self._filling = False
 
     def _same_values(self, groups: list[tuple[str, dict[str, int]]]) -> bool:
