@@ -37,6 +37,8 @@ SYNC_ROWS = "ora_desktop_sync_rows"
 SYNC_CONFLICTS = "ora_desktop_sync_conflicts"
 PINS = "ora_desktop_pins"
 LINKS = "ora_desktop_links"
+MARK_REMOVALS = "ora_desktop_mark_removals"
+SYNC_MARKS = "ora_desktop_sync_marks"
 
 #: Each table's statements, as version :data:`VERSION` creates it.
 DDL: dict[str, tuple[str, ...]] = {
@@ -92,6 +94,17 @@ DDL: dict[str, tuple[str, ...]] = {
     LINKS: (
         f"CREATE TABLE IF NOT EXISTS {LINKS} (source TEXT NOT NULL, target TEXT NOT NULL, type TEXT NOT NULL, "
         "created_at TEXT NOT NULL, PRIMARY KEY (source, target, type))",
+    ),
+    # When a pin or typed link was removed here (kind "pin"/"link", key: see core/marks.py), so
+    # sync can tell a later removal from an earlier one.
+    MARK_REMOVALS: (
+        f"CREATE TABLE IF NOT EXISTS {MARK_REMOVALS} (kind TEXT NOT NULL, key TEXT NOT NULL, "
+        "removed_at TEXT NOT NULL, PRIMARY KEY (kind, key)) WITHOUT ROWID",
+    ),
+    # The pins and typed links each sync server held after this file's last sync with it.
+    SYNC_MARKS: (
+        f"CREATE TABLE IF NOT EXISTS {SYNC_MARKS} (server_id TEXT NOT NULL, kind TEXT NOT NULL, key TEXT NOT NULL, "
+        "PRIMARY KEY (server_id, kind, key)) WITHOUT ROWID",
     ),
 }
 

@@ -17,7 +17,8 @@ def run(ctx: JobContext) -> Outcome:
                         "ORA_DESKTOP_SYNC_URL, or pass --url)")
     result = sync_file(ctx.path, url, dry_run=ctx.dry_run, check_cancel=ctx.check_cancel, progress=ctx.progress)
     counts = {"pushed": result.pushed, "pulled": result.pulled, "tombstones": result.tombstones,
-              "deleted": result.deleted_here, "conflicts": len(result.conflicts), "pending": result.pending_after}
+              "deleted": result.deleted_here, "conflicts": len(result.conflicts), "pending": result.pending_after,
+              "marks_pushed": result.marks_pushed, "marks_pulled": result.marks_pulled}
     would = [(d.memory_id, f"conflict: the {d.winner} version won; the other is in the trash")
              for d in result.conflicts]
     return Outcome(counts=counts, message=result.summary, would_change=would, detail=result)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .. import timestamps
+from .. import marks, timestamps
 from ..errors import InvalidValue, NotFound
 from ..links import CONTRADICTS, LINK_TYPES, TABLE, TypedLink, check_type, typed_links
 from ..rawsql import run_sql
@@ -75,6 +75,8 @@ def add_link(store: Store, source: str, target: str, type: str, *,
         cursor = run_sql(store, f"INSERT OR IGNORE INTO {TABLE} (source, target, type, created_at) "
                                 "VALUES (?, ?, ?, ?)", (source, target, kind, timestamps.now_sql()))
         done = cursor.rowcount > 0
+        if done:
+            marks.made(store, marks.LINK, [marks.link_key(source, target, kind)])
         change = _emit(store, (source, target), done, initiator)
     return LinkWrite(str(store.path), TypedLink(source, target, kind), "added", done, change)
 
@@ -91,6 +93,8 @@ def remove_link(store: Store, source: str, target: str, type: str, *,
             cursor = run_sql(store, f"DELETE FROM {TABLE} WHERE source = ? AND target = ? AND type = ?",
                              (source, target, kind))
             done = cursor.rowcount > 0
+        if done:  # sync compares it with the same link made elsewhere
+            marks.removed(store, marks.LINK, [marks.link_key(source, target, kind)])
         change = _emit(store, (source, target), done, initiator)
     return LinkWrite(str(store.path), TypedLink(source, target, kind), "removed", done, change)
 

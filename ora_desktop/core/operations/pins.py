@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .. import timestamps
+from .. import marks, timestamps
 from ..errors import InvalidValue, NotFound
 from ..pins import TABLE, pinned_ids
 from ..rawsql import all_rows, run_sql
@@ -63,6 +63,7 @@ def pin(store: Store, ids: str | Iterable[str], *, by: str | None = None,
         stamp = timestamps.now_sql()
         store.db.cursor().executemany(f"INSERT INTO {TABLE} (memory_id, pinned_at, pinned_by) VALUES (?, ?, ?)",
                                       [(i, stamp, by) for i in new])
+        marks.made(store, marks.PIN, new)
         change = _emit(store, new, initiator)
     return Pinned(str(store.path), "pinned", tuple(new), tuple(i for i in wanted if i in before), change)
 
@@ -78,6 +79,7 @@ def unpin(store: Store, ids: str | Iterable[str], *, initiator: Initiator = Init
         if gone:
             run_sql(store, f"DELETE FROM {TABLE} WHERE memory_id IN (SELECT value FROM json_each(?))",
                     (_json(gone),))
+            marks.removed(store, marks.PIN, gone)  # sync compares it with a pin made elsewhere
         change = _emit(store, gone, initiator)
     return Pinned(str(store.path), "unpinned", tuple(gone), tuple(i for i in wanted if i not in present), change)
 

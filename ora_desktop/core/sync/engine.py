@@ -15,6 +15,7 @@ Order and crash safety:
    and moving the mark past our own changes (safe: we hold the lock, nobody else wrote in between).
    Under the lock the server holds exactly our baselines, so the merged values are pushed whole.
 5. Send tombstones (id and deletion time only) for memories deleted here since the last sync.
+6. Pins and typed links (:mod:`.marks`): pull, the later of two changes wins, push.
 
 A sync killed anywhere re-runs to the same end: a page pulled but not marked is pulled again
 (writing the same values); a page pushed but not marked comes back on the next pull carrying this
@@ -37,6 +38,7 @@ from ..store import Store
 from . import baseline, clock, local
 from .clock import Clock
 from .local import Decision, SyncState
+from .marks import sync_marks
 from .pull import apply_pull, edit_time
 from .redact import SyncError
 from .server import COLUMNS, Server
@@ -65,6 +67,8 @@ class SyncResult:
     change: Change = Change()
     clock_offset: float | None = None  # seconds this machine's clock is behind the server's
     warnings: tuple[str, ...] = ()
+    marks_pulled: int = 0  # pins and typed links made or removed here from the server
+    marks_pushed: int = 0  # pins and typed links sent
 
     @property
     def summary(self) -> str:
@@ -73,6 +77,8 @@ class SyncResult:
         text = (f"{self.site}/{self.agent} with {self.server}: {verb} {self.pushed}, {pull} {self.pulled}, "
                 f"deletions sent {self.tombstones}, deleted by the server {self.deleted_here}, "
                 f"conflicts {len(self.conflicts)}")
+        if self.marks_pulled or self.marks_pushed:
+            text += f", pins and typed links pushed {self.marks_pushed}, pulled {self.marks_pulled}"
         text += f", {self.pending_after} still pending" if self.pending_after else ""
         return "; ".join((text, *self.warnings))
 
@@ -214,6 +220,10 @@ def _run(store: Store, server: Server, state: SyncState | None, site: str, agent
                         last_sync=timestamps.parse(timestamps.now_sql()), pushed=pushed, pulled=pulled,
                         conflicts=len(decisions), push_id=None)
         local.save_state(store, state)
+    # ---- pins and typed links
+    tick()
+    marked = sync_marks(store, server, server_id, site, agent, origin, offset)
+    changed |= marked.ids
     change = Change(frozenset(added), frozenset(changed - added - removed), frozenset(removed), source="sync",
                     initiator=Initiator.SYNC)
     store._emit(change)
@@ -221,7 +231,8 @@ def _run(store: Store, server: Server, state: SyncState | None, site: str, agent
                       deleted_here=len(removed), tombstones=sent, conflicts=tuple(decisions),
                       pending_after=local.pending_count(store), created_schema=server.created_schema,
                       change=change, clock_offset=offset.offset,
-                      warnings=tuple(w for w in (offset.warning(),) if w))
+                      warnings=tuple(w for w in (offset.warning(),) if w), marks_pulled=marked.pulled,
+                      marks_pushed=marked.pushed)
 
 
 __all__ = ["SyncError", "SyncResult", "identity", "sync_file"]

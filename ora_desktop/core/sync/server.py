@@ -6,6 +6,11 @@ server too. Every write takes a new number from ``ora_memories_change_seq``; a c
 rows whose ``change`` is above the last one it saw. Clients hold a session advisory lock per
 (site, agent) for a whole sync, so within one (site, agent) numbers are handed out in commit
 order and a pull never skips a row committed late.
+
+Pins and typed links travel in ``ora_marks`` (see :mod:`.marks`), numbered from their own
+sequence. It is created with ``IF NOT EXISTS`` by every client's first sync, so a server of an
+earlier schema gains it without a version change, and an ora-desktop that does not know it keeps
+syncing memories there.
 """
 
 from __future__ import annotations
@@ -58,6 +63,19 @@ CREATE TABLE IF NOT EXISTS ora_memories (
     PRIMARY KEY (site, agent, id)
 );
 CREATE INDEX IF NOT EXISTS ora_memories_by_change ON ora_memories (site, agent, change);
+CREATE SEQUENCE IF NOT EXISTS ora_marks_change_seq;
+CREATE TABLE IF NOT EXISTS ora_marks (
+    site             text    NOT NULL,
+    agent            text    NOT NULL,
+    kind             text    NOT NULL,  -- 'pin' or 'link'
+    key              text    NOT NULL,  -- pin: the memory id; link: source, target and type joined by U+001F
+    present          boolean NOT NULL,  -- false: removed (kept, so the removal reaches every machine)
+    set_at           timestamptz NOT NULL,  -- when it was made or removed, in the server's time
+    change           bigint  NOT NULL DEFAULT nextval('ora_marks_change_seq'),
+    origin           text    NOT NULL DEFAULT '',
+    PRIMARY KEY (site, agent, kind, key)
+);
+CREATE INDEX IF NOT EXISTS ora_marks_by_change ON ora_marks (site, agent, change);
 INSERT INTO ora_sync_meta (key, value) VALUES ('schema_version', '1') ON CONFLICT (key) DO NOTHING;
 INSERT INTO ora_sync_meta (key, value) VALUES ('server_id', gen_random_uuid()::text) ON CONFLICT (key) DO NOTHING;
 """
@@ -98,6 +116,17 @@ class ServerRow:
     @property
     def updated_at(self) -> str | None:
         return self.values[COLUMNS.index("updated_at")]
+
+
+@dataclass(frozen=True, slots=True)
+class MarkRow:
+    """One pin or typed link on the server: made (``present``) or removed, at ``set_at``."""
+
+    kind: str
+    key: str
+    present: bool
+    set_at: datetime
+    change: int
 
 
 class Server:
@@ -322,6 +351,37 @@ class Server:
         except self._psycopg.Error as exc:
             raise self.failure("pushing deletions", exc) from None
         return row[0], row[1]
+
+    # ------------------------------------------------------------------ pins and typed links
+    def mark_changes(self, site: str, agent: str, after: int) -> list[MarkRow]:
+        """Pins and typed links of (site, agent) changed after ``after``, oldest change first."""
+        try:
+            rows = self.conn.execute("SELECT kind, key, present, set_at, change FROM ora_marks WHERE site = %s AND "
+                                     "agent = %s AND change > %s ORDER BY change", (site, agent, after)).fetchall()
+        except self._psycopg.Error as exc:
+            raise self.failure("pulling pins and links", exc) from None
+        return [MarkRow(*row) for row in rows]
+
+    def push_marks(self, site: str, agent: str, origin: str,
+                   marks: Sequence[tuple[str, str, bool, datetime]]) -> int:
+        """Upsert (kind, key, present, set_at) rows in one transaction; returns the highest change."""
+        if not marks:
+            return 0
+        try:
+            with self.conn.transaction():
+                return self.conn.execute(
+                    "WITH t AS (SELECT unnest(%s::text[]) AS kind, unnest(%s::text[]) AS key, "
+                    "unnest(%s::boolean[]) AS present, unnest(%s::timestamptz[]) AS set_at), "
+                    "up AS (INSERT INTO ora_marks (site, agent, kind, key, present, set_at, origin) "
+                    "SELECT %s, %s, kind, key, present, set_at, %s FROM t "
+                    "ON CONFLICT (site, agent, kind, key) DO UPDATE SET present = excluded.present, "
+                    "set_at = excluded.set_at, origin = excluded.origin, change = nextval('ora_marks_change_seq') "
+                    "RETURNING change) SELECT coalesce(max(change), 0) FROM up",
+                    ([m[0] for m in marks], [m[1] for m in marks], [m[2] for m in marks], [m[3] for m in marks],
+                     site, agent, origin),
+                ).fetchone()[0]
+        except self._psycopg.Error as exc:
+            raise self.failure("pushing pins and links", exc) from None
 
 
 @dataclass(frozen=True, slots=True)
