@@ -24,6 +24,7 @@ Makefile, or any display), selects an agent and saves PNGs of the main views int
     16-change-history.png the file's change history (the undo journal shared with the CLI)
     17-consolidation.png the Review tab's consolidation desk: proposed clusters and their summaries
     18-history.png      a memory's History section in the detail pane (the memory pinned first)
+    19-sessions.png     an imported conversation read through the Session facet (1366×768)
     (11-graph also shows typed links: contradicts and supports, coloured and labelled)
 
 Options: ``--out DIR`` (default ``screenshots``), ``--memories N`` (default 3000), ``--dark``.
@@ -52,7 +53,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--memories", type=int, default=3000, help="demo memories in total (default 3000)")
     parser.add_argument("--dark", action="store_true", help="force the dark palette")
     parser.add_argument("--views", default="memories,search,jobs,backups,charts,task,review,context,graph,duplicates,"
-                                          "curating",
+                                          "curating,curator,sessions",
                         help="which views to shoot, comma-separated (default: all)")
     return parser.parse_args(argv)
 
@@ -404,6 +405,34 @@ async def curator_views(s: Session, view) -> None:
     s.shooter.save("18-history", detail)
 
 
+async def sessions(s: Session, table) -> None:
+    """A context-memory file imported (its key messages too), one session ticked in the facets."""
+    from PySide6.QtCore import Qt
+
+    from ora_desktop.core.exchange import ImportOptions
+    from ora_desktop.core.operations.importing import import_memories
+    from tests.unit.exchange_support import context_memory_db
+
+    window = s.window
+    window.resize(*SMALL)
+    s.select(s.ora)
+    with tempfile.TemporaryDirectory(prefix="ora-screenshots-import-") as folder:
+        source = context_memory_db(Path(folder) / "context.db")
+        await s.ctx.run(import_memories, s.ctx.store_for(s.ora.path), source, "auto",
+                        options=ImportOptions(messages=True))
+    facets = window.browser.facets
+    if not await until(lambda: facets.item_for("tag:session", "sess-auth-01") is not None, timeout=60):
+        s.shooter.skip("19-sessions", "no Session facet appeared after the import")
+        return
+    facets.item_for("tag:session", "sess-auth-01").setCheckState(0, Qt.CheckState.Checked)
+    await until(lambda: table.model() is not None and table.model().rowCount() == 4)
+    _select_row(table, 0)
+    await settle(1.0)
+    s.shooter.save("19-sessions")
+    window.resize(WIDTH, HEIGHT)
+    await settle(0.4)
+
+
 #: (--views key, first PNG name, widget class to find in the window, section).
 SECTIONS = (
     ("memories", "01-memories", "MemoryTable", memories),
@@ -418,6 +447,7 @@ SECTIONS = (
     ("duplicates", "12-duplicates", "DuplicatesView", duplicates),
     ("curating", "13-find-replace", "MemoryTable", curating),
     ("curator", "17-consolidation", "ReviewView", curator_views),
+    ("sessions", "19-sessions", "MemoryTable", sessions),
 )
 
 
