@@ -159,8 +159,8 @@ def test_read_only_window_reviews_but_cannot_mark(qtbot, ctx, make_window, fille
     assert db_rows(path, "SELECT name FROM sqlite_master WHERE name = ?", (rv.TABLE,)) == []
 
 
-def test_consolidation_desk_applies_an_edited_summary_rejects_another_and_ctrl_z_undoes(
-        qtbot, make_window, seed_db) -> None:
+def consolidation_desk(qtbot, make_window, seed_db):
+    """(file, window, desk) with the two clusters of ``test_consolidate_review.ROWS`` proposed."""
     from ora_desktop.gui.review.consolidation import ConsolidationDialog
     from tests.unit.test_consolidate_review import ROWS
 
@@ -173,6 +173,12 @@ def test_consolidation_desk_applies_an_edited_summary_rejects_another_and_ctrl_z
     qtbot.waitUntil(lambda: visible_dialog(ConsolidationDialog) is not None, timeout=5000)
     dialog = view.dialog
     qtbot.waitUntil(lambda: dialog.clusters.count() == 2, timeout=60000)
+    return path, window, dialog
+
+
+def test_consolidation_desk_applies_an_edited_summary_rejects_another_and_ctrl_z_undoes(
+        qtbot, make_window, seed_db) -> None:
+    path, window, dialog = consolidation_desk(qtbot, make_window, seed_db)
     dialog.clusters.setCurrentRow(0)
     first = dialog.clusters.currentItem().data(Qt.ItemDataRole.UserRole)
     dialog.reject_button.click()  # rejected: nothing written
@@ -200,21 +206,11 @@ def test_consolidation_desk_applies_an_edited_summary_rejects_another_and_ctrl_z
 
 def test_consolidation_desk_says_which_summarizer_wrote_each_summary(qtbot, make_window, seed_db, tmp_path,
                                                                      monkeypatch) -> None:
-    from ora_desktop.gui.review.consolidation import ConsolidationDialog
     from tests.chat_endpoint import chat_endpoint
-    from tests.unit.test_consolidate_review import ROWS
 
-    path = seed_db()
-    with open_store(path) as store:
-        store.add_many(ROWS)
     with chat_endpoint() as endpoint:
         monkeypatch.setenv("ORA_DESKTOP_CONFIG", str(endpoint.config(tmp_path / "config.toml")))
-        window = make_window()
-        view = review_tab(qtbot, window)
-        view.consolidate_button.click()
-        qtbot.waitUntil(lambda: visible_dialog(ConsolidationDialog) is not None, timeout=5000)
-        dialog = view.dialog
-        qtbot.waitUntil(lambda: dialog.clusters.count() == 2, timeout=60000)
+        _path, _window, dialog = consolidation_desk(qtbot, make_window, seed_db)
         assert dialog.written_by.text() == "Summary by extractive"  # the default
         dialog.summarizer.setCurrentIndex(dialog.summarizer.findData("endpoint"))
         qtbot.waitUntil(lambda: dialog.written_by.text().startswith("Summary by endpoint"), timeout=20000)
