@@ -314,6 +314,9 @@ class Config:
         out.append(Setting("daemon.rescan", describe_interval(s.value), s.source))
         s = self.trash_keep_days()
         out.append(Setting("trash.keep_days", s.value, s.source))
+        summarizer = self.summarizer() or {}
+        out += [Setting(f"summarizer.{key}", summarizer[key], summarizer["source"])
+                for key in SUMMARIZER_KEYS if summarizer.get(key) is not None]
         for site in sorted(set(sites or []) | set(self.site_slugs())):
             for job in JOB_NAMES:
                 s = self.schedule(job, site)

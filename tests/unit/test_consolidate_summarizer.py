@@ -51,6 +51,12 @@ def test_endpoint_writes_summaries_that_name_what_they_merged(db: Path, endpoint
     assert endpoint.headers[0]["Authorization"] == "Bearer sk-secret"
 
 
+def test_config_lists_the_summarizer(capsys, endpoint: ChatEndpoint) -> None:
+    settings = {s["key"]: s["value"] for s in cli(capsys, "config", "--json").json()["settings"]}
+    assert settings["summarizer.url"] == endpoint.url and settings["summarizer.model"] == "tiny-test"
+    assert settings["summarizer.api_key_env"] == "TEST_SUMMARIZER_KEY"  # the variable's name, never its value
+
+
 def test_a_long_answer_is_cut_within_the_limit(db: Path, endpoint: ChatEndpoint) -> None:
     endpoint.answer = "The tax is computed per region. " * 100
     with open_store(db, readonly=True) as store:
