@@ -37,8 +37,8 @@ def imported(tmp_path: Path, target: Path) -> Path:
 def test_imports_keep_session_project_and_model_as_tags(imported: Path) -> None:
     facets = tag_facets(imported)
     # context-memory: summary, snippet and two key messages of one session, a summary of the other;
-    # chat log: s2's message repeats s1's text and collapsed into it.
-    assert facets["session"] == {"sess-auth-01": 4, "sess-cors-02": 1, "s1": 2}
+    # chat log: s2's message repeats s1's text and collapsed into it; the summary of both is s1's too.
+    assert facets["session"] == {"sess-auth-01": 4, "sess-cors-02": 1, "s1": 3}
     assert facets["project"] == {"/home/ana/src/shop": 4, "/home/ana/src/api": 1}
     assert facets["model"] == {"gpt-4o": 2}
     assert facets["topic"]["jwt"] == 4  # topics stay bare
@@ -48,8 +48,7 @@ def test_conversation_lists_one_session_oldest_first(capsys, imported: Path) -> 
     with open_store(imported, readonly=True) as store:
         conversation = store.conversation("sess-auth-01")
         assert store.conversation("sess-auth") == []  # a session id is matched whole
-        assert [m.title.split(" fails")[0].split(" from")[0] for m in store.conversation("s1")] == [
-            "user: npm install", "assistant: Run `npm install`"]
+        assert [m.title.split(" ")[0] for m in store.conversation("s1")] == ["user:", "assistant:", "Install"]
     assert [m.title.split(" ")[0] for m in conversation] == ["user:", "assistant:", "Signs", "Added"]
     listed = cli(capsys, "list", *T, "--session", "sess-auth-01", "--json").json()
     assert [m["id"] for m in listed["memories"]] == [m.id for m in conversation]

@@ -6,7 +6,7 @@
   the same ``content_hash`` (SHA-256 of the text when the column is absent or empty) collapse
   into one memory, the first;
 * each **summary** -> a ``conversation`` memory, importance 6, the summary text and the message
-  range it covers, related to the (first 50) messages of that range;
+  range it covers, related to the (first 50) messages of that range, with their sessions as tags;
 * **embeddings** are not imported (they belong to another model; Ora's search indexes the text).
 
 ``timestamp`` (ISO 8601) and ``created_at`` become SQLite's UTC format.
@@ -49,6 +49,7 @@ def read(conn: sqlite3.Connection, options: ImportOptions) -> Iterator[Incoming]
             tags.setdefault(message, []).append((kind, value))
     optional = ", ".join(c if c in columns else "NULL" for c in ("content_hash", "session_id", "model"))
     memory_of: dict[int, str] = {}
+    session_of: dict[int, str] = {}
     identity = ""
     for row_id, stamp, role, text, digest, session, model in conn.execute(
             f"SELECT id, timestamp, role, content, {optional} FROM messages ORDER BY id"):
@@ -56,6 +57,8 @@ def read(conn: sqlite3.Connection, options: ImportOptions) -> Iterator[Incoming]
         identity = identity or f"{stamp}|{text}"
         digest = digest or hashlib.sha256(str(text).encode("utf-8", "surrogatepass")).hexdigest()
         id_ = memory_of[row_id] = derived_id("chatlog-msg", digest)
+        if session:
+            session_of[row_id] = session
         kept = [("session", session), ("model", model)]
         content = join_blocks(f"{role}: {text}", tags_line([*tags.get(row_id, ()), *((k, v) for k, v in kept if v)]))
         yield Incoming(memory(id_, content, "conversation", 4, sql_time(stamp), None, options),
@@ -67,7 +70,9 @@ def read(conn: sqlite3.Connection, options: ImportOptions) -> Iterator[Incoming]
         where = f"summaries row {row_id}"
         covered = [memory_of[m] for m in range(int(start or 0), int(end or 0) + 1) if m in memory_of]
         related = list(dict.fromkeys(covered))[:MAX_LINKS]
-        content = join_blocks(text, f"Summary of messages {start} to {end}.")
+        sessions = dict.fromkeys(session_of[m] for m in range(int(start or 0), int(end or 0) + 1) if m in session_of)
+        content = join_blocks(text, f"Summary of messages {start} to {end}.",
+                              tags_line(("session", s) for s in sessions))
         yield Incoming(memory(derived_id("chatlog-sum", identity, row_id), content, "conversation", 6,
                               sql_time(created), None, options, related), where)
 
