@@ -40,6 +40,12 @@ def split_link(key: str) -> tuple[str, str, str]:
     return source, target, type_
 
 
+def ends(mark: Mark) -> tuple[str, ...]:
+    """The memory ids a mark is about: the pinned one, or a link's two ends."""
+    kind, key = mark
+    return (key,) if kind == PIN else split_link(key)[:2]
+
+
 def made(store: Store, kind: str, keys: Iterable[str]) -> None:
     """Forget the removal time of marks made (again) here (inside their write)."""
     keys = list(keys)
@@ -82,8 +88,8 @@ def put(store: Store, mark: Mark, on: bool, at: str) -> tuple[str, ...]:
     write; a mark whose memories are not in this file is left alone. Returns the memory ids it
     touched (empty when nothing changed)."""
     kind, key = mark
-    ends = (key,) if kind == PIN else split_link(key)[:2]
-    if on and len(store.get_many(list(ends))) != len(ends):
+    ids = ends(mark)
+    if on and len(store.get_many(list(ids))) != len(ids):
         return ()
     if kind == PIN:
         table, where, values = engine_tables.PINS, "memory_id = ?", (key,)
@@ -101,7 +107,8 @@ def put(store: Store, mark: Mark, on: bool, at: str) -> tuple[str, ...]:
     else:
         done = store.has_table(table) and run_sql(store, f"DELETE FROM {table} WHERE {where}", values).rowcount > 0
         removed(store, kind, [key], at)
-    return ends if done else ()
+    return ids if done else ()
 
 
-__all__ = ["KINDS", "LINK", "PIN", "Mark", "link_key", "made", "present", "put", "removals", "removed", "split_link"]
+__all__ = ["KINDS", "LINK", "PIN", "Mark", "ends", "link_key", "made", "present", "put", "removals", "removed",
+           "split_link"]

@@ -109,3 +109,16 @@ def test_a_server_of_the_earlier_schema_gains_the_marks_table_and_keeps_its_vers
         rows = conn.execute("SELECT kind, key, present FROM ora_marks").fetchall()
     # The version an earlier ora-desktop checks is unchanged: it keeps syncing memories here.
     assert version == str(SCHEMA_VERSION) == "2" and rows == [("pin", "rollback", True)]
+
+
+def test_a_pin_on_a_local_only_memory_stays_on_its_machine(pg_url: str, homes) -> None:
+    a, b = homes
+    _shared(pg_url, a, b)
+    with a.store() as store:
+        store.add("Only on this laptop", id="private", sync_status="local_only")
+        pin(store, ["private", "deploy"])
+    assert a.sync(pg_url).marks_pushed == 1
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        assert conn.execute("SELECT key FROM ora_marks").fetchall() == [("deploy",)]
+    b.sync(pg_url)
+    assert _marks(b)[0] == ["deploy"] and _marks(a)[0] == ["private", "deploy"]

@@ -10,7 +10,8 @@ when, in the server's time. A sync (holding the (site, agent) lock, after the me
    server time by the measured clock offset, against the row's ``set_at``; a tie goes to the
    server. A mark whose memories are not in this file is not made here;
 2. pushes every mark that differs from what the server held after the last sync (the baseline,
-   ``ora_desktop_sync_marks``): made here, or removed here, with its time;
+   ``ora_desktop_sync_marks``): made here, or removed here, with its time; a mark on a
+   ``local_only`` memory stays here, as the memory does;
 3. records the server's new state as the baseline.
 
 A sync stopped between the push and step 3 finds its own rows on the next pull, which agree.
@@ -77,8 +78,9 @@ def sync_marks(store: Store, server: Server, server_id: str, site: str, agent: s
             touched.update(ids)
             pulled += 1
         here, gone = marks.present(store), marks.removals(store)
+        private = {r[0] for r in all_rows(store, "SELECT id FROM memories WHERE sync_status = 'local_only'")}
         outgoing = [(kind, key, True, clock.to_server(at) or now) for (kind, key), at in here.items()
-                    if not base.get((kind, key))]
+                    if not base.get((kind, key)) and not private.intersection(marks.ends((kind, key)))]
         outgoing += [(kind, key, False, clock.to_server(gone.get((kind, key))) or now)
                      for (kind, key), on in base.items() if on and (kind, key) not in here]
         top = max((row.change for row in rows), default=after)
@@ -86,7 +88,7 @@ def sync_marks(store: Store, server: Server, server_id: str, site: str, agent: s
     if outgoing:
         top = max(top, server.push_marks(site, agent, origin, outgoing))
         with store.write():
-            _save(store, server_id, {mark: True for mark in marks.present(store)}, top)
+            _save(store, server_id, {**base, **{(kind, key): on for kind, key, on, _at in outgoing}}, top)
     return MarksResult(pulled, len(outgoing), conflicts, frozenset(touched))
 
 
