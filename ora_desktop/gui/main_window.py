@@ -83,6 +83,7 @@ class MainWindow(QMainWindow):
         self.curator.deleted_view_made.connect(self._deleted_view_made)
         self.sidebar.recover_requested.connect(self.forgetter.recover)
         self.forgetter.recovered.connect(self.open_file)
+        self.exchanger.created.connect(self.open_file)
         self.browser.recover_asked.connect(self.forgetter.recover)
         self.welcome = Welcome(str(ctx.home.root))
         self.welcome.open_file.connect(self.open_dialog)

@@ -80,6 +80,7 @@ def apply_scheme(app: QApplication, scheme: Qt.ColorScheme) -> None:
 WIDGET_SHEETS = {
     "EmptyState": "QLabel { color: palette(placeholder-text); font-size: 14px; }",
     "ValidationMessage": "QLabel { color: #c0392b; font-weight: 600; }",
+    "WarningMessage": "QLabel { color: #a35200; font-weight: 600; }",
     "QuickFilter": (
         "QToolButton { padding: 2px 8px; border-radius: 9px; border: 1px solid palette(mid); }"
         "QToolButton:checked { background: palette(highlight); color: palette(highlighted-text);"
