@@ -22,8 +22,8 @@ from PySide6.QtWidgets import (
 )
 
 from ...core import OraError
-from ...core.home import OraHome
 from ...core.exchange import FORMATS
+from ...core.home import OraHome
 from ...core.operations.export import EXPORT_FORMATS
 from ...core.operations.importing import CONFLICT_POLICIES, ImportResult
 from ..theme import styled
