@@ -11,6 +11,7 @@ from ora_desktop.core.demo import write_agent
 from ora_desktop.gui.tasks.view import TaskView
 
 from .panels_support import ctx_fixture, loop_fixture, until  # noqa: F401  (fixtures)
+from .test_browse_tables import click_header
 
 
 def add_task(path: Path, task_id: str, description: str, input_raw: str | None, output_raw: str | None,
@@ -104,3 +105,28 @@ def test_unreadable_file_gives_a_message_naming_it(ctx, loop, ora_home: Path, qt
 
     loop.run_until_complete(scenario())
     assert "task-9.site.db" in view.message.text()
+
+
+def test_task_context_is_a_sortable_table_and_the_chosen_row_is_shown(ctx, loop, ora_home, qtbot):
+    path = ora_home / "sites" / "anwe-sh" / "task-9.site.db"
+    write_agent(path, 3, seed=2)
+    add_task(path, "t-old", "Audit the old checkout", None, None, created="2025-01-10 09:00:00")
+    add_task(path, "t-new", "Write the release notes", None, None, status="active", created="2025-03-02 09:00:00")
+    add_task(path, "t-mid", "Translate the help pages", None, None, status="failed", created="2025-02-01 09:00:00")
+    view = TaskView(ctx)
+    qtbot.addWidget(view)
+    view.show()
+
+    async def scenario() -> None:
+        ctx.set_current(AgentFile("anwe-sh", "task-9", path))
+        await until(lambda: view.stack.currentIndex() == 1, what="task details")
+
+    loop.run_until_complete(scenario())
+    table = view.task_list
+    assert table.isVisible() and table.rowCount() == 3
+    assert [table.item(r, 4).text() for r in range(3)] == ["t-new", "t-mid", "t-old"]  # newest first
+    assert view.description.text() == "Write the release notes"
+    click_header(qtbot, table.horizontalHeader(), 2)  # Started: oldest first
+    assert [table.item(r, 4).text() for r in range(3)] == ["t-old", "t-mid", "t-new"]
+    table.selectRow(1)
+    assert view.description.text() == "Translate the help pages" and "failed" in view.status_label.text()
