@@ -78,7 +78,7 @@ def apply_scheme(app: QApplication, scheme: Qt.ColorScheme) -> None:
 
 #: Style sheets for single widgets, by the widget's object name (see :func:`styled`).
 WIDGET_SHEETS = {
-    "EmptyState": "QLabel { color: palette(placeholder-text); font-size: 14px; }",
+    "EmptyState": "QLabel { color: palette(placeholder-text); }",  # 15 % larger than the text: styled()
     "ValidationMessage": "QLabel { color: #c0392b; font-weight: 600; }",
     "WarningMessage": "QLabel { color: #a35200; font-weight: 600; }",
     "QuickFilter": (
@@ -93,4 +93,8 @@ def styled(widget: W, name: str) -> W:
     """Name ``widget`` and give it that name's style sheet from :data:`WIDGET_SHEETS`."""
     widget.setObjectName(name)
     widget.setStyleSheet(WIDGET_SHEETS[name])
+    if name == "EmptyState":
+        from .fonts import relative_font
+
+        relative_font(widget, 1.15)
     return widget

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 from ...core import Chain, Change, InvalidValue, Memory, OraError, Store
 from ..a11y import describe
 from ..context import AppContext
+from ..fonts import relative_font
 from ..formatting import exact, first_line, relative
 from ..theme import styled
 from .editor import MemoryEditor
@@ -82,10 +83,7 @@ class DetailPane(QScrollArea):
         self.title = QLabel("No memory selected")
         self.title.setObjectName("DetailTitle")
         self.title.setWordWrap(True)
-        font = self.title.font()
-        font.setPointSizeF(font.pointSizeF() * 1.15)
-        font.setWeight(QFont.Weight.DemiBold)
-        self.title.setFont(font)
+        relative_font(self.title, 1.15, QFont.Weight.DemiBold)
         layout.addWidget(self.title)
         self.pin_button = QPushButton("&Pin")
         self.pin_button.setCheckable(True)

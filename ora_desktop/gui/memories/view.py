@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPoint, QSettings, Qt, Signal
+from PySide6.QtCore import QEvent, QPoint, QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QStyle, QStyleOptionViewItem, QTableView, QWidget
 
@@ -44,7 +44,7 @@ class MemoryTable(QTableView):
         rows = self.verticalHeader()
         rows.setVisible(False)
         rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        rows.setDefaultSectionSize(self.fontMetrics().height() + 10)
+        rows.setDefaultSectionSize(self.fontMetrics().height() + 10)  # again when the font changes
         header = self.horizontalHeader()
         header.setSectionsMovable(True)
         header.setHighlightSections(False)
@@ -221,6 +221,11 @@ class MemoryTable(QTableView):
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
         super().resizeEvent(event)
         self.fit_content()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt's name)
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # the system's font size changed: rows follow
+            self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 10)
 
     def reset_columns(self) -> None:
         header = self.horizontalHeader()

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from ora_desktop.core import AgentFile, OraError, TaskContext
 
 from ..a11y import describe
+from ..fonts import relative_font
 from ..formatting import first_line
 from ..jobs.background import Latest
 from ..jobs.widgets import LazyRefresh, cell, readonly_table
@@ -115,9 +116,7 @@ class TaskView(LazyRefresh, QWidget):
         self.description = QLabel()
         self.description.setWordWrap(True)
         self.description.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        font = self.description.font()
-        font.setPointSizeF(font.pointSizeF() * 1.15)
-        self.description.setFont(font)
+        relative_font(self.description, 1.15)
         self.status_label = QLabel()
         self.task_id = QLabel()
         self.task_id.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
