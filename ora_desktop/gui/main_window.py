@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 from .. import __version__
 from ..core import AgentFile, OraError, Store
 from .context import AppContext, path_of, resolved
+from .contrast import ContrastChoice
 from .curate.actions import Curator
 from .dock_width import DockWidthKeeper
 from .elided import ElidedLabel
@@ -78,6 +79,7 @@ class MainWindow(QMainWindow):
         self.curator = Curator(ctx, self.browser.selected_memories, self.browser.detail, self,
                                lambda: self.browser.table.selected_count())
         self.exchanger = Exchanger(ctx, self.browser, self.curator, self)
+        self.contrast = ContrastChoice(ctx.settings, self)
         self.forgetter = Forgetter(ctx, self.browser.selected_memories, self,
                                    lambda: self.browser.table.selected_count())
         self.curator.deleted_view_made.connect(self._deleted_view_made)
@@ -228,6 +230,7 @@ class MainWindow(QMainWindow):
         view.addAction(self.facets_action)
         view.addAction(self.detail_action)
         view.addMenu(self.browser.table.column_menu(self))
+        view.addAction(self.contrast.action)
         view.addSeparator()
         view.addAction(self.next_pane_action)
         view.addAction(self.previous_pane_action)

@@ -80,3 +80,55 @@ def test_a_font_changed_while_the_window_is_open_is_followed(make_window, filled
         assert cut_labels(detail) == []
     finally:
         QApplication.setFont(before)
+
+
+def luminance(colour) -> float:
+    """WCAG 2 relative luminance of a QColor."""
+    def channel(value: int) -> float:
+        c = value / 255
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+    return 0.2126 * channel(colour.red()) + 0.7152 * channel(colour.green()) + 0.0722 * channel(colour.blue())
+
+
+def ratio(a, b) -> float:
+    light, dark = sorted((luminance(a), luminance(b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def text_pairs(palette):
+    from PySide6.QtGui import QPalette
+
+    R, G = QPalette.ColorRole, QPalette.ColorGroup
+    pairs = [(R.Text, R.Base), (R.Text, R.AlternateBase), (R.WindowText, R.Window), (R.ButtonText, R.Button),
+             (R.HighlightedText, R.Highlight), (R.ToolTipText, R.ToolTipBase), (R.PlaceholderText, R.Base),
+             (R.Link, R.Base), (R.BrightText, R.Base), (R.BrightText, R.Window)]
+    out = {f"{fg.name}/{bg.name}": ratio(palette.color(fg), palette.color(bg)) for fg, bg in pairs}
+    for fg, bg in ((R.Text, R.Base), (R.WindowText, R.Window), (R.ButtonText, R.Button)):
+        out[f"disabled {fg.name}/{bg.name}"] = ratio(palette.color(G.Disabled, fg), palette.color(G.Disabled, bg))
+    return out
+
+
+def test_view_high_contrast_meets_wcag_aa_is_kept_and_restyles_messages(make_window, filled_db, qtbot, qapp,
+                                                                        settings):
+    from ora_desktop.gui.contrast import SETTING, high_contrast_palette
+
+    for dark in (False, True):  # both palettes: every text at least 4.5:1 on its background
+        weak = {pair: round(r, 2) for pair, r in text_pairs(high_contrast_palette(dark)).items() if r < 4.5}
+        assert weak == {}, (dark, weak)
+    filled_db(5)
+    window = make_window()
+    ordinary = text_pairs(qapp.palette())
+    assert not window.contrast.action.isChecked()
+    assert min(ordinary.values()) < 4.5  # the ordinary palette has weaker pairs (placeholder text)
+    window.contrast.action.trigger()  # View > High contrast
+    assert settings.value(SETTING) in (True, "true")
+    strong = text_pairs(qapp.palette())
+    assert min(strong.values()) >= 4.5, strong
+    messages = [w for w in window.findChildren(QLabel) if w.objectName() == "ValidationMessage"]
+    assert messages and all("palette(bright-text)" in w.styleSheet() for w in messages)
+    window.close()
+    again = make_window(wait_for_rows=False)  # the choice is kept
+    assert again.contrast.action.isChecked() and min(text_pairs(qapp.palette()).values()) >= 4.5
+    again.contrast.action.trigger()
+    assert text_pairs(qapp.palette()) == ordinary
+    assert all("#c0392b" in w.styleSheet() for w in again.findChildren(QLabel) if w.objectName() == "ValidationMessage")
