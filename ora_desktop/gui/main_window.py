@@ -121,8 +121,7 @@ class MainWindow(QMainWindow):
                               | QDockWidget.DockWidgetFeature.DockWidgetClosable)
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.dock)
         # Agent names stay readable however small the window gets (the table and detail pane
-        # give way first), and a sidebar squeezed by a smaller window grows back with it.
-        self.sidebar.setMinimumWidth(self.sidebar.fontMetrics().horizontalAdvance("m" * 12) + 40)
+        # give way first; Sidebar.keep_names_readable), and a squeezed sidebar grows back with it.
         self._make_status_bar()
         self._make_actions()
         self._make_menus()

@@ -88,9 +88,16 @@ def apply_scheme(app: QApplication, scheme: Qt.ColorScheme) -> None:
     forget_bars()  # the bars' track is drawn in the palette's colours
     highlight_color.cache_clear()
     app.setStyleSheet(style_sheet(dark))
-    for widget in app.allWidgets():  # single widgets' sheets follow (their colours differ in high contrast)
+    restyle(app)  # single widgets' sheets follow (their colours differ in high contrast)
+
+
+def restyle(app: QApplication, *_font: object) -> None:
+    """Set every :func:`styled` widget's sheet again: for the colours now in use, and after a font
+    change (a widget with a style sheet keeps the font it was polished with until then)."""
+    for widget in app.allWidgets():
         name = widget.objectName()
         if name in WIDGET_SHEETS and widget.property("oraStyled"):
+            widget.setStyleSheet("")
             widget.setStyleSheet(sheet(name))
 
 
@@ -129,6 +136,10 @@ def styled(widget: W, name: str) -> W:
     widget.setObjectName(name)
     widget.setStyleSheet(sheet(name))
     widget.setProperty("oraStyled", True)
+    app = QApplication.instance()
+    if app is not None and not app.property("oraRestyleHooked"):  # once per application
+        app.fontChanged.connect(lambda font: restyle(app, font))
+        app.setProperty("oraRestyleHooked", True)
     if name == "EmptyState":
         from .fonts import relative_font
 

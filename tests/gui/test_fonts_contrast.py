@@ -30,9 +30,9 @@ def cut_labels(root) -> list[str]:
     for label in root.findChildren(QLabel):
         if not label.isVisible() or not label.text() or label.pixmap() is not None and not label.pixmap().isNull():
             continue
-        hint = label.sizeHint()
-        if hint.height() > label.height() + 1:
-            cut.append(f"{label.objectName() or type(label).__name__} {label.text()[:40]!r}: {hint.height()} > "
+        need = label.heightForWidth(label.width()) if label.wordWrap() else label.sizeHint().height()
+        if need > label.height() + 1:
+            cut.append(f"{label.objectName() or type(label).__name__} {label.text()[:40]!r}: {need} > "
                        f"{label.height()} high")
     return cut
 
@@ -66,6 +66,10 @@ def test_a_font_changed_while_the_window_is_open_is_followed(make_window, filled
     window.browser.table.select_row(0)
     detail = window.browser.detail
     qtbot.waitUntil(lambda: detail.title.text() != "No memory selected", timeout=10000)
+    from ora_desktop.gui.memories.columns import column_index
+
+    sync = column_index("sync")
+    sync_width = window.browser.table.columnWidth(sync)
     before = QApplication.font()
     font = QFont(before)
     font.setPointSizeF(BIG)
@@ -74,10 +78,16 @@ def test_a_font_changed_while_the_window_is_open_is_followed(make_window, filled
         line = QFontMetrics(font).height()
         qtbot.waitUntil(lambda: window.browser.table.rowHeight(0) >= line + 4, timeout=5000)
         assert QFontMetrics(detail.title.font()).height() > line
+        grown = line / QFontMetrics(before).height()
+        assert window.browser.table.columnWidth(sync) >= int(sync_width * grown) - 1  # "Synced" is not cut
         empty = [w for w in window.findChildren(QLabel) if w.objectName() == "EmptyState"]
         assert all(QFontMetrics(w.font()).height() >= line for w in empty)
-        qtbot.wait(50)
-        assert cut_labels(detail) == []
+        qtbot.waitUntil(lambda: detail.widget().width() <= detail.viewport().width(), timeout=5000)  # none cut right
+        qtbot.waitUntil(lambda: cut_labels(detail) == [], timeout=5000)
+        sidebar = window.sidebar
+        assert sidebar.minimumWidth() >= sidebar.fontMetrics().horizontalAdvance("m" * 12)
+        chip = window.browser.search.quick["low_health"]
+        assert chip.sizeHint().width() >= QFontMetrics(font).horizontalAdvance(chip.text())
     finally:
         QApplication.setFont(before)
 
