@@ -112,7 +112,6 @@ class TaskView(LazyRefresh, QWidget):
                                   "header sorts by it); the selected task is shown below")
         self.task_list.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.task_list.horizontalHeader().setStretchLastSection(False)
-        self.task_list.setMaximumHeight(self.task_list.fontMetrics().height() * 9)
         self.description = QLabel()
         self.description.setWordWrap(True)
         self.description.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -197,10 +196,17 @@ class TaskView(LazyRefresh, QWidget):
                 for column, item in enumerate(cells):
                     self.task_list.setItem(row, column, item)
         self.task_list.blockSignals(False)
+        self._fit_rows()
         self.task_list.selectRow(0)
         self._selected()
         self.stack.setCurrentIndex(1)
         return tasks
+
+    def _fit_rows(self) -> None:
+        """As tall as its rows, up to six (then it scrolls): the task's details get the rest."""
+        table = self.task_list
+        rows = sum(table.rowHeight(r) for r in range(min(table.rowCount(), 6)))
+        table.setFixedHeight(table.horizontalHeader().sizeHint().height() + rows + 2 * table.frameWidth())
 
     def _selected(self) -> None:
         """Show the task of the selected row (whatever order the table is sorted in)."""
