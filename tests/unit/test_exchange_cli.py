@@ -114,3 +114,12 @@ def test_a_failed_import_into_a_new_agent_leaves_no_file(capsys, ora_home: Path,
     assert not (ora_home / "sites" / "fresh").exists()  # neither the agent file nor its new site folder
     assert_one_line_error(cli(capsys, "import", bad, "--site", "fresh", "--agent", "../bot", "--create"), "agent")
     assert not (ora_home / "sites" / "fresh").exists()
+
+
+def test_importing_another_agents_file_names_it_in_the_warning(capsys, ora_home: Path) -> None:
+    source = _home(ora_home)  # anwe-sh/ora
+    create_database(ora_home / "sites" / "anwe-sh" / "writer.site.db")
+    result = cli(capsys, "import", source, "--site", "anwe-sh", "--agent", "writer", "--dry-run", "--json")
+    assert result.code == 0, result
+    assert result.json()["origins"] == [{"site": "anwe-sh", "agent": "ora"}]
+    assert "holds memories of anwe-sh/ora, not of anwe-sh/writer" in result.json()["warning"]
