@@ -103,6 +103,7 @@ class DeletedView(QDialog):
                                       m.type or "", m.id])
                 item.setToolTip(0, m.content[:600])
                 item.setToolTip(1, exact(entry.deleted_at))
+                item.setToolTip(2, entry.reason)  # the column is narrow: the whole reason on hover
                 item.setData(1, SORT_ROLE, moment(entry.deleted_at))  # by the moment, not by "3 h ago"
                 item.setData(0, TRASH_ROLE, entry.trash_id)
                 self.list.addTopLevelItem(item)
