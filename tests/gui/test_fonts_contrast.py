@@ -129,7 +129,6 @@ def test_view_high_contrast_meets_wcag_aa_is_kept_and_restyles_messages(make_win
     window = make_window()
     ordinary = text_pairs(qapp.palette())
     assert not window.contrast.action.isChecked()
-    assert min(ordinary.values()) < 4.5  # the ordinary palette has weaker pairs (placeholder text)
     window.contrast.action.trigger()  # View > High contrast
     assert settings.value(SETTING) in (True, "true")
     strong = text_pairs(qapp.palette())
