@@ -21,7 +21,6 @@ from dataclasses import replace
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from ...core import ListQuery, OraError, Store
-from ...core.operations.row_refresh import shift_facets
 from ...core.operations.search import (
     RANK,
     Cancelled,
@@ -32,6 +31,7 @@ from ...core.operations.search import (
     search_memories,
 )
 from ...core.search import parse_query
+from ...views.facets import shift_facets
 from ..context import AppContext
 from ..memories.model import MemoryTableModel, default_loader
 from .backend import FacetCounts, search_everywhere
@@ -281,7 +281,7 @@ class SearchController(QObject):
 
     def _shift_facets(self, store: Store) -> bool:
         """After an edit repainted in place: move the shown counts by the edited rows (see
-        :func:`~ora_desktop.core.operations.row_refresh.shift_facets`); False when they must be
+        :func:`~ora_desktop.views.refresh.shift_facets`); False when they must be
         counted again."""
         edited, shown = self.model.edited, self._shown_facets
         if edited is None or shown is None or shown[0] is not store or shown[1] != self._generation:
