@@ -18,6 +18,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..core.listing import ListQuery
 from ..core.records import Memory
 from .refresh import RowRefresh
 
@@ -49,6 +50,8 @@ class TableState:
 
     def __init__(self, page_size: int = 100, cache_pages: int = 60, events: TableEvents | None = None) -> None:
         self.keys = array("q")
+        #: What is listed: the filters (a parsed query), the sort order.
+        self.query = ListQuery()
         self.page_size = page_size
         self.cache_pages = cache_pages
         self.events = events or TableEvents()
@@ -59,6 +62,13 @@ class TableState:
         #: Set when the person asks a new question (a search, a filter): the next load selects
         #: the top row instead of keeping the previous selection (read once by the view).
         self.select_top = False
+
+    def sort(self, order_by: str, descending: bool) -> bool:
+        """Order the listing by ``order_by``; returns whether that changed the query (the same
+        rows are then to be read in the new order)."""
+        query = self.query.with_(order_by=order_by, descending=descending)
+        changed, self.query = query != self.query, query
+        return changed
 
     # ----------------------------------------------------------------- keys and pages
     def replace_keys(self, keys: array, keep_rows: bool, rows: Sequence[Memory] | None = None) -> None:

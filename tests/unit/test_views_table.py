@@ -101,3 +101,11 @@ def test_the_row_of_a_key_is_found_even_where_its_bytes_straddle_two_keys():
     assert state.row_of_key(5) == 2
     assert state.row_of_key(5 << 8) == 0 and state.row_of_key(-1) == 3
     assert state.row_of_key(7) is None
+
+
+def test_a_sort_changes_only_the_order_and_the_same_sort_again_nothing():
+    state = TableState()
+    state.query = FACTS
+    assert state.sort("created_at", descending=False)
+    assert state.query == FACTS.with_(order_by="created_at", descending=False)  # the filters stay
+    assert not state.sort("created_at", descending=False)

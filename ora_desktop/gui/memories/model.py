@@ -105,7 +105,6 @@ class MemoryTableModel(QAbstractTableModel):
         #: The store the current ``keys`` were read from (``store`` may already be the next file's).
         self.keys_store: Store | None = None
         self._loading_store: Store | None = None
-        self.query = ListQuery()
         self.loader: KeyLoader = default_loader
         root = QModelIndex()
         self.state = TableState(page_size, cache_pages, TableEvents(
@@ -141,6 +140,15 @@ class MemoryTableModel(QAbstractTableModel):
     @property
     def keys(self) -> array:
         return self.state.keys
+
+    @property
+    def query(self) -> ListQuery:
+        """What is listed: filters (parsed), sort order."""
+        return self.state.query
+
+    @query.setter
+    def query(self, query: ListQuery) -> None:
+        self.state.query = query
 
     @property
     def _pages(self) -> OrderedDict[int, dict[int, Memory]]:
@@ -376,12 +384,9 @@ class MemoryTableModel(QAbstractTableModel):
         if not 0 <= column < len(self.columns):
             return
         descending = order == Qt.SortOrder.DescendingOrder
-        query = self.query.with_(order_by=self.columns[column].sort, descending=descending)
-        if query == self.query and self.keys:
+        if not self.state.sort(self.columns[column].sort, descending) and self.keys:
             return
-        same_rows = query.with_(order_by=self.query.order_by, descending=self.query.descending) == self.query
-        self.query = query
-        self.reload(reorder=same_rows and self.keys_store is self.store)
+        self.reload(reorder=self.keys_store is self.store)  # the same rows in another order
 
     # ----------------------------------------------------------------- rows
     def _memory(self, row: int) -> Memory | None:
