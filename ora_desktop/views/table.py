@@ -88,6 +88,14 @@ class TableState:
                     break  # the rows read cover the first pages only
                 self.pages[start // self.page_size] = {rid: by_rowid[rid] for rid in page}
 
+    def extend(self, keys: array) -> None:
+        """List ``keys``, which begin with the keys listed (the rest after a first screenful); a
+        part page cached is to be read again for its new rows."""
+        listed = len(self.keys)
+        if listed % self.page_size and listed // self.page_size in self.pages:
+            self.stale.add(listed // self.page_size)
+        self.keys = keys
+
     def cached(self, row: int) -> tuple[Memory | None, bool]:
         """The memory at ``row`` as cached (``None`` if its page is not), and whether its page
         must be read (not cached, or stale); the page counts as recently used."""

@@ -109,3 +109,15 @@ def test_a_sort_changes_only_the_order_and_the_same_sort_again_nothing():
     assert state.sort("created_at", descending=False)
     assert state.query == FACTS.with_(order_by="created_at", descending=False)  # the filters stay
     assert not state.sort("created_at", descending=False)
+
+
+def test_the_rest_of_the_keys_after_a_first_screenful_marks_a_part_page_to_read_again(listed):
+    _path, store, _state, _events = listed
+    keys = store.row_keys(FACTS)
+    state = TableState(page_size=8)
+    state.replace_keys(keys[:12], keep_rows=False, rows=store.by_rowids(keys[:12]))  # a page and a half
+    assert state.cached(10) == (store.by_rowids([keys[10]])[0], False) and state.memory_at(12) is None
+    state.extend(keys)
+    assert state.keys == keys
+    assert state.cached(10)[1] and state.cached(13) == (None, True)  # the part page is read again, with its new rows
+    assert not state.cached(3)[1]

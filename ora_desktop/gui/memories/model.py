@@ -247,10 +247,8 @@ class MemoryTableModel(QAbstractTableModel):
             self._mark_all_stale()
         elif not keep_rows and len(self.keys) and keys[:len(self.keys)] == self.keys:
             if len(keys) > len(self.keys):  # the rest after the first screenful: rows are appended
-                if len(self.keys) % self.page_size and len(self.keys) // self.page_size in self._pages:
-                    self.state.stale.add(len(self.keys) // self.page_size)  # a part page: fetch its new rows too
                 self.beginInsertRows(QModelIndex(), len(self.keys), len(keys) - 1)
-                self.state.keys = keys
+                self.state.extend(keys)
                 self.endInsertRows()
         else:
             self._replace_keys(keys, keep_rows)

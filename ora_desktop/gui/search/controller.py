@@ -93,30 +93,18 @@ class SearchController(QObject):
         ctx.store_changed.connect(self._written)
         ctx.store_forgotten.connect(self._written)
 
-    # The state's inputs, as the search bar and saved searches read and set them.
+    # The state's inputs, as the search bar and saved searches read them.
     @property
     def text(self) -> str:
         return self.state.text
-
-    @text.setter
-    def text(self, text: str) -> None:
-        self.state.text = text
 
     @property
     def scope(self) -> str:
         return self.state.scope
 
-    @scope.setter
-    def scope(self, scope: str) -> None:
-        self.state.scope = scope
-
     @property
     def mode(self) -> str:
         return self.state.mode
-
-    @mode.setter
-    def mode(self, mode: str) -> None:
-        self.state.mode = mode
 
     @property
     def filters(self) -> FilterState:
@@ -135,7 +123,7 @@ class SearchController(QObject):
     # ----------------------------------------------------------------- inputs
     def set_text(self, text: str, immediate: bool = False) -> None:
         """The search box changed: search after a short pause (or now)."""
-        self.text = text
+        self.state.text = text
         if immediate:
             self._debounce.stop()
             self.apply()
@@ -144,7 +132,7 @@ class SearchController(QObject):
 
     def set_mode(self, mode: str) -> None:
         """Words (lexical), meaning (semantic) or both (hybrid); searches again."""
-        self.mode = mode
+        self.state.mode = mode
         self.apply()
 
     def build_vectors(self) -> None:
@@ -171,7 +159,7 @@ class SearchController(QObject):
         return False
 
     def set_scope(self, scope: str) -> None:
-        self.scope = scope
+        self.state.scope = scope
         self.apply()
 
     def toggle_quick(self, name: str, on: bool) -> None:
@@ -183,7 +171,7 @@ class SearchController(QObject):
         self.apply()
 
     def clear(self) -> None:
-        self.text = ""
+        self.state.text = ""
         self.filters.clear()
         self.apply()
 
@@ -222,7 +210,7 @@ class SearchController(QObject):
         self.terms_changed.emit(self.terms)
         self.query_changed.emit(parsed)
         self.model.highlight_terms = self.terms
-        if self.scope == "all" and self.text.strip():
+        if self.state.across_sites:
             self._search_everywhere(request)
         else:
             self._everywhere_asked = None
@@ -276,7 +264,7 @@ class SearchController(QObject):
         store = self.model.store
         answer = self.answer if self._was_searching() else None
         # Across sites, that search owns the note line (files skipped, partial matches).
-        owns_note = not (self.scope == "all" and self.text.strip())
+        owns_note = not self.state.across_sites
         if owns_note:
             notes = answer.notes if answer is not None else parse_query(self.full_text).warnings
             self.note.emit("; ".join(n for n in notes if n))
