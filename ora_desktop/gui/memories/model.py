@@ -285,7 +285,7 @@ class MemoryTableModel(QAbstractTableModel):
 
     # ----------------------------------------------------------------- Qt model API
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008
-        return 0 if parent.isValid() else len(self.keys)
+        return 0 if parent.isValid() else len(self.state.keys)
 
     def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008
         return 0 if parent.isValid() else len(self.columns)
@@ -293,7 +293,7 @@ class MemoryTableModel(QAbstractTableModel):
     def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:  # noqa: B008
         """As Qt's own, in one call into Python (Qt's asks :meth:`rowCount` and :meth:`columnCount`:
         two calls per cell painted)."""
-        if parent.isValid() or not (0 <= row < len(self.keys) and 0 <= column < len(self.columns)):
+        if parent.isValid() or not (0 <= row < len(self.state.keys) and 0 <= column < len(self.columns)):
             return QModelIndex()
         return self.createIndex(row, column)
 
@@ -318,7 +318,7 @@ class MemoryTableModel(QAbstractTableModel):
         if role not in _ANSWERED:
             return None
         row = index.row()
-        if row < 0 or row >= len(self.keys):
+        if row < 0 or row >= len(self.state.keys):
             return None
         return self._value(row, self.columns[index.column()], role)
 
@@ -327,7 +327,7 @@ class MemoryTableModel(QAbstractTableModel):
         role: each call into Python from the painting thread may wait for the GIL a worker holds).
         Every item is set or cleared: a delegate reuses its span from cell to cell."""
         row = index.row()
-        if not 0 <= row < len(self.keys):
+        if not 0 <= row < len(self.state.keys):
             for item in roleDataSpan:
                 item.clearData()
             return
@@ -388,7 +388,7 @@ class MemoryTableModel(QAbstractTableModel):
 
     # ----------------------------------------------------------------- rows
     def _memory(self, row: int) -> Memory | None:
-        memory, wanted = self.state.cached(row)
+        memory, wanted = self.state.cached(row)  # once per cell painted
         if wanted:
             self._want(row // self.page_size)
         return memory
