@@ -61,7 +61,7 @@ class ListQuery:
     #: The field filters of a parsed search query (``core.search.parse_query``: ``type:``,
     #: ``importance:>=7``, ``is:pinned`` …), ANDed with the fields above and rendered as SQL here.
     #: Tag filters need the search sidecar: a listing refuses them. ``is:pinned`` tests the pins
-    #: table, so a query for a file without it passes ``filters.resolve_pins``'s answer.
+    #: table: a store resolves it for a file without one (:func:`resolve_pins`).
     filters: ParsedQuery | None = None
     #: Only ids beginning with this text (in id order an index range).
     id_prefix: str | None = None
@@ -71,6 +71,14 @@ class ListQuery:
     def with_(self, **changes: Any) -> ListQuery:
         """A copy with some fields changed."""
         return replace(self, **changes)
+
+
+def resolve_pins(parsed: ParsedQuery, present: bool) -> ParsedQuery:
+    """``parsed`` for a file that holds the pins table (``present``) or not: without it nothing is
+    pinned, so ``-is:pinned`` filters nothing and ``is:pinned`` matches nothing (an empty either-or)."""
+    if parsed.pinned is None or present:
+        return parsed
+    return replace(parsed, pinned=None, any_of=parsed.any_of + (((),) if parsed.pinned else ()))
 
 
 def sort_expression(column: str, available: Sequence[str]) -> str:

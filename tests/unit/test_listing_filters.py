@@ -41,3 +41,9 @@ def test_a_tag_filter_in_a_listing_is_refused_in_one_line_and_nothing_is_listed(
 def test_no_sql_text_travels_in_a_list_query():
     names = {f.name for f in dataclasses.fields(ListQuery)}
     assert "extra_where" not in names and "filters" in names
+
+
+def test_is_pinned_asked_of_the_store_itself_on_a_file_without_pins_is_answered(seed_db):
+    with open_store(seed_db(ROWS)) as store:
+        assert store.list(ListQuery(filters=parse_query("is:pinned"))) == []
+        assert store.count(ListQuery(filters=parse_query("-is:pinned type:fact"))) == 10

@@ -24,10 +24,9 @@ from ..errors import InvalidValue, OraError
 from ..facets import age_facet, count_facets, order_group
 from ..health_buckets import bucket_filter
 from ..home import OraHome
-from ..listing import ListQuery
+from ..listing import ListQuery, resolve_pins
 from ..pins import TABLE as PINS_TABLE
 from ..records import Memory
-from ..search.filters import resolve_pins
 from ..search.highlight import match_spans, snippet
 from ..search.hits import make_hit
 from ..search.query import ParsedQuery, parse_query

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..listing import ListQuery, where_clause
+from ..listing import ListQuery, resolve_pins, where_clause
 from ..pins import has_pins_table
 from .query import ParsedQuery
 from .tags import TAG_KINDS
@@ -34,14 +34,6 @@ def _tag_clause(kind: str | None, value: str, drive: bool) -> tuple[str, list[An
 def pins_on(conn: sqlite3.Connection, parsed: ParsedQuery) -> bool:
     """Whether ``parsed`` filters by pins and the file on ``conn`` holds them (``filter_sql``'s ``pins``)."""
     return parsed.pinned is not None and has_pins_table(conn)
-
-
-def resolve_pins(parsed: ParsedQuery, present: bool) -> ParsedQuery:
-    """``parsed`` for a file that holds the pins table (``present``) or not: without it nothing is
-    pinned, so ``-is:pinned`` filters nothing and ``is:pinned`` matches nothing (an empty either-or)."""
-    if parsed.pinned is None or present:
-        return parsed
-    return replace(parsed, pinned=None, any_of=parsed.any_of + (((),) if parsed.pinned else ()))
 
 
 def filter_sql(parsed: ParsedQuery, columns: Sequence[str], tags: str = "index",
