@@ -13,10 +13,13 @@ shown reach it through the ``facets_shown`` callback.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..core.operations.search import SearchRequest
+from ..core.listing import ListQuery
+from ..core.operations.search import SearchRequest, search_memories
+from ..core.store import Store
 from .facets import shift_facets
 from .filters import FilterState
 from .table import Edited
@@ -28,6 +31,18 @@ class FacetCounts:
 
     total: int
     groups: dict[str, dict[str, int]]
+
+
+class SearchLoader:
+    """Row keys of one search request, for the table's reloads after a write or a sort
+    (the keystroke itself hands the table its answer's keys: one engine call)."""
+
+    def __init__(self, request: SearchRequest) -> None:
+        self.request = request
+
+    def __call__(self, store: Store, query: ListQuery) -> array:
+        request = self.request.with_(sort=query.order_by, descending=query.descending, facets=False)
+        return search_memories(store, request, wait=False).keys
 
 
 class SearchState:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from ..core.listing import ListQuery
 from ..core.records import Memory
+from ..core.store import Store
 from .refresh import RowRefresh
 
 _KEY = struct.Struct("=q")  # one row key as stored in the keys array
@@ -27,6 +28,19 @@ _KEY = struct.Struct("=q")  # one row key as stored in the keys array
 #: ``(before, after)``: memories as cached before a write and as they are now (``None`` before:
 #: a row inserted; ``None`` after: a row removed).
 Edited = tuple[tuple[Memory | None, ...], tuple[Memory | None, ...]]
+#: What reads a listing's row keys (on a worker): :func:`default_loader`, or a search's.
+KeyLoader = Callable[[Store, ListQuery], array]
+
+
+def default_loader(store: Store, query: ListQuery) -> array:
+    """Rowids of the memories matching ``query`` in its order, up to ``query.limit``
+    (``order_by="dirty"``: dirty first, then by last update)."""
+    if query.order_by == "dirty":
+        base = query.with_(order_by="updated_at", descending=True)
+        dirty = store.row_keys(base.with_(dirty=True)) if query.dirty in (None, True) else array("q")
+        clean = store.row_keys(base.with_(dirty=False)) if query.dirty in (None, False) else array("q")
+        return dirty + clean if query.descending else clean + dirty
+    return store.row_keys(query)
 
 
 def _nothing(*_args: int) -> None:

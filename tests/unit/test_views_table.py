@@ -12,7 +12,7 @@ import pytest
 
 from ora_desktop.core import ListQuery, open_store
 from ora_desktop.views.refresh import plan_refresh
-from ora_desktop.views.table import TableEvents, TableState
+from ora_desktop.views.table import TableEvents, TableState, default_loader
 
 from ..conftest import raw_seed_db
 from .test_feed import agent, heard
@@ -121,3 +121,13 @@ def test_the_rest_of_the_keys_after_a_first_screenful_marks_a_part_page_to_read_
     assert state.keys == keys
     assert state.cached(10)[1] and state.cached(13) == (None, True)  # the part page is read again, with its new rows
     assert not state.cached(3)[1]
+
+
+def test_the_dirty_first_order_lists_what_awaits_a_sync_first(listed):
+    path, store, _state, _events = listed
+    agent(path, "UPDATE memories SET synced_at = datetime(updated_at, '+1 minute') WHERE id < 'm20'")
+    keys = default_loader(store, FACTS.with_(order_by="dirty"))
+    ids = [m.id for m in store.by_rowids(keys)]
+    assert sorted(ids) == sorted(m.id for m in store.list(FACTS))
+    synced = [i < "m20" for i in ids]
+    assert synced == sorted(synced) and any(synced) and not all(synced)  # the unsynced first

@@ -25,7 +25,7 @@ import logging
 import time
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -36,7 +36,7 @@ from PySide6.QtWidgets import QApplication
 from ...core import Change, ListQuery, Memory, OraError, Store, timestamps
 from ...views.first_rows import FIRST_ROWS
 from ...views.refresh import merge_changes, plan_refresh
-from ...views.table import Edited, TableEvents, TableState
+from ...views.table import Edited, KeyLoader, TableEvents, TableState, default_loader
 from ..context import AppContext
 from ..resources import icon
 from .columns import COLUMNS, Column
@@ -48,7 +48,6 @@ MEMORY_ROLE = Qt.ItemDataRole.UserRole + 1
 HEALTH_ROLE = Qt.ItemDataRole.UserRole + 2
 ID_ROLE = Qt.ItemDataRole.UserRole + 3
 Index = QModelIndex | QPersistentModelIndex
-KeyLoader = Callable[[Store, ListQuery], array]
 DISPLAY = int(Qt.ItemDataRole.DisplayRole.value)
 TOOLTIP = int(Qt.ItemDataRole.ToolTipRole.value)
 DECORATION = int(Qt.ItemDataRole.DecorationRole.value)
@@ -78,17 +77,6 @@ def _now(_cache: list = [0.0, None]) -> datetime:  # noqa: B006 (a deliberate on
     if _cache[1] is None or tick - _cache[0] > 1.0:
         _cache[0], _cache[1] = tick, timestamps.now()
     return _cache[1]
-
-
-def default_loader(store: Store, query: ListQuery) -> array:
-    """Rowids of the memories matching ``query`` in its order, up to ``query.limit``
-    (``order_by="dirty"``: dirty first, then by last update)."""
-    if query.order_by == "dirty":
-        base = query.with_(order_by="updated_at", descending=True)
-        dirty = store.row_keys(base.with_(dirty=True)) if query.dirty in (None, True) else array("q")
-        clean = store.row_keys(base.with_(dirty=False)) if query.dirty in (None, False) else array("q")
-        return dirty + clean if query.descending else clean + dirty
-    return store.row_keys(query)
 
 
 class MemoryTableModel(QAbstractTableModel):

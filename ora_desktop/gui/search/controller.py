@@ -32,9 +32,10 @@ from ...core.operations.search import (
 )
 from ...core.search import parse_query
 from ...views.filters import FilterState
-from ...views.search import FacetCounts, SearchState
+from ...views.search import FacetCounts, SearchLoader, SearchState
+from ...views.table import default_loader
 from ..context import AppContext
-from ..memories.model import MemoryTableModel, default_loader
+from ..memories.model import MemoryTableModel
 from .backend import search_everywhere
 from .vectors_progress import needs_vectors
 
@@ -45,18 +46,6 @@ NOT_BUILT = "meaning index not built (cancelled): matching words instead — pre
 #: A search's facet counts start this long after its hits are shown (a newer keystroke cancels
 #: them first): each counts every match of the file (~0.5 s of a core at 1M).
 FACETS_AFTER_MS = 250
-
-
-class SearchLoader:
-    """Row keys of one search request, for the table's reloads after a write or a sort
-    (the keystroke itself hands the table its answer's keys: one engine call)."""
-
-    def __init__(self, request: SearchRequest) -> None:
-        self.request = request
-
-    def __call__(self, store: Store, query: ListQuery):  # noqa: ANN204
-        request = self.request.with_(sort=query.order_by, descending=query.descending, facets=False)
-        return search_memories(store, request, wait=False).keys
 
 
 class SearchController(QObject):
