@@ -7,12 +7,15 @@ from PySide6.QtGui import QAction, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QStyle, QStyleOptionViewItem, QTableView, QWidget
 
 from ...core import Memory
+from ...core.search.query import ParsedQuery
 from ..a11y import describe
 from .columns import COLUMNS, column_index
-from .delegates import CELL_PADDING, HighlightDelegate
+from .delegates import CELL_PADDING, HighlightDelegate, SnippetDelegate
 from .model import MemoryTableModel
 
 SETTINGS_KEY = "memories/header-v2"  # v2: compact default columns
+COLUMNS_KEY = "memories/header-columns"  # how many columns the saved layout knew
+SAVED_BEFORE_COUNTED = 12  # the columns there were before that count was saved
 #: The content column's narrowest width: more columns than fit scroll sideways instead.
 CONTENT_MIN = 220
 
@@ -60,9 +63,9 @@ class MemoryTable(QTableView):
         # padding, and its delegate marks what a search matched.
         self.highlight = HighlightDelegate(self, CELL_PADDING)
         self.setItemDelegateForColumn(column_index("content"), self.highlight)
-        for i, column in enumerate(COLUMNS):
-            self.setColumnWidth(i, column.width)
-            self.setColumnHidden(i, not column.default)
+        self.snippets = SnippetDelegate(self, CELL_PADDING)
+        self.setItemDelegateForColumn(column_index("snippet"), self.snippets)
+        self._default_columns()
         header.setSortIndicator(column_index("created"), Qt.SortOrder.DescendingOrder)
         self.restore_layout()
         self.setSortingEnabled(True)
@@ -222,20 +225,39 @@ class MemoryTable(QTableView):
         super().resizeEvent(event)
         self.fit_content()
 
-    def reset_columns(self) -> None:
+    def _default_columns(self) -> None:
         header = self.horizontalHeader()
         for i, column in enumerate(COLUMNS):
             header.moveSection(header.visualIndex(i), i)
             self.setColumnWidth(i, column.width)
             self.setColumnHidden(i, not column.default)
+        header.moveSection(header.visualIndex(column_index("snippet")), header.visualIndex(column_index("content")) + 1)
+
+    def reset_columns(self) -> None:
+        self._default_columns()
         self.save_layout()
+
+    def set_query(self, query: ParsedQuery) -> None:
+        """Mark what ``query`` matches in the Content and Matched cells (no repaint: see the caller)."""
+        self.highlight.set_query(query)
+        self.snippets.set_query(query)
 
     def save_layout(self) -> None:
         if self.settings is not None:
             self.settings.setValue(SETTINGS_KEY, self.horizontalHeader().saveState())
+            self.settings.setValue(COLUMNS_KEY, len(COLUMNS))
 
     def restore_layout(self) -> bool:
         if self.settings is None:
             return False
         state = self.settings.value(SETTINGS_KEY)
-        return bool(state) and self.horizontalHeader().restoreState(state)
+        if not state or not self.horizontalHeader().restoreState(state):
+            return False
+        header = self.horizontalHeader()
+        for i in range(int(self.settings.value(COLUMNS_KEY, SAVED_BEFORE_COUNTED)), len(COLUMNS)):
+            # Added since the layout was saved: hidden or shown by default, beside Content if it goes there.
+            self.setColumnHidden(i, not COLUMNS[i].default)
+            self.setColumnWidth(i, COLUMNS[i].width)
+            if COLUMNS[i].key == "snippet":
+                header.moveSection(header.visualIndex(i), header.visualIndex(column_index("content")) + 1)
+        return True
