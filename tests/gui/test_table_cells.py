@@ -3,8 +3,9 @@ and expiry in place."""
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QImage, QPainter, QStandardItemModel
-from PySide6.QtWidgets import QStyleOptionViewItem, QTableView
+from PySide6.QtWidgets import QApplication, QComboBox, QLineEdit, QSpinBox, QStyleOptionViewItem, QTableView
 
 from ora_desktop.gui.memories.columns import column_index
 from ora_desktop.gui.memories.delegates import highlight_color
@@ -108,3 +109,153 @@ def test_a_layout_saved_before_the_matched_column_keeps_it_hidden(ctx, qtbot):
     assert header.visualIndex(column_index("type")) == 0  # the person's layout is kept
     assert table.isColumnHidden(column_index("snippet"))
     assert header.visualIndex(column_index("snippet")) == header.visualIndex(column_index("content")) + 1
+
+
+# ----------------------------------------------------------------- editing in place
+def _db(path, sql, params=()):
+    import sqlite3
+
+    with sqlite3.connect(path) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+def _to_table(window, qtbot):
+    """Keyboard only: Ctrl+F, then Down to the first row."""
+    wait_idle(qtbot, window)
+    window.activateWindow()
+    window.find_action.trigger()
+    field = window.browser.search.field
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is field, timeout=5000)
+    qtbot.keyClick(field, Qt.Key.Key_Down)
+    table = window.browser.table
+    assert QApplication.focusWidget() is table
+    return table
+
+
+def _status(window):
+    return window.statusBar().currentMessage()
+
+
+def test_importance_is_edited_in_its_cell_from_the_keyboard_in_one_undo_step(make_window, filled_db, qtbot):
+    path = filled_db(12)
+    window = make_window()
+    table = _to_table(window, qtbot)
+    qtbot.keyClick(table, Qt.Key.Key_Right)  # Content → Type → Imp.
+    qtbot.keyClick(table, Qt.Key.Key_Right)
+    assert table.currentIndex().column() == column_index("importance")
+    memory = window.browser.model.memory_at(0)
+    new = 2 if memory.importance != 2 else 3
+    steps = window.ctx.undo_stack.count()
+    qtbot.keyClick(table, Qt.Key.Key_F2)
+    editor = table.cells.editor
+    assert isinstance(editor, QSpinBox) and editor.value() == memory.importance
+    assert QApplication.focusWidget() in (editor, editor.findChild(QLineEdit))
+    qtbot.keyClicks(QApplication.focusWidget(), str(new))
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: _db(path, "SELECT importance FROM memories WHERE id=?", (memory.id,)) == [(new,)],
+                    timeout=10000)
+    assert table.cells.editor is None and QApplication.focusWidget() is table  # back to the table
+    qtbot.waitUntil(lambda: window.ctx.undo_stack.count() == steps + 1, timeout=5000)
+    window.curator.undo_action.trigger()  # one step undoes it
+    qtbot.waitUntil(lambda: _db(path, "SELECT importance FROM memories WHERE id=?", (memory.id,))
+                    == [(memory.importance,)], timeout=10000)
+
+
+def test_escape_cancels_a_cell_edit_and_the_detail_pane_still_opens_on_enter(make_window, filled_db, qtbot):
+    path = filled_db(12)
+    window = make_window()
+    table = _to_table(window, qtbot)
+    qtbot.keyClick(table, Qt.Key.Key_Right)
+    memory = window.browser.model.memory_at(0)
+    before = _db(path, "SELECT type, importance, updated_at FROM memories WHERE id=?", (memory.id,))
+    qtbot.keyClick(table, Qt.Key.Key_F2)
+    combo = table.cells.editor
+    assert isinstance(combo, QComboBox) and combo.currentText() == memory.type
+    qtbot.keyClick(combo, Qt.Key.Key_Down)  # another type is chosen...
+    assert combo.currentText() != memory.type
+    qtbot.keyClick(combo, Qt.Key.Key_Escape)  # ...and dropped
+    assert table.cells.editor is None and QApplication.focusWidget() is table
+    assert "cancelled" in _status(window)
+    qtbot.wait(300)
+    assert _db(path, "SELECT type, importance, updated_at FROM memories WHERE id=?", (memory.id,)) == before
+    qtbot.keyClick(table, Qt.Key.Key_Return)  # Enter still edits the memory in the detail pane
+    assert QApplication.focusWidget() is window.browser.detail.editor.content
+
+
+def test_type_is_chosen_from_the_seeds_types(make_window, filled_db, qtbot):
+    path = filled_db(12)
+    window = make_window()
+    table = _to_table(window, qtbot)
+    qtbot.keyClick(table, Qt.Key.Key_Right)
+    memory = window.browser.model.memory_at(0)
+    qtbot.keyClick(table, Qt.Key.Key_F2)
+    combo = table.cells.editor
+    assert [combo.itemText(i) for i in range(combo.count())] == ["fact", "preference", "context", "task",
+                                                                  "conversation"]
+    qtbot.keyClick(combo, Qt.Key.Key_Down if combo.currentIndex() < combo.count() - 1 else Qt.Key.Key_Up)
+    chosen = combo.currentText()
+    qtbot.keyClick(combo, Qt.Key.Key_Enter)
+    qtbot.waitUntil(lambda: _db(path, "SELECT type FROM memories WHERE id=?", (memory.id,)) == [(chosen,)],
+                    timeout=10000)
+
+
+def test_expiry_takes_what_the_command_line_takes_and_a_bad_value_changes_nothing(make_window, filled_db, qtbot):
+    from datetime import UTC, datetime, timedelta
+
+    path = filled_db(12)
+    window = make_window()
+    table = window.browser.table
+    table.set_column_visible(column_index("expires"), True)
+    wait_idle(qtbot, window)
+    memory = window.browser.model.memory_at(0)
+    cell = window.browser.model.index(0, column_index("expires"))
+    table.scrollTo(cell)
+    qtbot.mouseDClick(table.viewport(), Qt.MouseButton.LeftButton, pos=table.visualRect(cell).center())
+    line = table.cells.editor
+    assert isinstance(line, QLineEdit) and line.text() == ""  # no expiry yet
+    qtbot.keyClicks(line, "7d")
+    qtbot.keyClick(line, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: _db(path, "SELECT expires_at FROM memories WHERE id=?", (memory.id,))[0][0] is not None,
+                    timeout=10000)
+    stored = _db(path, "SELECT expires_at, updated_at FROM memories WHERE id=?", (memory.id,))[0]
+    expires = datetime.fromisoformat(stored[0]).replace(tzinfo=UTC)
+    assert abs(expires - (datetime.now(UTC) + timedelta(days=7))) < timedelta(minutes=5)
+    qtbot.waitUntil(lambda: window.browser.model.memory_at(0).expires_at is not None, timeout=10000)
+    table.setFocus()
+    table.setCurrentIndex(cell)
+    qtbot.keyClick(table, Qt.Key.Key_F2)
+    line = table.cells.editor
+    assert line.text() == stored[0]
+    line.selectAll()
+    qtbot.keyClicks(line, "soonish")
+    qtbot.keyClick(line, Qt.Key.Key_Return)
+    message = _status(window)
+    assert "Not saved" in message and "'soonish' is not a timestamp" in message and "\n" not in message
+    qtbot.wait(300)
+    assert _db(path, "SELECT expires_at, updated_at FROM memories WHERE id=?", (memory.id,))[0] == stored
+
+
+def test_a_cell_edit_after_another_programs_write_is_refused(make_window, filled_db, qtbot):
+    import subprocess
+    import sys
+
+    path = filled_db(12)
+    window = make_window()
+    table = _to_table(window, qtbot)
+    qtbot.keyClick(table, Qt.Key.Key_Right)
+    qtbot.keyClick(table, Qt.Key.Key_Right)
+    memory = window.browser.model.memory_at(0)
+    theirs = 1 if memory.importance != 1 else 10
+    qtbot.keyClick(table, Qt.Key.Key_F2)
+    editor = table.cells.editor
+    code = ("import ora_desktop, sys; s = ora_desktop.open_store(sys.argv[1]); "
+            f"s.update(sys.argv[2], importance={theirs})")
+    subprocess.run([sys.executable, "-c", code, str(path), memory.id], check=True)
+    qtbot.waitUntil(lambda: window.browser.model.memory_at(0) is not None
+                    and window.browser.model.memory_at(0).importance == theirs, timeout=10000)
+    assert table.cells.editor is editor  # the row was repainted under the open editor
+    editor.setValue(5 if theirs != 5 else 6)
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: "Not saved" in _status(window), timeout=10000)
+    assert "changed by another program" in _status(window)
+    assert _db(path, "SELECT importance FROM memories WHERE id=?", (memory.id,)) == [(theirs,)]

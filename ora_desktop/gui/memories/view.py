@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QPoint, QSettings, Qt, Signal
-from PySide6.QtGui import QAction, QResizeEvent
+from PySide6.QtGui import QAction, QMouseEvent, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QStyle, QStyleOptionViewItem, QTableView, QWidget
 
 from ...core import Memory
 from ...core.search.query import ParsedQuery
 from ..a11y import describe
+from .cell_edit import CellEditing
 from .columns import COLUMNS, column_index
 from .delegates import CELL_PADDING, HighlightDelegate, SnippetDelegate
 from .model import MemoryTableModel
@@ -74,6 +75,7 @@ class MemoryTable(QTableView):
         header.sectionResized.connect(lambda *_: self.save_layout())
         header.sortIndicatorChanged.connect(lambda *_: self.save_layout())
         self.fit_content()
+        self.cells = CellEditing(self, model)  # importance, type and expiry edited in place
         self._restoring: tuple[str | None, int | None] = (None, None)
         self._restoring_in: object = None  # the store the remembered row belongs to
         self._restoring_row = -1  # the first selected row then (its place, if it goes away)
@@ -90,6 +92,15 @@ class MemoryTable(QTableView):
         super().initViewItemOption(option)
         if self.hasFocus():
             option.state |= QStyle.StateFlag.State_KeyboardFocusChange
+
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:  # noqa: N802 (Qt's name)
+        """A double-click on an importance, type or expiry cell edits it there."""
+        index = self.indexAt(event.position().toPoint())
+        if event.button() == Qt.MouseButton.LeftButton and self.cells.editable(index):
+            self.setCurrentIndex(index)
+            self.cells.start(index)
+            return
+        super().mouseDoubleClickEvent(event)
 
     # ----------------------------------------------------------------- selection
     def _selected_spans(self) -> list[tuple[int, int]]:
