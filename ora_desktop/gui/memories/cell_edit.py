@@ -42,6 +42,8 @@ def make_editor(field: str, memory: Memory, parent: QWidget) -> QWidget:
         spin = QSpinBox(parent)
         spin.setRange(*IMPORTANCE_RANGE)
         spin.setValue(memory.importance or IMPORTANCE_RANGE[0])
+        spin.setButtonSymbols(QSpinBox.ButtonSymbols.NoButtons)  # a narrow column: Up and Down step it
+        spin.setAlignment(Qt.AlignmentFlag.AlignRight)
         spin.selectAll()
         editor: QWidget = spin
     elif field == "type":
