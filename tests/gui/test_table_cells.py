@@ -259,3 +259,32 @@ def test_a_cell_edit_after_another_programs_write_is_refused(make_window, filled
     qtbot.waitUntil(lambda: "Not saved" in _status(window), timeout=10000)
     assert "changed by another program" in _status(window)
     assert _db(path, "SELECT importance FROM memories WHERE id=?", (memory.id,)) == [(theirs,)]
+
+
+def test_leaving_the_cell_saves_and_a_new_search_closes_the_editor_unsaved(make_window, filled_db, qtbot):
+    path = filled_db(12)
+    window = make_window()
+    table = _to_table(window, qtbot)
+    qtbot.keyClick(table, Qt.Key.Key_Right)
+    qtbot.keyClick(table, Qt.Key.Key_Right)
+    memory = window.browser.model.memory_at(0)
+    new = 2 if memory.importance != 2 else 3
+    qtbot.keyClick(table, Qt.Key.Key_F2)
+    qtbot.keyClicks(QApplication.focusWidget(), str(new))
+    qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton,
+                     pos=table.visualRect(window.browser.model.index(3, 0)).center())  # another row
+    qtbot.waitUntil(lambda: _db(path, "SELECT importance FROM memories WHERE id=?", (memory.id,)) == [(new,)],
+                    timeout=10000)
+    assert table.cells.editor is None
+    wait_idle(qtbot, window)
+    qtbot.waitUntil(lambda: window.browser.model.memory_at(0).importance == new, timeout=10000)  # repainted
+    table.setFocus()
+    table.setCurrentIndex(window.browser.model.index(0, column_index("importance")))
+    memory = window.browser.model.memory_at(0)
+    qtbot.keyClick(table, Qt.Key.Key_F2)
+    qtbot.keyClicks(QApplication.focusWidget(), "7" if memory.importance != 7 else "8")
+    window.browser.controller.set_text("deploys", immediate=True)  # the list is read again
+    qtbot.waitUntil(lambda: table.cells.editor is None, timeout=10000)
+    assert "closed unsaved" in _status(window)
+    qtbot.wait(300)
+    assert _db(path, "SELECT importance FROM memories WHERE id=?", (memory.id,)) == [(memory.importance,)]

@@ -90,6 +90,9 @@ class CellEditing(QObject):
         self._memory: Memory | None = None
         self._field = ""
         self._path: Path | None = None
+        # Qt deletes a cell's editor with its row: close it first, saying nothing was saved.
+        model.modelAboutToBeReset.connect(lambda: self._dropped("the list was read again"))
+        model.rowsAboutToBeRemoved.connect(self._rows_removing)
 
     def editable(self, index: QModelIndex | QPersistentModelIndex) -> bool:
         """Whether ``index``'s cell is edited in place."""
@@ -141,6 +144,15 @@ class CellEditing(QObject):
         self._close()
         if not quietly:
             self.note.emit("Edit cancelled; nothing changed")
+
+    def _rows_removing(self, _parent: QModelIndex, first: int, last: int) -> None:
+        if self.editor is not None and first <= self._index.row() <= last:
+            self._dropped("the memory left the list")
+
+    def _dropped(self, why: str) -> None:
+        if self.editor is not None:
+            self._close()
+            self.note.emit(f"Edit closed unsaved: {why}")
 
     def _close(self) -> None:
         editor, index = self.editor, self._index
