@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from shiboken6 import isValid
 
 from ...core import Chain, Change, InvalidValue, Memory, OraError, Store
 from ..a11y import describe
@@ -285,6 +286,8 @@ class DetailPane(QScrollArea):
             fresh = await self.ctx.run(store.find, memory.id)
         except OraError:
             return
+        if not (isValid(self) and isValid(self.save_button)):
+            return  # the window closed meanwhile
         if self.memory is None or self.memory.id != memory.id or self.store is not store:
             return  # another memory is shown meanwhile
         if fresh is not None:
