@@ -183,7 +183,7 @@ class CellEditing(QObject):
                 return True
         elif (kind == QEvent.Type.FocusOut and isinstance(event, QFocusEvent)
               and event.reason() != Qt.FocusReason.PopupFocusReason):
-            QTimer.singleShot(0, self._left)  # once focus has landed where it went
+            QTimer.singleShot(0, self, self._left)  # once focus has landed where it went
         return False
 
     def _left(self) -> None:

@@ -255,6 +255,7 @@ class SnippetDelegate(HighlightDelegate):
 
     def __init__(self, parent=None, padding: tuple[int, int] = (0, 0)) -> None:  # noqa: ANN001
         super().__init__(parent, padding)
+        self.cache.size = 300  # keyed by whole contents: a few screenfuls, not thousands of memories
         self._snippets: OrderedDict[tuple[str, int], tuple[str, list[tuple[int, int]]]] = OrderedDict()
 
     def _set_query(self, query: ParsedQuery) -> None:
