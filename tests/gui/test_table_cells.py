@@ -13,8 +13,8 @@ from ora_desktop.gui.memories.delegates import highlight_color
 from .conftest import wait_idle
 
 
-def marked_pixels(table, index, width: int = 400) -> int:
-    """How many sampled pixels of ``index``'s cell, painted by its delegate, show the highlight."""
+def painted(table, index, width: int = 400) -> QImage:
+    """``index``'s cell as its delegate paints it on white, ``width`` pixels wide."""
     image = QImage(width, 24, QImage.Format.Format_ARGB32)
     image.fill(QColor("white"))
     painter = QPainter(image)
@@ -23,11 +23,23 @@ def marked_pixels(table, index, width: int = 400) -> int:
     option.widget = table
     table.itemDelegateForColumn(index.column()).paint(painter, option, index)
     painter.end()
+    return image
+
+
+def marked_pixels(table, index, width: int = 400) -> int:
+    """How many sampled pixels of ``index``'s painted cell show the highlight."""
+    image = painted(table, index, width)
     mark = highlight_color()  # painted with its alpha over the white background
     alpha = mark.alpha() / 255
     want = [round(c * alpha + 255 * (1 - alpha)) for c in (mark.red(), mark.green(), mark.blue())]
     return sum(1 for x in range(0, width, 2) for y in (8, 12, 16)
                if all(abs(a - b) < 25 for a, b in zip(QColor(image.pixel(x, y)).getRgb()[:3], want, strict=True)))
+
+
+def dark_pixels(table, index, width: int = 400) -> int:
+    """How many pixels of ``index``'s painted cell hold text."""
+    image = painted(table, index, width)
+    return sum(1 for x in range(width) for y in range(24) if QColor(image.pixel(x, y)).lightness() < 128)
 
 
 def test_a_cjk_match_is_marked_in_the_content_cell(make_window, seed_db, qtbot):
@@ -42,19 +54,6 @@ def test_a_cjk_match_is_marked_in_the_content_cell(make_window, seed_db, qtbot):
     title = browser.model.data(browser.model.index(0, 0))
     assert [title[a:b] for a, b in delegate.cache.spans(title)] == ["数据库"]
     assert marked_pixels(browser.table, browser.model.index(0, column_index("content"))) > 10
-
-
-def dark_pixels(table, index, width: int = 400) -> int:
-    """How many pixels of ``index``'s cell, painted by its delegate on white, hold text."""
-    image = QImage(width, 24, QImage.Format.Format_ARGB32)
-    image.fill(QColor("white"))
-    painter = QPainter(image)
-    option = QStyleOptionViewItem()
-    option.rect = image.rect()
-    option.widget = table
-    table.itemDelegateForColumn(index.column()).paint(painter, option, index)
-    painter.end()
-    return sum(1 for x in range(width) for y in range(24) if QColor(image.pixel(x, y)).lightness() < 128)
 
 
 def test_the_matched_column_shows_the_searched_words_in_context(make_window, seed_db, qtbot):
@@ -136,14 +135,21 @@ def _status(window):
     return window.statusBar().currentMessage()
 
 
+def _to_cell(window, qtbot, key: str):
+    """Keyboard only: to the first row, then Right to column ``key``; (table, memory shown there)."""
+    table = _to_table(window, qtbot)
+    for _ in range(3):
+        if table.currentIndex().column() == column_index(key):
+            break
+        qtbot.keyClick(table, Qt.Key.Key_Right)
+    assert table.currentIndex().column() == column_index(key)
+    return table, window.browser.model.memory_at(0)
+
+
 def test_importance_is_edited_in_its_cell_from_the_keyboard_in_one_undo_step(make_window, filled_db, qtbot):
     path = filled_db(12)
     window = make_window()
-    table = _to_table(window, qtbot)
-    qtbot.keyClick(table, Qt.Key.Key_Right)  # Content → Type → Imp.
-    qtbot.keyClick(table, Qt.Key.Key_Right)
-    assert table.currentIndex().column() == column_index("importance")
-    memory = window.browser.model.memory_at(0)
+    table, memory = _to_cell(window, qtbot, "importance")  # Right, Right: Content → Type → Imp.
     new = 2 if memory.importance != 2 else 3
     steps = window.ctx.undo_stack.count()
     qtbot.keyClick(table, Qt.Key.Key_F2)
@@ -164,9 +170,7 @@ def test_importance_is_edited_in_its_cell_from_the_keyboard_in_one_undo_step(mak
 def test_escape_cancels_a_cell_edit_and_the_detail_pane_still_opens_on_enter(make_window, filled_db, qtbot):
     path = filled_db(12)
     window = make_window()
-    table = _to_table(window, qtbot)
-    qtbot.keyClick(table, Qt.Key.Key_Right)
-    memory = window.browser.model.memory_at(0)
+    table, memory = _to_cell(window, qtbot, "type")
     before = _db(path, "SELECT type, importance, updated_at FROM memories WHERE id=?", (memory.id,))
     qtbot.keyClick(table, Qt.Key.Key_F2)
     combo = table.cells.editor
@@ -185,9 +189,7 @@ def test_escape_cancels_a_cell_edit_and_the_detail_pane_still_opens_on_enter(mak
 def test_type_is_chosen_from_the_seeds_types(make_window, filled_db, qtbot):
     path = filled_db(12)
     window = make_window()
-    table = _to_table(window, qtbot)
-    qtbot.keyClick(table, Qt.Key.Key_Right)
-    memory = window.browser.model.memory_at(0)
+    table, memory = _to_cell(window, qtbot, "type")
     qtbot.keyClick(table, Qt.Key.Key_F2)
     combo = table.cells.editor
     assert [combo.itemText(i) for i in range(combo.count())] == ["fact", "preference", "context", "task",
@@ -241,10 +243,7 @@ def test_a_cell_edit_after_another_programs_write_is_refused(make_window, filled
 
     path = filled_db(12)
     window = make_window()
-    table = _to_table(window, qtbot)
-    qtbot.keyClick(table, Qt.Key.Key_Right)
-    qtbot.keyClick(table, Qt.Key.Key_Right)
-    memory = window.browser.model.memory_at(0)
+    table, memory = _to_cell(window, qtbot, "importance")
     theirs = 1 if memory.importance != 1 else 10
     qtbot.keyClick(table, Qt.Key.Key_F2)
     editor = table.cells.editor
@@ -264,10 +263,7 @@ def test_a_cell_edit_after_another_programs_write_is_refused(make_window, filled
 def test_leaving_the_cell_saves_and_a_new_search_closes_the_editor_unsaved(make_window, filled_db, qtbot):
     path = filled_db(12)
     window = make_window()
-    table = _to_table(window, qtbot)
-    qtbot.keyClick(table, Qt.Key.Key_Right)
-    qtbot.keyClick(table, Qt.Key.Key_Right)
-    memory = window.browser.model.memory_at(0)
+    table, memory = _to_cell(window, qtbot, "importance")
     new = 2 if memory.importance != 2 else 3
     qtbot.keyClick(table, Qt.Key.Key_F2)
     qtbot.keyClicks(QApplication.focusWidget(), str(new))
