@@ -1,6 +1,7 @@
-"""Undo of a journalled operation, computed in core for every face (CLI ``undo``, the window's Ctrl+Z).
+"""Undo and redo of journalled operations, computed in core for every face (CLI ``undo``/``redo``,
+the window's Undo/Redo): one history per file, the file's :mod:`.journal`.
 
-:func:`undo` takes a :mod:`.journal` entry (default: the file's latest) and, in one
+:func:`undo` takes a journal entry (default: the file's latest step not undone) and, in one
 ``BEGIN IMMEDIATE`` transaction:
 
 1. refuses with :class:`~ora_desktop.core.errors.Conflict` — nothing changed — when any row the
@@ -12,9 +13,13 @@
    ``sync_status`` included, so the rows read as before the operation;
    for a decay, puts back every health value it lowered and the previous decay mark
    (:func:`~ora_desktop.core.maintenance.decay.take_back`);
-5. forgets the entry, so the next undo takes the one before.
+5. marks the entry undone, keeping what redoes it — the undo of the undo, in the same shape
+   (the rows as they were, the batch the delete filled, the ids restored) — so the next undo
+   takes the step before and :func:`redo` the step just undone. A decay's undo cannot be redone:
+   its entry is forgotten.
 
-The undo itself is not journalled: undo twice undoes two operations.
+:func:`redo` does the same with the step undone last, checked the same way, and marks it done
+again. A new journalled write drops every undone step (:func:`.journal.record`).
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ class Undone:
 
 
 def undo(store: Store, entry_id: int | None = None, *, initiator: Initiator = Initiator.USER) -> Undone:
-    """Reverse journal entry ``entry_id`` (default: the latest); see the module docstring."""
+    """Reverse journal entry ``entry_id`` (default: the latest not undone); see the module docstring."""
     with store.write():
         if entry_id is None:
             latest = journal.entries(store, limit=1)
@@ -49,15 +54,38 @@ def undo(store: Store, entry_id: int | None = None, *, initiator: Initiator = In
             entry = latest[0]
         else:
             found = journal.get(store, entry_id)
-            if found is None:
+            if found is None or found.undone:
                 raise NotFound(f"{store.path}: that operation is no longer in the undo journal (nothing undone)")
             entry = found
-        _refuse_if_stale(store, entry)
-        # refuses too when a deleted memory is no longer in the trash
-        trash_rows = _trash_rows(store, entry) if entry.undo.batch is not None else []
-        change = _revert(store, entry, trash_rows)
-        journal.forget(store, entry.id)
+        change = _take_back(store, entry, "undo")
     return Undone(entry, change.but(kind=ChangeKind.UNDONE, initiator=initiator, source=f"undo {entry.label}"))
+
+
+def redo(store: Store, *, initiator: Initiator = Initiator.USER) -> Undone:
+    """Do again the step undone last (``NotFound`` when none is), checked as :func:`undo` checks."""
+    with store.write():
+        undone = journal.redoable(store, limit=1)
+        if not undone:
+            raise NotFound(f"{store.path}: nothing to redo (no step is undone in this file, or a write since "
+                           "ended the redo branch)")
+        entry = undone[0]
+        change = _take_back(store, entry, "redo")
+    return Undone(entry, change.but(kind=ChangeKind.UNDONE, initiator=initiator, source=f"redo {entry.label}"))
+
+
+def _take_back(store: Store, entry: journal.Entry, verb: str) -> Change:
+    """Apply ``entry``'s reverse and flip it (undone <-> done) with the reverse of that."""
+    _refuse_if_stale(store, entry, verb)
+    # refuses too when a deleted memory is no longer in the trash
+    trash_rows = _trash_rows(store, entry, verb) if entry.undo.batch is not None else []
+    reverse_rows = journal.capture(store, entry.undo.rows, {c for v in entry.undo.rows.values() for c in v})
+    change, trashed = _revert(store, entry, trash_rows)
+    if entry.undo.decay is not None:
+        journal.forget(store, entry.id)  # a decay's undo is not redone
+    else:
+        reverse = journal.Undo(added=tuple(sorted(change.added)), batch=trashed, rows=reverse_rows)
+        journal.flip(store, entry, reverse, [*entry.after, *change.ids])
+    return change
 
 
 def drop_latest(store: Store) -> journal.Entry:
@@ -71,17 +99,17 @@ def drop_latest(store: Store) -> journal.Entry:
     return latest[0]
 
 
-def _refuse_if_stale(store: Store, entry: journal.Entry) -> None:
+def _refuse_if_stale(store: Store, entry: journal.Entry, verb: str) -> None:
     now = journal.fingerprints(store, entry.after)
     for memory_id, expected in entry.after.items():
         if now.get(memory_id) != expected:
             what = "was added again" if expected is None else (
                 "was deleted" if now.get(memory_id) is None else "was changed")
-            raise Conflict(memory_id, f"{store.path}: cannot undo “{entry.label}”: memory {memory_id!r} {what} "
-                           "by another program or a later step since; nothing undone")
+            raise Conflict(memory_id, f"{store.path}: cannot {verb} “{entry.label}”: memory {memory_id!r} {what} "
+                           f"by another program or a later step since; nothing {verb}ne")
 
 
-def _trash_rows(store: Store, entry: journal.Entry) -> list[int]:
+def _trash_rows(store: Store, entry: journal.Entry, verb: str) -> list[int]:
     """The trash rows that bring back what a delete removed: its own batch's, or, for a memory
     restored and deleted again since (e.g. by undoing that restore), its latest trashed copy —
     the same row, as the fingerprint check has shown."""
@@ -91,18 +119,21 @@ def _trash_rows(store: Store, entry: journal.Entry) -> list[int]:
     rows.update(store.latest_trash_ids(missing))
     gone = [i for i in removed if i not in rows]
     if gone:
-        raise Conflict(gone[0], f"{store.path}: cannot undo “{entry.label}”: memory {gone[0]!r} is no longer "
-                       "in the trash (purged since); nothing undone")
+        raise Conflict(gone[0], f"{store.path}: cannot {verb} “{entry.label}”: memory {gone[0]!r} is no longer "
+                       f"in the trash (purged since); nothing {verb}ne")
     return list(rows.values())
 
 
-def _revert(store: Store, entry: journal.Entry, trash_rows: list[int]) -> Change:
+def _revert(store: Store, entry: journal.Entry, trash_rows: list[int]) -> tuple[Change, str | None]:
+    """Apply the entry's reverse; returns the change and the trash batch its deletes filled."""
     undo = entry.undo
+    trashed: str | None = None
     added: set[str] = set()
     changed: set[str] = set()
     removed: set[str] = set()
     if undo.added:
-        gone = store.delete(list(undo.added), reason=f"undo {entry.label}")
+        gone = store.delete(list(undo.added), reason=f"{'redo' if entry.undone else 'undo'} {entry.label}")
+        trashed = gone.batch
         removed |= gone.change.removed
         changed |= gone.change.changed
     if undo.batch is not None:
@@ -119,7 +150,7 @@ def _revert(store: Store, entry: journal.Entry, trash_rows: list[int]) -> Change
         # which rows is not listed (a decay may touch a million): views reload
         store._emit(Change(source="undo", kind=ChangeKind.UNDONE))  # noqa: SLF001
     changed -= added | removed
-    return Change(frozenset(added), frozenset(changed), frozenset(removed))
+    return Change(frozenset(added), frozenset(changed), frozenset(removed)), trashed
 
 
 def _write_back(store: Store, rows: Mapping[str, Mapping[str, object]]) -> None:
