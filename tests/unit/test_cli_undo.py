@@ -108,3 +108,20 @@ def test_merge_new_writes_a_memory_superseding_all_and_undo_trashes_it(capsys, d
     assert rows(db) == before
     assert sql(db, "SELECT memory_id FROM ora_desktop_trash") == [(new_id,)]  # recoverable
     assert_one_line_error(cli(capsys, "merge", *T, "a", "b", "--new"), "--new", "--content")
+
+
+def test_redo_does_again_what_undo_took_back_and_a_new_edit_ends_it(capsys, db: Path) -> None:
+    start = rows(db)
+    assert cli(capsys, "edit", *T, "a", "--importance", "2").code == 0
+    edited = rows(db)
+    assert cli(capsys, "undo", *T).code == 0 and rows(db) == start
+    listed = cli(capsys, "redo", *T, "--list", "--json").json()
+    assert [e["label"] for e in listed] == ["edit importance of a"]
+    result = cli(capsys, "redo", *T)
+    assert result.code == 0 and "redid “edit importance of a”" in result.out and rows(db) == edited
+    assert cli(capsys, "undo", *T).code == 0
+    assert cli(capsys, "edit", *T, "b", "--importance", "1").code == 0  # a new step ends the redo branch
+    after = rows(db)
+    assert "nothing to redo" in cli(capsys, "redo", *T, "--list").out
+    assert_one_line_error(cli(capsys, "redo", *T), "nothing to redo", str(db))
+    assert rows(db) == after
