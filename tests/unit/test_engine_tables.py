@@ -120,8 +120,8 @@ def test_the_tables_the_fixture_holds_are_created_exactly_as_then() -> None:
     new = {name: sql for name, sql in fresh.execute(
         "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name LIKE 'ora_desktop%'")}
     changed = {name for name in old if new[name] != old[name]}
-    # Version 2 added two columns to ora_desktop_sync and versions 3 and 4 one each to ora_desktop_journal, through their
-    # migrations; every other table is as it was.
+    # Version 2 added two columns to ora_desktop_sync and versions 3 and 4 one each to ora_desktop_journal,
+    # through their migrations; every other table is as it was.
     assert changed == {"ora_desktop_sync", "ora_desktop_journal"}
     assert {s.table for steps in engine_tables.MIGRATIONS.values() for s in steps} == changed
 
