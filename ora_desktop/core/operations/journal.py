@@ -13,6 +13,7 @@ An entry holds what the undo needs (see :mod:`.undo`):
 - ``batch``: the trash batch a delete filled, which the undo restores;
 - ``rows``: the previous values of the columns the operation changed, per id, written back as
   they were (``updated_at`` and ``sync_status`` included, so an undo leaves the rows as before);
+- ``review``: for a review mark or flag, the reviewer and every mark and flag they had before;
 - ``decay``: for a decay (the one journalled job), its previous mark and rule parameters; the
   previous health values stay in the file's ``ora_desktop_decay_undo`` table
   (:mod:`..maintenance.decay`), not here, so a decay of a million memories adds one small entry;
@@ -57,23 +58,25 @@ KEEP = 50
 @dataclass(frozen=True, slots=True)
 class Undo:
     """What reverses an operation: ids to delete again, a trash batch to restore, previous values,
-    or a decay's previous mark and parameters."""
+    a reviewer's previous marks (``{"reviewer": name, "rows": [...]}``), or a decay's previous
+    mark and parameters."""
 
     added: tuple[str, ...] = ()
     batch: str | None = None
     rows: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     decay: Mapping[str, Any] | None = None
+    review: Mapping[str, Any] | None = None
 
     def to_json(self) -> str:
         data: dict[str, Any] = {"added": list(self.added), "batch": self.batch, "rows": self.rows}
-        if self.decay is not None:
-            data["decay"] = self.decay
+        data.update({k: v for k, v in (("decay", self.decay), ("review", self.review)) if v is not None})
         return json.dumps(data)
 
     @classmethod
     def from_json(cls, text: str) -> Undo:
         data = json.loads(text)
-        return cls(tuple(data.get("added") or ()), data.get("batch"), data.get("rows") or {}, data.get("decay"))
+        return cls(tuple(data.get("added") or ()), data.get("batch"), data.get("rows") or {}, data.get("decay"),
+                   data.get("review"))
 
 
 @dataclass(frozen=True, slots=True)

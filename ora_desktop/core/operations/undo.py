@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import Conflict, NotFound
 from ..records import Change, ChangeKind, Initiator
-from . import journal
+from . import journal, review
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -79,11 +79,16 @@ def _take_back(store: Store, entry: journal.Entry, verb: str) -> Change:
     # refuses too when a deleted memory is no longer in the trash
     trash_rows = _trash_rows(store, entry, verb) if entry.undo.batch is not None else []
     reverse_rows = journal.capture(store, entry.undo.rows, {c for v in entry.undo.rows.values() for c in v})
+    reverse_review = None
+    if entry.undo.review is not None:
+        reviewer = entry.undo.review["reviewer"]
+        reverse_review = {"reviewer": reviewer, "rows": [list(r) for r in review.snapshot(store, reviewer)]}
     change, trashed = _revert(store, entry, trash_rows)
     if entry.undo.decay is not None:
         journal.forget(store, entry.id)  # a decay's undo is not redone
     else:
-        reverse = journal.Undo(added=tuple(sorted(change.added)), batch=trashed, rows=reverse_rows)
+        reverse = journal.Undo(added=tuple(sorted(change.added)), batch=trashed, rows=reverse_rows,
+                               review=reverse_review)
         journal.flip(store, entry, reverse, [*entry.after, *change.ids])
     return change
 
@@ -141,8 +146,10 @@ def _revert(store: Store, entry: journal.Entry, trash_rows: list[int]) -> tuple[
         added |= back.added
         changed |= back.changed
     if undo.rows:
-        _write_back(store, undo.rows)
+        _write_back(store, undo.rows, "redo" if entry.undone else "undo")
         changed |= set(undo.rows)
+    if undo.review is not None:  # marks are not memory rows: no fingerprints, listeners hear of them
+        review.restore(store, undo.review["reviewer"], tuple(tuple(r) for r in undo.review["rows"]))
     if undo.decay is not None:
         from ..maintenance import decay  # the one journalled job
 
@@ -153,7 +160,7 @@ def _revert(store: Store, entry: journal.Entry, trash_rows: list[int]) -> tuple[
     return Change(frozenset(added), frozenset(changed), frozenset(removed)), trashed
 
 
-def _write_back(store: Store, rows: Mapping[str, Mapping[str, object]]) -> None:
+def _write_back(store: Store, rows: Mapping[str, Mapping[str, object]], source: str) -> None:
     """Put previous column values back exactly (no sync rule: the row returns to how it was)."""
     groups: dict[tuple[str, ...], list[list[object]]] = {}
     for memory_id, values in rows.items():
@@ -164,4 +171,27 @@ def _write_back(store: Store, rows: Mapping[str, Mapping[str, object]]) -> None:
             sets = ", ".join(f'"{c}" = ?' for c in cols)
             store.db.cursor().executemany(f"UPDATE memories SET {sets} WHERE id = ?", params)
     # Listeners hear of the rows written back (after the commit, as with every write).
-    store._emit(Change(changed=frozenset(rows), source="undo", kind=ChangeKind.UNDONE))  # noqa: SLF001
+    store._emit(Change(changed=frozenset(rows), source=source, kind=ChangeKind.UNDONE))  # noqa: SLF001
+
+
+@dataclass(frozen=True, slots=True)
+class NextSteps:
+    """What Undo and Redo would take next in a file (``None``: nothing), as every face names them."""
+
+    undo: journal.Entry | None
+    redo: journal.Entry | None
+
+    @property
+    def undo_text(self) -> str:
+        """``Undo edit importance of m004`` (empty when there is nothing to undo)."""
+        return f"Undo {self.undo.label}" if self.undo else ""
+
+    @property
+    def redo_text(self) -> str:
+        return f"Redo {self.redo.label}" if self.redo else ""
+
+
+def next_steps(store: Store) -> NextSteps:
+    """The step Undo takes back next and the step Redo does again next, in ``store``'s file."""
+    undo_next, redo_next = journal.entries(store, limit=1), journal.redoable(store, limit=1)
+    return NextSteps(undo_next[0] if undo_next else None, redo_next[0] if redo_next else None)
