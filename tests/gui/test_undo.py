@@ -99,7 +99,7 @@ def test_undo_over_another_programs_write_keeps_the_step(make_window, filled_db,
     window.curator.undo_action.trigger()
     qtbot.waitUntil(lambda: bool(errors), timeout=10000)
     idle(qtbot, window)
-    assert "changed by another program" in errors[0] and "stays in this file's history" in errors[0]
+    assert "changed by another program" in errors[0] and "still offered" in errors[0]
     assert fields(path, "m004") == (9, "agent text")  # nothing overwritten
     named(qtbot, window, "Undo edit content of m004", "")  # the step was not dropped
 
@@ -265,3 +265,18 @@ def test_delete_permanently_says_it_cannot_be_undone_and_keeps_the_other_steps(m
     idle(qtbot, window)
     named(qtbot, window, "Undo edit content of m004", "")
     assert "edit importance of m004" in cli(path, "undo", "--list")
+
+
+def test_undo_pressed_three_times_at_once_takes_back_the_steps_newest_first(make_window, filled_db, qtbot):
+    """Presses made while a step runs act on the names that follow it: no press is lost or doubled."""
+    path = filled_db(12)
+    window = make_window()
+    original = two_edits(qtbot, window, path)
+    for _ in range(3):  # one more than there are steps: the last finds nothing to undo
+        window.curator.undo_action.trigger()
+    qtbot.waitUntil(lambda: fields(path, "m004") == original, timeout=10000)
+    named(qtbot, window, "", "Redo edit importance of m004")
+    window.curator.redo_action.trigger()
+    window.curator.redo_action.trigger()
+    qtbot.waitUntil(lambda: fields(path, "m004") == (9, "Deploys go out from the release branch"), timeout=10000)
+    named(qtbot, window, "Undo edit content of m004", "")

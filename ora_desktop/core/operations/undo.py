@@ -61,14 +61,22 @@ def undo(store: Store, entry_id: int | None = None, *, initiator: Initiator = In
     return Undone(entry, change.but(kind=ChangeKind.UNDONE, initiator=initiator, source=f"undo {entry.label}"))
 
 
-def redo(store: Store, *, initiator: Initiator = Initiator.USER) -> Undone:
-    """Do again the step undone last (``NotFound`` when none is), checked as :func:`undo` checks."""
+def redo(store: Store, entry_id: int | None = None, *, initiator: Initiator = Initiator.USER) -> Undone:
+    """Do again journal entry ``entry_id`` (default: the step undone last; ``NotFound`` when it is
+    not undone), checked as :func:`undo` checks."""
     with store.write():
-        undone = journal.redoable(store, limit=1)
-        if not undone:
-            raise NotFound(f"{store.path}: nothing to redo (no step is undone in this file, or a write since "
-                           "ended the redo branch)")
-        entry = undone[0]
+        if entry_id is None:
+            undone = journal.redoable(store, limit=1)
+            if not undone:
+                raise NotFound(f"{store.path}: nothing to redo (no step is undone in this file, or a write since "
+                               "ended the redo branch)")
+            entry = undone[0]
+        else:
+            found = journal.get(store, entry_id)
+            if found is None or not found.undone:
+                raise NotFound(f"{store.path}: that step can no longer be redone (redone already, or a write "
+                               "since ended the redo branch; nothing redone)")
+            entry = found
         change = _take_back(store, entry, "redo")
     return Undone(entry, change.but(kind=ChangeKind.UNDONE, initiator=initiator, source=f"redo {entry.label}"))
 

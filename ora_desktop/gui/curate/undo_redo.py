@@ -2,10 +2,13 @@
 
 A thin Qt face over :mod:`ora_desktop.core.operations.undo`: the actions are named from the
 file's journal (``next_steps``: "Undo edit importance of m004", "Redo import of 576 memories")
-and run ``undo``/``redo`` on that file on a worker thread, after any step of the window still
-running. The names are read again when the person switches files and whenever the file changes
-(our writes, and another program's — ``ora-desktop undo`` in a terminal — heard through the
-change feed as ``ctx.store_changed``), so the window and the command line walk one history.
+and run ``undo``/``redo`` on that file on a worker thread. Each runs the very step it names (by
+journal entry): a step taken back meanwhile by another program is refused, never swapped for the
+one before. A press while a step runs, or while the names are being read, waits for the names
+that follow it, so Ctrl+Z pressed three times takes back three steps, newest first. The names
+are read again when the person switches files and whenever the file changes (our writes, and
+another program's — ``ora-desktop undo`` in a terminal — heard through the change feed as
+``ctx.store_changed``), so the window and the command line walk one history.
 The toolbar shows "Undo"/"Redo" only (``iconText``), so it does not move as step names change.
 """
 
@@ -25,6 +28,7 @@ from ..context import AppContext, resolved
 from ..detail.view import DetailPane
 
 NOTHING = NextSteps(None, None)
+PAST = {"undo": "undid", "redo": "redid"}
 
 
 def keys(standard: QKeySequence.StandardKey, *extra: str) -> list[QKeySequence]:
@@ -50,6 +54,8 @@ class UndoRedo(QObject):
         self._path: Path | None = None  # the file the names were read from
         self._reading = False
         self._again = False
+        self._running = False  # an undo or redo of ours is under way
+        self._pending: list[str] = []  # presses waiting for the names that follow the step before
         self.undo_action = QAction("&Undo", window)
         self.undo_action.setIconText("Undo")
         self.undo_action.setShortcuts(keys(QKeySequence.StandardKey.Undo, "Ctrl+Z"))
@@ -64,6 +70,7 @@ class UndoRedo(QObject):
 
     # ----------------------------------------------------------------- naming the actions
     def _current_changed(self, *_args: object) -> None:
+        self._pending.clear()  # presses meant for the other file
         self._show(NOTHING)  # the other file's steps are never offered for this one
         self.refresh()
 
@@ -95,10 +102,12 @@ class UndoRedo(QObject):
                         steps = NOTHING  # the pane says what is wrong with the file
                 if not self._again and path == self.ctx.current_path():
                     self._path = path
-                    self._show(steps)
-                    return
+                    break
         finally:
             self._reading = False
+        self._show(steps)
+        if self._pending:
+            self._press(self._pending.pop(0))
 
     def _show(self, steps: NextSteps) -> None:
         self.steps = steps
@@ -112,33 +121,58 @@ class UndoRedo(QObject):
 
     # ----------------------------------------------------------------- undo and redo
     def undo(self) -> asyncio.Task | None:
-        """Undo the latest step of the file on screen (whoever made it: window, terminal, agent)."""
-        return self._step(undo, "Undo", "undid")
+        """Undo the step Undo names: the latest of the file on screen (whoever made it)."""
+        return self._press("undo")
 
     def redo(self) -> asyncio.Task | None:
-        """Redo the step of the file on screen undone last."""
-        return self._step(redo, "Redo", "redid")
+        """Redo the step Redo names: the one of the file on screen undone last."""
+        return self._press("redo")
 
-    def _step(self, work: Callable[[Store], Undone], verb: str, did: str) -> asyncio.Task | None:
+    def _press(self, which: str) -> asyncio.Task | None:
         path = self.ctx.current_path()
-        if path is None or path != self._path:
-            return None  # the names are not yet read for this file: nothing is done blind
-        return asyncio.ensure_future(self._run(path, work, verb, did), loop=self.ctx.loop)
+        if path is None:
+            return None
+        if self._running or self._reading or self.serial().locked() or path != self._path:
+            self._pending.append(which)  # names are about to change: act on the ones that follow
+            if self.serial().locked():
+                asyncio.ensure_future(self._after_steps(), loop=self.ctx.loop)
+            return None
+        step = self.steps.undo if which == "undo" else self.steps.redo
+        if step is None:
+            return None
+        work: Callable[[Store], Undone] = ((lambda store: undo(store, step.id)) if which == "undo"
+                                           else (lambda store: redo(store, step.id)))
+        self._running = True
+        return asyncio.ensure_future(self._run(path, work, which.capitalize(), PAST[which]), loop=self.ctx.loop)
+
+    async def _after_steps(self) -> None:
+        """Read the names once the window's steps under way are done (a press waits for them)."""
+        async with self.serial():
+            pass
+        self.refresh()
 
     async def _run(self, path: Path, work: Callable[[Store], Undone], verb: str, did: str) -> None:
+        try:
+            done = await self._apply(path, work, verb)
+        finally:
+            self._running = False
+            self.refresh()
+        if done is not None:
+            self.ctx.status.emit(f"{did.capitalize()} “{done.entry.label}” in {path.name}")
+
+    async def _apply(self, path: Path, work: Callable[[Store], Undone], verb: str) -> Undone | None:
         async with self.serial():  # after the window's own steps still running
             try:
                 store = await self.ctx.run(self.ctx.store_for, path)
                 done = await self.ctx.run(work, store)
             except OraError as exc:
-                self.ctx.show_error(f"{verb} failed: {exc}\n\nThe step stays in this file's history (Edit > "
-                                    "Change history), so you can try again.", verb)
-                self.refresh()
-                return
+                self._pending.clear()  # the presses after a refused one are not carried on
+                self.ctx.show_error(f"{verb} failed: {exc}\n\nNothing was changed; the step is still offered, "
+                                    "so you can try again.", verb)
+                return None
             shown = self.detail.memory
             if shown is not None and self.detail.store is store and shown.id in done.change.changed:
                 memory = await self.ctx.run(store.find, shown.id)
                 if memory is not None and self.detail.memory is not None and self.detail.memory.id == memory.id:
                     self.detail.saved(memory)
-        self.ctx.status.emit(f"{did.capitalize()} “{done.entry.label}” in {path.name}")
-        self.refresh()
+        return done
