@@ -21,10 +21,11 @@ from .common import command, emit_json, open_target, table
 def register(sub: Any) -> None:
     """Add ``undo`` to the ora-desktop parser."""
     p = command(sub, "undo", cmd_undo, "undo the last operation on a memory file (edit, delete, merge, ...)",
-                "Undo the latest journalled operation on the file — made by this command line or the "
-                "window, or a decay — putting the rows back as they were; run it again to undo the one before. "
-                f"The file's ora_desktop_journal table keeps the last {journal.KEEP}. An undo is refused, "
-                "changing nothing, when a memory it would touch was changed since.")
+                "Undo the latest journalled operation on the file — made by this command line, the window or "
+                "an agent, or a decay — putting the rows back as they were; run it again to undo the one before, "
+                "and 'ora-desktop redo' to do it again. This is the file's one history, the same the window's "
+                f"Undo walks; its ora_desktop_journal table keeps the last {journal.KEEP} steps. An undo is "
+                "refused, changing nothing, when a memory it would touch was changed since.")
     common.add_target(p)
     p.add_argument("--list", action="store_true", help="show what can be undone, newest first (changes nothing)")
     p.add_argument("--forget", action="store_true",
