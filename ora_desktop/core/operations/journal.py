@@ -198,3 +198,26 @@ def forget_memories(store: Store, ids: Iterable[str]) -> int:
     return run_sql(store,
         f"DELETE FROM {TABLE} WHERE EXISTS (SELECT 1 FROM json_each({TABLE}.after) j WHERE j.key IN {IDS_JSON})",
         [json.dumps(ids)]).rowcount
+
+
+@dataclass(frozen=True, slots=True)
+class NextSteps:
+    """What Undo and Redo would take next in a file (``None``: nothing), as every face names them."""
+
+    undo: Entry | None
+    redo: Entry | None
+
+    @property
+    def undo_text(self) -> str:
+        """``Undo edit importance of m004`` (empty when there is nothing to undo)."""
+        return f"Undo {self.undo.label}" if self.undo else ""
+
+    @property
+    def redo_text(self) -> str:
+        return f"Redo {self.redo.label}" if self.redo else ""
+
+
+def next_steps(store: Store) -> NextSteps:
+    """The step Undo takes back next and the step Redo does again next, in ``store``'s file."""
+    undo_next, redo_next = entries(store, limit=1), redoable(store, limit=1)
+    return NextSteps(undo_next[0] if undo_next else None, redo_next[0] if redo_next else None)

@@ -180,26 +180,3 @@ def _write_back(store: Store, rows: Mapping[str, Mapping[str, object]], source: 
             store.db.cursor().executemany(f"UPDATE memories SET {sets} WHERE id = ?", params)
     # Listeners hear of the rows written back (after the commit, as with every write).
     store._emit(Change(changed=frozenset(rows), source=source, kind=ChangeKind.UNDONE))  # noqa: SLF001
-
-
-@dataclass(frozen=True, slots=True)
-class NextSteps:
-    """What Undo and Redo would take next in a file (``None``: nothing), as every face names them."""
-
-    undo: journal.Entry | None
-    redo: journal.Entry | None
-
-    @property
-    def undo_text(self) -> str:
-        """``Undo edit importance of m004`` (empty when there is nothing to undo)."""
-        return f"Undo {self.undo.label}" if self.undo else ""
-
-    @property
-    def redo_text(self) -> str:
-        return f"Redo {self.redo.label}" if self.redo else ""
-
-
-def next_steps(store: Store) -> NextSteps:
-    """The step Undo takes back next and the step Redo does again next, in ``store``'s file."""
-    undo_next, redo_next = journal.entries(store, limit=1), journal.redoable(store, limit=1)
-    return NextSteps(undo_next[0] if undo_next else None, redo_next[0] if redo_next else None)

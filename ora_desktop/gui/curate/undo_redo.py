@@ -1,7 +1,7 @@
 """The window's Undo and Redo: the core journal of the file on screen, one history per file.
 
 A thin Qt face over :mod:`ora_desktop.core.operations.undo`: the actions are named from the
-file's journal (``next_steps``: "Undo edit importance of m004", "Redo import of 576 memories")
+file's journal (``journal.next_steps``: "Undo edit importance of m004", "Redo import of 576 memories")
 and run ``undo``/``redo`` on that file on a worker thread. Each runs the very step it names (by
 journal entry): a step taken back meanwhile by another program is refused, never swapped for the
 one before. A press while a step runs, or while the names are being read, waits for the names
@@ -17,18 +17,38 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QWidget
 
 from ...core import Change, OraError, Store
-from ...core.operations.undo import NextSteps, Undone, next_steps, redo, undo
 from ..context import AppContext, resolved
 from ..detail.view import DetailPane
 
-NOTHING = NextSteps(None, None)
+if TYPE_CHECKING:
+    from ...core.operations.journal import NextSteps
+    from ...core.operations.undo import Undone
+
+# The journal and undo operations are imported on a worker thread when first needed (the window
+# starts without them, as ``gui/panels.import_later`` does for the other operations).
 PAST = {"undo": "undid", "redo": "redid"}
+
+
+def _next_steps(store: Store) -> NextSteps:
+    from ...core.operations.journal import next_steps
+
+    return next_steps(store)
+
+
+def _take(which: str, entry_id: int) -> Callable[[Store], Undone]:
+    """The core undo or redo of journal entry ``entry_id`` (run on a worker)."""
+    def work(store: Store) -> Undone:
+        from ...core.operations import undo
+
+        return (undo.undo if which == "undo" else undo.redo)(store, entry_id)
+    return work
 
 
 def keys(standard: QKeySequence.StandardKey, *extra: str) -> list[QKeySequence]:
@@ -50,7 +70,7 @@ class UndoRedo(QObject):
                  window: QWidget) -> None:
         super().__init__(window)
         self.ctx, self.serial, self.detail = ctx, serial, detail
-        self.steps = NOTHING
+        self.steps: NextSteps | None = None  # None: nothing to undo or redo (or not read yet)
         self._path: Path | None = None  # the file the names were read from
         self._reading = False
         self._again = False
@@ -64,14 +84,14 @@ class UndoRedo(QObject):
         self.redo_action.setIconText("Redo")
         self.redo_action.setShortcuts(keys(QKeySequence.StandardKey.Redo, "Ctrl+Shift+Z", "Ctrl+Y"))
         self.redo_action.triggered.connect(lambda _checked=False: self.redo())
-        self._show(NOTHING)
+        self._show(None)
         ctx.current_changed.connect(self._current_changed)
         ctx.store_changed.connect(self._store_changed)
 
     # ----------------------------------------------------------------- naming the actions
     def _current_changed(self, *_args: object) -> None:
         self._pending.clear()  # presses meant for the other file
-        self._show(NOTHING)  # the other file's steps are never offered for this one
+        self._show(None)  # the other file's steps are never offered for this one
         self.refresh()
 
     def _store_changed(self, path: object, _change: Change) -> None:
@@ -92,14 +112,14 @@ class UndoRedo(QObject):
             while True:
                 self._again = False
                 path = self.ctx.current_path()
-                steps = NOTHING
+                steps = None
                 if path is not None:
                     try:
                         store = await self.ctx.run(self.ctx.store_for, path)
                         if not store.readonly:
-                            steps = await self.ctx.run(next_steps, store)
+                            steps = await self.ctx.run(_next_steps, store)
                     except OraError:
-                        steps = NOTHING  # the pane says what is wrong with the file
+                        steps = None  # the pane says what is wrong with the file
                 if not self._again and path == self.ctx.current_path():
                     self._path = path
                     break
@@ -109,10 +129,11 @@ class UndoRedo(QObject):
         if self._pending:
             self._press(self._pending.pop(0))
 
-    def _show(self, steps: NextSteps) -> None:
+    def _show(self, steps: NextSteps | None) -> None:
         self.steps = steps
-        for action, text, word, key in ((self.undo_action, steps.undo_text, "Undo", "Ctrl+Z"),
-                                         (self.redo_action, steps.redo_text, "Redo", "Ctrl+Shift+Z")):
+        texts = (steps.undo_text, steps.redo_text) if steps is not None else ("", "")
+        for action, text, word, key in ((self.undo_action, texts[0], "Undo", "Ctrl+Z"),
+                                         (self.redo_action, texts[1], "Redo", "Ctrl+Shift+Z")):
             action.setEnabled(bool(text))
             action.setText(f"&{text}" if text else f"&{word}")
             action.setToolTip(f"{text} ({key})" if text else f"Nothing to {word.lower()} in this file")
@@ -137,13 +158,12 @@ class UndoRedo(QObject):
             if self.serial().locked():
                 asyncio.ensure_future(self._after_steps(), loop=self.ctx.loop)
             return None
-        step = self.steps.undo if which == "undo" else self.steps.redo
+        step = None if self.steps is None else self.steps.undo if which == "undo" else self.steps.redo
         if step is None:
             return None
-        work: Callable[[Store], Undone] = ((lambda store: undo(store, step.id)) if which == "undo"
-                                           else (lambda store: redo(store, step.id)))
         self._running = True
-        return asyncio.ensure_future(self._run(path, work, which.capitalize(), PAST[which]), loop=self.ctx.loop)
+        return asyncio.ensure_future(self._run(path, _take(which, step.id), which.capitalize(), PAST[which]),
+                                     loop=self.ctx.loop)
 
     async def _after_steps(self) -> None:
         """Read the names once the window's steps under way are done (a press waits for them)."""
