@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QWidget
 from ...core import AgentFile, Change, Conflict, Initiator, Memory, OraError, Store
 from ..context import AppContext
 from ..detail.view import DetailPane
+from ..keyboard import keys
 from .commands import (
     AddCommand,
     BulkEditCommand,
@@ -37,7 +38,7 @@ from .commands import (
 )
 from .dialogs import BulkEditDialog, ConflictDialog, MemoryFieldsDialog, PreviewDialog, SupersedeDialog
 from .trash import DeletedView
-from .undo_redo import UndoRedo, keys
+from .undo_redo import UndoRedo
 
 log = logging.getLogger("ora_desktop.gui")
 
@@ -107,8 +108,8 @@ class Curator(QObject):
         self.promote_action = action("&Promote to parent…", self.promote, None,
                                      "Copy a finished task agent's important memories into its parent agent")
         #: Undo and Redo: the core journal of the file on screen (one history per file).
-        self.history = UndoRedo(self.ctx, self._serial, self.detail, self.window)
-        self.undo_action, self.redo_action = self.history.undo_action, self.history.redo_action
+        self.undo_redo = UndoRedo(self.ctx, self._serial, self.detail, self.window)
+        self.undo_action, self.redo_action = self.undo_redo.undo_action, self.undo_redo.redo_action
         self.update_actions()
 
     def edit_actions(self) -> list[QAction | None]:
@@ -162,7 +163,7 @@ class Curator(QObject):
                 self.ctx.show_error(exc, f"Could not {command.text()}")
                 return None
         self.ctx.status.emit(_capital(f"{command.text()} — done (Ctrl+Z undoes)"))
-        self.history.refresh()  # the step is the file's newest: Undo names it
+        self.undo_redo.refresh()  # the step is the file's newest: Undo names it
         self.done.emit(command, result)
         return result
 

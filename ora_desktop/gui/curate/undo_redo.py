@@ -26,6 +26,7 @@ from PySide6.QtWidgets import QWidget
 from ...core import Change, OraError, Store
 from ..context import AppContext, resolved
 from ..detail.view import DetailPane
+from ..keyboard import keys
 
 if TYPE_CHECKING:
     from ...core.operations.journal import NextSteps
@@ -49,16 +50,6 @@ def _take(which: str, entry_id: int) -> Callable[[Store], Undone]:
 
         return (undo.undo if which == "undo" else undo.redo)(store, entry_id)
     return work
-
-
-def keys(standard: QKeySequence.StandardKey, *extra: str) -> list[QKeySequence]:
-    """The platform's keys for ``standard`` plus ``extra``, each once (a key listed twice on one
-    action makes Qt report an ambiguous shortcut and ignore it)."""
-    found: list[QKeySequence] = []
-    for key in [*QKeySequence.keyBindings(standard), *(QKeySequence(k) for k in extra)]:
-        if not key.isEmpty() and all(key != k for k in found):
-            found.append(key)
-    return found
 
 
 class UndoRedo(QObject):
