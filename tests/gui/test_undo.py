@@ -167,6 +167,9 @@ def test_change_history_lists_the_journal_shared_with_the_command_line(make_wind
     labels = [dialog.table.item(r, 4).text() for r in range(2)]
     assert labels[0] == "delete 1 memory"  # newest first
     assert labels[1] == "edit importance of m001"
+    cli(path, "undo")  # a step undone in a terminal leaves the open list
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 1, timeout=10000)
+    assert dialog.table.item(0, 4).text() == "edit importance of m001"
     dialog.close()
 
 
