@@ -46,39 +46,40 @@ class Undone:
 
 def undo(store: Store, entry_id: int | None = None, *, initiator: Initiator = Initiator.USER) -> Undone:
     """Reverse journal entry ``entry_id`` (default: the latest not undone); see the module docstring."""
-    with store.write():
-        if entry_id is None:
-            latest = journal.entries(store, limit=1)
-            if not latest:
-                raise NotFound(f"{store.path}: nothing to undo (no operation is journalled in this file)")
-            entry = latest[0]
-        else:
-            found = journal.get(store, entry_id)
-            if found is None or found.undone:
-                raise NotFound(f"{store.path}: that operation is no longer in the undo journal (nothing undone)")
-            entry = found
-        change = _take_back(store, entry, "undo")
-    return Undone(entry, change.but(kind=ChangeKind.UNDONE, initiator=initiator, source=f"undo {entry.label}"))
+    return _step(store, entry_id, "undo", initiator)
 
 
 def redo(store: Store, entry_id: int | None = None, *, initiator: Initiator = Initiator.USER) -> Undone:
     """Do again journal entry ``entry_id`` (default: the step undone last; ``NotFound`` when it is
     not undone), checked as :func:`undo` checks."""
+    return _step(store, entry_id, "redo", initiator)
+
+
+#: verb -> (nothing to do at all, the entry asked for cannot be taken)
+_MISSING = {
+    "undo": ("nothing to undo (no operation is journalled in this file)",
+             "that operation is no longer in the undo journal (nothing undone)"),
+    "redo": ("nothing to redo (no step is undone in this file, or a write since ended the redo branch)",
+             "that step can no longer be redone (redone already, or a write since ended the redo branch; "
+             "nothing redone)"),
+}
+
+
+def _step(store: Store, entry_id: int | None, verb: str, initiator: Initiator) -> Undone:
+    undoing = verb == "undo"
     with store.write():
         if entry_id is None:
-            undone = journal.redoable(store, limit=1)
-            if not undone:
-                raise NotFound(f"{store.path}: nothing to redo (no step is undone in this file, or a write since "
-                               "ended the redo branch)")
-            entry = undone[0]
+            latest = (journal.entries if undoing else journal.redoable)(store, limit=1)
+            entry = latest[0] if latest else None
+            missing = _MISSING[verb][0]
         else:
-            found = journal.get(store, entry_id)
-            if found is None or not found.undone:
-                raise NotFound(f"{store.path}: that step can no longer be redone (redone already, or a write "
-                               "since ended the redo branch; nothing redone)")
-            entry = found
-        change = _take_back(store, entry, "redo")
-    return Undone(entry, change.but(kind=ChangeKind.UNDONE, initiator=initiator, source=f"redo {entry.label}"))
+            entry = journal.get(store, entry_id)
+            entry = entry if entry is not None and entry.undone != undoing else None
+            missing = _MISSING[verb][1]
+        if entry is None:
+            raise NotFound(f"{store.path}: {missing}")
+        change = _take_back(store, entry, verb)
+    return Undone(entry, change.but(kind=ChangeKind.UNDONE, initiator=initiator, source=f"{verb} {entry.label}"))
 
 
 def _take_back(store: Store, entry: journal.Entry, verb: str) -> Change:
