@@ -82,6 +82,17 @@ def test_a_file_from_before_versions_is_migrated_at_the_first_write_and_keeps_ev
         assert (state.site, state.agent, state.pushed) == ("fixture-site", "ora", 4)
 
 
+def test_an_older_journal_read_only_lists_its_steps_and_nothing_to_redo(old_file: Path) -> None:
+    """A file journalled before steps could be undone and redone (no ``undone`` column) is read as
+    it is: every step can be undone, none redone, and reading changes nothing."""
+    digest = _digest(old_file)
+    with ora_desktop.open_store(old_file, readonly=True) as store:
+        steps = journal.entries(store)
+        assert steps and not any(e.undone for e in steps)
+        assert journal.redoable(store) == [] and journal.next_steps(store).undo == steps[0]
+    assert _digest(old_file) == digest
+
+
 def test_a_file_written_by_a_newer_version_is_not_written(old_file: Path) -> None:
     with sqlite3.connect(old_file) as conn:
         conn.execute("INSERT INTO ora_desktop_state (key, value) VALUES (?, ?)",
