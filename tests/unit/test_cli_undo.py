@@ -125,3 +125,21 @@ def test_redo_does_again_what_undo_took_back_and_a_new_edit_ends_it(capsys, db: 
     assert "nothing to redo" in cli(capsys, "redo", *T, "--list").out
     assert_one_line_error(cli(capsys, "redo", *T), "nothing to redo", str(db))
     assert rows(db) == after
+
+
+def test_an_import_from_the_command_line_is_one_undo_step_and_redo_imports_it_again(capsys, db: Path,
+                                                                                     tmp_path: Path) -> None:
+    import json
+
+    start = rows(db)
+    source = tmp_path / "notes.jsonl"
+    source.write_text("".join(json.dumps({"id": f"n{i}", "content": f"note {i}", "created_at": "2025-01-01 00:00:00",
+                                          "updated_at": "2025-01-01 00:00:00"}) + "\n" for i in range(3)),
+                      encoding="utf-8")
+    imported = cli(capsys, "import", str(source), *T)
+    assert imported.code == 0 and "'ora-desktop undo' takes the whole import back" in imported.out
+    after = rows(db)
+    result = cli(capsys, "undo", *T)
+    assert "undid “import of 3 memories from notes.jsonl”" in result.out and rows(db) == start
+    assert "redid “import of 3 memories from notes.jsonl”" in cli(capsys, "redo", *T).out
+    assert rows(db) == after
