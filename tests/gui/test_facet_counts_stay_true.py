@@ -31,7 +31,7 @@ def test_a_supersede_that_hides_a_hit_is_counted_out_of_the_facets(make_window, 
 
 
 def test_meaning_mode_counts_the_memories_it_lists(make_window, seed_db, qtbot, monkeypatch):
-    from ora_desktop.gui.search.filters import FilterState
+    from ora_desktop.views.filters import FilterState
 
     # The nearest two of three, as the nearest 1,000 of 80,000: more memories than the list holds.
     real = FilterState.request
