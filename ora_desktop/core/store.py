@@ -30,6 +30,7 @@ from .decoding import is_undecodable_error, tolerant_text
 from .errors import InvalidValue, NotFound, OraError, ReadOnlyDatabase
 from .facets import count_facets
 from .feed import ChangeFeed
+from .feedreaders import FeedLog, FeedReader
 from .fingerprint import row_fingerprint
 from .graph import GraphMixin
 from .health_buckets import HEALTH_BUCKETS as HEALTH_BUCKETS  # re-exported: views label buckets with it
@@ -81,6 +82,9 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         #: What other programs changed, by id (read on the watcher's thread, see :meth:`external_change`).
         self.feed = ChangeFeed(self.path, self._fetch_all)
         self._writing: set[int] = set()  # threads inside a write of ours (the feed waits for them)
+        self._feed_log = FeedLog(self._detect)
+        self._watcher = self._feed_log.reader()  # external_change's cursor
+        self._looker = self._feed_log.reader()  # changed_externally's cursor
         with translated(self.path):
             try:
                 self.db.connect(reuse_if_open=True)
@@ -153,37 +157,42 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
             pending = self._local.pending = []
         return pending
 
+    def feed_reader(self) -> FeedReader:
+        """A new consumer of this file's change feed, with its own cursor (:mod:`.feedreaders`):
+        it hears every other program's commit from now on, whoever else reads the feed."""
+        return self._feed_log.reader()
+
     def external_change(self) -> Change | None:
         """What other connections committed since the last call: a ``Change`` naming the ids
         (initiator external; :mod:`.feed`), ``Change.reload()`` when which rows is not known,
-        ``None`` when nothing changed. Cheap when nothing did (the commit counter); call it from
-        one thread (the window's watcher)."""
+        ``None`` when nothing changed. Cheap when nothing did (the commit counter). The window's
+        watcher's reader of the feed; other consumers take their own :meth:`feed_reader`."""
+        return self._watcher.poll()
+
+    def changed_externally(self) -> bool:
+        """True when another connection committed since the last call (any table); a reader of
+        the feed of its own, so it never takes :meth:`external_change`'s changes."""
+        return self._looker.moved()
+
+    def _detect(self) -> tuple[bool, Change | None]:
+        """The feed's one detector (run by whichever reader looks first): whether someone else
+        committed since the last look, and which memories changed (see :meth:`external_change`)."""
         with translated(self.path):
             self._follow_file()
             if self.immutable != self._watch_immutable:  # reopened as another kind: the file moved
                 self._watch.reset(self.db, self.immutable)
                 self._watch_immutable = self.immutable
-                return Change.reload()
+                return True, Change.reload()
             if self.immutable:
-                return Change.reload() if self._watch.changed(self.db, True) else None
+                return (True, Change.reload()) if self._watch.changed(self.db, True) else (False, None)
             if self._writing:
-                return None  # our commit is being accounted for: look at the next tick
+                return False, None  # our commit is being accounted for: look at the next tick
             first = not self.feed.started
             if first:
                 self.feed.start()  # before the counter is read: nothing lands between unseen
             if not self._watch.changed(self.db, False):
-                return None
-            return Change.reload() if first else self.feed.poll()
-
-    def changed_externally(self) -> bool:
-        """True when another connection wrote since the last call (cheap: data_version/stat)."""
-        with translated(self.path):
-            self._follow_file()
-            if self.immutable != self._watch_immutable:  # reopened as another kind: the file moved
-                self._watch.reset(self.db, self.immutable)
-                self._watch_immutable = self.immutable
-                return True
-            return self._watch.changed(self.db, self.immutable)
+                return False, None
+            return True, Change.reload() if first else self.feed.poll()
 
     def _follow_file(self) -> None:
         """An immutable connection cannot see other writers: reopen it when the file moved."""
