@@ -36,7 +36,6 @@ import json
 import os
 import sqlite3
 import threading
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -61,10 +60,6 @@ from .sidecar import (
     source_columns,
     source_uri,
 )
-
-# A second edit within the same second keeps updated_at: rows stamped this close to the last
-# refresh have their text compared when the log names their page.
-RECENT = timedelta(seconds=5)
 
 
 class _Progress:
@@ -239,7 +234,6 @@ class SearchIndex(RefreshMixin):
                     vouch = settled(stats)  # else the next search looks again (see SETTLE_NS)
                     self.set_meta(conn, stats=stats, vouched=vouch, identity=identity(self.db_path),
                                   since=timestamps.to_sql(started - MARGIN),
-                                  refreshed=timestamps.to_sql(started - RECENT),
                                   wal=position.as_list() if position else None)
                     conn.execute("COMMIT")
                 except BaseException:
