@@ -24,7 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from . import engine_tables, timestamps
+from . import engine_tables, feedreaders, timestamps
 from .connection import BUSY_TIMEOUT_MS, ChangeWatch, file_stamp, make_database, translated
 from .decoding import is_undecodable_error, tolerant_text
 from .errors import InvalidValue, NotFound, OraError, ReadOnlyDatabase
@@ -83,6 +83,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         self.feed = ChangeFeed(self.path, self._fetch_all)
         self._writing: set[int] = set()  # threads inside a write of ours (the feed waits for them)
         self._feed_log = FeedLog(self._detect)
+        self.subscribe(self._feed_log.publish)  # our own commits, once each, for readers that want them
         self._watcher = self._feed_log.reader()  # external_change's cursor
         self._looker = self._feed_log.reader()  # changed_externally's cursor
         with translated(self.path):
@@ -111,6 +112,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
                 self.feed.mark()  # before the counter: a commit in between is heard, not lost
             self._watch.reset(self.db, self.immutable)
         self._watch_immutable = self.immutable
+        feedreaders.register(self.path, self._feed_log)
 
     # ----------------------------------------------------------------- lifecycle
     def __enter__(self) -> Store:
@@ -121,6 +123,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
 
     def close(self) -> None:
         """Close the connections of every thread that used this store."""
+        feedreaders.unregister(self.path, self._feed_log)
         for db in [*self._retired, self.db]:
             db.close_all()
         self._retired.clear()
