@@ -36,7 +36,7 @@ from .graph import GraphMixin
 from .health_buckets import HEALTH_BUCKETS as HEALTH_BUCKETS  # re-exported: views label buckets with it
 from .listing import TIME_COLUMNS, Cursor, ListQuery, keyset_parts, order_clause, sort_expression, where_clause
 from .models import bind
-from .records import Change, Facets, Memories, Memory, TaskContext, parse_json, row_to_memory
+from .records import Change, Facets, Initiator, Memories, Memory, TaskContext, parse_json, row_to_memory
 from .schema import MEMORY_COLUMNS, RECALL_THRESHOLD, SchemaReport, inspect, sniff_file
 from .trash import TrashMixin
 from .writes import WritesMixin
@@ -147,6 +147,9 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         """Tell listeners; inside an enclosing :meth:`write` wait until it commits (and forget
         the change if it rolls back), so views never hear of a change that did not happen."""
         if change:
+            initiator = getattr(self._local, "initiator", None)
+            if initiator is not None and change.initiator is not initiator:
+                change = change.but(initiator=initiator)
             if self.db.in_transaction():
                 self._pending().append(change)
             else:
@@ -274,6 +277,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
             if outermost:
                 self._writing.discard(threading.get_ident())
                 self._pending().clear()
+                self._local.announced = None
             raise
         if outermost:
             self._engine_checked = True
@@ -283,8 +287,40 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
             finally:
                 self._writing.discard(threading.get_ident())
             pending, self._local.pending = self._pending(), []
-            for change in pending:
+            announced, self._local.announced = getattr(self._local, "announced", None), None
+            change = self._one_change(pending, announced)
+            if change is not None:
                 self._emit(change)
+
+    def announce(self, change: Change) -> Change:
+        """Inside a :meth:`write`: ``change`` is what this transaction does, as the operation
+        running it names it (ids, kind, initiator). Listeners hear it once, at the commit, in
+        place of the changes the store's own mutators noted; outside a write it is emitted."""
+        if not self.db.in_transaction():
+            return self._emit(change)
+        self._local.announced = change
+        return change
+
+    @contextlib.contextmanager
+    def initiated(self, initiator: Initiator) -> Iterator[None]:
+        """Changes this thread's writes emit meanwhile are ``initiator``'s (an operation that
+        spans several transactions, such as a delete in chunks)."""
+        before = getattr(self._local, "initiator", None)
+        self._local.initiator = initiator
+        try:
+            yield
+        finally:
+            self._local.initiator = before
+
+    @staticmethod
+    def _one_change(pending: list[Change], announced: Change | None) -> Change | None:
+        """The one ``Change`` a commit is heard as: the operation's own, or the mutators' together."""
+        noted = feedreaders.compose(pending)
+        if announced is None or not announced:
+            return noted
+        if announced.columns is None and noted is not None and noted.ids == announced.ids:
+            return announced.but(columns=noted.columns)  # which columns an edit wrote: views repaint less
+        return announced
 
     def _require_writable(self) -> None:
         if self.readonly:
