@@ -9,19 +9,22 @@ other's changes: every foreign commit is heard by every reader, and once by each
 The store's own commits are published to the log too (their operations' ``Change``, once): a
 reader made with ``own=True`` (a cache of the file's columns) hears them beside other programs';
 the window's watcher and the MCP server's notices hear their own through the operations.
-:func:`log_for` finds the feed of a file this process holds open. A reader that fell further
-behind than the log keeps hears ``Change.reload()``.
+:func:`log_for` finds the feed of a file this process holds open. A commit by another store of
+this process (a job, a sync, an import run on their own store) is heard by the others as the
+``Change`` its operation emitted, with its initiator (:func:`claim`), not as another program's.
+A reader that fell further behind than the log keeps hears ``Change.reload()``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import weakref
-from collections import deque
-from collections.abc import Callable, Sequence
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from .records import Change
+from .records import Change, Initiator
 
 #: Changes kept for readers that look less often than others.
 KEEP = 1024
@@ -90,8 +93,12 @@ class FeedReader:
         return lost or bool(entries)
 
 
-_open: weakref.WeakValueDictionary[str, FeedLog] = weakref.WeakValueDictionary()
+_open: dict[str, list[weakref.ref[FeedLog]]] = {}
+#: Commits made by this process's stores, per file: commit counter -> (the store, its Change).
+_claims: dict[str, OrderedDict[int, tuple[int, Change | None]]] = {}
 _open_lock = threading.Lock()
+#: Claims kept per file (a store that looks less often than this many commits reads the feed).
+KEEP_CLAIMS = 4096
 
 
 def _key(path: str | Path) -> str:
@@ -99,21 +106,96 @@ def _key(path: str | Path) -> str:
 
 
 def register(path: str | Path, log: FeedLog) -> None:
-    """``log`` is the feed of ``path`` while a store holds it open (see :func:`log_for`)."""
+    """``log`` is a feed of ``path`` while a store holds it open (see :func:`log_for`)."""
     with _open_lock:
-        _open[_key(path)] = log
+        _open.setdefault(_key(path), []).append(weakref.ref(log))
 
 
 def unregister(path: str | Path, log: FeedLog) -> None:
     with _open_lock:
-        if _open.get(_key(path)) is log:
-            del _open[_key(path)]
+        held = [ref for ref in _open.get(_key(path), []) if ref() is not None and ref() is not log]
+        if held:
+            _open[_key(path)] = held
+        else:
+            _open.pop(_key(path), None)
+            _claims.pop(_key(path), None)
 
 
 def log_for(path: str | Path) -> FeedLog | None:
-    """The feed of ``path`` if a store of this process holds it open (the latest one opened)."""
+    """A feed of ``path`` if a store of this process holds it open (the longest open one: a job's
+    store, opened and closed meanwhile, does not take the window's place)."""
     with _open_lock:
-        return _open.get(_key(path))
+        for ref in _open.get(_key(path), []):
+            if (log := ref()) is not None:
+                return log
+        return None
+
+
+def claim(path: str | Path, counter: int, owner: object, change: Change | None) -> None:
+    """A store of this process made the commit that brings ``path``'s commit counter to
+    ``counter``: the other stores of the file hear it as ``change`` (its initiator kept; None:
+    what the log reads, as :func:`initiator`'s), not as another program's."""
+    with _open_lock:
+        if len(_open.get(_key(path), [])) < 2:
+            return  # no other store of the file here to tell
+        claims = _claims.setdefault(_key(path), OrderedDict())
+        claims[counter] = (id(owner), change, initiator())
+        while len(claims) > KEEP_CLAIMS:
+            claims.popitem(last=False)
+
+
+def unclaim(path: str | Path, counter: int, owner: object) -> None:
+    """The commit :func:`claim` announced did not happen."""
+    with _open_lock:
+        claims = _claims.get(_key(path), {})
+        if claims.get(counter, (None,))[0] == id(owner):
+            del claims[counter]
+
+
+def claimed(path: str | Path, after: int | None, upto: int | None, reader: object
+            ) -> list[tuple[Change | None, Initiator | None]] | None:
+    """(change, initiator) of this process's other stores' commits, every one after counter
+    ``after`` up to ``upto``, in order; None when another program made any of them."""
+    if after is None or upto is None or upto <= after or upto - after > KEEP_CLAIMS:
+        return None
+    with _open_lock:
+        claims = _claims.get(_key(path), {})
+        found = [claims.get(counter) for counter in range(after + 1, upto + 1)]
+    if any(c is None or c[0] == id(reader) for c in found):
+        return None
+    return [(c[1], c[2]) for c in found if c is not None]
+
+
+def heard_as(ours: list[tuple[Change | None, Initiator | None]], logged: Change | None) -> Change | None:
+    """One ``Change`` for commits this process's other stores made (:func:`claimed`): theirs when
+    each noted one, else what the log read (``logged``), said as theirs."""
+    if all(change is not None for change, _ in ours):
+        return compose([change for change, _ in ours if change is not None])
+    who = next((i for _, i in reversed(ours) if i is not None), None) or next(
+        (c.initiator for c, _ in reversed(ours) if c is not None), None)
+    if logged is None or not logged or who is None:
+        return logged
+    return logged.but(initiator=who)
+
+
+_acting = threading.local()
+
+
+@contextlib.contextmanager
+def initiated(who: Initiator) -> Iterator[None]:
+    """This thread's writes meanwhile, on any store, are ``who``'s (a job, a sync, an operation
+    that spans several transactions such as a delete in chunks)."""
+    before = getattr(_acting, "who", None)
+    _acting.who = who
+    try:
+        yield
+    finally:
+        _acting.who = before
+
+
+def initiator() -> Initiator | None:
+    """Whose writes this thread is making (:func:`initiated`), None when not said."""
+    return getattr(_acting, "who", None)
 
 
 def compose(changes: Sequence[Change]) -> Change | None:
@@ -146,4 +228,5 @@ def compose(changes: Sequence[Change]) -> Change | None:
                   initiator=changes[-1].initiator, removed_rowids=frozenset(rowids))
 
 
-__all__ = ["KEEP", "FeedLog", "FeedReader", "compose", "log_for", "register", "unregister"]
+__all__ = ["KEEP", "KEEP_CLAIMS", "FeedLog", "FeedReader", "claim", "claimed", "compose", "heard_as", "initiated",
+           "initiator", "log_for", "register", "unclaim", "unregister"]

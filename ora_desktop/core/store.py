@@ -36,7 +36,7 @@ from .graph import GraphMixin
 from .health_buckets import HEALTH_BUCKETS as HEALTH_BUCKETS  # re-exported: views label buckets with it
 from .listing import TIME_COLUMNS, Cursor, ListQuery, keyset_parts, order_clause, sort_expression, where_clause
 from .models import bind
-from .records import Change, Facets, Initiator, Memories, Memory, TaskContext, parse_json, row_to_memory
+from .records import Change, Facets, Memories, Memory, TaskContext, parse_json, row_to_memory
 from .schema import MEMORY_COLUMNS, RECALL_THRESHOLD, SchemaReport, inspect, sniff_file
 from .trash import TrashMixin
 from .writes import WritesMixin
@@ -147,7 +147,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         """Tell listeners; inside an enclosing :meth:`write` wait until it commits (and forget
         the change if it rolls back), so views never hear of a change that did not happen."""
         if change:
-            initiator = getattr(self._local, "initiator", None)
+            initiator = feedreaders.initiator()
             if initiator is not None and change.initiator is not initiator:
                 change = change.but(initiator=initiator)
             if self.db.in_transaction():
@@ -196,9 +196,16 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
             first = not self.feed.started
             if first:
                 self.feed.start()  # before the counter is read: nothing lands between unseen
+            before = self._watch.counter
             if not self._watch.changed(self.db, False):
                 return False, None
-            return True, Change.reload() if first else self.feed.poll()
+            if first:
+                return True, Change.reload()
+            change = self.feed.poll()  # (read also when ours: the feed steps past those frames)
+            ours = feedreaders.claimed(self.path, before, self._watch.counter, self)
+            if ours is not None:  # another store of this process: a job, a sync, an import
+                return True, feedreaders.heard_as(ours, change)
+            return True, change
 
     def _follow_file(self) -> None:
         """An immutable connection cannot see other writers: reopen it when the file moved."""
@@ -265,6 +272,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         out as ``OraError``s naming the file."""
         self._require_writable()
         outermost = not self.db.in_transaction()
+        claimed: int | None = None
         try:
             with translated(self.path), self.db.atomic("IMMEDIATE"):
                 if outermost:
@@ -273,11 +281,18 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
                     if not self._engine_checked:
                         engine_tables.prepare(self.db.connection(), self.path)
                 yield
+                if outermost:  # our other stores of the file hear this commit as what it is
+                    claimed = self._watch.our_commit_will_be(self.db.connection())
+                    if claimed is not None:
+                        feedreaders.claim(self.path, claimed, self, self._one_change(
+                            list(self._pending()), getattr(self._local, "announced", None)))
         except BaseException:
             if outermost:
                 self._writing.discard(threading.get_ident())
                 self._pending().clear()
                 self._local.announced = None
+                if claimed is not None:
+                    feedreaders.unclaim(self.path, claimed, self)
             raise
         if outermost:
             self._engine_checked = True
@@ -300,17 +315,6 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
             return self._emit(change)
         self._local.announced = change
         return change
-
-    @contextlib.contextmanager
-    def initiated(self, initiator: Initiator) -> Iterator[None]:
-        """Changes this thread's writes emit meanwhile are ``initiator``'s (an operation that
-        spans several transactions, such as a delete in chunks)."""
-        before = getattr(self._local, "initiator", None)
-        self._local.initiator = initiator
-        try:
-            yield
-        finally:
-            self._local.initiator = before
 
     @staticmethod
     def _one_change(pending: list[Change], announced: Change | None) -> Change | None:

@@ -36,6 +36,8 @@ The contract (other GUI features code against it):
   ``PRAGMA data_version`` is per connection) and emits ``data_changed`` with it when another
   process wrote.
 - ``ctx.notify(path, change)`` — emit the change signals for a write done outside a store listener.
+- ``ctx.report_change(path, change)`` — a job or sync run on a store of its own: told by the
+  watched store's feed, or here when the window does not watch that file.
 - ``ctx.from_thread(fn, *args)`` — call ``fn`` on the GUI thread (for callbacks of core threads).
 - ``ctx.show_error(exc)`` — a readable message dialog (non-blocking) plus a status line.
 """
@@ -236,6 +238,16 @@ class AppContext(QObject):
             return
         self.store_changed.emit(path, change)
         self.data_changed.emit(change)
+
+    def report_change(self, path: Path, change: Change | None) -> None:
+        """A job, sync or restore this window ran on a store of its own changed ``path``: while
+        the window watches a store of that file, its feed tells (once, with ids and who made
+        it: :mod:`ora_desktop.core.feedreaders`); otherwise the views are told here."""
+        if change is None:
+            return
+        if self.cached_store(path) is not None and self._watch_timer.isActive():
+            return
+        self.notify(Path(path).resolve(), change)
 
     def start_watching(self, interval_ms: int | None = None) -> None:
         """Poll open stores for other processes' writes every ``interval_ms``."""

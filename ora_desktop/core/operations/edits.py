@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .. import timestamps
+from .. import feedreaders, timestamps
 from ..errors import InvalidValue, NotFound
 from ..fingerprint import check_version
 from ..records import Change, ChangeKind, Initiator, Memory, Removed
@@ -177,7 +177,7 @@ def delete(store: Store, ids: str | Iterable[str], reason: str = "deleted", *, i
         entries.append(_finish(store, change, f"delete {_plural(len(wanted))}",
                                journal.Undo(batch=removed.batch, rows=rows), journal_it, actor, whole=False))
 
-    with store.initiated(initiator):  # (heard once, after the last chunk)
+    with feedreaders.initiated(initiator):  # (heard once, after the last chunk)
         removed = store.delete(wanted, reason=reason, previous=linking, last_step=journal_it_now)
     trash_ids = tuple(sorted(store.batch_rows(removed.batch).values()))
     change = removed.change.but(kind=ChangeKind.DELETED, initiator=initiator)

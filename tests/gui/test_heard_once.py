@@ -1,0 +1,41 @@
+"""A job run from the window's Jobs view works on a store of its own: the views hear its commit
+once, as a job's, with the ids it removed (the watched store's feed tells them)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from ora_desktop.core import Initiator
+from ora_desktop.gui.jobs.preview import PreviewDialog
+from ora_desktop.gui.jobs.view import JobsView
+
+from .panels_support import ctx_fixture, loop_fixture, until  # noqa: F401  (fixtures)
+from .test_jobs import agent_with_expired
+
+
+def test_a_job_run_from_the_window_is_heard_once_as_a_job(ctx, loop, ora_home: Path, qtbot) -> None:
+    agent, path = agent_with_expired(ora_home)
+    view = JobsView(ctx)
+    qtbot.addWidget(view)
+    heard = []
+    ctx.store_changed.connect(lambda where, change: heard.append((where, change)))
+
+    async def scenario() -> None:
+        ctx.set_current(agent)
+        await ctx.run(ctx.store_for, path)  # the Memories tab holds the file open, watched
+        ctx.start_watching(50)
+        await until(lambda: view.snapshot is not None and view.snapshot.schedule, what="schedule")
+        view.job.setCurrentIndex(view.job.findData("cleanup"))
+        view.run_button.click()
+        await until(lambda: isinstance(view.preview, PreviewDialog) and view.preview.isVisible(), what="preview")
+        view.preview.confirm.click()
+        await until(lambda: view.last_report is not None and not view.last_report.dry_run, what="the real run")
+        await until(lambda: heard, what="the views told of the run")
+        await asyncio.sleep(0.5)  # ten more looks of the watcher: nothing more is heard
+
+    loop.run_until_complete(scenario())
+    assert view.last_report.outcome == "ok"
+    [(where, change)] = heard
+    assert where == path.resolve() and change.removed == {"old-1", "old-2"}
+    assert change.initiator is Initiator.JOB
