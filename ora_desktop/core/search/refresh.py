@@ -15,9 +15,11 @@ class RefreshMixin:
 
     db_path: Any
 
-    def _refresh_locked(self, conn: sqlite3.Connection, meta: dict[str, Any],
-                        log: walscan.WalPosition | None) -> tuple[bool, walscan.WalPosition | None]:
-        """Re-index what changed; returns (changed?, the log position now processed)."""
+    def _refresh_locked(self, conn: sqlite3.Connection, meta: dict[str, Any], log: walscan.WalPosition | None,
+                        named: frozenset[str] | None = None) -> tuple[bool, walscan.WalPosition | None]:
+        """Re-index what changed; returns (changed?, the log position now processed). ``named``:
+        every memory changed since this process's last refresh, when a store's change feed
+        says (used when the log cannot vouch)."""
         if meta.get("identity") != identity(self.db_path) or self._renumbered(conn, meta):
             return self._reconcile(conn), log
         max_row = int(meta.get("max_row") or 0)
@@ -42,12 +44,19 @@ class RefreshMixin:
             log = logged.position
         else:
             # The log cannot vouch for the interval (a checkpoint truncated or restarted it twice,
-            # a rollback-journal file): updated_at cannot either, so every row's text is compared.
+            # a rollback-journal file): updated_at cannot either, so every row's text is compared
+            # (unless the change feed of a store open here named the changed memories).
             since = str(meta.get("since") or "0000")
             candidates = conn.execute(
                 "SELECT rowid, id, updated_at FROM src.memories WHERE rowid >= ? OR updated_at >= ? "
                 "OR typeof(updated_at) != 'text'", (max_row, since)).fetchall()
-            candidates.extend(_text_differs(conn))
+            if named is None:
+                candidates.extend(_text_differs(conn))
+            else:  # the change feed of a store open here named them all
+                for chunk in _chunks(sorted(named)):
+                    candidates.extend(conn.execute(
+                        f"SELECT rowid, id, updated_at FROM src.memories WHERE id IN ({','.join('?' * len(chunk))})",
+                        chunk))
             changed = self._apply(conn, candidates, compare=True)
         src_count = conn.execute("SELECT count(*) FROM src.memories").fetchone()[0]
         if src_count != self._rows(conn):
