@@ -39,3 +39,40 @@ def test_a_job_run_from_the_window_is_heard_once_as_a_job(ctx, loop, ora_home: P
     [(where, change)] = heard
     assert where == path.resolve() and change.removed == {"old-1", "old-2"}
     assert change.initiator is Initiator.JOB
+
+
+def test_a_restore_from_the_window_is_heard_once_as_the_persons(ctx, loop, ora_home: Path, qtbot) -> None:
+    from ora_desktop.core import AgentFile
+    from ora_desktop.core.demo import write_agent
+    from ora_desktop.gui.backups.view import BackupsView
+
+    from .test_backups import click
+
+    path = ora_home / "sites" / "anwe-sh" / "ora.site.db"
+    write_agent(path, 30, seed=7)
+    view = BackupsView(ctx)
+    qtbot.addWidget(view)
+    view.show()
+    heard = []
+
+    async def scenario() -> None:
+        ctx.set_current(AgentFile("anwe-sh", "ora", path))
+        await until(lambda: view.listing is not None and "0 backups" in view.heading.text(), what="empty list")
+        view.backup_button.click()
+        await until(lambda: view.listing is not None and len(view.listing.backups) == 1, what="the backup")
+        store = await ctx.run(ctx.store_for, path)  # the Memories tab holds the file open, watched
+        await ctx.run(store.add, "Written after the backup", "fact", 6)
+        ctx.start_watching(20)
+        await asyncio.sleep(0.2)  # the watcher has looked since: our own write is not heard from it
+        ctx.store_changed.connect(lambda where, change: heard.append((where, change)))
+        view.table.selectRow(0)
+        view.restore_button.click()
+        await until(lambda: view.confirm is not None and view.confirm.isVisible(), what="confirmation")
+        click(view.confirm, "Restore")
+        await until(lambda: view.last_report is not None and hasattr(view.last_report, "kept_aside"),
+                    what="the restore")
+        await asyncio.sleep(0.5)  # many more looks of the watcher: nothing more is heard
+
+    loop.run_until_complete(scenario())
+    [(where, change)] = heard
+    assert where == path.resolve() and change.initiator is Initiator.USER and not change.ids
