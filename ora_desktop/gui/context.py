@@ -45,10 +45,11 @@ The contract (other GUI features code against it):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -126,6 +127,7 @@ class AppContext(QObject):
         self._watch_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ora-watch")
         self._loop: asyncio.AbstractEventLoop | None = None
         self._polling = False
+        self._replacing: set[Path] = set()  # files a restore is replacing: not watched meanwhile
         self._closed = False
         self.watch_interval_ms = 1000
         self._watch_timer = QTimer(self)
@@ -264,13 +266,27 @@ class AppContext(QObject):
 
     async def _check_all(self) -> None:
         for path, store in list(self._stores.items()):
+            if path in self._replacing:
+                continue
             try:
                 change = await self.run_watch(store.external_change)
             except OraError as exc:
                 log.info("watching %s: %s", path, exc)
                 continue
-            if change is not None and not self._closed:
+            # (a restore that began meanwhile tells the views itself, once)
+            if change is not None and not self._closed and path not in self._replacing:
                 self.notify(path, change)
+
+    @contextlib.contextmanager
+    def replacing(self, path: str | Path) -> Iterator[None]:
+        """The window replaces ``path`` (a restore): its watcher does not report the writes that
+        does; the caller forgets the store and tells the views once, when it is done."""
+        key = resolved(path)
+        self._replacing.add(key)
+        try:
+            yield
+        finally:
+            self._replacing.discard(key)
 
     # ----------------------------------------------------------------- messages
     def show_error(self, exc: BaseException | str, title: str = "Ora Desktop") -> None:

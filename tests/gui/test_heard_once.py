@@ -41,12 +41,27 @@ def test_a_job_run_from_the_window_is_heard_once_as_a_job(ctx, loop, ora_home: P
     assert change.initiator is Initiator.JOB
 
 
-def test_a_restore_from_the_window_is_heard_once_as_the_persons(ctx, loop, ora_home: Path, qtbot) -> None:
+def test_a_restore_from_the_window_is_heard_once_as_the_persons(ctx, loop, ora_home: Path, qtbot,
+                                                                monkeypatch) -> None:
+    """The window's watcher keeps looking while the restore replaces the file: the restore's
+    writes are not heard as another program's as well."""
+    import time
+
     from ora_desktop.core import AgentFile
     from ora_desktop.core.demo import write_agent
+    from ora_desktop.gui.backups import data
     from ora_desktop.gui.backups.view import BackupsView
 
     from .test_backups import click
+
+    real_restore = data.restore
+
+    def restore_then_linger(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        report = real_restore(*args, **kwargs)
+        time.sleep(0.3)  # (the restore's last steps: the watcher looks at the replaced file meanwhile)
+        return report
+
+    monkeypatch.setattr(data, "restore", restore_then_linger)
 
     path = ora_home / "sites" / "anwe-sh" / "ora.site.db"
     write_agent(path, 30, seed=7)
