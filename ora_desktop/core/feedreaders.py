@@ -28,8 +28,9 @@ from .records import Change, Initiator
 
 #: Changes kept for readers that look less often than others.
 KEEP = 1024
-#: ``detect()`` answers (someone else committed?, what changed: None when no memory did).
-Detect = Callable[[], tuple[bool, Change | None]]
+#: ``detect()`` answers (someone else committed? — None: it cannot look now —, what changed:
+#: None when no memory did).
+Detect = Callable[[], tuple[bool | None, Change | None]]
 
 
 class FeedLog:
@@ -42,10 +43,22 @@ class FeedLog:
         self._entries: deque[tuple[int, Change | None, bool]] = deque(maxlen=keep)
         self._seq = 0
 
-    def reader(self, own: bool = False) -> FeedReader:
-        """A new consumer, hearing commits from now on (the store's own too with ``own``)."""
+    def reader(self, own: bool = False, look: bool = True) -> FeedReader:
+        """A new consumer, hearing commits from now on (the store's own too with ``own``).
+
+        With ``look`` the detector looks first, so "from now on" is from the detector's position
+        now: a commit made before, then undone after, nets to nothing in the next look, which must
+        not hide it from a consumer that read the file in between. A reader whose first look
+        could not be taken hears ``Change.reload()`` first."""
         with self._lock:
-            return FeedReader(self, self._seq, own)
+            sure = True
+            if look:
+                moved, change = self._detect()
+                if moved:
+                    self._seq += 1
+                    self._entries.append((self._seq, change, False))
+                sure = moved is not None
+            return FeedReader(self, self._seq, own, sure)
 
     def publish(self, change: Change) -> None:
         """The store committed ``change`` (called once per commit, after it)."""
@@ -53,43 +66,53 @@ class FeedLog:
             self._seq += 1
             self._entries.append((self._seq, change, True))
 
-    def _read(self, cursor: int, own: bool) -> tuple[int, list[Change | None], bool]:
+    def _read(self, cursor: int, own: bool) -> tuple[int, list[Change | None], bool, bool]:
         """Look for new commits, then (the newest position, the entries after ``cursor``, whether
-        some were already dropped)."""
+        some were already dropped, whether the detector could look)."""
         with self._lock:
             moved, change = self._detect()
             if moved:
                 self._seq += 1
                 self._entries.append((self._seq, change, False))
             lost = cursor < self._seq and (not self._entries or self._entries[0][0] > cursor + 1)
-            return self._seq, [c for seq, c, ours in self._entries if seq > cursor and (own or not ours)], lost
+            entries = [c for seq, c, ours in self._entries if seq > cursor and (own or not ours)]
+            return self._seq, entries, lost, moved is not None
 
 
 class FeedReader:
     """One consumer's cursor on a :class:`FeedLog`."""
 
-    def __init__(self, log: FeedLog, cursor: int, own: bool = False) -> None:
+    def __init__(self, log: FeedLog, cursor: int, own: bool = False, sure: bool = True) -> None:
         self.log = log
         self._cursor = cursor
         self._own = own
+        self._sure = sure  # False: where it starts is not known (its first answer is a reload)
         self._guard = threading.Lock()
 
-    def _take(self) -> tuple[list[Change | None], bool]:
+    def _take(self) -> tuple[list[Change | None], bool, bool]:
         with self._guard:
-            self._cursor, entries, lost = self.log._read(self._cursor, self._own)
-            return entries, lost
+            self._cursor, entries, lost, looked = self.log._read(self._cursor, self._own)
+            if not self._sure:
+                lost, self._sure = True, looked
+            return entries, lost, looked
 
     def poll(self) -> Change | None:
         """The memories others changed since this reader's last look, as one ``Change``
-        (``Change.reload()`` when which is not known), ``None`` when none did."""
-        entries, lost = self._take()
+        (``Change.reload()`` when which is not known), ``None`` when none did (or none was seen
+        yet: our own commit in progress defers a look to the next one)."""
+        return self.looked()[1]
+
+    def looked(self) -> tuple[bool, Change | None]:
+        """(whether the file was looked at now — not while our own commit is being accounted
+        for —, :meth:`poll`'s answer): ``(True, None)`` vouches that no memory changed."""
+        entries, lost, looked = self._take()
         if lost:
-            return Change.reload()
-        return compose([c for c in entries if c is not None])
+            return looked, Change.reload()
+        return looked, compose([c for c in entries if c is not None])
 
     def moved(self) -> bool:
         """Whether anyone else committed since this reader's last look (any table)."""
-        entries, lost = self._take()
+        entries, lost, _looked = self._take()
         return lost or bool(entries)
 
 

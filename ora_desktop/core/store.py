@@ -84,8 +84,9 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         self._writing: set[int] = set()  # threads inside a write of ours (the feed waits for them)
         self._feed_log = FeedLog(self._detect)
         self.subscribe(self._feed_log.publish)  # our own commits, once each, for readers that want them
-        self._watcher = self._feed_log.reader()  # external_change's cursor
-        self._looker = self._feed_log.reader()  # changed_externally's cursor
+        # (from the file as opened: the feed's mark below is where they start)
+        self._watcher = self._feed_log.reader(look=False)  # external_change's cursor
+        self._looker = self._feed_log.reader(look=False)  # changed_externally's cursor
         with translated(self.path):
             try:
                 self.db.connect(reuse_if_open=True)
@@ -180,9 +181,10 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         the feed of its own, so it never takes :meth:`external_change`'s changes."""
         return self._looker.moved()
 
-    def _detect(self) -> tuple[bool, Change | None]:
+    def _detect(self) -> tuple[bool | None, Change | None]:
         """The feed's one detector (run by whichever reader looks first): whether someone else
-        committed since the last look, and which memories changed (see :meth:`external_change`)."""
+        committed since the last look (None: not now, our commit is being accounted for), and
+        which memories changed (see :meth:`external_change`)."""
         with translated(self.path):
             self._follow_file()
             if self.immutable != self._watch_immutable:  # reopened as another kind: the file moved
@@ -192,7 +194,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
             if self.immutable:
                 return (True, Change.reload()) if self._watch.changed(self.db, True) else (False, None)
             if self._writing:
-                return False, None  # our commit is being accounted for: look at the next tick
+                return None, None  # our commit is being accounted for: look at the next tick
             first = not self.feed.started
             if first:
                 self.feed.start()  # before the counter is read: nothing lands between unseen
