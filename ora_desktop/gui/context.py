@@ -5,7 +5,6 @@ The contract (other GUI features code against it):
 - ``ctx.home: OraHome`` — the Ora home folder shown in the sidebar.
 - ``ctx.settings: QSettings`` — remembered window state, columns, recent files.
 - ``ctx.read_only: bool`` — ``--read-only``: every store is opened with ``readonly=True``.
-- ``ctx.undo_stack: QUndoStack`` — every edit is a command pushed here (Ctrl+Z / Ctrl+Shift+Z).
 - Signals:
   - ``current_changed(object)``: the selected ``AgentFile``, a ``Path`` (a file opened from
     elsewhere) or ``None``.
@@ -24,7 +23,7 @@ The contract (other GUI features code against it):
   the busy timeout when another program holds a lock): call it through ``run``, never on the GUI
   thread.
 - ``ctx.adopt_first_rows(first_rows)`` / ``await ctx.first_rows(store, query)`` — the file and
-  first screenful read while the window was starting (``core.operations.first_rows``): its store
+  first screenful read while the window was starting (``views.first_rows``): its store
   is the one ``store_for`` returns, and its keys answer the table's first listing if it is the
   same query (else ``None``, and the table reads them itself); ``await ctx.first_memories()`` —
   the memories those keys list, read with them (the first paint shows rows, not placeholders).
@@ -55,7 +54,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from PySide6.QtCore import QObject, QSettings, QTimer, Signal
-from PySide6.QtGui import QUndoStack
 
 from ..core import AgentFile, Change, OraError, OraHome, Store, open_store
 
@@ -63,7 +61,7 @@ if TYPE_CHECKING:
     from array import array
 
     from ..core import ListQuery, Memory
-    from ..core.operations.first_rows import FirstRows
+    from ..views.first_rows import FirstRows
     from .main_window import MainWindow
 
 log = logging.getLogger("ora_desktop.gui")
@@ -112,7 +110,6 @@ class AppContext(QObject):
         self.home = home or OraHome()
         self.settings = settings or QSettings()
         self.read_only = read_only
-        self.undo_stack = QUndoStack(self)
         self.current: object | None = None
         #: The main window once it is built (panels reach its table and curator through it).
         self.window: MainWindow | None = None
