@@ -85,8 +85,8 @@ def test_curation_arguments_are_refused_in_one_sentence_and_change_nothing(agent
                 session, "link", {"id": "m-ci", "other_id": "m-tabs", "type": "supports", "one_way": True})
             assert (await refused(session, "link", {"id": "m-ci", "other_id": "m-tabs", "type": "a\nb"})
                     ).startswith("type: 'a\\nb': give a link type")
-            assert "update: pin should be a valid boolean (got 'yes')." == await refused(
-                session, "update", {"id": "m-ci", "pin": "yes"})
+            assert await refused(
+                session, "update", {"id": "m-ci", "pin": "yes"}) == "update: pin should be a valid boolean (got 'yes')."
             assert "no memory with id 'm-nope'" in await refused(session, "update", {"id": "m-nope", "pin": True})
             assert "no memory with id 'm-nope'" in await refused(session, "history", {"id": "m-nope"})
             assert file_digest(agent_file) == before

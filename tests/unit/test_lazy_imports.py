@@ -27,7 +27,7 @@ def test_star_import_gives_the_whole_api() -> None:
     names: dict = {}
     exec("from ora_desktop import *", names)
     assert {"open_store", "Store", "Memory", "OraError", "search_many", "build_context", "sync"} <= set(names)
-    assert names["open_store"] is ora_desktop.core.library.open_store
+    assert names["open_store"] is ora_desktop.open_store  # the library's: journals as "library"
 
 
 def test_an_unknown_name_is_an_attribute_error() -> None:
