@@ -15,6 +15,7 @@ empty file. Also printed: the size of the ``tools/list`` answer, and how long a 
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -63,6 +64,15 @@ class RawClient:
         answer = self.request("tools/call", {"name": tool, "arguments": arguments})
         assert not answer["result"].get("isError"), answer
         return answer
+
+    def cpu(self) -> float:
+        """Seconds of CPU the server's threads have used so far (Linux ``schedstat``, nanoseconds;
+        0 where it cannot be read)."""
+        total = 0
+        for task in Path(f"/proc/{self.process.pid}/task").glob("*/schedstat"):
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                total += int(task.read_text().split()[0])
+        return total / 1e9
 
     def close(self) -> None:
         self.process.stdin.close()
@@ -130,21 +140,25 @@ async def _measure(source: Path) -> None:
                         # a new text each time for "remember (new)": never an identical one
                         return {"content": next(texts)} if label == "remember (new)" else arguments
 
-                    by_raw, by_sdk, direct = await _alternating(raw, session, tool, argument_maker, local)
-                    rows.append((label, p50(by_raw), p50(by_sdk), p50(direct)))
+                    by_raw, by_sdk, direct, cpu = await _alternating(raw, session, tool, argument_maker, local)
+                    rows.append((label, p50(by_raw), p50(by_sdk), p50(direct), p50(cpu[0]), p50(cpu[1])))
                 _print_round_trips(rows)
                 print(f"  (load average after: {_load()})")
     raw.close()
 
 
-def _print_round_trips(rows: list[tuple[str, float, float, float]]) -> None:
-    """One line per tool: raw JSON-RPC, SDK client and library p50, the target and its verdict."""
+def _print_round_trips(rows: list[tuple[str, float, float, float, float, float]]) -> None:
+    """One line per tool: raw JSON-RPC, SDK client and library p50, the target and its verdict;
+    then the CPU the server spent per raw call beside the library call's (what the machine's
+    load does not inflate: a round trip also waits for two processes to be scheduled)."""
     print("\n## MCP round trip per tool (stdio, real subprocess; p50) vs the library in-process")
-    print(f"{'tool':30} {'raw JSON-RPC':>13} {'SDK client':>13} {'library':>13}  {'target (raw)':>15}  verdict")
-    for label, by_raw, by_sdk, direct in rows:
+    print(f"{'tool':30} {'raw JSON-RPC':>13} {'SDK client':>13} {'library':>13}  {'target (raw)':>15}  verdict"
+          f"   {'server CPU':>13} {'library CPU':>13}")
+    for label, by_raw, by_sdk, direct, server_cpu, library_cpu in rows:
         target = 2 * direct + 0.002
         print(f"{label:30} {fmt(by_raw, 'ms'):>13} {fmt(by_sdk, 'ms'):>13} {fmt(direct, 'ms'):>13}  "
-              f"<= {fmt(target, 'ms'):>12}  {'met' if by_raw <= target else 'MISSED'}")
+              f"<= {fmt(target, 'ms'):>12}  {'met   ' if by_raw <= target else 'MISSED'}   "
+              f"{fmt(server_cpu, 'ms'):>13} {fmt(library_cpu, 'ms'):>13}")
 
 
 def _load() -> str:
@@ -153,25 +167,31 @@ def _load() -> str:
 
 
 async def _alternating(raw: RawClient, session: ClientSession, tool: str, arguments: Callable[[], dict],
-                       local: Callable[[], object]) -> tuple[list[float], list[float], list[float]]:
-    """Raw, SDK and library timings of the same call, alternated, after one warm-up of each."""
+                       local: Callable[[], object]
+                       ) -> tuple[list[float], list[float], list[float], tuple[list[float], list[float]]]:
+    """Raw, SDK and library timings of the same call, alternated, after one warm-up of each; and
+    the CPU of each raw call in the server and of each library call."""
     raw.call(tool, arguments())
     first = await session.call_tool(tool, arguments())
     assert not first.is_error, first.content
     local()
-    by_raw, by_sdk, direct = [], [], []
+    by_raw, by_sdk, direct, server_cpu, library_cpu = [], [], [], [], []
     for _ in range(REPEAT):
+        request = arguments()
+        cpu_before = raw.cpu()
         started = time.perf_counter()
-        raw.call(tool, arguments())
+        raw.call(tool, request)
         by_raw.append(time.perf_counter() - started)
+        server_cpu.append(raw.cpu() - cpu_before)
         started = time.perf_counter()
         result = await session.call_tool(tool, arguments())
         by_sdk.append(time.perf_counter() - started)
         assert not result.is_error
-        started = time.perf_counter()
+        started, cpu_before = time.perf_counter(), time.thread_time()
         local()
         direct.append(time.perf_counter() - started)
-    return by_raw, by_sdk, direct
+        library_cpu.append(time.thread_time() - cpu_before)
+    return by_raw, by_sdk, direct, (server_cpu, library_cpu)
 
 
 def _first_answer(argv: list[str], env: dict[str, str]) -> float:
