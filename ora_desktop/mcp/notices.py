@@ -14,8 +14,9 @@ the completion of memory ids and types.
 * **completion** — ``memory_id`` arguments complete to ids starting with what was typed, ``type``
   arguments to the memory types.
 
-Tools run on worker threads; notifications are sent back on the event loop through
-``anyio.from_thread``.
+The tools that send notices (the writing ones, and the long reads that report progress) run on
+worker threads; notifications are sent back on the event loop through ``anyio.from_thread``.
+The quick reads of :mod:`.quick`, which may run on the loop itself, send none.
 """
 
 from __future__ import annotations
