@@ -24,9 +24,10 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-#: Files up to this size (about 90,000 memories) answer bounded reads on the loop: recall, the
-#: slowest of them, stays within a few milliseconds there.
-QUICK_BYTES = 32 * 1024 * 1024
+#: Files up to this size (about 23,000 demo memories) answer bounded reads on the loop: recall,
+#: the slowest of them, takes 3-5 ms on 10,000 memories and 26 ms on 45,000 (15 MB) on a loaded
+#: 2-core machine, so past this size it goes back to a worker thread.
+QUICK_BYTES = 8 * 1024 * 1024
 
 
 def is_small(store: Store) -> bool:
