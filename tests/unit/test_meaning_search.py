@@ -118,7 +118,8 @@ def test_incremental_refresh_follows_another_process(db: Path) -> None:
         """)
         counted: list[tuple[int, int]] = []
         ensure_vectors(store, progress=lambda done, total: counted.append((done, total)))
-        assert counted[-1] == (2, 2)  # only the new and the edited memory were embedded
+        whole = counted[-1][1]  # every memory the index holds, the embedded ones first
+        assert counted[0] == (whole - 2, whole) and counted[-1] == (whole, whole)  # 2 embedded: new, edited
         index = get_vectors(db)
         assert index.vector_of("cookie-recipe") is None
         assert not np.array_equal(index.vector_of("coffee"), before)
@@ -171,7 +172,7 @@ def test_cancel_keeps_what_was_embedded_and_resumes(db: Path, monkeypatch: pytes
     assert not has_vectors(db)
     counted: list[tuple[int, int]] = []
     ensure_vectors(db, progress=lambda done, total: counted.append((done, total)))
-    assert counted[-1] == (len(ROWS) - 2, len(ROWS) - 2)
+    assert counted[0] == (2, len(ROWS)) and counted[-1] == (len(ROWS), len(ROWS))  # same total, resumed at 2
     assert has_vectors(db)
 
 

@@ -24,13 +24,16 @@ from .. import timestamps
 from ..decoding import RawText, Replaced
 from ..errors import InvalidValue, OraError
 from ..exchange.detect import open_source
+from ..exchange.orafile import KIND as ORA_KIND
 from ..exchange.rows import BadRow, BadSource, Skipped, check_row
 from ..exchange.sources import ImportOptions
+from ..home import SUFFIX
 from ..rawsql import run_sql
 from ..records import Change, Initiator, Memory, row_to_memory
 from ..schema import MEMORY_COLUMNS
 from ..store import Store
 from ..writes import IDS_JSON
+from .export import site_and_agent
 
 CONFLICT_POLICIES = ("skip", "replace", "newer", "changed")
 #: How many bad rows are reported before an all-or-nothing import gives up reading.
@@ -77,11 +80,32 @@ class ImportResult:
     #: Trash batches holding the rows the import replaced (for :func:`undo_import`).
     replaced_batches: tuple[str, ...] = ()
     change: Change = field(default_factory=Change)
+    #: The ``(site, agent)`` pairs the source says its memories came from (an Ora export's
+    #: columns, another ``.site.db``'s place); empty when the source does not say.
+    origins: tuple[tuple[str, str], ...] = ()
 
     @property
     def conflicts(self) -> int:
         """Rows whose id was already in the file."""
         return self.replaced + self.kept
+
+    @property
+    def other_origins(self) -> tuple[tuple[str, str], ...]:
+        """The origins that are not the target's own site and agent: one agent's memory going
+        into another's file, which the faces warn about."""
+        return tuple(o for o in self.origins if o != site_and_agent(self.target))
+
+    @property
+    def origin_warning(self) -> str | None:
+        """One line warning that the source came from another agent, or None."""
+        others = self.other_origins
+        if not others:
+            return None
+        named = ", ".join(f"{site}/{agent}" for site, agent in others[:3])
+        more = f" and {len(others) - 3} more" if len(others) > 3 else ""
+        site, agent = site_and_agent(self.target)
+        return (f"{self.source.name} holds memories of {named}{more}, not of {site}/{agent}: "
+                "they will become this agent's memories")
 
 
 def import_memories(store: Store, source: str | Path, format: str = "auto", *, on_conflict: str | None = None,
@@ -119,6 +143,9 @@ def import_memories(store: Store, source: str | Path, format: str = "auto", *, o
                     except BadRow as bad:
                         run.bad(path, bad.skipped)
                         continue
+                    origin = item.values.get("site"), item.values.get("agent")
+                    if isinstance(origin[0], str) and isinstance(origin[1], str):
+                        run.origins.add(origin)
                     if force and values[_SYNC] != options.sync_status:
                         values = (*values[:_SYNC], options.sync_status, *values[_SYNC + 1:])
                     run.take(path, values, item.where, item.may_repeat)
@@ -132,6 +159,8 @@ def import_memories(store: Store, source: str | Path, format: str = "auto", *, o
                 if run.skipped and not skip_bad:
                     raise ImportRefused(path, run.skipped)
             kind = src.kind
+            if kind == ORA_KIND and path.name.endswith(SUFFIX):  # an agent's file: its place says whose
+                run.origins.add(site_and_agent(path))
     except UnicodeDecodeError as exc:
         raise BadSource(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except BadRow as exc:  # the source's structure (a header, a dump's layout), not one row
@@ -146,7 +175,7 @@ def import_memories(store: Store, source: str | Path, format: str = "auto", *, o
         source=path, format=kind, target=store.path, added=len(run.added_ids), replaced=len(run.replaced_ids),
         kept=run.kept, collapsed=run.collapsed, skipped=tuple(run.skipped), by_type=dict(sorted(run.types.items())),
         sample=tuple(run.samples), dry_run=dry_run, replaced_batches=tuple(run.batches),
-        change=Change() if dry_run else change,
+        change=Change() if dry_run else change, origins=tuple(sorted(run.origins)),
     )
 
 
@@ -168,6 +197,7 @@ class _Run:
         self.samples: list[Memory] = []
         self.types: Counter[str] = Counter()
         self.kept = self.collapsed = self.read = 0
+        self.origins: set[tuple[str, str]] = set()
 
     def bad(self, path: Path, skipped: Skipped) -> None:
         self.skipped.append(skipped)

@@ -11,6 +11,7 @@ from ...core import OraError, Store
 from ...core.operations import journal
 from ..a11y import describe
 from ..jobs.widgets import cell, local_time, readonly_table
+from ..sortable import filling, keyed, moment, sortable
 
 
 class HistoryDialog(QDialog):
@@ -23,8 +24,9 @@ class HistoryDialog(QDialog):
         self.resize(760, 420)
         self.note = QLabel("Reading…")
         self.note.setWordWrap(True)
-        self.table = describe(readonly_table(["Step", "When", "Kind", "By", "What"]), "Change history",
-                              "Every journalled change of this file, newest first; Ctrl+Z undoes the newest")
+        self.table = describe(sortable(readonly_table(["Step", "When", "Kind", "By", "What"]), 0),
+                              "Change history", "Every journalled change of this file, newest first (a click "
+                              "on a column header sorts by it); Ctrl+Z undoes the newest")
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
@@ -43,12 +45,14 @@ class HistoryDialog(QDialog):
         except OraError as exc:
             self.note.setText(str(exc))
             return
-        self.table.setRowCount(len(entries))
-        for row, entry in enumerate(entries):
-            by = getattr(entry, "actor", None) or entry.initiator.value
-            for column, item in enumerate((cell(str(entry.id)), cell(local_time(entry.at)), cell(entry.kind.value),
-                                           cell(by), cell(entry.label, entry.label))):
-                self.table.setItem(row, column, item)
+        with filling(self.table):
+            self.table.setRowCount(len(entries))
+            for row, entry in enumerate(entries):
+                by = getattr(entry, "actor", None) or entry.initiator.value
+                cells = (keyed(str(entry.id), entry.id), keyed(local_time(entry.at), moment(entry.at)),
+                         cell(entry.kind.value), cell(by), cell(entry.label, entry.label))
+                for column, item in enumerate(cells):
+                    self.table.setItem(row, column, item)
         self.note.setText(f"The last {len(entries)} journalled steps of {self.store.path}, from every window, "
                           "command line and agent; 'ora-desktop undo' and Ctrl+Z take back the newest first."
                           if entries else "Nothing journalled yet in this file.")

@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QProgressDialog, QWidget
 
@@ -34,16 +34,32 @@ _SUFFIX = {"jsonl": "jsonl", "csv": "csv", "md": "md"}
 PREVIEW_ROWS = 20
 
 
-def _run_import(store: Store, source: Path, kw: dict, **extra: Any) -> ImportResult:
-    """``import_memories`` with the dialog's options (``local_only``, ``messages`` made options)."""
+def _arguments(kw: dict) -> tuple[str, dict]:
+    """The dialog's options as the import operations' format and keywords (``local_only`` and
+    ``messages`` made ``ImportOptions``)."""
     from ...core.exchange import ImportOptions
-    from ...core.operations.importing import import_memories
 
     kw = dict(kw)
     local_only, messages = kw.pop("local_only"), kw.pop("messages")
-    options = ImportOptions(sync_status="local_only" if local_only else "pending", messages=messages,
-                            force_sync_status=local_only)
-    return import_memories(store, source, kw.pop("format"), options=options, **kw, **extra)
+    kw["options"] = ImportOptions(sync_status="local_only" if local_only else "pending", messages=messages,
+                                  force_sync_status=local_only)
+    return kw.pop("format"), kw
+
+
+def _run_import(store: Store, source: Path, kw: dict, **extra: Any) -> ImportResult:
+    """``import_memories`` with the dialog's options."""
+    from ...core.operations.importing import import_memories
+
+    fmt, kw = _arguments(kw)
+    return import_memories(store, source, fmt, **kw, **extra)
+
+
+def _run_import_new(target: Path, source: Path, kw: dict, **extra: Any) -> ImportResult:
+    """``import_into_new`` (a new agent's file, created by the import) with the dialog's options."""
+    from ...core.operations.import_new import import_into_new
+
+    fmt, kw = _arguments(kw)
+    return import_into_new(target, source, fmt, **kw, **extra)
 
 
 class ImportCommand(StoreCommand):
@@ -68,6 +84,9 @@ class ImportCommand(StoreCommand):
 
 class Exchanger(QObject):
     """The export and import actions of the window."""
+
+    #: An import created this agent file (the window lists and opens it).
+    created = Signal(object)
 
     def __init__(self, ctx: AppContext, browser: MemoryBrowser, curator: Curator, window: QWidget) -> None:
         super().__init__(window)
@@ -162,9 +181,9 @@ class Exchanger(QObject):
         store = self.ctx.current_store()
         if store is None:
             return None
-        dialog = ImportPreviewDialog(source, store.path, self.window)
+        dialog = ImportPreviewDialog(source, store.path, self.window, home=self.ctx.home)
         dialog.options_changed.connect(lambda: self._refresh_preview(dialog))
-        dialog.confirmed.connect(lambda: self.run_import(source, store.path, dialog.options()))
+        dialog.confirmed.connect(lambda: self._confirmed(dialog))
         dialog.finished.connect(lambda _r: self._stop_preview())
         self.dialog = dialog
         dialog.open()
@@ -184,15 +203,49 @@ class Exchanger(QObject):
     async def _preview(self, dialog: ImportPreviewDialog, cancel: threading.Event) -> None:
         options = {**dialog.options(), "skip_bad": True}  # list every invalid row in the preview
         try:
-            store = await self.ctx.run(self.ctx.store_for, dialog.target)
-            result = await self.ctx.run(_run_import, store, dialog.source, options, dry_run=True,
-                                        sample=PREVIEW_ROWS, cancel=cancel.is_set)
+            target = dialog.target
+            if dialog.creating:  # previewed against an empty scratch file: nothing is created yet
+                result = await self.ctx.run(_run_import_new, target, dialog.source, options, dry_run=True,
+                                            sample=PREVIEW_ROWS, cancel=cancel.is_set)
+            else:
+                store = await self.ctx.run(self.ctx.store_for, target)
+                result = await self.ctx.run(_run_import, store, dialog.source, options, dry_run=True,
+                                            sample=PREVIEW_ROWS, cancel=cancel.is_set)
         except OraError as exc:
             if not cancel.is_set():
                 dialog.show_problem(str(exc))
             return
         if not cancel.is_set():
             dialog.show_preview(result)
+
+    def _confirmed(self, dialog: ImportPreviewDialog) -> None:
+        try:
+            target = dialog.target
+        except OraError as exc:  # the preview said so and kept Import disabled; names changed since
+            self.ctx.show_error(exc, "Import")
+            return
+        if dialog.creating:
+            asyncio.ensure_future(self._import_new(dialog.source, target, dialog.options()), loop=self.ctx.loop)
+        else:
+            self.run_import(dialog.source, target, dialog.options())
+
+    async def _import_new(self, source: Path, target: Path, options: dict) -> ImportResult | None:
+        """Import into a new agent (its file created by the import; a failed import leaves none),
+        then list and open it. Not an undo step: deleting the agent's file takes it back."""
+        cancel = threading.Event()
+        progress = self._progress(f"Importing {source.name}…", cancel)
+        try:
+            result = await self.ctx.run(_run_import_new, target, source, options, progress=self._reporter(progress),
+                                        cancel=cancel.is_set)
+        except OraError as exc:
+            self.ctx.show_error(exc, "Import")
+            return None
+        finally:
+            progress.reset()
+        self.created.emit(target)
+        agent = f"{target.parent.name}/{target.name.removesuffix('.site.db')}"
+        self._summarize(source, result, f"into the new agent {agent}", "")
+        return result
 
     def run_import(self, source: Path, target: Path, options: dict) -> asyncio.Task:
         """Import with progress, as one undoable step; a summary says what happened."""
@@ -210,15 +263,19 @@ class Exchanger(QObject):
             progress.reset()
         if not isinstance(result, ImportResult):
             return None  # the curator showed the error; nothing was imported
-        text = (f"Imported {memories(result.added + result.replaced)} from {source.name} ({result.format}): "
+        self._summarize(source, result, "", " Ctrl+Z takes the whole import back.")
+        return result
+
+    def _summarize(self, source: Path, result: ImportResult, into: str, after: str) -> None:
+        into = f" {into}" if into else ""
+        text = (f"Imported {memories(result.added + result.replaced)} from {source.name} ({result.format}){into}: "
                 f"{result.added:,} new, {result.replaced:,} replaced, {result.kept:,} already there, "
-                f"{len(result.skipped):,} invalid rows skipped. Ctrl+Z takes the whole import back.")
+                f"{len(result.skipped):,} invalid rows skipped.{after}")
         self.summary = QMessageBox(QMessageBox.Icon.Information, "Import finished", text,
                                    QMessageBox.StandardButton.Ok, self.window)
         if result.skipped:
             self.summary.setDetailedText("\n".join(str(s) for s in result.skipped))
         self.summary.open()
-        return result
 
     # ----------------------------------------------------------------- progress
     def _progress(self, label: str, cancel: threading.Event) -> QProgressDialog:
