@@ -5,17 +5,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.types import CallToolResult, TextContent
 from typing_extensions import TypedDict
 
 from ..core import timestamps
-from ..core.context import ContextBundle
 from ..core.operations.agent_memory import Forgotten, Found, Page, Remembered
 from ..core.operations.links import LinkView
 from ..core.operations.memory_history import MemoryHistory
 from ..core.records import Change, Memory
+
+if TYPE_CHECKING:
+    from ..core.context import ContextBundle
 
 #: The memory fields an agent sees (the seed's columns, timestamps as UTC ``YYYY-MM-DD HH:MM:SS``,
 #: and ``version``, the token ``update`` takes to refuse a stale edit).

@@ -22,19 +22,16 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .. import timestamps
-from ..context import ContextBundle, build_context
 from ..errors import Conflict, InvalidValue, NotFound
 from ..listing import SORTABLE, Cursor, ListQuery
 from ..records import Change, Initiator, Memory
 from ..sametext import identical_live, normalized
-from ..search import ensure_index
-from ..search.index import get_index
 from ..validation import check_content, check_id, check_type
 from . import edits, links, pins
 from .edits import require_ids
-from .searching import search_file
 
 if TYPE_CHECKING:
+    from ..context import ContextBundle
     from ..search.results import SearchResult
     from ..store import Store
 
@@ -390,6 +387,8 @@ def search(store: Store, query: str, limit: int = 20, mode: str = DEFAULT_MODE, 
     limit = whole_number(limit, "limit", 1, MAX_LIMIT)
     if as_of is not None:
         return _search_as_of(store, query, limit, mode, text(as_of, "as_of"))
+    from .searching import search_file  # the search engine loads with the first search, not the server
+
     _build_first(store, progress)
     if mode == "lexical":
         result = search_file(store, query, limit, mode="lexical")
@@ -430,12 +429,17 @@ def context(store: Store, query: str, token_budget: int = 2000, *, hops: int = 1
     text(query, "query")
     budget = whole_number(token_budget, "token_budget", 1, MAX_BUDGET)
     _build_first(store, progress)
+    from ..context import build_context
+
     return build_context(store, query, budget, hops=whole_number(hops, "hops", 0, MAX_HOPS))
 
 
 def _build_first(store: Store, progress: ProgressFn | None) -> None:
     """Build a missing search index now, reporting ``progress`` (the search would wait for it
     anyway, silently); an index already there is left to the search to refresh."""
+    from ..search import ensure_index
+    from ..search.index import get_index
+
     if progress is not None and not get_index(store.path).usable()[0]:
         ensure_index(store.path, progress)
 
