@@ -50,3 +50,16 @@ def test_the_library_import_loads_no_engine_it_does_not_use() -> None:
             "'ora_desktop.core.conversation', 'psycopg', 'apscheduler', 'numpy', 'PySide6') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_mcp_server_answers_initialize_before_loading_what_only_tools_need() -> None:
+    """``ora-desktop mcp`` parses its command with its own module only, and its server is built
+    without the search engine, the context builder or the scheduler: a client waits for
+    ``initialize`` (they load with the first search or context, or the index warm-up)."""
+    code = ("import sys; from ora_desktop.cli import ALONE, build_parser; build_parser((ALONE['mcp'],)); "
+            "import ora_desktop.mcp.server; "
+            "print(sorted(m for m in ('ora_desktop.core.operations.searching', 'ora_desktop.core.search.engine', "
+            "'ora_desktop.core.context', 'ora_desktop.cli.maintenance', 'ora_desktop.core.scheduler', "
+            "'apscheduler') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
