@@ -33,7 +33,16 @@ from .feed import ChangeFeed
 from .fingerprint import row_fingerprint
 from .graph import GraphMixin
 from .health_buckets import HEALTH_BUCKETS as HEALTH_BUCKETS  # re-exported: views label buckets with it
-from .listing import TIME_COLUMNS, Cursor, ListQuery, keyset_parts, order_clause, sort_expression, where_clause
+from .listing import (
+    TIME_COLUMNS,
+    Cursor,
+    ListQuery,
+    keyset_parts,
+    order_clause,
+    resolve_pins,
+    sort_expression,
+    where_clause,
+)
 from .models import bind
 from .records import Change, Facets, Memories, Memory, TaskContext, parse_json, row_to_memory
 from .schema import MEMORY_COLUMNS, RECALL_THRESHOLD, SchemaReport, inspect, sniff_file
@@ -352,7 +361,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
 
     def list(self, query: ListQuery | None = None, **filters: Any) -> list[Memory]:
         """Memories matching ``query`` (or keyword filters), sorted, one keyset page."""
-        query = _query(query, filters)
+        query = _query(self, query, filters)
         where, params = where_clause(query, self.columns)
         expr = sort_expression(query.order_by, self.columns)
         order = f"ORDER BY {order_clause(expr, query.descending)}"
@@ -375,7 +384,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         by page, so another program can write meanwhile: rows present throughout are seen
         exactly once, rows deleted meanwhile are skipped, rows added meanwhile are not seen.
         """
-        query = _query(query, filters).with_(limit=None, after=None)
+        query = _query(self, query, filters).with_(limit=None, after=None)
         keys = self.row_keys(query)
         where, params = where_clause(query, self.columns)
         for start in range(0, len(keys), page):
@@ -401,7 +410,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
 
     def cursor_at(self, offset: int, query: ListQuery | None = None, **filters: Any) -> Cursor | None:
         """The cursor after the row at ``offset`` (for jumping; scans the index once)."""
-        query = _query(query, filters)
+        query = _query(self, query, filters)
         where, params = where_clause(query, self.columns)
         expr = sort_expression(query.order_by, self.columns)
         row = self._one(
@@ -417,7 +426,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         A view can hold a million of these (8 bytes each) and fetch rows lazily with
         :meth:`by_rowids`.
         """
-        query = _query(query, filters)
+        query = _query(self, query, filters)
         where, params = where_clause(query, self.columns)
         expr = sort_expression(query.order_by, self.columns)
         tail = f"ORDER BY {order_clause(expr, query.descending)}"
@@ -433,7 +442,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
 
     def count(self, query: ListQuery | None = None, **filters: Any) -> int:
         """How many memories match (superseded ones hidden unless asked)."""
-        query = _query(query, filters)
+        query = _query(self, query, filters)
         where, params = where_clause(query, self.columns)
         # Without a WHERE clause SQLite counts from its smallest b-tree, far faster than "WHERE 1".
         where_sql = "" if where == "1" else f" WHERE {where}"
@@ -441,7 +450,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
 
     def facets(self, query: ListQuery | None = None, **filters: Any) -> Facets:
         """Counts per type, sync status, importance and health bucket for matching rows."""
-        return count_facets(self, _query(query, filters))
+        return count_facets(self, _query(self, query, filters))
 
     def recall(self, type: str, limit: int = 20, *, current: bool = True) -> list[Memory]:
         """The seed's recall: that type, health above 0.3, most important then newest.
@@ -515,9 +524,14 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         ]
 
 
-def _query(query: ListQuery | None, filters: Mapping[str, Any]) -> ListQuery:
+def _query(store: Store, query: ListQuery | None, filters: Mapping[str, Any]) -> ListQuery:
+    """The query asked, for this file: ``is:pinned`` where nobody pinned anything is resolved."""
     query = query or ListQuery()
-    return query.with_(**filters) if filters else query
+    query = query.with_(**filters) if filters else query
+    parsed = query.filters
+    if parsed is not None and parsed.pinned is not None:
+        query = query.with_(filters=resolve_pins(parsed, store.has_table(engine_tables.PINS)))
+    return query
 
 
 KEY_SLICE = 65536  # keys decoded at a time by _parse_keys: about a millisecond of held GIL

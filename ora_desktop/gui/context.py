@@ -24,7 +24,7 @@ The contract (other GUI features code against it):
   the busy timeout when another program holds a lock): call it through ``run``, never on the GUI
   thread.
 - ``ctx.adopt_first_rows(first_rows)`` / ``await ctx.first_rows(store, query)`` — the file and
-  first screenful read while the window was starting (``core.operations.first_rows``): its store
+  first screenful read while the window was starting (``views.first_rows``): its store
   is the one ``store_for`` returns, and its keys answer the table's first listing if it is the
   same query (else ``None``, and the table reads them itself); ``await ctx.first_memories()`` —
   the memories those keys list, read with them (the first paint shows rows, not placeholders).
@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     from array import array
 
     from ..core import ListQuery, Memory
-    from ..core.operations.first_rows import FirstRows
+    from ..views.first_rows import FirstRows
     from .main_window import MainWindow
 
 log = logging.getLogger("ora_desktop.gui")

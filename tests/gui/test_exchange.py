@@ -140,6 +140,6 @@ def test_import_into_a_new_agent_named_in_the_dialog_warns_of_another_agents_exp
     assert "into the new agent anwe-sh/helper: 4 new" in window.exchanger.summary.text()
     assert count(new) == 4 and count(path) == 7
     qtbot.waitUntil(lambda: window.browser.store is not None and window.browser.store.path == new, timeout=10000)
-    assert window.sidebar.item_for(new) is not None
+    qtbot.waitUntil(lambda: window.sidebar.item_for(new) is not None, timeout=10000)  # listed by a rescan
     window.exchanger.summary.close()
     wait_idle(qtbot, window)

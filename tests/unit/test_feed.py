@@ -209,3 +209,34 @@ def test_a_commit_between_opening_and_the_first_look_is_named(tmp_path):
     assert change.added == {"after"} and not change.changed and not change.removed
     conn.close()
     store.close()
+
+
+def _write_index_header(path: Path, header: bytes) -> None:
+    """Put ``header`` at the start of the file's ``-shm`` from another process (this one keeps its
+    descriptors: closing one would drop its locks)."""
+    code = ("import os, sys\n"
+            "fd = os.open(sys.argv[1], os.O_WRONLY)\n"
+            "os.pwrite(fd, bytes.fromhex(sys.argv[2]), 0)\n"
+            "os.close(fd)\n")
+    subprocess.run([sys.executable, "-c", code, f"{path}-shm", header.hex()], check=True)
+
+
+def test_a_commit_in_the_log_but_not_yet_published_is_named_once_it_is(watched):
+    """A writer appends a commit's frames to the log before the wal-index publishes them; a look
+    in between must not read that commit (SQL cannot see its rows yet, and they were dropped for
+    good). Replayed exactly: the index header is put back as it was before the second commit."""
+    from ora_desktop.core.fileheader import read_at
+
+    path, store = watched
+    insert = ("INSERT INTO memories (id, content, created_at, updated_at) "
+              "VALUES (?, 'an agent wrote this', datetime('now'), datetime('now'))")
+    agent(path, insert, params=[["published-1"]])
+    before = read_at(f"{path}-shm", 136, 0)  # the two header copies and the checkpoint info
+    agent(path, insert, params=[["written-2"]])
+    after = read_at(f"{path}-shm", 136, 0)
+    _write_index_header(path, before)  # the second commit's frames are in the log, not published
+    [first] = heard(store)
+    assert first.added == {"published-1"}
+    _write_index_header(path, after)  # now it is
+    [second] = heard(store)
+    assert second.added == {"written-2"} and not second.removed

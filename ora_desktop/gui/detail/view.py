@@ -79,7 +79,7 @@ class DetailPane(QScrollArea):
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt's name)
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:
-            QTimer.singleShot(0, self._make_room)  # once the contents are laid out in the new font
+            QTimer.singleShot(0, self, self._make_room)  # laid out in the new font; dropped with the pane
 
     def _make_room(self) -> None:
         """Widen the pane to its contents' minimum, taken from the widest of the splitter's other

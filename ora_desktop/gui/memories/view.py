@@ -155,11 +155,11 @@ class MemoryTable(QTableView):
             return  # another file: the same rowid there is another memory (the page selects the top row)
         row = self.memory_model.row_of_key(rowid)
         if row is None:  # deleted (here or elsewhere): the row that took its place, as a mail client does
-            count = self.memory_model.rowCount()
-            if count and self._restoring_row >= 0:
-                self.select_row(min(self._restoring_row, count - 1))
-            else:
+            place = self.memory_model.state.row_to_select(None, self._restoring_row)
+            if place is None:
                 self.current_memory.emit(None)
+            else:
+                self.select_row(place)
             return
         # Keep the view where it was sideways: sorting a column scrolled into view must not jump left.
         across = self.horizontalScrollBar().value()
@@ -175,9 +175,9 @@ class MemoryTable(QTableView):
         """The current row was removed in place (a delete, here or by another program): the row
         that took its place is selected, the one above at the end, as a mail client does."""
         place, self._takes_place = self._takes_place, None
-        count = self.memory_model.rowCount()
-        if place is not None and count:
-            self.select_row(min(place, count - 1))
+        row = None if place is None else self.memory_model.state.row_to_select(None, place)
+        if row is not None:
+            self.select_row(row)
 
     def select_row(self, row: int) -> None:
         if 0 <= row < self.memory_model.rowCount():
