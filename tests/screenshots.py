@@ -436,7 +436,7 @@ async def window_views(s: Session, table) -> None:
     table.selectionModel().select(table.model().index(1, 0), table.selectionModel().SelectionFlag.Select
                                   | table.selectionModel().SelectionFlag.Rows)
     window.curator.delete_action.trigger()
-    await until(lambda: window.ctx.undo_stack.canUndo())
+    await until(lambda: window.curator.undo_action.text().startswith("&Undo delete"))
     window.curator.deleted_action.trigger()
     view = window.curator.deleted_view
     await until(lambda: view.list.topLevelItemCount() > 0)

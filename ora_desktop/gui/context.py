@@ -5,7 +5,6 @@ The contract (other GUI features code against it):
 - ``ctx.home: OraHome`` — the Ora home folder shown in the sidebar.
 - ``ctx.settings: QSettings`` — remembered window state, columns, recent files.
 - ``ctx.read_only: bool`` — ``--read-only``: every store is opened with ``readonly=True``.
-- ``ctx.undo_stack: QUndoStack`` — every edit is a command pushed here (Ctrl+Z / Ctrl+Shift+Z).
 - Signals:
   - ``current_changed(object)``: the selected ``AgentFile``, a ``Path`` (a file opened from
     elsewhere) or ``None``.
@@ -52,7 +51,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from PySide6.QtCore import QObject, QSettings, QTimer, Signal
-from PySide6.QtGui import QUndoStack
 
 from ..core import AgentFile, Change, OraError, OraHome, Store, open_store
 
@@ -109,7 +107,6 @@ class AppContext(QObject):
         self.home = home or OraHome()
         self.settings = settings or QSettings()
         self.read_only = read_only
-        self.undo_stack = QUndoStack(self)
         self.current: object | None = None
         #: The main window once it is built (panels reach its table and curator through it).
         self.window: MainWindow | None = None

@@ -41,12 +41,12 @@ def test_import_preview_then_import_and_one_undo_takes_it_back(make_window, fill
     assert db_rows(path, "SELECT DISTINCT sync_status FROM memories WHERE id LIKE 'imp-%'") == [("local_only",)]
     window.exchanger.summary.close()
     # One Ctrl+Z removes the whole import; redo brings the same memories back.
-    qtbot.waitUntil(window.ctx.undo_stack.canUndo, timeout=5000)
-    qtbot.waitUntil(lambda: not window.curator._serial().locked(), timeout=5000)
-    window.curator.undo_action.trigger()
+    undo, redo = window.curator.undo_action, window.curator.redo_action
+    qtbot.waitUntil(lambda: undo.text() == "&Undo import of 3 memories from context.db", timeout=5000)
+    undo.trigger()
     qtbot.waitUntil(lambda: count(path) == 12, timeout=15000)
-    qtbot.waitUntil(lambda: not window.curator._serial().locked(), timeout=5000)
-    window.curator.redo_action.trigger()
+    qtbot.waitUntil(lambda: redo.text() == "&Redo import of 3 memories from context.db", timeout=5000)
+    redo.trigger()
     qtbot.waitUntil(lambda: count(path) == 15, timeout=15000)
     wait_idle(qtbot, window)
 
