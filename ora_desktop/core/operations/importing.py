@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import timestamps
+from .. import feedreaders, timestamps
 from ..decoding import RawText, Replaced
 from ..errors import InvalidValue, OraError
 from ..exchange.detect import open_source
@@ -117,6 +117,7 @@ class ImportResult:
                 "they will become this agent's memories")
 
 
+@feedreaders.initiated(Initiator.IMPORT)  # (other stores of the file here hear its commits as an import's)
 def import_memories(store: Store, source: str | Path, format: str = "auto", *, on_conflict: str | None = None,
                     dry_run: bool = False, skip_bad: bool = False, options: ImportOptions | None = None,
                     sample: int = 10, progress: Progress | None = None,

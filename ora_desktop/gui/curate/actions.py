@@ -387,7 +387,7 @@ class Curator(QObject):
                 for agent in self.ctx.home.agents():
                     cached = self.ctx.cached_store(agent.path)
                     if cached is not None:
-                        self.ctx.notify(agent.path.resolve(), report.change or Change.reload(Initiator.JOB))
+                        self.ctx.report_change(agent.path, report.change or Change.reload(Initiator.JOB))
             else:
                 self.ctx.show_error(report.message or report.outcome, "Promote")
         dialog.accepted.connect(lambda: asyncio.ensure_future(confirmed(), loop=self.ctx.loop))
