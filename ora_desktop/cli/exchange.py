@@ -14,7 +14,7 @@ from ..core import OraError, open_store
 from ..core.exchange import FORMATS, ImportOptions
 from ..core.operations.export import EXPORT_FORMATS, export_memories
 from ..core.operations.import_new import import_into_new
-from ..core.operations.importing import CONFLICT_POLICIES, ImportResult, import_memories
+from ..core.operations.importing import CONFLICT_POLICIES, JOURNAL_LIMIT, ImportResult, import_memories
 from . import common
 from .maintenance import target_paths
 
@@ -90,6 +90,10 @@ def _import(args: argparse.Namespace) -> int:
     print(f"{verb} {result.added + result.replaced} memories from {result.source} ({result.format}) into "
           f"{result.target}: {result.added} new, {result.replaced} replaced, {result.kept} already there "
           f"(kept), {result.collapsed} duplicates collapsed, {len(result.skipped)} skipped")
+    count = result.added + result.replaced
+    if count and not result.dry_run:
+        print("'ora-desktop undo' takes the whole import back" if count <= JOURNAL_LIMIT else
+              f"not on the undo list (over {JOURNAL_LIMIT:,} memories)")
     if result.by_type:
         print("by type: " + ", ".join(f"{t} {n}" for t, n in result.by_type.items()))
     for skipped in result.skipped:

@@ -24,12 +24,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from . import engine_tables, timestamps
+from . import engine_tables, feedreaders, timestamps
 from .connection import BUSY_TIMEOUT_MS, ChangeWatch, file_stamp, make_database, translated
 from .decoding import is_undecodable_error, tolerant_text
 from .errors import InvalidValue, NotFound, OraError, ReadOnlyDatabase
 from .facets import count_facets
 from .feed import ChangeFeed
+from .feedreaders import FeedLog, FeedReader
 from .fingerprint import row_fingerprint
 from .graph import GraphMixin
 from .health_buckets import HEALTH_BUCKETS as HEALTH_BUCKETS  # re-exported: views label buckets with it
@@ -90,6 +91,11 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         #: What other programs changed, by id (read on the watcher's thread, see :meth:`external_change`).
         self.feed = ChangeFeed(self.path, self._fetch_all)
         self._writing: set[int] = set()  # threads inside a write of ours (the feed waits for them)
+        self._feed_log = FeedLog(self._detect)
+        self.subscribe(self._feed_log.publish)  # our own commits, once each, for readers that want them
+        # (from the file as opened: the feed's mark below is where they start)
+        self._watcher = self._feed_log.reader(look=False)  # external_change's cursor
+        self._looker = self._feed_log.reader(look=False)  # changed_externally's cursor
         with translated(self.path):
             try:
                 self.db.connect(reuse_if_open=True)
@@ -116,6 +122,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
                 self.feed.mark()  # before the counter: a commit in between is heard, not lost
             self._watch.reset(self.db, self.immutable)
         self._watch_immutable = self.immutable
+        feedreaders.register(self.path, self._feed_log)
 
     # ----------------------------------------------------------------- lifecycle
     def __enter__(self) -> Store:
@@ -126,6 +133,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
 
     def close(self) -> None:
         """Close the connections of every thread that used this store."""
+        feedreaders.unregister(self.path, self._feed_log)
         for db in [*self._retired, self.db]:
             db.close_all()
         self._retired.clear()
@@ -149,6 +157,9 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         """Tell listeners; inside an enclosing :meth:`write` wait until it commits (and forget
         the change if it rolls back), so views never hear of a change that did not happen."""
         if change:
+            initiator = feedreaders.initiator()
+            if initiator is not None and change.initiator is not initiator:
+                change = change.but(initiator=initiator)
             if self.db.in_transaction():
                 self._pending().append(change)
             else:
@@ -162,37 +173,50 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
             pending = self._local.pending = []
         return pending
 
+    def feed_reader(self) -> FeedReader:
+        """A new consumer of this file's change feed, with its own cursor (:mod:`.feedreaders`):
+        it hears every other program's commit from now on, whoever else reads the feed."""
+        return self._feed_log.reader()
+
     def external_change(self) -> Change | None:
         """What other connections committed since the last call: a ``Change`` naming the ids
         (initiator external; :mod:`.feed`), ``Change.reload()`` when which rows is not known,
-        ``None`` when nothing changed. Cheap when nothing did (the commit counter); call it from
-        one thread (the window's watcher)."""
+        ``None`` when nothing changed. Cheap when nothing did (the commit counter). The window's
+        watcher's reader of the feed; other consumers take their own :meth:`feed_reader`."""
+        return self._watcher.poll()
+
+    def changed_externally(self) -> bool:
+        """True when another connection committed since the last call (any table); a reader of
+        the feed of its own, so it never takes :meth:`external_change`'s changes."""
+        return self._looker.moved()
+
+    def _detect(self) -> tuple[bool | None, Change | None]:
+        """The feed's one detector (run by whichever reader looks first): whether someone else
+        committed since the last look (None: not now, our commit is being accounted for), and
+        which memories changed (see :meth:`external_change`)."""
         with translated(self.path):
             self._follow_file()
             if self.immutable != self._watch_immutable:  # reopened as another kind: the file moved
                 self._watch.reset(self.db, self.immutable)
                 self._watch_immutable = self.immutable
-                return Change.reload()
+                return True, Change.reload()
             if self.immutable:
-                return Change.reload() if self._watch.changed(self.db, True) else None
+                return (True, Change.reload()) if self._watch.changed(self.db, True) else (False, None)
             if self._writing:
-                return None  # our commit is being accounted for: look at the next tick
+                return None, None  # our commit is being accounted for: look at the next tick
             first = not self.feed.started
             if first:
                 self.feed.start()  # before the counter is read: nothing lands between unseen
+            before = self._watch.counter
             if not self._watch.changed(self.db, False):
-                return None
-            return Change.reload() if first else self.feed.poll()
-
-    def changed_externally(self) -> bool:
-        """True when another connection wrote since the last call (cheap: data_version/stat)."""
-        with translated(self.path):
-            self._follow_file()
-            if self.immutable != self._watch_immutable:  # reopened as another kind: the file moved
-                self._watch.reset(self.db, self.immutable)
-                self._watch_immutable = self.immutable
-                return True
-            return self._watch.changed(self.db, self.immutable)
+                return False, None
+            if first:
+                return True, Change.reload()
+            change = self.feed.poll()  # (read also when ours: the feed steps past those frames)
+            ours = feedreaders.claimed(self.path, before, self._watch.counter, self)
+            if ours is not None:  # another store of this process: a job, a sync, an import
+                return True, feedreaders.heard_as(ours, change)
+            return True, change
 
     def _follow_file(self) -> None:
         """An immutable connection cannot see other writers: reopen it when the file moved."""
@@ -259,6 +283,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         out as ``OraError``s naming the file."""
         self._require_writable()
         outermost = not self.db.in_transaction()
+        claimed: int | None = None
         try:
             with translated(self.path), self.db.atomic("IMMEDIATE"):
                 if outermost:
@@ -267,10 +292,18 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
                     if not self._engine_checked:
                         engine_tables.prepare(self.db.connection(), self.path)
                 yield
+                if outermost:  # our other stores of the file hear this commit as what it is
+                    claimed = self._watch.our_commit_will_be(self.db.connection())
+                    if claimed is not None:
+                        feedreaders.claim(self.path, claimed, self, self._one_change(
+                            list(self._pending()), getattr(self._local, "announced", None)))
         except BaseException:
             if outermost:
                 self._writing.discard(threading.get_ident())
                 self._pending().clear()
+                self._local.announced = None
+                if claimed is not None:
+                    feedreaders.unclaim(self.path, claimed, self)
             raise
         if outermost:
             self._engine_checked = True
@@ -280,8 +313,29 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
             finally:
                 self._writing.discard(threading.get_ident())
             pending, self._local.pending = self._pending(), []
-            for change in pending:
+            announced, self._local.announced = getattr(self._local, "announced", None), None
+            change = self._one_change(pending, announced)
+            if change is not None:
                 self._emit(change)
+
+    def announce(self, change: Change) -> Change:
+        """Inside a :meth:`write`: ``change`` is what this transaction does, as the operation
+        running it names it (ids, kind, initiator). Listeners hear it once, at the commit, in
+        place of the changes the store's own mutators noted; outside a write it is emitted."""
+        if not self.db.in_transaction():
+            return self._emit(change)
+        self._local.announced = change
+        return change
+
+    @staticmethod
+    def _one_change(pending: list[Change], announced: Change | None) -> Change | None:
+        """The one ``Change`` a commit is heard as: the operation's own, or the mutators' together."""
+        noted = feedreaders.compose(pending)
+        if announced is None or not announced:
+            return noted
+        if announced.columns is None and noted is not None and noted.ids == announced.ids:
+            return announced.but(columns=noted.columns)  # which columns an edit wrote: views repaint less
+        return announced
 
     def _require_writable(self) -> None:
         if self.readonly:

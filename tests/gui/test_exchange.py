@@ -41,12 +41,12 @@ def test_import_preview_then_import_and_one_undo_takes_it_back(make_window, fill
     assert db_rows(path, "SELECT DISTINCT sync_status FROM memories WHERE id LIKE 'imp-%'") == [("local_only",)]
     window.exchanger.summary.close()
     # One Ctrl+Z removes the whole import; redo brings the same memories back.
-    qtbot.waitUntil(window.ctx.undo_stack.canUndo, timeout=5000)
-    qtbot.waitUntil(lambda: not window.curator._serial().locked(), timeout=5000)
-    window.curator.undo_action.trigger()
+    undo, redo = window.curator.undo_action, window.curator.redo_action
+    qtbot.waitUntil(lambda: undo.text() == "&Undo import of 3 memories from context.db", timeout=5000)
+    undo.trigger()
     qtbot.waitUntil(lambda: count(path) == 12, timeout=15000)
-    qtbot.waitUntil(lambda: not window.curator._serial().locked(), timeout=5000)
-    window.curator.redo_action.trigger()
+    qtbot.waitUntil(lambda: redo.text() == "&Redo import of 3 memories from context.db", timeout=5000)
+    redo.trigger()
     qtbot.waitUntil(lambda: count(path) == 15, timeout=15000)
     wait_idle(qtbot, window)
 
@@ -140,6 +140,6 @@ def test_import_into_a_new_agent_named_in_the_dialog_warns_of_another_agents_exp
     assert "into the new agent anwe-sh/helper: 4 new" in window.exchanger.summary.text()
     assert count(new) == 4 and count(path) == 7
     qtbot.waitUntil(lambda: window.browser.store is not None and window.browser.store.path == new, timeout=10000)
-    assert window.sidebar.item_for(new) is not None
+    qtbot.waitUntil(lambda: window.sidebar.item_for(new) is not None, timeout=10000)  # listed by a rescan
     window.exchanger.summary.close()
     wait_idle(qtbot, window)

@@ -211,6 +211,27 @@ def test_a_commit_between_opening_and_the_first_look_is_named(tmp_path):
     store.close()
 
 
+def test_every_reader_hears_each_commit_once_whoever_looks_first(watched):
+    """The window's watcher, the MCP server's notices and a sidecar read one feed: one reader's
+    look must not take a commit away from another."""
+    path, store = watched
+    sidecar = store.feed_reader()
+    agent(path, "UPDATE memories SET content = 'first' WHERE id = 'm001'")
+    assert store.changed_externally()  # the notices look first
+    assert not store.changed_externally()
+    [change] = heard(store)  # the window still hears it, with its id
+    assert change.changed == {"m001"}
+    agent(path, "UPDATE memories SET content = 'second' WHERE id = 'm002'")
+    agent(path, "INSERT INTO memories (id, content, created_at, updated_at) "
+                "VALUES ('new-2', 'written between two looks', datetime('now'), datetime('now'))")
+    [change] = heard(store)
+    assert change.changed == {"m002"} and change.added == {"new-2"}
+    # The reader that looked least often hears all three commits, as one change.
+    change = sidecar.poll()
+    assert change.changed == {"m001", "m002"} and change.added == {"new-2"}
+    assert sidecar.poll() is None and store.changed_externally() and not store.changed_externally()
+
+
 def _write_index_header(path: Path, header: bytes) -> None:
     """Put ``header`` at the start of the file's ``-shm`` from another process (this one keeps its
     descriptors: closing one would drop its locks)."""

@@ -355,3 +355,31 @@ def test_when_no_memory_holds_every_word_hybrid_keeps_the_meaning_order(
     hybrid = ids(search_by_meaning(path, "quick zebra", 10, mode="hybrid"))  # no memory holds both
     assert hybrid[:2] == ["a", "b"] and "c" in hybrid
     assert ids(search_by_meaning(path, "quick fox", 10, mode="hybrid"))[0] == "b"  # every word: as before
+
+
+def test_filter_columns_follow_the_feed_without_reading_every_row(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While the window (or the MCP server) holds the file open, a write changes only the filter
+    columns of the memories it named: an agent's raw type change, a new memory, our own edit,
+    each seen by the next filtered meaning search without reading every row's columns again."""
+    from ora_desktop.core.search.vecfilters import FilterColumns
+
+    whole: list[int] = []
+    real_read = FilterColumns._read
+    monkeypatch.setattr(FilterColumns, "_read", lambda self, *a: whole.append(1) or real_read(self, *a))
+    query = "office coffee type:preference"
+    with open_store(db) as store:
+        ensure_vectors(store)
+        assert "coffee" not in ids(store.search(query, 5, mode="semantic"))
+        assert whole == [1]
+        _write_from_another_process(db, """
+        conn.execute("UPDATE memories SET type = 'preference' WHERE id = 'coffee'")  # updated_at alone
+        conn.execute("INSERT INTO memories (id, content, type, created_at, updated_at) VALUES "
+                     "('tea', 'The office tea kettle is by the coffee machine', 'preference', "
+                     "datetime('now'), datetime('now'))")
+        """)
+        found = ids(store.search(query, 5, mode="semantic"))
+        assert "coffee" in found and "tea" in found
+        store.update("tea", type="fact")
+        found = ids(store.search(query, 5, mode="semantic"))
+        assert "coffee" in found and "tea" not in found
+        assert whole == [1]  # the first search read them all; the writes read only their rows

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .. import timestamps
+from .. import feedreaders, timestamps
 from ..errors import InvalidValue, NotFound
 from ..fingerprint import check_version
 from ..records import Change, ChangeKind, Initiator, Memory, Removed
@@ -92,8 +92,12 @@ def field_values(memory: Memory, fields: Sequence[str]) -> dict[str, Any]:
 
 
 def _finish(store: Store, change: Change, label: str, undo: journal.Undo, journalled: bool,
-            actor: str | None = None) -> int | None:
-    """Journal ``change`` when asked to and it touched anything (inside the operation's write)."""
+            actor: str | None = None, whole: bool = True) -> int | None:
+    """Journal ``change`` when asked to and it touched anything (inside the operation's write);
+    listeners hear ``change`` as this commit (:meth:`Store.announce`), once (``whole``: it is the
+    whole transaction's)."""
+    if whole:
+        store.announce(change)
     return journal.record(store, change, label, undo, actor) if journalled and change else None
 
 
@@ -171,9 +175,10 @@ def delete(store: Store, ids: str | Iterable[str], reason: str = "deleted", *, i
         change = removed.change.but(kind=ChangeKind.DELETED, initiator=initiator)
         rows = {i: v for i, v in linking.items() if i in change.changed}
         entries.append(_finish(store, change, f"delete {_plural(len(wanted))}",
-                               journal.Undo(batch=removed.batch, rows=rows), journal_it, actor))
+                               journal.Undo(batch=removed.batch, rows=rows), journal_it, actor, whole=False))
 
-    removed = store.delete(wanted, reason=reason, previous=linking, last_step=journal_it_now)
+    with feedreaders.initiated(initiator):  # (heard once, after the last chunk)
+        removed = store.delete(wanted, reason=reason, previous=linking, last_step=journal_it_now)
     trash_ids = tuple(sorted(store.batch_rows(removed.batch).values()))
     change = removed.change.but(kind=ChangeKind.DELETED, initiator=initiator)
     entry = entries[-1] if entries else None

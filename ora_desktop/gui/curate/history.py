@@ -1,5 +1,6 @@
 """Edit > Change history: the file's undo journal as a table — every journalled step, from the
-window, the command line or an agent, newest first (what ``ora-desktop undo --list`` prints)."""
+window, the command line or an agent, newest first (what ``ora-desktop undo --list`` prints).
+It is read again whenever the file changes, so a step undone in a terminal leaves it at once."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ import asyncio
 
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout, QWidget
 
-from ...core import OraError, Store
+from ...core import Change, OraError, Store
 from ...core.operations import journal
 from ..a11y import describe
+from ..context import resolved
 from ..jobs.widgets import cell, local_time, readonly_table
 from ..sortable import filling, keyed, moment, sortable
 
@@ -34,6 +36,11 @@ class HistoryDialog(QDialog):
         layout.addWidget(self.table, 1)
         layout.addWidget(buttons)
         self.task: asyncio.Task | None = None
+        ctx.store_changed.connect(self._store_changed)
+
+    def _store_changed(self, path: object, _change: Change) -> None:
+        if self.isVisible() and path == resolved(self.store.path):
+            self.refresh()
 
     def refresh(self) -> asyncio.Task:
         self.task = asyncio.ensure_future(self._fill(), loop=self.ctx.loop)
@@ -54,5 +61,6 @@ class HistoryDialog(QDialog):
                 for column, item in enumerate(cells):
                     self.table.setItem(row, column, item)
         self.note.setText(f"The last {len(entries)} journalled steps of {self.store.path}, from every window, "
-                          "command line and agent; 'ora-desktop undo' and Ctrl+Z take back the newest first."
+                          "command line and agent; 'ora-desktop undo' and Ctrl+Z take back the newest first, "
+                          "'ora-desktop redo' and Ctrl+Shift+Z do it again."
                           if entries else "Nothing journalled yet in this file.")

@@ -1,8 +1,8 @@
 """``Exchanger``: File > Export… and File > Import…, run off the GUI thread with progress.
 
-An import is an undo command (:class:`ImportCommand`) run by the curator, so one Ctrl+Z takes
-the whole import back (``core.operations.importing.undo_import``) and Ctrl+Shift+Z runs it again
-(imports are idempotent: the same ids come back).
+An import is one step (:class:`ImportCommand`) run by the curator; core journals it in the file,
+so one Ctrl+Z takes the whole import back and Ctrl+Shift+Z does it again (up to
+``importing.JOURNAL_LIMIT`` memories; a bigger import says it cannot be undone).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def _run_import_new(target: Path, source: Path, kw: dict, **extra: Any) -> Impor
 
 
 class ImportCommand(StoreCommand):
-    """One import as one undo step: redo imports (again), undo takes it all back."""
+    """One import, one journalled step of its file."""
 
     def __init__(self, curator: Curator, path: Path, source: Path, options: dict, progress: Any = None) -> None:
         super().__init__(curator, path, f"import {source.name}")
@@ -71,15 +71,10 @@ class ImportCommand(StoreCommand):
         self.cancelled = threading.Event()
         self.result: ImportResult | None = None
 
-    def run_redo(self, store: Store) -> ImportResult:
+    def run(self, store: Store) -> ImportResult:
         self.result = _run_import(store, self.source, self.options, progress=self.progress,
                                   cancel=self.cancelled.is_set)
         return self.result
-
-    def run_undo(self, store: Store) -> Any:
-        from ...core.operations.importing import undo_import
-
-        return undo_import(store, self.result) if self.result is not None else None
 
 
 class Exchanger(QObject):
@@ -252,7 +247,7 @@ class Exchanger(QObject):
         return asyncio.ensure_future(self._import(source, target, options), loop=self.ctx.loop)
 
     async def _import(self, source: Path, target: Path, options: dict) -> ImportResult | None:
-        from ...core.operations.importing import ImportResult
+        from ...core.operations.importing import JOURNAL_LIMIT, ImportResult
 
         command = ImportCommand(self.curator, target, source, options)
         progress = self._progress(f"Importing {source.name}…", command.cancelled)
@@ -263,7 +258,9 @@ class Exchanger(QObject):
             progress.reset()
         if not isinstance(result, ImportResult):
             return None  # the curator showed the error; nothing was imported
-        self._summarize(source, result, "", " Ctrl+Z takes the whole import back.")
+        undoable = result.added + result.replaced <= JOURNAL_LIMIT
+        self._summarize(source, result, "", " Ctrl+Z takes the whole import back." if undoable else
+                        f" Over {JOURNAL_LIMIT:,} memories, it is not on the undo list: delete them to take it back.")
         return result
 
     def _summarize(self, source: Path, result: ImportResult, into: str, after: str) -> None:
