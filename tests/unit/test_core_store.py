@@ -275,6 +275,7 @@ def test_link_unlink_and_neighbors(store, db):
     raw(db, """UPDATE memories SET related_to = '["m-task", "ghost"]' WHERE id = 'm-pref'""")
     near = store.neighbors("m-ctx", hops=2)
     assert {(m.id, d) for m, d in near.found} == {("m-task", 1), ("m-conv", 2)}
+    assert store.neighbors_of(store.get("m-ctx"), hops=2) == near  # from a memory in hand (context)
     assert store.neighbors("m-pref").dangling == ("ghost",)
     store.unlink("m-ctx", "m-task")
     assert store.get("m-ctx").related_to == () and store.get("m-task").related_to == ("m-conv",)
