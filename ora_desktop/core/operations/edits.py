@@ -92,9 +92,9 @@ def field_values(memory: Memory, fields: Sequence[str]) -> dict[str, Any]:
 
 
 def _finish(store: Store, change: Change, label: str, undo: journal.Undo, journalled: bool,
-            actor: str | None = None) -> int | None:
+            actor: str | None = None, removing: journal.Absent | None = None) -> int | None:
     """Journal ``change`` when asked to and it touched anything (inside the operation's write)."""
-    return journal.record(store, change, label, undo, actor) if journalled and change else None
+    return journal.record(store, change, label, undo, actor, removing) if journalled and change else None
 
 
 def _plural(count: int) -> str:
@@ -166,12 +166,13 @@ def delete(store: Store, ids: str | Iterable[str], reason: str = "deleted", *, i
     # sync_status are kept here so an undo leaves them exactly as they were.
     linking: dict[str, dict[str, Any]] = {}
     entries: list[int | None] = []
+    removing = journal.absent(wanted) if journal_it and len(wanted) > 1 else None
 
     def journal_it_now(removed: Removed) -> None:
         change = removed.change.but(kind=ChangeKind.DELETED, initiator=initiator)
         rows = {i: v for i, v in linking.items() if i in change.changed}
         entries.append(_finish(store, change, f"delete {_plural(len(wanted))}",
-                               journal.Undo(batch=removed.batch, rows=rows), journal_it, actor))
+                               journal.Undo(batch=removed.batch, rows=rows), journal_it, actor, removing))
 
     removed = store.delete(wanted, reason=reason, previous=linking, last_step=journal_it_now)
     trash_ids = tuple(sorted(store.batch_rows(removed.batch).values()))
