@@ -14,12 +14,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .. import timestamps
-from ..errors import InvalidValue, NotFound
+from .. import chunks, timestamps
+from ..errors import InvalidValue, NotFound, OraError
 from ..fingerprint import check_version
 from ..records import Change, ChangeKind, Initiator, Memory, Removed
 from ..validation import check_id
 from . import journal
+from .undo import undo
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -92,9 +93,13 @@ def field_values(memory: Memory, fields: Sequence[str]) -> dict[str, Any]:
 
 
 def _finish(store: Store, change: Change, label: str, undo: journal.Undo, journalled: bool,
-            actor: str | None = None, removing: journal.Absent | None = None) -> int | None:
-    """Journal ``change`` when asked to and it touched anything (inside the operation's write)."""
-    return journal.record(store, change, label, undo, actor, removing) if journalled and change else None
+            actor: str | None = None, after: journal.Ahead | None = None,
+            rows: journal.Ahead | None = None) -> int | None:
+    """Journal ``change`` when asked to and it touched anything (inside the operation's write;
+    ``after``, ``rows``: what earlier chunks prepared, see ``journal.record``)."""
+    if not (journalled and change):
+        return None
+    return journal.record(store, change, label, undo, actor, after, rows)
 
 
 def _plural(count: int) -> str:
@@ -132,15 +137,69 @@ def bulk_edit(store: Store, ids: Iterable[str], fields: Mapping[str, Any], *,
         raise InvalidValue("fields", "nothing to change")
     for version in (expected_versions or {}).values():
         check_version(version)
+    label = f"set {', '.join(f.replace('_', ' ') for f in fields)} on {_plural(len(ids))}"
+    if len(ids) > chunks.FIRST and not store.db.in_transaction():
+        return _bulk_edit_in_chunks(store, ids, fields, expected_versions or {}, initiator, journal_it, actor, label)
     with store.write():
         store.require_versions({i: (expected_versions or {}).get(i) for i in ids})  # all there, none moved on
         before = journal.capture(store, ids, [*fields, *SYNC_COLUMNS])
         changed = store.update_many(ids, **fields).changed
         change = Change(changed=changed, source="bulk edit", kind=ChangeKind.EDITED, initiator=initiator)
-        names = ", ".join(f.replace("_", " ") for f in fields)
-        entry = _finish(store, change, f"set {names} on {_plural(len(ids))}", journal.Undo(rows=before),
-                        journal_it, actor)
+        entry = _finish(store, change, label, journal.Undo(rows=before), journal_it, actor)
     return Written(change, entry)
+
+
+def _bulk_edit_in_chunks(store: Store, ids: list[str], fields: Mapping[str, Any], expected: Mapping[str, str],
+                         initiator: Initiator, journal_it: bool, actor: str | None, label: str) -> Written:
+    """:func:`bulk_edit` of many memories in short transactions (:mod:`..chunks`), so an agent
+    writing beside it never waits long for the lock. Each chunk checks its memories are all there
+    and at their expected versions, and keeps their values as they were and their versions as it
+    leaves them (encoded between chunks, outside the lock); the last one journals the whole edit
+    (one undo step). A chunk that finds a memory gone or moved on undoes the chunks before it
+    and raises, so nothing changes, as in one transaction (unless another program changed one of
+    those memories meanwhile: then that undo is refused, and says so)."""
+    before, after = journal.Ahead(), journal.Ahead()
+    changed: set[str] = set()
+    entry: list[int | None] = [None]
+    sizer, at = chunks.new_sizer(), 0
+    try:
+        while at < len(ids):
+            part = ids[at:at + sizer.size]
+            at += len(part)
+            kept: dict[str, Any] = {}
+
+            def chunk(part: list[str] = part, final: bool = at >= len(ids), kept: dict[str, Any] = kept) -> int:
+                store.require_versions({i: expected.get(i) for i in part})
+                kept["before"] = journal.capture(store, part, [*fields, *SYNC_COLUMNS])
+                kept["changed"] = done = store.update_many(part, **fields).changed
+                if final:
+                    entry[0] = _finish(store, _bulk_change(changed | done, initiator), label,
+                                       journal.Undo(rows=kept["before"]), journal_it, actor, after, before)
+                else:
+                    kept["after"] = journal.fingerprints(store, done)
+                return len(part)
+
+            chunks.timed_write(store, sizer, chunk)
+            changed.update(kept["changed"])
+            if "after" in kept:  # (encoded here, between two chunks)
+                before.add(kept["before"])
+                after.add(kept["after"])
+    except OraError:
+        if changed and not entry[0]:
+            _take_back(store, _bulk_change(changed, initiator), label, before, after)
+        raise
+    return Written(_bulk_change(changed, initiator), entry[0])
+
+
+def _bulk_change(changed: set[str], initiator: Initiator) -> Change:
+    return Change(changed=frozenset(changed), source="bulk edit", kind=ChangeKind.EDITED, initiator=initiator)
+
+
+def _take_back(store: Store, change: Change, label: str, before: journal.Ahead, after: journal.Ahead) -> None:
+    """Undo the chunks of a bulk edit that stopped part way (journalled, then undone at once)."""
+    with store.write():
+        entry = journal.record(store, change, f"{label} (stopped part way)", journal.Undo(), after=after, rows=before)
+    undo(store, entry)
 
 
 def add(store: Store, content: str, type: str = "fact", importance: int = 5, *, initiator: Initiator = Initiator.USER,
@@ -166,13 +225,13 @@ def delete(store: Store, ids: str | Iterable[str], reason: str = "deleted", *, i
     # sync_status are kept here so an undo leaves them exactly as they were.
     linking: dict[str, dict[str, Any]] = {}
     entries: list[int | None] = []
-    removing = journal.absent(wanted) if journal_it and len(wanted) > 1 else None
+    gone = journal.absent(wanted) if journal_it and len(wanted) > 1 else None  # (encoded before the lock)
 
     def journal_it_now(removed: Removed) -> None:
         change = removed.change.but(kind=ChangeKind.DELETED, initiator=initiator)
         rows = {i: v for i, v in linking.items() if i in change.changed}
         entries.append(_finish(store, change, f"delete {_plural(len(wanted))}",
-                               journal.Undo(batch=removed.batch, rows=rows), journal_it, actor, removing))
+                               journal.Undo(batch=removed.batch, rows=rows), journal_it, actor, gone))
 
     removed = store.delete(wanted, reason=reason, previous=linking, last_step=journal_it_now)
     trash_ids = tuple(sorted(store.batch_rows(removed.batch).values()))
