@@ -377,7 +377,8 @@ def _by_meaning(store: Store, parsed: ParsedQuery, limit: int, usable: Callable[
             notes.append(f"relevant memories by keyword only: no vectors for these {BUILD_VECTORS_UP_TO:,}+ "
                          "memories yet ('ora-desktop embed' builds them)")
             return []
-        result = search_by_meaning(store, parsed, limit, mode="semantic", snippets=False)
+        result = search_by_meaning(store, parsed, limit, mode="semantic", snippets=False,
+                                   known={key: memory for key, (memory, _) in found.items()})
     except OraError as exc:
         notes.append(f"relevant memories by keyword only: {exc}")
         return []
