@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import chunks, timestamps
-from ..errors import InvalidValue, NotFound, OraError
+from ..errors import InvalidValue, NotFound
 from ..fingerprint import check_version
 from ..records import Change, ChangeKind, Initiator, Memory, Removed
 from ..validation import check_id
@@ -160,7 +160,7 @@ def _bulk_edit_in_chunks(store: Store, ids: list[str], fields: Mapping[str, Any]
     those memories meanwhile: then that undo is refused, and says so)."""
     before, after = journal.Ahead(), journal.Ahead()
     changed: set[str] = set()
-    entry: list[int | None] = [None]
+    entry: int | None = None
     sizer, at = chunks.new_sizer(), 0
     try:
         while at < len(ids):
@@ -173,22 +173,23 @@ def _bulk_edit_in_chunks(store: Store, ids: list[str], fields: Mapping[str, Any]
                 kept["before"] = journal.capture(store, part, [*fields, *SYNC_COLUMNS])
                 kept["changed"] = done = store.update_many(part, **fields).changed
                 if final:
-                    entry[0] = _finish(store, _bulk_change(changed | done, initiator), label,
-                                       journal.Undo(rows=kept["before"]), journal_it, actor, after, before)
+                    kept["entry"] = _finish(store, _bulk_change(changed | done, initiator), label,
+                                            journal.Undo(rows=kept["before"]), journal_it, actor, after, before)
                 else:
                     kept["after"] = journal.fingerprints(store, done)
                 return len(part)
 
-            chunks.timed_write(store, sizer, chunk)
+            chunks.timed_write(store, sizer, chunk)  # (what it kept counts once it committed)
             changed.update(kept["changed"])
+            entry = kept.get("entry")
             if "after" in kept:  # (encoded here, between two chunks)
                 before.add(kept["before"])
                 after.add(kept["after"])
-    except OraError:
-        if changed and not entry[0]:
+    except Exception:  # (a conflict, a file gone read-only, a failed statement: nothing half done)
+        if changed:
             _take_back(store, _bulk_change(changed, initiator), label, before, after)
         raise
-    return Written(_bulk_change(changed, initiator), entry[0])
+    return Written(_bulk_change(changed, initiator), entry)
 
 
 def _bulk_change(changed: set[str], initiator: Initiator) -> Change:
