@@ -24,6 +24,11 @@ Makefile, or any display), selects an agent and saves PNGs of the main views int
     16-change-history.png the file's change history (the undo journal shared with the CLI)
     17-consolidation.png the Review tab's consolidation desk: proposed clusters and their summaries
     18-history.png      a memory's History section in the detail pane (the memory pinned first)
+    19-import-new-agent.png importing another agent's export into a new agent (the warning)  (19–23 at 1366×768)
+    20-trash.png        Edit > Deleted memories, sortable, with Restore and Delete permanently
+    21-task-table.png   the Task tab's sortable table of task_context rows
+    22-high-contrast.png View > High contrast
+    23-large-font.png   the window with a 16 pt system font
     (11-graph also shows typed links: contradicts and supports, coloured and labelled)
 
 Options: ``--out DIR`` (default ``screenshots``), ``--memories N`` (default 3000), ``--dark``.
@@ -52,7 +57,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--memories", type=int, default=3000, help="demo memories in total (default 3000)")
     parser.add_argument("--dark", action="store_true", help="force the dark palette")
     parser.add_argument("--views", default="memories,search,jobs,backups,charts,task,review,context,graph,duplicates,"
-                                          "curating",
+                                          "curating,window",
                         help="which views to shoot, comma-separated (default: all)")
     return parser.parse_args(argv)
 
@@ -404,6 +409,67 @@ async def curator_views(s: Session, view) -> None:
     s.shooter.save("18-history", detail)
 
 
+async def window_views(s: Session, table) -> None:
+    """Import into a new agent, the trash and the task table sorted, high contrast and a 16 pt
+    font, all at 1366×768."""
+    from PySide6.QtGui import QFont
+    from PySide6.QtWidgets import QApplication
+
+    from ora_desktop.core.operations.export import export_memories
+
+    window = s.window
+    window.resize(*SMALL)
+    s.select(s.ora)
+    await until(lambda: table.model() is not None and table.model().rowCount() > 2)
+    source = s.ctx.home.root.parent / "legacy-export.jsonl"  # in the temporary folder
+    other = next((a for a in s.ctx.home.agents() if a.agent != "ora" and not a.is_task_agent), None)
+    await s.ctx.run(export_memories, [other.path if other else s.task.path], source)
+    dialog = window.exchanger.preview(source)
+    dialog.into.setCurrentIndex(dialog.into.findText("A new agent…"))
+    dialog.new_name.setText("legacy-copy")
+    await until(lambda: dialog.result is not None and dialog.import_button.isEnabled())
+    await settle(0.6)
+    s.shooter.save("19-import-new-agent", dialog)
+    dialog.reject()
+    source.unlink(missing_ok=True)
+    table.select_row(0)
+    table.selectionModel().select(table.model().index(1, 0), table.selectionModel().SelectionFlag.Select
+                                  | table.selectionModel().SelectionFlag.Rows)
+    window.curator.delete_action.trigger()
+    await until(lambda: window.curator.undo_action.text().startswith("&Undo delete"))
+    window.curator.deleted_action.trigger()
+    view = window.curator.deleted_view
+    await until(lambda: view.list.topLevelItemCount() > 0)
+    await settle(0.6)
+    s.shooter.save("20-trash", view)
+    view.close()
+    task_view = find(window, "TaskView")
+    if task_view is not None:
+        reveal(task_view)
+        s.select(s.task)
+        await until(lambda: task_view.stack.currentIndex() == 1)
+        await settle(0.8)
+        s.shooter.save("21-task-table")
+        s.select(s.ora)
+    window.tabs.setCurrentIndex(0)
+    await until(lambda: table.model() is not None and table.model().rowCount() > 2)
+    table.select_row(2)
+    window.contrast.action.setChecked(True)
+    await settle(1.0)
+    s.shooter.save("22-high-contrast")
+    window.contrast.action.setChecked(False)
+    before = QApplication.font()
+    big = QFont(before)
+    big.setPointSizeF(16)
+    QApplication.setFont(big)
+    await settle(1.0)
+    s.shooter.save("23-large-font")
+    QApplication.setFont(before)
+    s.ctx.settings.remove("view/high_contrast")
+    window.resize(WIDTH, HEIGHT)
+    await settle(0.4)
+
+
 #: (--views key, first PNG name, widget class to find in the window, section).
 SECTIONS = (
     ("memories", "01-memories", "MemoryTable", memories),
@@ -418,6 +484,7 @@ SECTIONS = (
     ("duplicates", "12-duplicates", "DuplicatesView", duplicates),
     ("curating", "13-find-replace", "MemoryTable", curating),
     ("curator", "17-consolidation", "ReviewView", curator_views),
+    ("window", "19-import-new-agent", "MemoryTable", window_views),
 )
 
 

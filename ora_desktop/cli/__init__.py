@@ -61,10 +61,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _read_ahead(argv: list[str]):  # noqa: ANN202 (FirstRows | None; core imported only here)
     """Start reading the file the window will show first on a thread, before Qt and the window
-    are imported (``core.operations.first_rows``): the last ``.db`` path given, else the agent
+    are imported (``views.first_rows``): the last ``.db`` path given, else the agent
     file the window showed last, else the home's first: the one the sidebar selects when it opens."""
     from ..core import OraError, OraHome, open_store
-    from ..core.operations.first_rows import FirstRows
+    from ..views.first_rows import FirstRows
 
     files = [arg for i, arg in enumerate(argv) if arg.endswith(".db") and (i == 0 or argv[i - 1] != "--home")]
     target = files[-1] if files else None

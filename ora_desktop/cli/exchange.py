@@ -7,12 +7,14 @@ Parsing and printing only; the rules live in ``core.operations.export`` and
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
-from ..core import OraError, create_database, open_store
+from ..core import OraError, open_store
 from ..core.exchange import FORMATS, ImportOptions
 from ..core.operations.export import EXPORT_FORMATS, export_memories
-from ..core.operations.importing import CONFLICT_POLICIES, ImportResult, import_memories
+from ..core.operations.import_new import import_into_new
+from ..core.operations.importing import CONFLICT_POLICIES, JOURNAL_LIMIT, ImportResult, import_memories
 from . import common
 from .maintenance import target_paths
 
@@ -50,7 +52,8 @@ def register(sub: Any) -> None:
                    "stores, as exported for Ora files")
     p.add_argument("--messages", action="store_true",
                    help="context-memory: also import key messages as conversation memories")
-    p.add_argument("--create", action="store_true", help="create the target agent file if it does not exist")
+    p.add_argument("--create", action="store_true",
+                   help="create the target agent file if it does not exist (removed again if the import fails)")
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -67,22 +70,30 @@ def _export(args: argparse.Namespace) -> int:
 
 def _import(args: argparse.Namespace) -> int:
     path = common.target_path(args)
-    if not path.exists() and args.create and not args.dry_run:
-        create_database(path)
-    elif not path.exists():
-        raise OraError(f"{path}: no such file (add --create to start a new agent file there)")
     options = ImportOptions(sync_status="local_only" if args.local_only else "pending",
                             messages=args.messages, force_sync_status=args.local_only)
-    with open_store(path, readonly=args.dry_run) as store:
-        result = import_memories(store, args.source, args.source_format, on_conflict=args.on_conflict,
-                                 dry_run=args.dry_run, skip_bad=args.skip_bad, options=options)
+    chosen = {"on_conflict": args.on_conflict, "dry_run": args.dry_run, "skip_bad": args.skip_bad,
+              "options": options}
+    if not path.exists() and args.create:
+        result = import_into_new(path, args.source, args.source_format, **chosen)
+    elif not path.exists():
+        raise OraError(f"{path}: no such file (add --create to start a new agent file there)")
+    else:
+        with open_store(path, readonly=args.dry_run) as store:
+            result = import_memories(store, args.source, args.source_format, **chosen)
     if args.json:
         common.emit_json(summary(result))
         return 0
+    if result.origin_warning:
+        print(f"warning: {result.origin_warning}", file=sys.stderr)
     verb = "would import" if result.dry_run else "imported"
     print(f"{verb} {result.added + result.replaced} memories from {result.source} ({result.format}) into "
           f"{result.target}: {result.added} new, {result.replaced} replaced, {result.kept} already there "
           f"(kept), {result.collapsed} duplicates collapsed, {len(result.skipped)} skipped")
+    count = result.added + result.replaced
+    if count and not result.dry_run:
+        print("'ora-desktop undo' takes the whole import back" if count <= JOURNAL_LIMIT else
+              f"not on the undo list (over {JOURNAL_LIMIT:,} memories)")
     if result.by_type:
         print("by type: " + ", ".join(f"{t} {n}" for t, n in result.by_type.items()))
     for skipped in result.skipped:
@@ -99,6 +110,8 @@ def summary(result: ImportResult) -> dict[str, Any]:
         "source": str(result.source), "format": result.format, "target": str(result.target),
         "dry_run": result.dry_run, "added": result.added, "replaced": result.replaced, "kept": result.kept,
         "collapsed": result.collapsed, "by_type": result.by_type,
+        "origins": [{"site": site, "agent": agent} for site, agent in result.origins],
+        "warning": result.origin_warning,
         "skipped": [{"where": s.where, "field": s.field, "problem": s.problem} for s in result.skipped],
         "sample": common.to_jsonable(list(result.sample)),
     }

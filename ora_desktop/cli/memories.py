@@ -93,6 +93,11 @@ def register(sub: Any) -> None:
     p.add_argument("--all-versions", action="store_true",
                    help="include superseded and expired memories (the seed's query as written)")
 
+    p = command(sub, "tasks", cmd_tasks, "list the task_context rows of a spawned task agent's file",
+                "List the file's task_context rows (the seed's table of what a spawned task agent was asked "
+                "and produced), newest first; --json gives input_data and output_data as stored. Read-only.")
+    common.add_target(p)
+
     for name, verb, helptext in (("pin", edits.cmd_pin, "pin memories: always first in an agent's context"),
                                  ("unpin", edits.cmd_unpin, "unpin memories")):
         p = command(sub, name, verb, helptext)
@@ -406,6 +411,22 @@ def cmd_important(args: argparse.Namespace) -> int:
     with open_target(args, readonly=True) as store:
         memories = list(store.important(limit=args.limit, current=not args.all_versions))
     _print_memories(args, memories, "no important memories")
+    return 0
+
+
+def cmd_tasks(args: argparse.Namespace) -> int:
+    """The file's task_context rows (none, said, when the table is empty or missing)."""
+    with open_target(args, readonly=True) as store:
+        tasks = store.tasks()
+    if args.json:
+        emit_json([{"id": t.id, "task_description": t.task_description, "status": t.status,
+                    "created_at": t.created_at, "completed_at": t.completed_at,
+                    "input_data": t.input_raw, "output_data": t.output_raw} for t in tasks])
+    elif not tasks:
+        print("no task_context rows (not a spawned task agent's file)")
+    else:
+        print(table(("status", "started", "completed", "id", "task"),
+                    [(t.status, t.created_at, t.completed_at or "", t.id, t.task_description) for t in tasks]))
     return 0
 
 

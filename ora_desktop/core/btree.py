@@ -26,8 +26,9 @@ class Cell:
     overflow: int
 
 
-def varint(page: bytes, at: int) -> tuple[int, int]:
-    """SQLite's variable-length integer at ``at``: (value, offset after it)."""
+def varint(page: bytes | memoryview, at: int) -> tuple[int, int]:
+    """SQLite's variable-length integer at ``at``: (value, offset after it). The one reader of
+    them: the feed, the log scan (:mod:`.walscan`) and salvage (:mod:`.pages`) share it."""
     value = 0
     for i in range(8):
         byte = page[at + i]

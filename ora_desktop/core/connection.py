@@ -315,6 +315,18 @@ class ChangeWatch:
                 self._foreign = True
             self._begun[threading.get_ident()] = (counter, connection.total_changes)
 
+    @property
+    def counter(self) -> int | None:
+        """The commit counter as of the last look or our last commit."""
+        return self._known
+
+    def our_commit_will_be(self, connection: sqlite3.Connection) -> int | None:
+        """Inside our write, before COMMIT: the counter our commit brings the file to (we hold
+        the write lock since :meth:`own_commit_begins`), None when it changes nothing or the
+        counter is not known."""
+        begun, changes = self._begun.get(threading.get_ident(), (None, 0))
+        return None if begun is None or connection.total_changes == changes else begun + 1
+
     def own_commit_ended(self, connection: sqlite3.Connection) -> bool:
         """Called after our commit: it added one to the counter if it changed anything; more than
         that is someone else's commit landing right after ours. True when the counter moved by

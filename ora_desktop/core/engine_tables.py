@@ -21,7 +21,8 @@ from .errors import FileProblem
 #: The version of the tables below. 1: every file before versions (no version row). 2: sync keeps
 #: a clock offset and a push id per server, a baseline per synced row and a conflicts log. 3: the
 #: journal names who made each step (``actor``: ``mcp:<client>``, ``library``; NULL for a person).
-VERSION = 3
+#: 4: a journal step can be undone and redone (``undone``: 1 while it is undone).
+VERSION = 4
 VERSION_KEY = "engine.schema_version"
 
 STATE = "ora_desktop_state"
@@ -56,7 +57,7 @@ DDL: dict[str, tuple[str, ...]] = {
     JOURNAL: (
         f"CREATE TABLE IF NOT EXISTS {JOURNAL} (id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, "
         "kind TEXT NOT NULL, initiator TEXT NOT NULL, label TEXT NOT NULL, undo TEXT NOT NULL, after TEXT NOT NULL, "
-        "actor TEXT)",
+        "actor TEXT, undone INTEGER NOT NULL DEFAULT 0)",
     ),
     DECAY_UNDO: (f"CREATE TABLE IF NOT EXISTS {DECAY_UNDO} (rid INTEGER PRIMARY KEY, id, health, since)",),
     REVIEW: (
@@ -109,6 +110,7 @@ class AddColumn:
 MIGRATIONS: dict[int, tuple[AddColumn, ...]] = {
     2: (AddColumn(SYNC, "clock_offset", "REAL"), AddColumn(SYNC, "push_id", "TEXT")),
     3: (AddColumn(JOURNAL, "actor", "TEXT"),),
+    4: (AddColumn(JOURNAL, "undone", "INTEGER NOT NULL DEFAULT 0"),),
 }
 
 

@@ -233,8 +233,11 @@ class ChangeFeed:
             new = _Log(log.salts, log.seq, log.page_size, log.offset, dict(log.frames))
         if size - new.offset > MAX_LOG or size < new.offset:
             raise _Unknown("the log shrank, or grew past what is worth reading")
-        written, end, extent, first = self._scan(wal, new, size, commits)
+        published = min(size, self._published(page_size, (salt1, salt2), size))
+        written, end, extent, first = self._scan(wal, new, published, commits)
         if old is not new and old.salts != new.salts:
+            if published < size:  # frames written but not published may overwrite old ones too
+                extent = max(extent, self._scan(wal, new, size, None)[2])
             if extent > old.offset:
                 raise _Unknown("the restarted log overwrote frames not read yet")
             if commits is None:
@@ -246,6 +249,20 @@ class ChangeFeed:
         new.frames.update(written)
         new.offset = end
         return new, pages
+
+    def _published(self, page_size: int, salts: tuple[int, int], size: int) -> int:
+        """Where the log's published commits end: a writer appends a commit's frames before the
+        wal-index (``-shm``) publishes them, and until then SQL cannot see its rows (they would be
+        taken for another table's and never named). ``size`` when the index cannot tell (being
+        rewritten, of another generation): those frames are read as before."""
+        try:
+            index = read_header(f"{self.path}-shm", 48 * 2)
+        except OSError:
+            return size
+        if len(index) < 96 or index[:48] != index[48:] or struct.unpack(">II", index[32:40]) != salts:
+            return size
+        frames = int.from_bytes(index[16:20], sys.byteorder)
+        return HEADER + frames * (FRAME_HEADER + page_size)
 
     @staticmethod
     def _scan(wal: str, log: _Log, size: int, commits: int | None

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from .errors import Conflict, InvalidValue, NotFound
 from .records import Chain, Change, Memory, Neighbors
-from .supersession import EDGES_SQL, EdgeCache, file_version
+from .supersession import EDGES_SQL, EdgeCache, edges_kept, file_version
 
 if TYPE_CHECKING:
     from .store import Store
@@ -142,7 +142,10 @@ class GraphMixin:
         if version is None:
             return None
         cache: EdgeCache = self.__dict__.setdefault("_edge_cache", EdgeCache())
-        index = cache.get(version, lambda: self._one(EDGES_SQL))
+        reader = self.__dict__.get("_edge_reader")
+        if reader is None:  # (before the first scan: every commit after it is heard, ours included)
+            reader = self.__dict__.setdefault("_edge_reader", self._feed_log.reader(own=True))
+        index = cache.get(version, lambda: self._one(EDGES_SQL), lambda: edges_kept(*reader.looked()))
         row = self._one("SELECT rowid FROM memories WHERE id = ?", (head.id,))  # as of this version
         if row is None:
             return None

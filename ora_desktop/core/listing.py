@@ -10,17 +10,24 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
+from . import engine_tables
 from .errors import InvalidValue
 from .schema import MEMORY_COLUMNS, MEMORY_TYPES, SYNC_STATUSES
 from .timefilter import TimeBound, bounds_sql
+
+if TYPE_CHECKING:
+    from .search.query import ParsedQuery
 
 TIME_COLUMNS = frozenset({
     "last_accessed_at", "created_at", "updated_at", "expires_at", "synced_at",
 })
 SORTABLE = frozenset(MEMORY_COLUMNS) | {"rowid"}
+#: The ``is:pinned`` filter's SQL on ``memories`` (only where the pins table exists).
+PINNED_SQL = f"id IN (SELECT memory_id FROM {engine_tables.PINS})"
+_OPS = {">": ">", ">=": ">=", "<": "<", "<=": "<=", "=": "="}
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,13 +58,27 @@ class ListQuery:
     descending: bool = True
     limit: int | None = 100
     after: Cursor | None = None
-    extra_where: tuple[tuple[str, tuple], ...] = field(default=())
+    #: The field filters of a parsed search query (``core.search.parse_query``: ``type:``,
+    #: ``importance:>=7``, ``is:pinned`` …), ANDed with the fields above and rendered as SQL here.
+    #: Tag filters need the search sidecar: a listing refuses them. ``is:pinned`` tests the pins
+    #: table: a store resolves it for a file without one (:func:`resolve_pins`).
+    filters: ParsedQuery | None = None
+    #: Only ids beginning with this text (in id order an index range).
+    id_prefix: str | None = None
     #: Time filters, see :mod:`ora_desktop.core.timefilter` (``created_after`` etc. build these).
     times: tuple[TimeBound, ...] = ()
 
     def with_(self, **changes: Any) -> ListQuery:
         """A copy with some fields changed."""
         return replace(self, **changes)
+
+
+def resolve_pins(parsed: ParsedQuery, present: bool) -> ParsedQuery:
+    """``parsed`` for a file that holds the pins table (``present``) or not: without it nothing is
+    pinned, so ``-is:pinned`` filters nothing and ``is:pinned`` matches nothing (an empty either-or)."""
+    if parsed.pinned is None or present:
+        return parsed
+    return replace(parsed, pinned=None, any_of=parsed.any_of + (((),) if parsed.pinned else ()))
 
 
 def sort_expression(column: str, available: Sequence[str]) -> str:
@@ -138,10 +159,64 @@ def where_clause(query: ListQuery, available: Sequence[str]) -> tuple[str, list[
     for sql, values in bounds_sql(query.times, has):
         parts.append(sql)
         params.extend(values)
-    for sql, values in query.extra_where:
+    if query.id_prefix is not None:
+        parts.append("id >= ? AND id < ?")
+        params.extend((query.id_prefix, query.id_prefix + "\U0010ffff"))
+    if query.filters is not None:
+        sql, values = _parsed_where(query.filters, available)
         parts.append(f"({sql})")
         params.extend(values)
     return (" AND ".join(parts) if parts else "1"), params
+
+
+def _parsed_where(parsed: ParsedQuery, available: Sequence[str]) -> tuple[str, list[Any]]:
+    """WHERE text and parameters for the field filters of a parsed query (no tags)."""
+    if parsed.tags or parsed.not_tags:
+        raise InvalidValue("query", "tag: filters need the search index; search instead of listing")
+    has = set(available)
+
+    def col(name: str) -> str:
+        return name if name in has else "NULL"
+
+    base = ListQuery(types=parsed.types, sync_statuses=parsed.sync, expired=parsed.expired,
+                     superseded=parsed.superseded, dirty=parsed.dirty, limit=None, times=parsed.times)
+    where, params = where_clause(base, available)
+    parts = [where]
+    for name, column in (("importance", "importance"), ("health", "health_score")):
+        for op, value in getattr(parsed, name):
+            parts.append(f"{col(column)} {_OPS[op]} ?")
+            params.append(value)
+    for values, column in ((parsed.not_types, "type"), (parsed.not_sync, "sync_status")):
+        if values:
+            parts.append(f"({col(column)} IS NULL OR {col(column)} NOT IN ({','.join('?' * len(values))}))")
+            params.extend(values)
+    for options in parsed.any_of:
+        sql, values = _either_sql(options, has)
+        parts.append(f"({sql})")
+        params.extend(values)
+    if parsed.pinned is not None:
+        parts.append(PINNED_SQL if parsed.pinned else f"NOT {PINNED_SQL}")
+    return " AND ".join(parts), params
+
+
+def _either_sql(options: tuple[tuple[tuple[str, str, object], ...], ...], has: set[str]) -> tuple[str, list[Any]]:
+    """One condition true when any option holds (each option: its bounds ANDed); none: false."""
+    parts: list[str] = []
+    params: list[Any] = []
+    for bounds in options:
+        tests = []
+        for column, op, value in bounds:
+            col = column if column in has else "NULL"
+            if op == "null":
+                tests.append(f"{col} IS NULL")
+            elif column in TIME_COLUMNS:
+                tests.append(f"julianday({col}) {_OPS[op]} julianday(?)")
+                params.append(value)
+            else:
+                tests.append(f"{col} {_OPS[op]} ?")
+                params.append(value)
+        parts.append("(" + (" AND ".join(tests) or "1") + ")")
+    return " OR ".join(parts) or "0", params
 
 
 def keyset_parts(expr: str, cursor: Cursor, descending: bool) -> list[tuple[str, list[Any]]]:

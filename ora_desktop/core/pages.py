@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .btree import varint
+
 LEAF_TABLE, INTERIOR_TABLE, LEAF_INDEX, INTERIOR_INDEX = 0x0D, 0x05, 0x0A, 0x02
 BTREE_TYPES = (LEAF_TABLE, INTERIOR_TABLE, LEAF_INDEX, INTERIOR_INDEX)
 
@@ -35,16 +37,6 @@ class PageScan:
     leaf_pages: int = 0
     unreadable_pages: int = 0  # neither a b-tree page, nor free, nor overflow
     bad_cells: int = 0
-
-
-def _varint(data: bytes | memoryview, at: int) -> tuple[int, int]:
-    value = 0
-    for i in range(8):
-        byte = data[at + i]
-        value = (value << 7) | (byte & 0x7F)
-        if not byte & 0x80:
-            return value, at + i + 1
-    return (value << 8) | data[at + 8], at + 9
 
 
 def _page_size(header: bytes, file_size: int) -> int:
@@ -123,12 +115,12 @@ def _freelist(pages: Pages, header: bytes) -> set[int]:
 
 
 def _decode(payload: bytes) -> list[Any]:
-    header_size, at = _varint(payload, 0)
+    header_size, at = varint(payload, 0)
     if header_size > len(payload) or header_size < 1:
         raise BadCell("record header runs past the payload")
     types = []
     while at < header_size:
-        serial, at = _varint(payload, at)
+        serial, at = varint(payload, at)
         types.append(serial)
     body = header_size
     values: list[Any] = []
@@ -175,8 +167,8 @@ def _cells(page: bytes, number: int, usable: int, pages: Pages, overflow: set[in
             pointer = int.from_bytes(page[start + 8 + 2 * i:start + 10 + 2 * i], "big")
             if not start + 8 <= pointer < usable:
                 raise BadCell("cell pointer outside the page")
-            size, at = _varint(page, pointer)
-            _rowid, at = _varint(page, at)
+            size, at = varint(page, pointer)
+            _rowid, at = varint(page, at)
             local = size
             if size > limit_x:
                 k = limit_m + ((size - limit_m) % (usable - 4))

@@ -12,14 +12,13 @@ import sqlite3
 from typing import TYPE_CHECKING
 
 from . import engine_tables
+from .listing import PINNED_SQL
 from .rawsql import all_rows
 
 if TYPE_CHECKING:
     from .store import Store
 
 TABLE = engine_tables.PINS
-#: The ``is:pinned`` filter's SQL on ``memories`` (only where :data:`TABLE` exists).
-PINNED_SQL = f"id IN (SELECT memory_id FROM {TABLE})"
 
 
 def pinned_ids(store: Store) -> list[str]:

@@ -24,16 +24,26 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from . import engine_tables, timestamps
+from . import engine_tables, feedreaders, timestamps
 from .connection import BUSY_TIMEOUT_MS, ChangeWatch, file_stamp, make_database, translated
 from .decoding import is_undecodable_error, tolerant_text
 from .errors import InvalidValue, NotFound, OraError, ReadOnlyDatabase
 from .facets import count_facets
 from .feed import ChangeFeed
+from .feedreaders import FeedLog, FeedReader
 from .fingerprint import row_fingerprint
 from .graph import GraphMixin
 from .health_buckets import HEALTH_BUCKETS as HEALTH_BUCKETS  # re-exported: views label buckets with it
-from .listing import TIME_COLUMNS, Cursor, ListQuery, keyset_parts, order_clause, sort_expression, where_clause
+from .listing import (
+    TIME_COLUMNS,
+    Cursor,
+    ListQuery,
+    keyset_parts,
+    order_clause,
+    resolve_pins,
+    sort_expression,
+    where_clause,
+)
 from .models import bind
 from .records import Change, Facets, Memories, Memory, TaskContext, parse_json, row_to_memory
 from .schema import MEMORY_COLUMNS, RECALL_THRESHOLD, SchemaReport, inspect, sniff_file
@@ -81,6 +91,11 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         #: What other programs changed, by id (read on the watcher's thread, see :meth:`external_change`).
         self.feed = ChangeFeed(self.path, self._fetch_all)
         self._writing: set[int] = set()  # threads inside a write of ours (the feed waits for them)
+        self._feed_log = FeedLog(self._detect)
+        self.subscribe(self._feed_log.publish)  # our own commits, once each, for readers that want them
+        # (from the file as opened: the feed's mark below is where they start)
+        self._watcher = self._feed_log.reader(look=False)  # external_change's cursor
+        self._looker = self._feed_log.reader(look=False)  # changed_externally's cursor
         with translated(self.path):
             try:
                 self.db.connect(reuse_if_open=True)
@@ -107,6 +122,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
                 self.feed.mark()  # before the counter: a commit in between is heard, not lost
             self._watch.reset(self.db, self.immutable)
         self._watch_immutable = self.immutable
+        feedreaders.register(self.path, self._feed_log)
 
     # ----------------------------------------------------------------- lifecycle
     def __enter__(self) -> Store:
@@ -117,6 +133,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
 
     def close(self) -> None:
         """Close the connections of every thread that used this store."""
+        feedreaders.unregister(self.path, self._feed_log)
         for db in [*self._retired, self.db]:
             db.close_all()
         self._retired.clear()
@@ -140,6 +157,9 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         """Tell listeners; inside an enclosing :meth:`write` wait until it commits (and forget
         the change if it rolls back), so views never hear of a change that did not happen."""
         if change:
+            initiator = feedreaders.initiator()
+            if initiator is not None and change.initiator is not initiator:
+                change = change.but(initiator=initiator)
             if self.db.in_transaction():
                 self._pending().append(change)
             else:
@@ -153,37 +173,50 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
             pending = self._local.pending = []
         return pending
 
+    def feed_reader(self) -> FeedReader:
+        """A new consumer of this file's change feed, with its own cursor (:mod:`.feedreaders`):
+        it hears every other program's commit from now on, whoever else reads the feed."""
+        return self._feed_log.reader()
+
     def external_change(self) -> Change | None:
         """What other connections committed since the last call: a ``Change`` naming the ids
         (initiator external; :mod:`.feed`), ``Change.reload()`` when which rows is not known,
-        ``None`` when nothing changed. Cheap when nothing did (the commit counter); call it from
-        one thread (the window's watcher)."""
+        ``None`` when nothing changed. Cheap when nothing did (the commit counter). The window's
+        watcher's reader of the feed; other consumers take their own :meth:`feed_reader`."""
+        return self._watcher.poll()
+
+    def changed_externally(self) -> bool:
+        """True when another connection committed since the last call (any table); a reader of
+        the feed of its own, so it never takes :meth:`external_change`'s changes."""
+        return self._looker.moved()
+
+    def _detect(self) -> tuple[bool | None, Change | None]:
+        """The feed's one detector (run by whichever reader looks first): whether someone else
+        committed since the last look (None: not now, our commit is being accounted for), and
+        which memories changed (see :meth:`external_change`)."""
         with translated(self.path):
             self._follow_file()
             if self.immutable != self._watch_immutable:  # reopened as another kind: the file moved
                 self._watch.reset(self.db, self.immutable)
                 self._watch_immutable = self.immutable
-                return Change.reload()
+                return True, Change.reload()
             if self.immutable:
-                return Change.reload() if self._watch.changed(self.db, True) else None
+                return (True, Change.reload()) if self._watch.changed(self.db, True) else (False, None)
             if self._writing:
-                return None  # our commit is being accounted for: look at the next tick
+                return None, None  # our commit is being accounted for: look at the next tick
             first = not self.feed.started
             if first:
                 self.feed.start()  # before the counter is read: nothing lands between unseen
+            before = self._watch.counter
             if not self._watch.changed(self.db, False):
-                return None
-            return Change.reload() if first else self.feed.poll()
-
-    def changed_externally(self) -> bool:
-        """True when another connection wrote since the last call (cheap: data_version/stat)."""
-        with translated(self.path):
-            self._follow_file()
-            if self.immutable != self._watch_immutable:  # reopened as another kind: the file moved
-                self._watch.reset(self.db, self.immutable)
-                self._watch_immutable = self.immutable
-                return True
-            return self._watch.changed(self.db, self.immutable)
+                return False, None
+            if first:
+                return True, Change.reload()
+            change = self.feed.poll()  # (read also when ours: the feed steps past those frames)
+            ours = feedreaders.claimed(self.path, before, self._watch.counter, self)
+            if ours is not None:  # another store of this process: a job, a sync, an import
+                return True, feedreaders.heard_as(ours, change)
+            return True, change
 
     def _follow_file(self) -> None:
         """An immutable connection cannot see other writers: reopen it when the file moved."""
@@ -250,6 +283,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         out as ``OraError``s naming the file."""
         self._require_writable()
         outermost = not self.db.in_transaction()
+        claimed: int | None = None
         try:
             with translated(self.path), self.db.atomic("IMMEDIATE"):
                 if outermost:
@@ -258,10 +292,18 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
                     if not self._engine_checked:
                         engine_tables.prepare(self.db.connection(), self.path)
                 yield
+                if outermost:  # our other stores of the file hear this commit as what it is
+                    claimed = self._watch.our_commit_will_be(self.db.connection())
+                    if claimed is not None:
+                        feedreaders.claim(self.path, claimed, self, self._one_change(
+                            list(self._pending()), getattr(self._local, "announced", None)))
         except BaseException:
             if outermost:
                 self._writing.discard(threading.get_ident())
                 self._pending().clear()
+                self._local.announced = None
+                if claimed is not None:
+                    feedreaders.unclaim(self.path, claimed, self)
             raise
         if outermost:
             self._engine_checked = True
@@ -271,8 +313,29 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
             finally:
                 self._writing.discard(threading.get_ident())
             pending, self._local.pending = self._pending(), []
-            for change in pending:
+            announced, self._local.announced = getattr(self._local, "announced", None), None
+            change = self._one_change(pending, announced)
+            if change is not None:
                 self._emit(change)
+
+    def announce(self, change: Change) -> Change:
+        """Inside a :meth:`write`: ``change`` is what this transaction does, as the operation
+        running it names it (ids, kind, initiator). Listeners hear it once, at the commit, in
+        place of the changes the store's own mutators noted; outside a write it is emitted."""
+        if not self.db.in_transaction():
+            return self._emit(change)
+        self._local.announced = change
+        return change
+
+    @staticmethod
+    def _one_change(pending: list[Change], announced: Change | None) -> Change | None:
+        """The one ``Change`` a commit is heard as: the operation's own, or the mutators' together."""
+        noted = feedreaders.compose(pending)
+        if announced is None or not announced:
+            return noted
+        if announced.columns is None and noted is not None and noted.ids == announced.ids:
+            return announced.but(columns=noted.columns)  # which columns an edit wrote: views repaint less
+        return announced
 
     def _require_writable(self) -> None:
         if self.readonly:
@@ -352,7 +415,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
 
     def list(self, query: ListQuery | None = None, **filters: Any) -> list[Memory]:
         """Memories matching ``query`` (or keyword filters), sorted, one keyset page."""
-        query = _query(query, filters)
+        query = _query(self, query, filters)
         where, params = where_clause(query, self.columns)
         expr = sort_expression(query.order_by, self.columns)
         order = f"ORDER BY {order_clause(expr, query.descending)}"
@@ -375,7 +438,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         by page, so another program can write meanwhile: rows present throughout are seen
         exactly once, rows deleted meanwhile are skipped, rows added meanwhile are not seen.
         """
-        query = _query(query, filters).with_(limit=None, after=None)
+        query = _query(self, query, filters).with_(limit=None, after=None)
         keys = self.row_keys(query)
         where, params = where_clause(query, self.columns)
         for start in range(0, len(keys), page):
@@ -401,7 +464,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
 
     def cursor_at(self, offset: int, query: ListQuery | None = None, **filters: Any) -> Cursor | None:
         """The cursor after the row at ``offset`` (for jumping; scans the index once)."""
-        query = _query(query, filters)
+        query = _query(self, query, filters)
         where, params = where_clause(query, self.columns)
         expr = sort_expression(query.order_by, self.columns)
         row = self._one(
@@ -417,7 +480,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         A view can hold a million of these (8 bytes each) and fetch rows lazily with
         :meth:`by_rowids`.
         """
-        query = _query(query, filters)
+        query = _query(self, query, filters)
         where, params = where_clause(query, self.columns)
         expr = sort_expression(query.order_by, self.columns)
         tail = f"ORDER BY {order_clause(expr, query.descending)}"
@@ -433,7 +496,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
 
     def count(self, query: ListQuery | None = None, **filters: Any) -> int:
         """How many memories match (superseded ones hidden unless asked)."""
-        query = _query(query, filters)
+        query = _query(self, query, filters)
         where, params = where_clause(query, self.columns)
         # Without a WHERE clause SQLite counts from its smallest b-tree, far faster than "WHERE 1".
         where_sql = "" if where == "1" else f" WHERE {where}"
@@ -441,7 +504,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
 
     def facets(self, query: ListQuery | None = None, **filters: Any) -> Facets:
         """Counts per type, sync status, importance and health bucket for matching rows."""
-        return count_facets(self, _query(query, filters))
+        return count_facets(self, _query(self, query, filters))
 
     def recall(self, type: str, limit: int = 20, *, current: bool = True) -> list[Memory]:
         """The seed's recall: that type, health above 0.3, most important then newest.
@@ -515,9 +578,14 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         ]
 
 
-def _query(query: ListQuery | None, filters: Mapping[str, Any]) -> ListQuery:
+def _query(store: Store, query: ListQuery | None, filters: Mapping[str, Any]) -> ListQuery:
+    """The query asked, for this file: ``is:pinned`` where nobody pinned anything is resolved."""
     query = query or ListQuery()
-    return query.with_(**filters) if filters else query
+    query = query.with_(**filters) if filters else query
+    parsed = query.filters
+    if parsed is not None and parsed.pinned is not None:
+        query = query.with_(filters=resolve_pins(parsed, store.has_table(engine_tables.PINS)))
+    return query
 
 
 KEY_SLICE = 65536  # keys decoded at a time by _parse_keys: about a millisecond of held GIL

@@ -11,7 +11,9 @@ same comparison of ids as a scan's), sorted by SQLite; Python only decodes them.
 wal-index header in ``-shm``, or the file header's change counter), which every commit moves,
 this store's on any thread and another program's alike, and the identity of the files, which a
 restore that replaces the file changes. It is read before the scan, so the scan sees that
-version or a newer one, never an older one.
+version or a newer one, never an older one. A new version keeps the index when the store's change
+feed says no edge can have moved (:func:`edges_kept`: a commit to other tables, or our own edit
+of other columns in place).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .fileheader import read_header
+from .records import Change
 
 #: One scan of the file: every edge as the rowids of its newer and older memories (16 hex digits
 #: each), ordered by them and joined into one string by SQLite in C, without the GIL.
@@ -122,12 +125,31 @@ class EdgeCache:
         self._version: tuple | None = None
         self._index: EdgeIndex | None = None
 
-    def get(self, version: tuple, scan: Callable[[], tuple[Any, ...] | None]) -> EdgeIndex:
+    def get(self, version: tuple, scan: Callable[[], tuple[Any, ...] | None],
+            kept: Callable[[], bool] | None = None) -> EdgeIndex:
         """The index for ``version``, scanning the file (once, whichever threads ask) when the
-        one held is for another version."""
+        one held is for another version, unless ``kept()`` says no edge changed since it was
+        held (the file's change feed: see :func:`edges_kept`)."""
         with self._lock:
             if self._version != version or self._index is None:
+                if self._index is not None and kept is not None and kept():
+                    self._version = version
+                    return self._index
                 self._version, self._index = None, None
                 self._index = EdgeIndex.from_scan(scan())
                 self._version = version
             return self._index
+
+
+def edges_kept(looked: bool, change: Change | None) -> bool:
+    """Whether the commits the change feed reported as ``change`` (None: no memory changed; not
+    a word unless it ``looked`` at the file now) leave every supersession edge as it was: only
+    rows edited in place (no row added, removed or moved) in columns other than ``id`` and
+    ``superseded_by``. A change whose columns are not known (another program's) cannot say so."""
+    if not looked:
+        return False
+    if change is None:
+        return True
+    if not change or change.added or change.removed or change.columns is None:
+        return False
+    return not change.columns & {"id", "superseded_by"}

@@ -22,12 +22,12 @@ import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from .btree import TABLE_LEAF, varint
 from .fileheader import read_at
 
 WAL_MAGIC = (0x377F0682, 0x377F0683)
 HEADER = 32
 FRAME_HEADER = 24
-TABLE_LEAF = 0x0D
 MAX_LOG = 64 * 1024 * 1024  # past this much new log, scanning the table is as cheap
 
 
@@ -170,16 +170,6 @@ def read_changes(db_path: str, since: WalPosition | None, whole: bool = False) -
     return WalChanges(tuple(pages), WalPosition(salt1, salt2, end, seq))
 
 
-def _varint(page: bytes, at: int) -> tuple[int, int]:
-    value = 0
-    for i in range(8):
-        byte = page[at + i]
-        value = (value << 7) | (byte & 0x7F)
-        if byte < 0x80:
-            return value, at + i + 1
-    return (value << 8) | page[at + 8], at + 9
-
-
 def leaf_rowids(page: bytes) -> list[int]:
     """Rowids of the cells of a table-leaf page (empty for any other page or garbage)."""
     if not page or page[0] != TABLE_LEAF or len(page) < 8:
@@ -193,8 +183,8 @@ def leaf_rowids(page: bytes) -> list[int]:
             pointer = int.from_bytes(page[8 + 2 * i:10 + 2 * i], "big")
             if pointer < 8 or pointer >= len(page):
                 return []
-            _, at = _varint(page, pointer)
-            rowid, _ = _varint(page, at)
+            _, at = varint(page, pointer)
+            rowid, _ = varint(page, at)
             if rowid >= 1 << 63:
                 rowid -= 1 << 64
             out.append(rowid)

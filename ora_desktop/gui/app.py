@@ -28,8 +28,8 @@ from .. import __version__
 from ..core import OraHome, open_store
 from ..core.desktop_files import APP_ID
 from ..core.logs import configure, file_handler, log_file
-from ..core.operations.first_rows import FirstRows
 from ..core.private import private_dir, touch_private
+from ..views.first_rows import FirstRows
 from .context import AppContext
 from .errors import install_excepthook
 from .resources import app_icon

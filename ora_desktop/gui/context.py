@@ -5,7 +5,6 @@ The contract (other GUI features code against it):
 - ``ctx.home: OraHome`` — the Ora home folder shown in the sidebar.
 - ``ctx.settings: QSettings`` — remembered window state, columns, recent files.
 - ``ctx.read_only: bool`` — ``--read-only``: every store is opened with ``readonly=True``.
-- ``ctx.undo_stack: QUndoStack`` — every edit is a command pushed here (Ctrl+Z / Ctrl+Shift+Z).
 - Signals:
   - ``current_changed(object)``: the selected ``AgentFile``, a ``Path`` (a file opened from
     elsewhere) or ``None``.
@@ -24,7 +23,7 @@ The contract (other GUI features code against it):
   the busy timeout when another program holds a lock): call it through ``run``, never on the GUI
   thread.
 - ``ctx.adopt_first_rows(first_rows)`` / ``await ctx.first_rows(store, query)`` — the file and
-  first screenful read while the window was starting (``core.operations.first_rows``): its store
+  first screenful read while the window was starting (``views.first_rows``): its store
   is the one ``store_for`` returns, and its keys answer the table's first listing if it is the
   same query (else ``None``, and the table reads them itself); ``await ctx.first_memories()`` —
   the memories those keys list, read with them (the first paint shows rows, not placeholders).
@@ -36,6 +35,8 @@ The contract (other GUI features code against it):
   ``PRAGMA data_version`` is per connection) and emits ``data_changed`` with it when another
   process wrote.
 - ``ctx.notify(path, change)`` — emit the change signals for a write done outside a store listener.
+- ``ctx.report_change(path, change)`` — a job or sync run on a store of its own: told by the
+  watched store's feed, or here when the window does not watch that file.
 - ``ctx.from_thread(fn, *args)`` — call ``fn`` on the GUI thread (for callbacks of core threads).
 - ``ctx.show_error(exc)`` — a readable message dialog (non-blocking) plus a status line.
 """
@@ -43,16 +44,16 @@ The contract (other GUI features code against it):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from PySide6.QtCore import QObject, QSettings, QTimer, Signal
-from PySide6.QtGui import QUndoStack
 
 from ..core import AgentFile, Change, OraError, OraHome, Store, open_store
 
@@ -60,7 +61,7 @@ if TYPE_CHECKING:
     from array import array
 
     from ..core import ListQuery, Memory
-    from ..core.operations.first_rows import FirstRows
+    from ..views.first_rows import FirstRows
     from .main_window import MainWindow
 
 log = logging.getLogger("ora_desktop.gui")
@@ -109,7 +110,6 @@ class AppContext(QObject):
         self.home = home or OraHome()
         self.settings = settings or QSettings()
         self.read_only = read_only
-        self.undo_stack = QUndoStack(self)
         self.current: object | None = None
         #: The main window once it is built (panels reach its table and curator through it).
         self.window: MainWindow | None = None
@@ -124,6 +124,7 @@ class AppContext(QObject):
         self._watch_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ora-watch")
         self._loop: asyncio.AbstractEventLoop | None = None
         self._polling = False
+        self._replacing: set[Path] = set()  # files a restore is replacing: not watched meanwhile
         self._closed = False
         self.watch_interval_ms = 1000
         self._watch_timer = QTimer(self)
@@ -237,6 +238,16 @@ class AppContext(QObject):
         self.store_changed.emit(path, change)
         self.data_changed.emit(change)
 
+    def report_change(self, path: Path, change: Change | None) -> None:
+        """A job, sync or restore this window ran on a store of its own changed ``path``: while
+        the window watches a store of that file, its feed tells (once, with ids and who made
+        it: :mod:`ora_desktop.core.feedreaders`); otherwise the views are told here."""
+        if change is None:
+            return
+        if self.cached_store(path) is not None and self._watch_timer.isActive():
+            return
+        self.notify(Path(path).resolve(), change)
+
     def start_watching(self, interval_ms: int | None = None) -> None:
         """Poll open stores for other processes' writes every ``interval_ms``."""
         if interval_ms is not None:
@@ -252,13 +263,27 @@ class AppContext(QObject):
 
     async def _check_all(self) -> None:
         for path, store in list(self._stores.items()):
+            if path in self._replacing:
+                continue
             try:
                 change = await self.run_watch(store.external_change)
             except OraError as exc:
                 log.info("watching %s: %s", path, exc)
                 continue
-            if change is not None and not self._closed:
+            # (a restore that began meanwhile tells the views itself, once)
+            if change is not None and not self._closed and path not in self._replacing:
                 self.notify(path, change)
+
+    @contextlib.contextmanager
+    def replacing(self, path: str | Path) -> Iterator[None]:
+        """The window replaces ``path`` (a restore): its watcher does not report the writes that
+        does; the caller forgets the store and tells the views once, when it is done."""
+        key = resolved(path)
+        self._replacing.add(key)
+        try:
+            yield
+        finally:
+            self._replacing.discard(key)
 
     # ----------------------------------------------------------------- messages
     def show_error(self, exc: BaseException | str, title: str = "Ora Desktop") -> None:

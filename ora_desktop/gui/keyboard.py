@@ -84,3 +84,13 @@ class KeyboardPaths(QObject):
             return False
         self.editor.setFocus(Qt.FocusReason.OtherFocusReason)
         return True
+
+
+def keys(standard: QKeySequence.StandardKey, *extra: str) -> list[QKeySequence]:
+    """The platform's keys for ``standard`` plus ``extra``, each once (a key listed twice on one
+    action makes Qt report an ambiguous shortcut and ignore it)."""
+    found: list[QKeySequence] = []
+    for key in [*QKeySequence.keyBindings(standard), *(QKeySequence(k) for k in extra)]:
+        if not key.isEmpty() and all(key != k for k in found):
+            found.append(key)
+    return found

@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 from .. import __version__
 from ..core import AgentFile, OraError, Store
 from .context import AppContext, path_of, resolved
+from .contrast import ContrastChoice
 from .curate.actions import Curator
 from .dock_width import DockWidthKeeper
 from .elided import ElidedLabel
@@ -78,11 +79,13 @@ class MainWindow(QMainWindow):
         self.curator = Curator(ctx, self.browser.selected_memories, self.browser.detail, self,
                                lambda: self.browser.table.selected_count())
         self.exchanger = Exchanger(ctx, self.browser, self.curator, self)
+        self.contrast = ContrastChoice(ctx.settings, self)
         self.forgetter = Forgetter(ctx, self.browser.selected_memories, self,
                                    lambda: self.browser.table.selected_count())
         self.curator.deleted_view_made.connect(self._deleted_view_made)
         self.sidebar.recover_requested.connect(self.forgetter.recover)
         self.forgetter.recovered.connect(self.open_file)
+        self.exchanger.created.connect(self.open_file)
         self.browser.recover_asked.connect(self.forgetter.recover)
         self.welcome = Welcome(str(ctx.home.root))
         self.welcome.open_file.connect(self.open_dialog)
@@ -118,8 +121,7 @@ class MainWindow(QMainWindow):
                               | QDockWidget.DockWidgetFeature.DockWidgetClosable)
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.dock)
         # Agent names stay readable however small the window gets (the table and detail pane
-        # give way first), and a sidebar squeezed by a smaller window grows back with it.
-        self.sidebar.setMinimumWidth(self.sidebar.fontMetrics().horizontalAdvance("m" * 12) + 40)
+        # give way first; Sidebar.keep_names_readable), and a squeezed sidebar grows back with it.
         self._make_status_bar()
         self._make_actions()
         self._make_menus()
@@ -227,6 +229,7 @@ class MainWindow(QMainWindow):
         view.addAction(self.facets_action)
         view.addAction(self.detail_action)
         view.addMenu(self.browser.table.column_menu(self))
+        view.addAction(self.contrast.action)
         view.addSeparator()
         view.addAction(self.next_pane_action)
         view.addAction(self.previous_pane_action)

@@ -1,4 +1,5 @@
-"""Light or dark, following the system (Qt 6.5+ ``styleHints().colorScheme()``), live."""
+"""Light or dark, following the system (Qt 6.5+ ``styleHints().colorScheme()``), live; high
+contrast on request (``gui/contrast.py``)."""
 
 from __future__ import annotations
 
@@ -57,6 +58,14 @@ def apply_theme(app: QApplication) -> None:
         app.setProperty("oraThemeHooked", True)
 
 
+def set_high_contrast(app: QApplication, on: bool) -> None:
+    """Switch the high-contrast palette (``gui/contrast.py``) on or off, keeping light or dark."""
+    if bool(app.property("oraHighContrast")) == on:
+        return
+    app.setProperty("oraHighContrast", on)
+    apply_scheme(app, QGuiApplication.styleHints().colorScheme())
+
+
 def apply_scheme(app: QApplication, scheme: Qt.ColorScheme) -> None:
     """The dark palette for a dark system scheme, the style's own palette otherwise.
 
@@ -70,16 +79,33 @@ def apply_scheme(app: QApplication, scheme: Qt.ColorScheme) -> None:
     from .memories.health_bar import forget_bars
 
     dark = scheme == Qt.ColorScheme.Dark
-    app.setPalette(dark_palette() if dark else app.style().standardPalette())
+    if app.property("oraHighContrast"):
+        from .contrast import high_contrast_palette
+
+        app.setPalette(high_contrast_palette(dark))
+    else:
+        app.setPalette(dark_palette() if dark else app.style().standardPalette())
     forget_bars()  # the bars' track is drawn in the palette's colours
     highlight_color.cache_clear()
     app.setStyleSheet(style_sheet(dark))
+    restyle(app)  # single widgets' sheets follow (their colours differ in high contrast)
+
+
+def restyle(app: QApplication, *_font: object) -> None:
+    """Set every :func:`styled` widget's sheet again: for the colours now in use, and after a font
+    change (a widget with a style sheet keeps the font it was polished with until then)."""
+    for widget in app.allWidgets():
+        name = widget.objectName()
+        if name in WIDGET_SHEETS and widget.property("oraStyled"):
+            widget.setStyleSheet("")
+            widget.setStyleSheet(sheet(name))
 
 
 #: Style sheets for single widgets, by the widget's object name (see :func:`styled`).
 WIDGET_SHEETS = {
-    "EmptyState": "QLabel { color: palette(placeholder-text); font-size: 14px; }",
+    "EmptyState": "QLabel { color: palette(placeholder-text); }",  # 15 % larger than the text: styled()
     "ValidationMessage": "QLabel { color: #c0392b; font-weight: 600; }",
+    "WarningMessage": "QLabel { color: #a35200; font-weight: 600; }",
     "QuickFilter": (
         "QToolButton { padding: 2px 8px; border-radius: 9px; border: 1px solid palette(mid); }"
         "QToolButton:checked { background: palette(highlight); color: palette(highlighted-text);"
@@ -88,8 +114,34 @@ WIDGET_SHEETS = {
 }
 
 
+#: In high contrast, messages take the palette's strong colours (WCAG AA on their background).
+HIGH_CONTRAST_SHEETS = {
+    "ValidationMessage": "QLabel { color: palette(bright-text); font-weight: 600; }",
+    "WarningMessage": "QLabel { color: palette(text); font-weight: 600; }",
+    "QuickFilter": WIDGET_SHEETS["QuickFilter"].replace("palette(mid)", "palette(text)"),
+}
+
+
+def sheet(name: str) -> str:
+    """The style sheet of widgets named ``name``, for the colours now in use."""
+    app = QApplication.instance()
+    if app is not None and app.property("oraHighContrast") and name in HIGH_CONTRAST_SHEETS:
+        return HIGH_CONTRAST_SHEETS[name]
+    return WIDGET_SHEETS[name]
+
+
 def styled(widget: W, name: str) -> W:
-    """Name ``widget`` and give it that name's style sheet from :data:`WIDGET_SHEETS`."""
+    """Name ``widget`` and give it that name's style sheet (:func:`sheet`), kept up to date when
+    the colours change."""
     widget.setObjectName(name)
-    widget.setStyleSheet(WIDGET_SHEETS[name])
+    widget.setStyleSheet(sheet(name))
+    widget.setProperty("oraStyled", True)
+    app = QApplication.instance()
+    if app is not None and not app.property("oraRestyleHooked"):  # once per application
+        app.fontChanged.connect(lambda font: restyle(app, font))
+        app.setProperty("oraRestyleHooked", True)
+    if name == "EmptyState":
+        from .fonts import relative_font
+
+        relative_font(widget, 1.15)
     return widget

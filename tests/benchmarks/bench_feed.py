@@ -102,8 +102,8 @@ def heard_as_before() -> None:
 
 async def scenario(path: Path, results: dict) -> None:
     from ora_desktop.core import open_store
-    from ora_desktop.core.operations.first_rows import FirstRows
     from ora_desktop.gui.app import build_window_async, parse_args
+    from ora_desktop.views.first_rows import FirstRows
 
     beat = BusyBeat()
     home, settings = bench_settings("ora-bench-feed-")

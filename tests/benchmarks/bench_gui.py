@@ -195,9 +195,9 @@ async def scenario(path: Path, edit_path: Path, results: dict) -> None:
     from PySide6.QtCore import QEvent, QObject, Qt
 
     from ora_desktop.core import open_store
-    from ora_desktop.core.operations.first_rows import FirstRows
     from ora_desktop.gui.app import build_window_async, parse_args
     from ora_desktop.gui.memories.columns import column_index
+    from ora_desktop.views.first_rows import FirstRows
 
     beat = Heartbeat()
     painted: list[float] = []

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 
 from ora_desktop import open_store
 from ora_desktop.core import connection
-from ora_desktop.core.operations.first_rows import default_query
+from ora_desktop.views.first_rows import default_query
 
 from .bench_core import paired
 from .common import Row, bench_file, report

@@ -213,9 +213,9 @@ def _evict(path: Path) -> None:
 async def scenario(first: Path, other: Path) -> None:
 
     from ora_desktop.core import open_store
-    from ora_desktop.core.operations.first_rows import FirstRows
     from ora_desktop.gui.app import build_window_async, parse_args
     from ora_desktop.gui.context import resolved
+    from ora_desktop.views.first_rows import FirstRows
 
     home, settings = bench_settings("ora-open-probe-")
     ctx, window = await build_window_async(parse_args(["--home", str(home), str(first)]), settings,

@@ -112,8 +112,8 @@ def test_the_window_lists_the_rows_read_ahead_and_still_sees_a_later_write(aloop
     import sqlite3
 
     from ora_desktop.core import open_store
-    from ora_desktop.core.operations.first_rows import FirstRows
     from ora_desktop.gui.app import build_window
+    from ora_desktop.views.first_rows import FirstRows
 
     path = filled_db(30)
     ahead = FirstRows(open_store, path)
@@ -247,8 +247,8 @@ def test_the_first_rows_read_ahead_are_shown_at_once_not_as_placeholders(aloop, 
     first lists rows it already has their contents (no placeholder rows painted, then filled)."""
 
     from ora_desktop.core import open_store
-    from ora_desktop.core.operations.first_rows import FIRST_ROWS
     from ora_desktop.gui.memories.model import MemoryTableModel
+    from ora_desktop.views.first_rows import FIRST_ROWS
 
     listed: list[tuple[int, bool]] = []  # (rows, every row already has its memory), at each reset
     made = MemoryTableModel.__init__
@@ -284,8 +284,8 @@ def _built_as_launched(aloop, qtbot, settings, path):
     import qasync
 
     from ora_desktop.core import open_store
-    from ora_desktop.core.operations.first_rows import FirstRows
     from ora_desktop.gui.app import build_window_async
+    from ora_desktop.views.first_rows import FirstRows
 
     ahead = FirstRows(open_store, path)
     importer = qasync.QThreadExecutor(1)  # the modules' import runs here; shut down below

@@ -15,7 +15,7 @@ from .conftest import db_rows, wait_idle
 
 def undo(qtbot, window):
     """Ctrl+Z once the last command is on the undo stack."""
-    qtbot.waitUntil(window.ctx.undo_stack.canUndo, timeout=5000)
+    qtbot.waitUntil(window.curator.undo_action.isEnabled, timeout=5000)
     qtbot.waitUntil(lambda: not window.curator._serial().locked(), timeout=5000)
     window.curator.undo_action.trigger()
 
@@ -52,12 +52,13 @@ def test_edit_validation_save_undo_redo(make_window, filled_db, qtbot):
     qtbot.mouseClick(detail.save_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: content_of(path, "m004") == "Deploys now go out from the release branch", timeout=10000)
     assert db_rows(path, "SELECT importance, health_score FROM memories WHERE id='m004'") == [(9, 0.75)]
-    qtbot.waitUntil(lambda: window.ctx.undo_stack.canUndo() and not detail.editor.is_modified(), timeout=5000)
+    qtbot.waitUntil(lambda: window.curator.undo_action.isEnabled() and not detail.editor.is_modified(), timeout=5000)
     # undo (Ctrl+Z) puts the old values back, redo applies them again
     window.curator.undo_action.trigger()
     qtbot.waitUntil(lambda: content_of(path, "m004").startswith("Memory number 4"), timeout=10000)
     assert db_rows(path, "SELECT importance, health_score FROM memories WHERE id='m004'") == [(5, 0.4)]
     qtbot.waitUntil(lambda: detail.memory.content.startswith("Memory number 4"), timeout=10000)
+    qtbot.waitUntil(window.curator.redo_action.isEnabled, timeout=10000)
     window.curator.redo_action.trigger()
     qtbot.waitUntil(lambda: content_of(path, "m004") == "Deploys now go out from the release branch", timeout=10000)
     assert window.curator.undo_action.shortcut().toString() == "Ctrl+Z"
@@ -177,7 +178,7 @@ def test_save_meets_a_change_that_left_updated_at_alone(make_window, filled_db, 
     qtbot.waitUntil(lambda: detail.editor.content.toPlainText() == "The agent corrected this", timeout=5000)
     assert db_rows(path, "SELECT content, importance FROM memories WHERE id='m003'") == [
         ("The agent corrected this", 2)]
-    assert not window.ctx.undo_stack.canUndo()  # no step of ours was written
+    assert not window.curator.undo_action.isEnabled()  # no step of ours was written
 
 
 def test_bulk_edit_refuses_when_a_chosen_memory_changed_underneath(make_window, filled_db, qtbot, monkeypatch):
@@ -199,7 +200,7 @@ def test_bulk_edit_refuses_when_a_chosen_memory_changed_underneath(make_window, 
     qtbot.waitUntil(lambda: bool(errors), timeout=10000)
     assert "'m002' was changed by another program" in errors[0]
     assert db_rows(path, "SELECT * FROM memories ORDER BY id") == before
-    assert not window.ctx.undo_stack.canUndo()
+    assert not window.curator.undo_action.isEnabled()
 
 
 def test_new_memory_with_ctrl_n(make_window, filled_db, qtbot):

@@ -244,7 +244,7 @@ def test_repair_links_of_a_malformed_related_to_and_undo(make_window, filled_db,
     qtbot.mouseClick(detail.repair_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: related(path, "m002") == '["m001", "m004"]', timeout=10000)
     qtbot.waitUntil(lambda: detail.related.count() == 2 and not detail.repair_button.isVisible(), timeout=10000)
-    qtbot.waitUntil(window.ctx.undo_stack.canUndo, timeout=5000)
+    qtbot.waitUntil(window.curator.undo_action.isEnabled, timeout=5000)
     qtbot.waitUntil(lambda: not window.curator._serial().locked(), timeout=5000)
     window.curator.undo_action.trigger()
     qtbot.waitUntil(lambda: related(path, "m002") == "see m001 and m004 (old notes)", timeout=10000)
@@ -302,7 +302,7 @@ def test_stored_values_shows_the_row_as_stored_and_saves_a_validated_edit(make_w
     dialog.save_button.click()
     qtbot.waitUntil(lambda: db_rows(path, "SELECT importance, related_to FROM memories WHERE id = 'm002'")
                     == [(9, '["m001"]')], timeout=10000)
-    qtbot.waitUntil(window.ctx.undo_stack.canUndo, timeout=5000)
+    qtbot.waitUntil(window.curator.undo_action.isEnabled, timeout=5000)
     qtbot.waitUntil(lambda: not window.curator._serial().locked(), timeout=5000)
     window.curator.undo_action.trigger()
     qtbot.waitUntil(lambda: db_rows(path, "SELECT importance FROM memories WHERE id = 'm002'") == [(3,)],

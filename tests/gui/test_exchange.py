@@ -41,12 +41,12 @@ def test_import_preview_then_import_and_one_undo_takes_it_back(make_window, fill
     assert db_rows(path, "SELECT DISTINCT sync_status FROM memories WHERE id LIKE 'imp-%'") == [("local_only",)]
     window.exchanger.summary.close()
     # One Ctrl+Z removes the whole import; redo brings the same memories back.
-    qtbot.waitUntil(window.ctx.undo_stack.canUndo, timeout=5000)
-    qtbot.waitUntil(lambda: not window.curator._serial().locked(), timeout=5000)
-    window.curator.undo_action.trigger()
+    undo, redo = window.curator.undo_action, window.curator.redo_action
+    qtbot.waitUntil(lambda: undo.text() == "&Undo import of 3 memories from context.db", timeout=5000)
+    undo.trigger()
     qtbot.waitUntil(lambda: count(path) == 12, timeout=15000)
-    qtbot.waitUntil(lambda: not window.curator._serial().locked(), timeout=5000)
-    window.curator.redo_action.trigger()
+    qtbot.waitUntil(lambda: redo.text() == "&Redo import of 3 memories from context.db", timeout=5000)
+    redo.trigger()
     qtbot.waitUntil(lambda: count(path) == 15, timeout=15000)
     wait_idle(qtbot, window)
 
@@ -100,3 +100,46 @@ def test_export_the_file_the_selection_and_the_view(make_window, filled_db, qtbo
     qtbot.waitUntil(lambda: shown.exists(), timeout=15000)
     assert shown.read_text(encoding="utf-8").startswith("# Memories (4)")
     assert window.exchanger.export_action.isEnabled() and window.exchanger.import_action.isEnabled()
+
+
+def test_import_into_a_new_agent_named_in_the_dialog_warns_of_another_agents_export(
+        make_window, filled_db, qtbot, tmp_path, ora_home):
+    """The import dialog offers "A new agent…": a bad name is said and blocks Import, the preview
+    creates nothing, the export of another agent is warned about, and Import creates the agent's
+    file where ora-desktop creates agents, lists it and opens it."""
+    from ora_desktop.core.operations.export import export_memories
+
+    filled_db(4, site="acme-shop", agent="legacy")
+    path = filled_db(7)
+    export_memories([ora_home / "sites" / "acme-shop" / "legacy.site.db"], tmp_path / "legacy.jsonl")
+    window = make_window()
+    window.open_file(path)
+    qtbot.waitUntil(lambda: window.browser.store is not None and window.browser.store.path == path, timeout=10000)
+    dialog = window.exchanger.preview(tmp_path / "legacy.jsonl")
+    qtbot.waitUntil(lambda: dialog.result is not None, timeout=15000)
+    assert dialog.origin.isVisible()  # into anwe-sh/ora: another agent's memories
+    assert "acme-shop/legacy" in dialog.origin.text() and "anwe-sh/ora" in dialog.origin.text()
+    dialog.into.setCurrentIndex(dialog.into.findText("A new agent…"))
+    assert dialog.new_row.isVisible() and dialog.new_site.currentText() == "anwe-sh"
+    qtbot.keyClicks(dialog.new_name, "../helper")
+    qtbot.waitUntil(lambda: "must not" in dialog.summary.text(), timeout=15000)
+    assert not dialog.import_button.isEnabled()
+    dialog.new_name.setText("legacy")
+    dialog.new_site.setCurrentText("acme-shop")
+    qtbot.waitUntil(lambda: "this agent exists" in dialog.summary.text(), timeout=15000)
+    dialog.new_site.setCurrentText("anwe-sh")
+    dialog.new_name.setText("helper")
+    new = ora_home / "sites" / "anwe-sh" / "helper.site.db"
+    qtbot.waitUntil(lambda: dialog.result is not None and dialog.import_button.isEnabled(), timeout=15000)
+    assert dialog.summary.text().startswith("Detected format: jsonl. 4 new memories")
+    assert "anwe-sh/helper" in dialog.origin.text()
+    assert not new.exists()  # the preview created nothing
+    qtbot.mouseClick(dialog.import_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.exchanger.summary is not None and window.exchanger.summary.isVisible(),
+                    timeout=15000)
+    assert "into the new agent anwe-sh/helper: 4 new" in window.exchanger.summary.text()
+    assert count(new) == 4 and count(path) == 7
+    qtbot.waitUntil(lambda: window.browser.store is not None and window.browser.store.path == new, timeout=10000)
+    qtbot.waitUntil(lambda: window.sidebar.item_for(new) is not None, timeout=10000)  # listed by a rescan
+    window.exchanger.summary.close()
+    wait_idle(qtbot, window)

@@ -127,4 +127,4 @@ def test_escape_cancels_an_edit_and_nothing_is_saved(make_window, filled_db, qtb
     qtbot.waitUntil(lambda: detail.memory.id == second, timeout=5000)
     qtbot.wait(300)
     assert db_rows(path, "SELECT content FROM memories WHERE id = ?", (first.id,)) == [(first.content,)]
-    assert not window.ctx.undo_stack.canUndo()
+    assert not window.curator.undo_action.isEnabled()

@@ -76,7 +76,9 @@ def test_duplicates_view_merges_in_one_undo_step(make_window, seed_db, qtbot):
         kept, other = store.get("jwt2"), store.get("jwt")
         assert kept.content == "User prefers JWT auth in httpOnly cookies" and kept.importance == 8
         assert other.superseded_by == "jwt2"
-    window.curator.undo_action.trigger()  # one Ctrl+Z restores both
+    undo = window.curator.undo_action
+    qtbot.waitUntil(lambda: undo.text() == "&Undo merge 2 memories into jwt2", timeout=10000)
+    undo.trigger()  # one Ctrl+Z restores both
 
     def restored() -> bool:
         with open_store(path, readonly=True) as store:

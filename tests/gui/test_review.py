@@ -66,7 +66,8 @@ def test_r_marks_the_selected_memory_reviewed_and_moves_on(qtbot, make_window, f
     qtbot.waitUntil(lambda: first not in listed(view), timeout=10000)
     assert view.table.rowCount() == 11 and view.table.current_item() is not None
     assert db_rows(path, "SELECT memory_id FROM ora_desktop_review WHERE reviewer = ?", (view.reviewer,)) == [(first,)]
-    window.ctx.undo_stack.undo()  # Ctrl+Z takes the mark back
+    qtbot.waitUntil(lambda: window.curator.undo_action.text() == f"&Undo mark {first} reviewed", timeout=10000)
+    window.curator.undo_action.trigger()  # Ctrl+Z takes the mark back
     qtbot.waitUntil(lambda: first in listed(view), timeout=10000)
     assert db_rows(path, "SELECT count(*) FROM ora_desktop_review")[0][0] == 0
 
@@ -124,7 +125,7 @@ def test_edit_from_the_desk_is_undoable_and_not_listed_again_as_changed(qtbot, m
     qtbot.waitUntil(lambda: memory.id not in listed(view), timeout=10000)
     with open_store(path, readonly=True) as store:
         assert store.get(memory.id).importance != memory.importance
-    window.ctx.undo_stack.undo()
+    window.curator.undo_action.trigger()
     qtbot.waitUntil(lambda: db_rows(path, "SELECT importance FROM memories WHERE id = ?", (memory.id,))
                     == [(memory.importance,)], timeout=10000)
 
@@ -141,7 +142,8 @@ def test_delete_key_deletes_the_review_selection_only_and_undo_brings_it_back(qt
     qtbot.waitUntil(lambda: db_rows(path, "SELECT count(*) FROM memories")[0][0] == 11, timeout=10000)
     assert db_rows(path, "SELECT count(*) FROM memories WHERE id = ?", (target,))[0][0] == 0
     qtbot.waitUntil(lambda: target not in listed(view), timeout=10000)
-    window.ctx.undo_stack.undo()
+    qtbot.waitUntil(window.curator.undo_action.isEnabled, timeout=10000)
+    window.curator.undo_action.trigger()
     qtbot.waitUntil(lambda: db_rows(path, "SELECT count(*) FROM memories WHERE id = ?", (target,))[0][0] == 1,
                     timeout=10000)
 
@@ -191,7 +193,7 @@ def test_consolidation_desk_applies_an_edited_summary_rejects_another_and_ctrl_z
         set(second.ids)
     assert db_rows(path, "SELECT count(*) FROM memories WHERE superseded_by IS NOT NULL AND id IN (?, ?, ?)",
                    first.ids) == [(0,)]
-    qtbot.waitUntil(window.ctx.undo_stack.canUndo, timeout=5000)
+    qtbot.waitUntil(window.curator.undo_action.isEnabled, timeout=5000)
     qtbot.waitUntil(lambda: not window.curator._serial().locked(), timeout=5000)
     window.curator.undo_action.trigger()
     qtbot.waitUntil(lambda: summary_rows() == [], timeout=10000)

@@ -181,14 +181,3 @@ def test_scrolling_fetches_rows_on_a_worker_thread_never_in_data(ctx, qtbot, fil
         assert model.data(model.index(first, 0)) == "…"
         qtbot.waitUntil(lambda first=first: model.memory_at(first) is not None, timeout=5000)
     assert threads and threading.main_thread().ident not in threads
-
-
-def test_the_row_of_a_key_is_found_even_where_its_bytes_straddle_two_keys(ctx):
-    from array import array
-
-    model = MemoryTableModel(ctx)
-    assert model.row_of_key(5) is None  # nothing listed
-    model.keys = array("q", [5 << 8, 0, 5, -1])  # 5's bytes also appear across the first two keys
-    assert model.row_of_key(5) == 2
-    assert model.row_of_key(5 << 8) == 0 and model.row_of_key(-1) == 3
-    assert model.row_of_key(7) is None

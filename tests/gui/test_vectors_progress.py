@@ -152,3 +152,31 @@ def test_cancel_sticks_until_build_is_pressed(make_window, seed_db, qtbot, small
     assert has_vectors(path) and len(builds) == 2
     qtbot.waitUntil(lambda: NOT_BUILT not in bar.note.text(), timeout=15000)
     wait_idle(qtbot, window)
+
+
+def test_the_total_is_every_memory_and_cancel_says_what_was_done(make_window, seed_db, qtbot, small_batches,
+                                                               monkeypatch):
+    """The bar counts every memory of the file: a Cancel says how many were embedded of that total,
+    and Build carries on from there with the same total (not the remainder counted from zero)."""
+    path = _file(seed_db)
+    window = make_window()
+    bar = window.browser.search
+    strip = bar.vectors
+    batches = _batches_wait_for_cancel(monkeypatch, strip, first_only=True)
+    seen: list[tuple[int, int]] = []
+    strip.bar.valueChanged.connect(lambda v: seen.append((v, strip.bar.maximum())))
+    bar.mode.setCurrentIndex(1)  # meaning
+    bar.field.setText("deploys")
+    qtbot.waitUntil(lambda: strip.isVisible() and bool(batches), timeout=15000)
+    qtbot.waitUntil(lambda: not bar.controller._debounce.isActive(), timeout=5000)
+    strip.cancel_button.click()
+    qtbot.waitUntil(lambda: strip.building is None, timeout=30000)
+    kept = _kept(path)
+    assert kept == 50
+    assert f"{kept} of {MEMORIES + 1} memories embedded; cancelled" in strip.label.text()
+    seen.clear()
+    strip.build_button.click()
+    qtbot.waitUntil(lambda: strip.isHidden() and has_vectors(path), timeout=60000)
+    assert seen and all(total == MEMORIES + 1 for _, total in seen)
+    assert min(v for v, _ in seen) >= kept  # it starts at what the cancelled build kept
+    wait_idle(qtbot, window)

@@ -88,6 +88,19 @@ def test_a_second_chain_of_an_unchanged_file_reads_no_row_but_its_own(store: Sto
     assert ids(store, "m003") == ["m002", "m001", "m003", "m000"]
 
 
+def test_our_own_edit_of_other_columns_keeps_the_index(store: Store, db: Path) -> None:
+    """The change feed says which commits can leave the edges alone: the window's edit of an
+    importance reads no row again; a supersede, or another program's write, reads them anew."""
+    assert ids(store, "m003") == ["m002", "m001", "m003", "m000"]
+    store.update("m001", importance=9)
+    assert scanned(store, lambda: store.chain("m003")) == []
+    assert ids(store, "m003") == ["m002", "m001", "m003", "m000"]
+    store.supersede("m040", "m003")
+    assert ids(store, "m003") == ["m002", "m001", "m003", "m000", "m040"]
+    raw(db, "UPDATE memories SET importance = 2 WHERE id = 'm001'")  # which columns: not known
+    assert scanned(store, lambda: store.chain("m003"))
+
+
 def test_the_stores_own_write_is_seen_at_once(store: Store) -> None:
     assert ids(store, "m010") == ["m010"]
     store.supersede("m010", "m011")

@@ -379,3 +379,22 @@ def test_cli_repair_links(capsys, seed_db) -> None:
     assert main(["repair-links", "--db", str(path), "m2"]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "nothing to repair" in err
+
+
+def test_cli_tasks_lists_task_context_newest_first_and_as_json(capsys, db: Path) -> None:
+    empty = cli(capsys, "tasks", "--db", db)
+    assert empty.code == 0 and "no task_context rows" in empty.out
+    sql(db, "INSERT INTO task_context (id, task_description, input_data, output_data, status, created_at) VALUES "
+        "('t1', 'Audit the checkout', '{\"pages\": 2}', NULL, 'completed', '2025-01-10 09:00:00'), "
+        "('t2', 'Write release notes', 'not json', NULL, 'active', '2025-03-01T09:00:00.000Z')")
+    before = content_digest(db)
+    shown = cli(capsys, "tasks", "--db", db)
+    assert shown.code == 0
+    lines = shown.out.splitlines()
+    assert lines[0].split() == ["status", "started", "completed", "id", "task"]
+    assert "Write release notes" in lines[1] and "Audit the checkout" in lines[2]  # newest first, as time
+    data = cli(capsys, "tasks", "--db", db, "--json").json()
+    assert [t["id"] for t in data] == ["t2", "t1"]
+    assert data[1]["input_data"] == '{"pages": 2}' and data[0]["input_data"] == "not json"  # as stored
+    assert data[1]["status"] == "completed" and data[1]["created_at"] == "2025-01-10 09:00:00"
+    assert content_digest(db) == before  # read-only

@@ -108,3 +108,38 @@ def test_merge_new_writes_a_memory_superseding_all_and_undo_trashes_it(capsys, d
     assert rows(db) == before
     assert sql(db, "SELECT memory_id FROM ora_desktop_trash") == [(new_id,)]  # recoverable
     assert_one_line_error(cli(capsys, "merge", *T, "a", "b", "--new"), "--new", "--content")
+
+
+def test_redo_does_again_what_undo_took_back_and_a_new_edit_ends_it(capsys, db: Path) -> None:
+    start = rows(db)
+    assert cli(capsys, "edit", *T, "a", "--importance", "2").code == 0
+    edited = rows(db)
+    assert cli(capsys, "undo", *T).code == 0 and rows(db) == start
+    listed = cli(capsys, "redo", *T, "--list", "--json").json()
+    assert [e["label"] for e in listed] == ["edit importance of a"]
+    result = cli(capsys, "redo", *T)
+    assert result.code == 0 and "redid “edit importance of a”" in result.out and rows(db) == edited
+    assert cli(capsys, "undo", *T).code == 0
+    assert cli(capsys, "edit", *T, "b", "--importance", "1").code == 0  # a new step ends the redo branch
+    after = rows(db)
+    assert "nothing to redo" in cli(capsys, "redo", *T, "--list").out
+    assert_one_line_error(cli(capsys, "redo", *T), "nothing to redo", str(db))
+    assert rows(db) == after
+
+
+def test_an_import_from_the_command_line_is_one_undo_step_and_redo_imports_it_again(capsys, db: Path,
+                                                                                     tmp_path: Path) -> None:
+    import json
+
+    start = rows(db)
+    source = tmp_path / "notes.jsonl"
+    source.write_text("".join(json.dumps({"id": f"n{i}", "content": f"note {i}", "created_at": "2025-01-01 00:00:00",
+                                          "updated_at": "2025-01-01 00:00:00"}) + "\n" for i in range(3)),
+                      encoding="utf-8")
+    imported = cli(capsys, "import", str(source), *T)
+    assert imported.code == 0 and "'ora-desktop undo' takes the whole import back" in imported.out
+    after = rows(db)
+    result = cli(capsys, "undo", *T)
+    assert "undid “import of 3 memories from notes.jsonl”" in result.out and rows(db) == start
+    assert "redid “import of 3 memories from notes.jsonl”" in cli(capsys, "redo", *T).out
+    assert rows(db) == after

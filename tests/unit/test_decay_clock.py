@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from ora_desktop.core import open_store
-from ora_desktop.core.errors import Conflict
+from ora_desktop.core.errors import Conflict, NotFound
 from ora_desktop.core.maintenance import decay, run_job
-from ora_desktop.core.operations.undo import undo
+from ora_desktop.core.operations.undo import redo, undo
 from tests.unit.maintenance_support import ago, make_db, set_state
 
 NOW = datetime(2026, 6, 15, 12, 0, tzinfo=UTC)
@@ -95,6 +95,8 @@ def test_undo_after_a_decay_restores_every_health_value_and_the_mark_exactly(db:
     assert everything(db) != before
     with open_store(db) as store:
         done = undo(store)
+        with pytest.raises(NotFound, match="nothing to redo"):  # the next decay does it again instead
+            redo(store)
     assert done.entry.label == "decay of 4 memories by 10 day(s)"
     assert everything(db) == before  # every value and its storage type (1 stays an integer)
     assert state(db) == marks

@@ -60,9 +60,10 @@ def test_a_file_from_before_versions_is_migrated_at_the_first_write_and_keeps_ev
     assert {"clock_offset", "push_id"} <= sync_columns
     for table, rows in before.items():
         after = _rows(old_file, table)
-        if table == "ora_desktop_journal":  # one step more; version 3 gave every step an actor (NULL before)
+        if table == "ora_desktop_journal":  # one step more; version 3 gave every step an actor (NULL before),
+            # version 4 an undone mark (0: done)
             assert [r[: len(rows[0])] for r in after[: len(rows)]] == rows and len(after) == len(rows) + 1
-            assert all(r[-1] is None for r in after[: len(rows)])
+            assert all(r[-2:] == (None, 0) for r in after[: len(rows)])
         elif table == "ora_desktop_state":
             assert set(rows) < set(after)
         else:
@@ -79,6 +80,17 @@ def test_a_file_from_before_versions_is_migrated_at_the_first_write_and_keeps_ev
         assert [item.note for item in result.items if "flagged" in item.reasons] == ["check the vault path"]
         state = local.states(store)[0]
         assert (state.site, state.agent, state.pushed) == ("fixture-site", "ora", 4)
+
+
+def test_an_older_journal_read_only_lists_its_steps_and_nothing_to_redo(old_file: Path) -> None:
+    """A file journalled before steps could be undone and redone (no ``undone`` column) is read as
+    it is: every step can be undone, none redone, and reading changes nothing."""
+    digest = _digest(old_file)
+    with ora_desktop.open_store(old_file, readonly=True) as store:
+        steps = journal.entries(store)
+        assert steps and not any(e.undone for e in steps)
+        assert journal.redoable(store) == [] and journal.next_steps(store).undo == steps[0]
+    assert _digest(old_file) == digest
 
 
 def test_a_file_written_by_a_newer_version_is_not_written(old_file: Path) -> None:
@@ -119,8 +131,8 @@ def test_the_tables_the_fixture_holds_are_created_exactly_as_then() -> None:
     new = {name: sql for name, sql in fresh.execute(
         "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name LIKE 'ora_desktop%'")}
     changed = {name for name in old if new[name] != old[name]}
-    # Version 2 added two columns to ora_desktop_sync and version 3 one to ora_desktop_journal, through their
-    # migrations; every other table is as it was.
+    # Version 2 added two columns to ora_desktop_sync and versions 3 and 4 one each to ora_desktop_journal,
+    # through their migrations; every other table is as it was.
     assert changed == {"ora_desktop_sync", "ora_desktop_journal"}
     assert {s.table for steps in engine_tables.MIGRATIONS.values() for s in steps} == changed
 

@@ -81,3 +81,45 @@ def test_import_errors_are_one_line_and_change_nothing(capsys, tmp_path: Path) -
     assert_one_line_error(cli(capsys, "export", "--db", tmp_path / "nope.site.db"), "nope.site.db")
     assert_one_line_error(cli(capsys, "export", "--db", target, "-o", tmp_path), "is a folder")
     assert content_digest(target) == before
+
+
+def test_import_into_a_new_agent_previews_creating_nothing_and_warns_of_another_agents_export(
+        capsys, ora_home: Path, tmp_path: Path) -> None:
+    """An export names its site and agent: importing it into another agent warns (text and
+    --json); --create with --dry-run previews a new agent without creating its file."""
+    _home(ora_home)
+    cli(capsys, "export", "--site", "anwe-sh", "--agent", "ora", "-o", tmp_path / "ora.jsonl")
+    new = ora_home / "sites" / "other-site" / "helper.site.db"
+    preview = cli(capsys, "import", tmp_path / "ora.jsonl", "--site", "other-site", "--agent", "helper",
+                  "--create", "--dry-run", "--json")
+    assert preview.code == 0, preview
+    data = preview.json()
+    assert data["added"] == len(ODD_TEXTS) and data["target"] == str(new)
+    assert data["origins"] == [{"site": "anwe-sh", "agent": "ora"}]
+    assert "anwe-sh/ora" in data["warning"] and "other-site/helper" in data["warning"]
+    assert not new.exists() and not new.parent.exists()
+    done = cli(capsys, "import", tmp_path / "ora.jsonl", "--site", "other-site", "--agent", "helper", "--create")
+    assert done.code == 0 and f"imported {len(ODD_TEXTS)} memories" in done.out
+    assert done.err.strip() == "warning: ora.jsonl holds memories of anwe-sh/ora, not of other-site/helper: " \
+        "they will become this agent's memories"
+    back = cli(capsys, "import", tmp_path / "ora.jsonl", "--site", "anwe-sh", "--agent", "ora", "--json")
+    assert back.code == 0 and back.json()["warning"] is None  # its own agent: no warning
+
+
+def test_a_failed_import_into_a_new_agent_leaves_no_file(capsys, ora_home: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "x", "content": "c", "created_at": "2025-01-01", "updated_at": "soon"}\n', encoding="utf-8")
+    assert_one_line_error(cli(capsys, "import", bad, "--site", "fresh", "--agent", "bot", "--create"),
+                          "line 1, field updated_at", "nothing was imported")
+    assert not (ora_home / "sites" / "fresh").exists()  # neither the agent file nor its new site folder
+    assert_one_line_error(cli(capsys, "import", bad, "--site", "fresh", "--agent", "../bot", "--create"), "agent")
+    assert not (ora_home / "sites" / "fresh").exists()
+
+
+def test_importing_another_agents_file_names_it_in_the_warning(capsys, ora_home: Path) -> None:
+    source = _home(ora_home)  # anwe-sh/ora
+    create_database(ora_home / "sites" / "anwe-sh" / "writer.site.db")
+    result = cli(capsys, "import", source, "--site", "anwe-sh", "--agent", "writer", "--dry-run", "--json")
+    assert result.code == 0, result
+    assert result.json()["origins"] == [{"site": "anwe-sh", "agent": "ora"}]
+    assert "holds memories of anwe-sh/ora, not of anwe-sh/writer" in result.json()["warning"]

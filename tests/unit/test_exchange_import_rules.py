@@ -129,6 +129,24 @@ def test_undo_takes_the_whole_import_back(tmp_path: Path, target: Path) -> None:
     assert all_rows(target) == before  # the replaced row is back exactly as it was
 
 
+def test_an_import_is_one_step_of_the_file_s_undo_journal_and_redo_does_it_again(tmp_path: Path,
+                                                                                   target: Path) -> None:
+    from ora_desktop.core.operations import journal
+    from ora_desktop.core.operations.undo import redo, undo
+
+    source = _write(tmp_path / "in.jsonl", _line("keep-1", "replacement"), _line("new-1"), _line("new-2"))
+    before = all_rows(target)
+    with open_store(target) as store:
+        store.import_from(source, on_conflict="replace")
+        imported = all_rows(target)
+        assert [e.label for e in journal.entries(store)] == ["import of 3 memories from in.jsonl"]
+        assert undo(store).change.removed == {"new-1", "new-2"}
+        assert all_rows(target) == before  # the replaced row is back exactly as it was
+        redo(store)
+        assert all_rows(target) == imported
+        assert [e.label for e in journal.entries(store)] == ["import of 3 memories from in.jsonl"]
+
+
 def test_dry_run_reports_without_writing_and_read_only_targets_refuse(tmp_path: Path, target: Path) -> None:
     source = raw_memories_db(tmp_path / "src.site.db")
     before = content_digest(target)

@@ -209,3 +209,55 @@ def test_a_commit_between_opening_and_the_first_look_is_named(tmp_path):
     assert change.added == {"after"} and not change.changed and not change.removed
     conn.close()
     store.close()
+
+
+def test_every_reader_hears_each_commit_once_whoever_looks_first(watched):
+    """The window's watcher, the MCP server's notices and a sidecar read one feed: one reader's
+    look must not take a commit away from another."""
+    path, store = watched
+    sidecar = store.feed_reader()
+    agent(path, "UPDATE memories SET content = 'first' WHERE id = 'm001'")
+    assert store.changed_externally()  # the notices look first
+    assert not store.changed_externally()
+    [change] = heard(store)  # the window still hears it, with its id
+    assert change.changed == {"m001"}
+    agent(path, "UPDATE memories SET content = 'second' WHERE id = 'm002'")
+    agent(path, "INSERT INTO memories (id, content, created_at, updated_at) "
+                "VALUES ('new-2', 'written between two looks', datetime('now'), datetime('now'))")
+    [change] = heard(store)
+    assert change.changed == {"m002"} and change.added == {"new-2"}
+    # The reader that looked least often hears all three commits, as one change.
+    change = sidecar.poll()
+    assert change.changed == {"m001", "m002"} and change.added == {"new-2"}
+    assert sidecar.poll() is None and store.changed_externally() and not store.changed_externally()
+
+
+def _write_index_header(path: Path, header: bytes) -> None:
+    """Put ``header`` at the start of the file's ``-shm`` from another process (this one keeps its
+    descriptors: closing one would drop its locks)."""
+    code = ("import os, sys\n"
+            "fd = os.open(sys.argv[1], os.O_WRONLY)\n"
+            "os.pwrite(fd, bytes.fromhex(sys.argv[2]), 0)\n"
+            "os.close(fd)\n")
+    subprocess.run([sys.executable, "-c", code, f"{path}-shm", header.hex()], check=True)
+
+
+def test_a_commit_in_the_log_but_not_yet_published_is_named_once_it_is(watched):
+    """A writer appends a commit's frames to the log before the wal-index publishes them; a look
+    in between must not read that commit (SQL cannot see its rows yet, and they were dropped for
+    good). Replayed exactly: the index header is put back as it was before the second commit."""
+    from ora_desktop.core.fileheader import read_at
+
+    path, store = watched
+    insert = ("INSERT INTO memories (id, content, created_at, updated_at) "
+              "VALUES (?, 'an agent wrote this', datetime('now'), datetime('now'))")
+    agent(path, insert, params=[["published-1"]])
+    before = read_at(f"{path}-shm", 136, 0)  # the two header copies and the checkpoint info
+    agent(path, insert, params=[["written-2"]])
+    after = read_at(f"{path}-shm", 136, 0)
+    _write_index_header(path, before)  # the second commit's frames are in the log, not published
+    [first] = heard(store)
+    assert first.added == {"published-1"}
+    _write_index_header(path, after)  # now it is
+    [second] = heard(store)
+    assert second.added == {"written-2"} and not second.removed

@@ -118,7 +118,8 @@ def test_incremental_refresh_follows_another_process(db: Path) -> None:
         """)
         counted: list[tuple[int, int]] = []
         ensure_vectors(store, progress=lambda done, total: counted.append((done, total)))
-        assert counted[-1] == (2, 2)  # only the new and the edited memory were embedded
+        whole = counted[-1][1]  # every memory the index holds, the embedded ones first
+        assert counted[0] == (whole - 2, whole) and counted[-1] == (whole, whole)  # 2 embedded: new, edited
         index = get_vectors(db)
         assert index.vector_of("cookie-recipe") is None
         assert not np.array_equal(index.vector_of("coffee"), before)
@@ -171,7 +172,7 @@ def test_cancel_keeps_what_was_embedded_and_resumes(db: Path, monkeypatch: pytes
     assert not has_vectors(db)
     counted: list[tuple[int, int]] = []
     ensure_vectors(db, progress=lambda done, total: counted.append((done, total)))
-    assert counted[-1] == (len(ROWS) - 2, len(ROWS) - 2)
+    assert counted[0] == (2, len(ROWS)) and counted[-1] == (len(ROWS), len(ROWS))  # same total, resumed at 2
     assert has_vectors(db)
 
 
@@ -364,3 +365,31 @@ def test_memories_the_caller_holds_are_used_as_they_are(db: Path) -> None:
         result = search_by_meaning(db, "where are login tokens kept", 5, mode="semantic", known={"jwt": held})
     assert any(h.memory is held for h in result.hits)
     assert all(h.memory is not held for h in result.hits if h.memory.id != "jwt")
+
+
+def test_filter_columns_follow_the_feed_without_reading_every_row(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While the window (or the MCP server) holds the file open, a write changes only the filter
+    columns of the memories it named: an agent's raw type change, a new memory, our own edit,
+    each seen by the next filtered meaning search without reading every row's columns again."""
+    from ora_desktop.core.search.vecfilters import FilterColumns
+
+    whole: list[int] = []
+    real_read = FilterColumns._read
+    monkeypatch.setattr(FilterColumns, "_read", lambda self, *a: whole.append(1) or real_read(self, *a))
+    query = "office coffee type:preference"
+    with open_store(db) as store:
+        ensure_vectors(store)
+        assert "coffee" not in ids(store.search(query, 5, mode="semantic"))
+        assert whole == [1]
+        _write_from_another_process(db, """
+        conn.execute("UPDATE memories SET type = 'preference' WHERE id = 'coffee'")  # updated_at alone
+        conn.execute("INSERT INTO memories (id, content, type, created_at, updated_at) VALUES "
+                     "('tea', 'The office tea kettle is by the coffee machine', 'preference', "
+                     "datetime('now'), datetime('now'))")
+        """)
+        found = ids(store.search(query, 5, mode="semantic"))
+        assert "coffee" in found and "tea" in found
+        store.update("tea", type="fact")
+        found = ids(store.search(query, 5, mode="semantic"))
+        assert "coffee" in found and "tea" not in found
+        assert whole == [1]  # the first search read them all; the writes read only their rows

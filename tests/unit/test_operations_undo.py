@@ -15,7 +15,7 @@ import pytest
 from ora_desktop.core import ChangeKind, Conflict, Initiator, NotFound, Store, open_store
 from ora_desktop.core.operations import edits, journal
 from ora_desktop.core.operations.merge import merge_duplicates, merge_into_new, unmerge
-from ora_desktop.core.operations.undo import drop_latest, undo
+from ora_desktop.core.operations.undo import drop_latest, redo, undo
 
 ROWS = [
     ("a", "Deploys go out from the main branch", "fact", 8),
@@ -60,7 +60,13 @@ def tables(path: Path) -> set[str]:
 
 
 def undone(store: Store, db: Path, before: list[tuple]) -> None:
-    """Undo the latest operation and check the rows are back exactly."""
+    """Undo the latest operation and check the rows are back exactly; then redo it (the rows read
+    as the operation left them) and undo it again."""
+    after = rows(db)
+    undo(store)
+    assert rows(db) == before
+    redo(store)
+    assert rows(db) == after
     undo(store)
     assert rows(db) == before
 
@@ -165,6 +171,33 @@ def test_a_second_undo_undoes_the_step_before(store: Store, db: Path) -> None:
     undone(store, db, first)
     with pytest.raises(NotFound, match="nothing to undo"):
         undo(store)
+
+
+def test_redo_takes_the_step_undone_last_and_a_new_write_ends_the_redo_branch(store: Store, db: Path) -> None:
+    edits.edit(store, "a", {"importance": 2})
+    edits.edit(store, "b", {"importance": 7})
+    undo(store)
+    undo(store)
+    assert [e.label for e in journal.redoable(store)] == ["edit importance of a", "edit importance of b"]
+    assert redo(store).entry.label == "edit importance of a" and store.get("a").importance == 2
+    assert [e.label for e in journal.entries(store)] == ["edit importance of a"]
+    edits.edit(store, "c", {"importance": 1})  # a new step: "edit importance of b" can no longer be redone
+    assert journal.redoable(store) == []
+    with pytest.raises(NotFound, match="nothing to redo"):
+        redo(store)
+    assert store.get("b").importance == 3
+    assert [e.label for e in journal.entries(store)] == ["edit importance of c", "edit importance of a"]
+
+
+def test_redo_is_refused_when_the_memory_changed_since_the_undo(store: Store, db: Path) -> None:
+    edits.edit(store, "a", {"importance": 2})
+    undo(store)
+    with sqlite3.connect(db) as conn:  # an agent edits it after the undo
+        conn.execute("UPDATE memories SET content = 'agent text' WHERE id = 'a'")
+    after_agent = rows(db)
+    with pytest.raises(Conflict, match="cannot redo .*'a' was changed by another program.*nothing redone"):
+        redo(store)
+    assert rows(db) == after_agent and len(journal.redoable(store)) == 1
 
 
 def test_undo_is_refused_when_the_memory_changed_since_and_changes_nothing(store: Store, db: Path) -> None:

@@ -76,6 +76,20 @@ def test_marking_one_reviewed_hides_it_until_it_changes_again(agent: Path) -> No
         assert "m3" in ids(rv.review(store, "alice", now=NOW))
 
 
+def test_a_journalled_mark_is_undone_and_redone_from_the_file_s_history(agent: Path) -> None:
+    from ora_desktop.core.operations.undo import redo, undo
+
+    with open_store(agent) as store:
+        rv.mark_reviewed(store, ["m0"], "alice")
+        rv.journalled(store, "alice", "mark m1 reviewed", lambda s: rv.mark_reviewed(s, ["m1"], "alice"))
+        assert ids(rv.review(store, "alice", now=NOW)) == {"m2", "m3", "m4"}
+        raw(agent, "UPDATE memories SET importance = 9 WHERE id = 'm1'")  # an edit of the memory is no conflict
+        assert undo(store).entry.label == "mark m1 reviewed"
+        assert "m1" in ids(rv.review(store, "alice", now=NOW)) and "m0" not in ids(rv.review(store, "alice", now=NOW))
+        redo(store)
+        assert ids(rv.review(store, "alice", now=NOW)) == {"m2", "m3", "m4"}
+
+
 def test_memories_written_in_the_second_of_a_mark_all_are_neither_lost_nor_repeated(agent: Path) -> None:
     put(agent, "same-second-before", at="2026-03-01 10:00:00")
     with open_store(agent) as store:

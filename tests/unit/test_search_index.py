@@ -210,8 +210,8 @@ def test_a_refresh_vouches_only_for_a_file_that_has_settled(db: Path, monkeypatc
                  "WHERE id = 'needle'")
     real_apply = RefreshMixin._apply
 
-    def snapshot_without_the_commit(self, conn_, candidates, recent=None):  # noqa: ANN001, ANN202
-        return real_apply(self, conn_, [c for c in candidates if c[1] != "needle"], recent)
+    def snapshot_without_the_commit(self, conn_, candidates, compare=False):  # noqa: ANN001, ANN202
+        return real_apply(self, conn_, [c for c in candidates if c[1] != "needle"], compare)
 
     monkeypatch.setattr(index_module, "settled", lambda stats: file_settled)
     monkeypatch.setattr(RefreshMixin, "_apply", snapshot_without_the_commit)

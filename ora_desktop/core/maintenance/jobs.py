@@ -23,7 +23,7 @@ from pathlib import Path
 import filelock
 import peewee
 
-from .. import backup, history
+from .. import backup, feedreaders, history
 from ..config import Config
 from ..connection import translate
 from ..errors import InvalidValue, OraError
@@ -152,7 +152,8 @@ def run_job(name: str, db_path: str | Path, *, dry_run: bool = False, progress: 
         return _finish(report, record)
     started = _now()  # once the lock is held: recorded runs of one (job, file) never overlap
     try:
-        outcome = spec.function(ctx)
+        with feedreaders.initiated(Initiator.JOB):  # the window's store hears the job's commits as a job's
+            outcome = spec.function(ctx)
         report = JobReport(name, path, started, _now(), outcome.outcome, outcome.counts, outcome.message,
                            outcome.would_change, dry_run, outcome.detail, _change(spec, outcome, dry_run),
                            outcome.changed_path)

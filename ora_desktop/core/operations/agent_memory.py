@@ -436,7 +436,6 @@ def _read_cursor(token: str, sort: str, descending: bool) -> Cursor:
 def ids_starting(store: Store, prefix: str, limit: int = 100) -> list[str]:
     """Ids beginning with ``prefix``, in id order, at most ``limit`` (what a client completes)."""
     prefix = text(prefix, "value")
-    bounds = ("id >= ? AND id < ?", (prefix, prefix + "\U0010ffff"))
     query = ListQuery(superseded="show", order_by="id", descending=False, limit=whole_number(limit, "limit"),
-                      extra_where=(bounds,))
+                      id_prefix=prefix)
     return [m.id for m in store.list(query)]

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .. import chunks, timestamps
+from .. import chunks, feedreaders, timestamps
 from ..errors import InvalidValue, NotFound
 from ..fingerprint import check_version
 from ..records import Change, ChangeKind, Initiator, Memory, Removed
@@ -93,10 +93,13 @@ def field_values(memory: Memory, fields: Sequence[str]) -> dict[str, Any]:
 
 
 def _finish(store: Store, change: Change, label: str, undo: journal.Undo, journalled: bool,
-            actor: str | None = None, after: journal.Ahead | None = None,
+            actor: str | None = None, whole: bool = True, after: journal.Ahead | None = None,
             rows: journal.Ahead | None = None) -> int | None:
-    """Journal ``change`` when asked to and it touched anything (inside the operation's write;
-    ``after``, ``rows``: what earlier chunks prepared, see ``journal.record``)."""
+    """Journal ``change`` when asked to and it touched anything (inside the operation's write);
+    listeners hear ``change`` as this commit (:meth:`Store.announce`), once (``whole``: it is the
+    whole transaction's). ``after``, ``rows``: what earlier chunks prepared (``journal.record``)."""
+    if whole:
+        store.announce(change)
     if not (journalled and change):
         return None
     return journal.record(store, change, label, undo, actor, after, rows)
@@ -172,9 +175,11 @@ def _bulk_edit_in_chunks(store: Store, ids: list[str], fields: Mapping[str, Any]
                 store.require_versions({i: expected.get(i) for i in part})
                 kept["before"] = journal.capture(store, part, [*fields, *SYNC_COLUMNS])
                 kept["changed"] = done = store.update_many(part, **fields).changed
+                store.announce(_bulk_change(done, initiator))  # (listeners hear each chunk's commit)
                 if final:
                     kept["entry"] = _finish(store, _bulk_change(changed | done, initiator), label,
-                                            journal.Undo(rows=kept["before"]), journal_it, actor, after, before)
+                                            journal.Undo(rows=kept["before"]), journal_it, actor, whole=False,
+                                            after=after, rows=before)
                 else:
                     kept["after"] = journal.fingerprints(store, done)
                 return len(part)
@@ -201,6 +206,8 @@ def _take_back(store: Store, change: Change, label: str, before: journal.Ahead, 
     with store.write():
         entry = journal.record(store, change, f"{label} (stopped part way)", journal.Undo(), after=after, rows=before)
     undo(store, entry)
+    with store.write():
+        journal.forget(store, entry)  # (a step stopped part way is not one to redo)
 
 
 def add(store: Store, content: str, type: str = "fact", importance: int = 5, *, initiator: Initiator = Initiator.USER,
@@ -232,9 +239,11 @@ def delete(store: Store, ids: str | Iterable[str], reason: str = "deleted", *, i
         change = removed.change.but(kind=ChangeKind.DELETED, initiator=initiator)
         rows = {i: v for i, v in linking.items() if i in change.changed}
         entries.append(_finish(store, change, f"delete {_plural(len(wanted))}",
-                               journal.Undo(batch=removed.batch, rows=rows), journal_it, actor, gone))
+                               journal.Undo(batch=removed.batch, rows=rows), journal_it, actor, whole=False,
+                               after=gone))
 
-    removed = store.delete(wanted, reason=reason, previous=linking, last_step=journal_it_now)
+    with feedreaders.initiated(initiator):  # (heard once, after the last chunk)
+        removed = store.delete(wanted, reason=reason, previous=linking, last_step=journal_it_now)
     trash_ids = tuple(sorted(store.batch_rows(removed.batch).values()))
     change = removed.change.but(kind=ChangeKind.DELETED, initiator=initiator)
     entry = entries[-1] if entries else None

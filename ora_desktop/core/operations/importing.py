@@ -8,6 +8,12 @@ import of the same source adds nothing. A conflicting id is skipped, replaced, r
 when the incoming row is newer (``updated_at`` compared as time), or replaced only when its
 content changed (``changed``, the default for Markdown notes); replaced rows go to the trash
 first (ARCHITECTURE.md, contract 5), which is also how :func:`undo_import` brings them back.
+
+An import of up to :data:`JOURNAL_LIMIT` memories is one step of the file's undo journal
+(``import of 576 memories from notes.jsonl``): ``ora-desktop undo`` or the window's Undo moves
+the new memories to the trash and writes the replaced rows back as they were; Redo imports them
+again. A bigger import is not journalled (the journal would hold every id and previous row):
+:func:`undo_import` takes it back.
 """
 
 from __future__ import annotations
@@ -20,22 +26,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import timestamps
+from .. import feedreaders, timestamps
 from ..decoding import RawText, Replaced
 from ..errors import InvalidValue, OraError
 from ..exchange.detect import open_source
+from ..exchange.orafile import KIND as ORA_KIND
 from ..exchange.rows import BadRow, BadSource, Skipped, check_row
 from ..exchange.sources import ImportOptions
+from ..home import SUFFIX
 from ..rawsql import run_sql
 from ..records import Change, Initiator, Memory, row_to_memory
 from ..schema import MEMORY_COLUMNS
 from ..store import Store
 from ..writes import IDS_JSON
+from . import journal
+from .export import site_and_agent
 
 CONFLICT_POLICIES = ("skip", "replace", "newer", "changed")
 #: How many bad rows are reported before an all-or-nothing import gives up reading.
 MAX_REPORTED = 20
 _CHUNK = 5000
+#: The most memories an import adds or replaces and still journals (one undo step).
+JOURNAL_LIMIT = 100_000
 _OWN_FORMATS = ("jsonl", "csv", "md", "ora")
 _UPDATED = MEMORY_COLUMNS.index("updated_at")
 _SYNC = MEMORY_COLUMNS.index("sync_status")
@@ -77,13 +89,35 @@ class ImportResult:
     #: Trash batches holding the rows the import replaced (for :func:`undo_import`).
     replaced_batches: tuple[str, ...] = ()
     change: Change = field(default_factory=Change)
+    #: The ``(site, agent)`` pairs the source says its memories came from (an Ora export's
+    #: columns, another ``.site.db``'s place); empty when the source does not say.
+    origins: tuple[tuple[str, str], ...] = ()
 
     @property
     def conflicts(self) -> int:
         """Rows whose id was already in the file."""
         return self.replaced + self.kept
 
+    @property
+    def other_origins(self) -> tuple[tuple[str, str], ...]:
+        """The origins that are not the target's own site and agent: one agent's memory going
+        into another's file, which the faces warn about."""
+        return tuple(o for o in self.origins if o != site_and_agent(self.target))
 
+    @property
+    def origin_warning(self) -> str | None:
+        """One line warning that the source came from another agent, or None."""
+        others = self.other_origins
+        if not others:
+            return None
+        named = ", ".join(f"{site}/{agent}" for site, agent in others[:3])
+        more = f" and {len(others) - 3} more" if len(others) > 3 else ""
+        site, agent = site_and_agent(self.target)
+        return (f"{self.source.name} holds memories of {named}{more}, not of {site}/{agent}: "
+                "they will become this agent's memories")
+
+
+@feedreaders.initiated(Initiator.IMPORT)  # (other stores of the file here hear its commits as an import's)
 def import_memories(store: Store, source: str | Path, format: str = "auto", *, on_conflict: str | None = None,
                     dry_run: bool = False, skip_bad: bool = False, options: ImportOptions | None = None,
                     sample: int = 10, progress: Progress | None = None,
@@ -119,6 +153,9 @@ def import_memories(store: Store, source: str | Path, format: str = "auto", *, o
                     except BadRow as bad:
                         run.bad(path, bad.skipped)
                         continue
+                    origin = item.values.get("site"), item.values.get("agent")
+                    if isinstance(origin[0], str) and isinstance(origin[1], str):
+                        run.origins.add(origin)
                     if force and values[_SYNC] != options.sync_status:
                         values = (*values[:_SYNC], options.sync_status, *values[_SYNC + 1:])
                     run.take(path, values, item.where, item.may_repeat)
@@ -131,7 +168,11 @@ def import_memories(store: Store, source: str | Path, format: str = "auto", *, o
                 run.flush()
                 if run.skipped and not skip_bad:
                     raise ImportRefused(path, run.skipped)
+                if not dry_run:
+                    run.journal(path)
             kind = src.kind
+            if kind == ORA_KIND and path.name.endswith(SUFFIX):  # an agent's file: its place says whose
+                run.origins.add(site_and_agent(path))
     except UnicodeDecodeError as exc:
         raise BadSource(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except BadRow as exc:  # the source's structure (a header, a dump's layout), not one row
@@ -146,7 +187,7 @@ def import_memories(store: Store, source: str | Path, format: str = "auto", *, o
         source=path, format=kind, target=store.path, added=len(run.added_ids), replaced=len(run.replaced_ids),
         kept=run.kept, collapsed=run.collapsed, skipped=tuple(run.skipped), by_type=dict(sorted(run.types.items())),
         sample=tuple(run.samples), dry_run=dry_run, replaced_batches=tuple(run.batches),
-        change=Change() if dry_run else change,
+        change=Change() if dry_run else change, origins=tuple(sorted(run.origins)),
     )
 
 
@@ -164,10 +205,13 @@ class _Run:
         self.added_ids: list[str] = []
         self.replaced_ids: list[str] = []
         self.batches: list[str] = []
+        #: The replaced rows as they were (for the journal), while the import is small enough.
+        self.previous: dict[str, dict[str, Any]] = {}
         self.skipped: list[Skipped] = []
         self.samples: list[Memory] = []
         self.types: Counter[str] = Counter()
         self.kept = self.collapsed = self.read = 0
+        self.origins: set[tuple[str, str]] = set()
 
     def bad(self, path: Path, skipped: Skipped) -> None:
         self.skipped.append(skipped)
@@ -214,6 +258,8 @@ class _Run:
         if self.dry_run or self.skipped and not self.skip_bad:
             return  # a refused import reads on only to report every bad row
         if replace:
+            if len(self.added_ids) + len(self.replaced_ids) <= JOURNAL_LIMIT:
+                self.previous.update(journal.capture(self.store, replace, self.store.columns))
             removed = self.store.remove_where_recoverably(f"id IN {IDS_JSON}", [json.dumps(replace)],
                                                           "replaced by import", return_records=False)
             self.batches.append(removed.batch)
@@ -225,6 +271,17 @@ class _Run:
         if raw_text:  # bound as bytes (a BLOB); stored as the TEXT it was, byte for byte
             run_sql(self.store, f"UPDATE memories SET content = CAST(content AS TEXT) WHERE id IN {IDS_JSON}",
                     [json.dumps(raw_text)])
+
+
+    def journal(self, path: Path) -> None:
+        """Journal the import as one undo step (inside its write), unless it is too big."""
+        count = len(self.added_ids) + len(self.replaced_ids)
+        if not count or count > JOURNAL_LIMIT:
+            return
+        change = Change(added=frozenset(self.added_ids), changed=frozenset(self.replaced_ids), source="import",
+                        initiator=Initiator.IMPORT)
+        journal.record(self.store, change, f"import of {count:,} memor{'y' if count == 1 else 'ies'} from {path.name}",
+                       journal.Undo(added=tuple(self.added_ids), rows=self.previous))
 
 
 _ABSENT = object()

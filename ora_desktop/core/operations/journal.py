@@ -13,6 +13,7 @@ An entry holds what the undo needs (see :mod:`.undo`):
 - ``batch``: the trash batch a delete filled, which the undo restores;
 - ``rows``: the previous values of the columns the operation changed, per id, written back as
   they were (``updated_at`` and ``sync_status`` included, so an undo leaves the rows as before);
+- ``review``: for a review mark or flag, the reviewer and every mark and flag they had before;
 - ``decay``: for a decay (the one journalled job), its previous mark and rule parameters; the
   previous health values stay in the file's ``ora_desktop_decay_undo`` table
   (:mod:`..maintenance.decay`), not here, so a decay of a million memories adds one small entry;
@@ -22,6 +23,11 @@ and who made it (``actor``: ``mcp:<client name>`` for an MCP client, ``library``
 library call; none for a person's or a job's write). Files journalled before the ``actor``
 column existed get it at their next journalled write; their old entries read as ``None``.
 An undo is refused when a fingerprint no longer matches: someone changed the memory since.
+
+An undone entry stays, marked ``undone``, holding what redoes it (the same shape: an
+:class:`Undo` of the undo) and the fingerprints the undo left, until a new journalled write drops
+every undone entry (a new step after an undo ends the redo branch, as in an editor). This one
+history per file is what ``ora-desktop undo``/``redo`` and the window's Undo/Redo walk.
 A purge forgets every entry that touched a purged memory (:func:`forget_memories`): the
 previous values an entry keeps may be the very text being purged.
 """
@@ -52,18 +58,19 @@ KEEP = 50
 @dataclass(frozen=True, slots=True)
 class Undo:
     """What reverses an operation: ids to delete again, a trash batch to restore, previous values,
-    or a decay's previous mark and parameters."""
+    a reviewer's previous marks (``{"reviewer": name, "rows": [...]}``), or a decay's previous
+    mark and parameters."""
 
     added: tuple[str, ...] = ()
     batch: str | None = None
     rows: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     decay: Mapping[str, Any] | None = None
+    review: Mapping[str, Any] | None = None
 
     def to_json(self, rows: Ahead | None = None) -> str:
         """The JSON kept in the journal; ``rows``: more previous values encoded ahead (:class:`Ahead`)."""
         data: dict[str, Any] = {"added": list(self.added), "batch": self.batch, "rows": self.rows}
-        if self.decay is not None:
-            data["decay"] = self.decay
+        data.update({k: v for k, v in (("decay", self.decay), ("review", self.review)) if v is not None})
         if rows is None:
             return json.dumps(data)
         data["rows"] = None
@@ -72,7 +79,8 @@ class Undo:
     @classmethod
     def from_json(cls, text: str) -> Undo:
         data = json.loads(text)
-        return cls(tuple(data.get("added") or ()), data.get("batch"), data.get("rows") or {}, data.get("decay"))
+        return cls(tuple(data.get("added") or ()), data.get("batch"), data.get("rows") or {}, data.get("decay"),
+                   data.get("review"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +97,8 @@ class Entry:
     after: Mapping[str, str | None]
     #: Who made it when not a person or a job: ``mcp:<client name>``, ``library``.
     actor: str | None = None
+    #: Undone (``undo`` then holds what redoes it); a new journalled write forgets it.
+    undone: bool = False
 
     @property
     def who(self) -> str:
@@ -152,7 +162,8 @@ def record(store: Store, change: Change, label: str, undo: Undo, actor: str | No
     gone = (change.removed - change.added - change.changed) & rest
     versions = {**dict.fromkeys(gone), **fingerprints(store, rest - gone)}
     text = after.text(versions)
-    store.create_engine_tables(TABLE)  # the actor column comes with the table, or its migration (version 3)
+    store.create_engine_tables(TABLE)  # actor and undone come with the table, or its migrations (3, 4)
+    run_sql(store, f"DELETE FROM {TABLE} WHERE undone = 1")  # a new step ends the redo branch
     cursor = run_sql(store,
         f"INSERT INTO {TABLE} (at, kind, initiator, label, undo, after, actor) VALUES (?, ?, ?, ?, ?, ?, ?)",
         [timestamps.now_sql(), change.kind.value, change.initiator.value, label, undo.to_json(rows), text, actor],
@@ -162,25 +173,36 @@ def record(store: Store, change: Change, label: str, undo: Undo, actor: str | No
     return entry_id
 
 
-def _has_actor(store: Store) -> bool:
-    return any(r[1] == "actor" for r in run_sql(store, f"PRAGMA table_info({TABLE})"))
-
-
 def _entry(row: Sequence[Any]) -> Entry:
-    entry_id, at, kind, initiator, label, undo, after, actor = row
+    entry_id, at, kind, initiator, label, undo, after, actor, undone = row
     return Entry(int(entry_id), timestamps.parse(at), ChangeKind(kind), Initiator(initiator), label,
-                 Undo.from_json(undo), json.loads(after), actor)
+                 Undo.from_json(undo), json.loads(after), actor, bool(undone))
 
 
 def _columns(store: Store) -> str:
-    return f"id, at, kind, initiator, label, undo, after, {'actor' if _has_actor(store) else 'NULL'}"
+    """The entry's columns; a file journalled by an older version (read-only) lacks the newer ones."""
+    have = {r[1] for r in run_sql(store, f"PRAGMA table_info({TABLE})")}
+    return (f"id, at, kind, initiator, label, undo, after, {'actor' if 'actor' in have else 'NULL'}, "
+            f"{'undone' if 'undone' in have else '0'}")
 
 
 def entries(store: Store, limit: int = KEEP) -> list[Entry]:
-    """The journal, newest first (empty when nothing was ever journalled in this file)."""
+    """The steps that can be undone, newest first (empty when nothing was ever journalled in this file)."""
+    return _select(store, "= 0", "DESC", limit)
+
+
+def redoable(store: Store, limit: int = KEEP) -> list[Entry]:
+    """The undone steps, the next to redo first (the one undone last)."""
+    return _select(store, "= 1", "ASC", limit)
+
+
+def _select(store: Store, undone: str, order: str, limit: int) -> list[Entry]:
     if not store.has_table(TABLE):
         return []
-    rows = run_sql(store, f"SELECT {_columns(store)} FROM {TABLE} ORDER BY id DESC LIMIT ?", [int(limit)])
+    columns = _columns(store)
+    state = columns.rsplit(", ", 1)[1]
+    rows = run_sql(store, f"SELECT {columns} FROM {TABLE} WHERE {state} {undone} ORDER BY id {order} LIMIT ?",
+                   [int(limit)])
     return [_entry(r) for r in rows]
 
 
@@ -193,8 +215,15 @@ def get(store: Store, entry_id: int) -> Entry | None:
 
 
 def forget(store: Store, entry_id: int) -> None:
-    """Drop an entry (it was undone); call inside a write."""
+    """Drop an entry (it cannot be redone, or was refused); call inside a write."""
     run_sql(store, f"DELETE FROM {TABLE} WHERE id = ?", [int(entry_id)])
+
+
+def flip(store: Store, entry: Entry, reverse: Undo, ids: Iterable[str]) -> None:
+    """Mark ``entry`` undone (or done again) with ``reverse``, what takes this step back, and the
+    fingerprints of ``ids`` as it left them; call inside the write that undid (redid) it."""
+    run_sql(store, f"UPDATE {TABLE} SET undone = ?, undo = ?, after = ? WHERE id = ?",
+            [int(not entry.undone), reverse.to_json(), json.dumps(fingerprints(store, ids)), entry.id])
 
 
 def forget_memories(store: Store, ids: Iterable[str]) -> int:
@@ -209,3 +238,26 @@ def forget_memories(store: Store, ids: Iterable[str]) -> int:
     return run_sql(store,
         f"DELETE FROM {TABLE} WHERE EXISTS (SELECT 1 FROM json_each({TABLE}.after) j WHERE j.key IN {IDS_JSON})",
         [json.dumps(ids)]).rowcount
+
+
+@dataclass(frozen=True, slots=True)
+class NextSteps:
+    """What Undo and Redo would take next in a file (``None``: nothing), as every face names them."""
+
+    undo: Entry | None
+    redo: Entry | None
+
+    @property
+    def undo_text(self) -> str:
+        """``Undo edit importance of m004`` (empty when there is nothing to undo)."""
+        return f"Undo {self.undo.label}" if self.undo else ""
+
+    @property
+    def redo_text(self) -> str:
+        return f"Redo {self.redo.label}" if self.redo else ""
+
+
+def next_steps(store: Store) -> NextSteps:
+    """The step Undo takes back next and the step Redo does again next, in ``store``'s file."""
+    undo_next, redo_next = entries(store, limit=1), redoable(store, limit=1)
+    return NextSteps(undo_next[0] if undo_next else None, redo_next[0] if redo_next else None)

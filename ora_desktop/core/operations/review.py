@@ -31,7 +31,7 @@ from .. import engine_tables, timestamps
 from ..errors import InvalidValue, NotFound
 from ..maintenance.check import _problems, supersession_cycles
 from ..rawsql import all_rows, run_sql
-from ..records import Change, Memory
+from ..records import Change, ChangeKind, Initiator, Memory
 from ..schema import RECALL_THRESHOLD
 from ..store import Store
 
@@ -414,6 +414,21 @@ def snapshot(store: Store, reviewer: str | None = None) -> tuple[tuple, ...]:
         return ()
     return tuple(tuple(r) for r in all_rows(store, f"SELECT {_COLUMNS} FROM {TABLE} WHERE reviewer = ?",
                                                    (reviewer,)))
+
+
+def journalled(store: Store, reviewer: str | None, label: str,
+               work: Callable[[Store], ReviewWrite]) -> ReviewWrite:
+    """Run ``work`` (a mark or flag by ``reviewer``) as one step of the file's undo journal: its
+    undo puts the reviewer's marks and flags back as they were (:func:`restore`)."""
+    from . import journal
+
+    reviewer = reviewer or default_reviewer()
+    with store.write():
+        before = snapshot(store, reviewer)
+        done = work(store)
+        journal.record(store, Change(source="review", kind=ChangeKind.EDITED, initiator=Initiator.USER), label,
+                       journal.Undo(review={"reviewer": reviewer, "rows": [list(r) for r in before]}))
+    return done
 
 
 def restore(store: Store, reviewer: str | None, rows: tuple[tuple, ...]) -> ReviewWrite:

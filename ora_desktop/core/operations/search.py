@@ -24,10 +24,9 @@ from ..errors import InvalidValue, OraError
 from ..facets import age_facet, count_facets, order_group
 from ..health_buckets import bucket_filter
 from ..home import OraHome
-from ..listing import ListQuery
+from ..listing import ListQuery, resolve_pins
 from ..pins import TABLE as PINS_TABLE
 from ..records import Memory
-from ..search.filters import filter_sql
 from ..search.highlight import match_spans, snippet
 from ..search.hits import make_hit
 from ..search.query import ParsedQuery, parse_query
@@ -209,7 +208,7 @@ def listing_query(store: Store, request: SearchRequest, parsed: ParsedQuery | No
         raise InvalidValue("query", "tag: filters need the search index; search instead of listing")
     order = "created_at" if request.sort == RANK else request.sort
     return ListQuery(order_by=order, descending=request.descending, limit=None, superseded="show",
-                     extra_where=(filter_sql(parsed, store.columns, pins=_pins(store, parsed)),))
+                     filters=resolve_pins(parsed, _pins(store, parsed)))
 
 
 def _pins(store: Store, parsed: ParsedQuery) -> bool:
@@ -346,8 +345,7 @@ def _counts(store: Store, parsed: ParsedQuery, answer: SearchAnswer | None,
 
     ranked = bool(parsed.groups or parsed.excluded or parsed.tags or parsed.not_tags)
     if not ranked:
-        query = ListQuery(limit=None, superseded="show",
-                          extra_where=(filter_sql(parsed, store.columns, pins=_pins(store, parsed)),))
+        query = ListQuery(limit=None, superseded="show", filters=resolve_pins(parsed, _pins(store, parsed)))
         if parsed.is_empty:
             query = ListQuery(limit=None)  # the seed indexes answer this from their covering scans
         facets = count_facets(store, query)

@@ -10,18 +10,13 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
-from ..listing import TIME_COLUMNS, ListQuery, where_clause
-from ..pins import PINNED_SQL, has_pins_table
-from .query import Bound, ParsedQuery
+from ..listing import ListQuery, resolve_pins, where_clause
+from ..pins import has_pins_table
+from .query import ParsedQuery
 from .tags import TAG_KINDS
-
-_OPS = {">": ">", ">=": ">=", "<": "<", "<=": "<=", "=": "="}
-
-
-def _col(name: str, columns: Sequence[str]) -> str:
-    return name if name in columns else "NULL"
 
 
 def _tag_clause(kind: str | None, value: str, drive: bool) -> tuple[str, list[Any]]:
@@ -43,63 +38,25 @@ def pins_on(conn: sqlite3.Connection, parsed: ParsedQuery) -> bool:
 
 def filter_sql(parsed: ParsedQuery, columns: Sequence[str], tags: str = "index",
                pins: bool = False) -> tuple[str, list[Any]]:
-    """WHERE text and parameters for every field filter of ``parsed``.
+    """WHERE text and parameters for every field filter of ``parsed`` (``pins``: the file holds
+    the pins table).
 
     ``tags="index"`` tests tags through the sidecar's ``tags`` and ``docs`` tables row by row,
     ``tags="drive"`` lists the tagged memories first (for rare tags);
     ``tags="like"`` approximates ``tag:`` filters by ``content LIKE``.
     """
-    extra: list[tuple[str, tuple]] = []
-    for name, column in (("importance", "importance"), ("health", "health_score")):
-        for op, value in getattr(parsed, name):
-            extra.append((f"{_col(column, columns)} {_OPS[op]} ?", (value,)))
-    if parsed.not_types:
-        marks = ",".join("?" * len(parsed.not_types))
-        col = _col("type", columns)
-        extra.append((f"{col} IS NULL OR {col} NOT IN ({marks})", tuple(parsed.not_types)))
-    if parsed.not_sync:
-        marks = ",".join("?" * len(parsed.not_sync))
-        col = _col("sync_status", columns)
-        extra.append((f"{col} IS NULL OR {col} NOT IN ({marks})", tuple(parsed.not_sync)))
-    for options in parsed.any_of:
-        extra.append(_either_sql(options, columns))
-    if parsed.pinned is not None:  # ``pins``: the file holds the pins table (without it nothing is pinned)
-        if pins:
-            extra.append((PINNED_SQL if parsed.pinned else f"NOT {PINNED_SQL}", ()))
-        elif parsed.pinned:
-            extra.append(("0", ()))
+    fields = replace(resolve_pins(parsed, pins), tags=(), not_tags=())
+    where, params = where_clause(ListQuery(limit=None, superseded="show", filters=fields), columns)
+    parts = [where]
     for negate, items in ((False, parsed.tags), (True, parsed.not_tags)):
         for kind, value in items:
             if tags in ("index", "drive"):
-                sql, params = _tag_clause(kind, value, drive=tags == "drive")
+                sql, values = _tag_clause(kind, value, drive=tags == "drive")
             else:
-                sql, params = "content LIKE ? ESCAPE '\\'", [f"%{like_escape(value)}%"]
-            extra.append((f"NOT ({sql})" if negate else sql, tuple(params)))
-    query = ListQuery(
-        types=parsed.types, sync_statuses=parsed.sync, expired=parsed.expired,
-        superseded=parsed.superseded, dirty=parsed.dirty, limit=None, extra_where=tuple(extra), times=parsed.times,
-    )
-    return where_clause(query, columns)
-
-
-def _either_sql(options: tuple[tuple[Bound, ...], ...], columns: Sequence[str]) -> tuple[str, tuple]:
-    """One condition true when any option holds (each option: its bounds ANDed)."""
-    parts: list[str] = []
-    params: list[Any] = []
-    for bounds in options:
-        tests = []
-        for column, op, value in bounds:
-            col = _col(column, columns)
-            if op == "null":
-                tests.append(f"{col} IS NULL")
-            elif column in TIME_COLUMNS:
-                tests.append(f"julianday({col}) {_OPS[op]} julianday(?)")
-                params.append(value)
-            else:
-                tests.append(f"{col} {_OPS[op]} ?")
-                params.append(value)
-        parts.append("(" + " AND ".join(tests) + ")")
-    return " OR ".join(parts) or "0", tuple(params)
+                sql, values = "content LIKE ? ESCAPE '\\'", [f"%{like_escape(value)}%"]
+            parts.append(f"NOT ({sql})" if negate else f"({sql})")
+            params.extend(values)
+    return " AND ".join(parts), params
 
 
 def like_escape(text: str) -> str:

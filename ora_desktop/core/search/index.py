@@ -36,13 +36,12 @@ import json
 import os
 import sqlite3
 import threading
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import filelock
 
-from .. import paths, timestamps, walscan
+from .. import feedreaders, paths, timestamps, walscan
 from ..connection import BUSY_TIMEOUT_MS
 from ..errors import FileMissing, OraError
 from ..private import refuse_link
@@ -61,10 +60,6 @@ from .sidecar import (
     source_columns,
     source_uri,
 )
-
-# A second edit within the same second keeps updated_at: rows stamped this close to the last
-# refresh have their text compared when the log names their page.
-RECENT = timedelta(seconds=5)
 
 
 class _Progress:
@@ -108,6 +103,8 @@ class SearchIndex(RefreshMixin):
         self._seen: list | None = None
         self._attached = ""
         self._attached_identity: list[int] = []
+        #: This process's reader of the file's change feed, as of the last refresh (see _named_by_feed).
+        self._reader: feedreaders.FeedReader | None = None
         self.columns: tuple[str, ...] = ()
 
     # ------------------------------------------------------------------ connection
@@ -203,6 +200,21 @@ class SearchIndex(RefreshMixin):
                           version=version, reason=reason, tags_pending=tags_pending)
 
     # ------------------------------------------------------------------ refresh
+    def _named_by_feed(self) -> frozenset[str] | None:
+        """The memories changed since this process's last refresh, as the change feed of a store
+        of the file open here names them (:mod:`..feedreaders`); None when no store is open, this
+        is the first refresh with it, or it cannot tell. The refresh leans on them only when the
+        log cannot vouch for the interval (a checkpoint truncated it)."""
+        log = feedreaders.log_for(self.db_path)
+        reader = self._reader if self._reader is not None and self._reader.log is log else None
+        self._reader = log.reader(own=True) if reader is None and log is not None else reader
+        if reader is None:
+            return None
+        change = reader.poll()
+        if change is None:
+            return frozenset()
+        return change.ids if change else None
+
     def refresh(self, wait: bool = True) -> bool:
         """Bring a built index up to date; returns True when something was re-indexed.
 
@@ -233,17 +245,18 @@ class SearchIndex(RefreshMixin):
                     return False
                 started = timestamps.now()
                 log = walscan.current_position(str(self.db_path))
+                named = self._named_by_feed()
                 conn.execute("BEGIN IMMEDIATE")
                 try:
-                    changed, position = self._refresh_locked(conn, meta, log)
+                    changed, position = self._refresh_locked(conn, meta, log, named)
                     vouch = settled(stats)  # else the next search looks again (see SETTLE_NS)
                     self.set_meta(conn, stats=stats, vouched=vouch, identity=identity(self.db_path),
                                   since=timestamps.to_sql(started - MARGIN),
-                                  refreshed=timestamps.to_sql(started - RECENT),
                                   wal=position.as_list() if position else None)
                     conn.execute("COMMIT")
                 except BaseException:
                     conn.execute("ROLLBACK")
+                    self._reader = None  # what it named is not indexed: the next refresh cannot lean on it
                     raise
                 self._seen = stats if vouch else None
                 return changed

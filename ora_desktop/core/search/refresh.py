@@ -15,9 +15,11 @@ class RefreshMixin:
 
     db_path: Any
 
-    def _refresh_locked(self, conn: sqlite3.Connection, meta: dict[str, Any],
-                        log: walscan.WalPosition | None) -> tuple[bool, walscan.WalPosition | None]:
-        """Re-index what changed; returns (changed?, the log position now processed)."""
+    def _refresh_locked(self, conn: sqlite3.Connection, meta: dict[str, Any], log: walscan.WalPosition | None,
+                        named: frozenset[str] | None = None) -> tuple[bool, walscan.WalPosition | None]:
+        """Re-index what changed; returns (changed?, the log position now processed). ``named``:
+        every memory changed since this process's last refresh, when a store's change feed
+        says (used when the log cannot vouch)."""
         if meta.get("identity") != identity(self.db_path) or self._renumbered(conn, meta):
             return self._reconcile(conn), log
         max_row = int(meta.get("max_row") or 0)
@@ -34,19 +36,28 @@ class RefreshMixin:
                 candidates.extend(conn.execute(
                     f"SELECT rowid, id, updated_at FROM src.memories WHERE rowid IN ({','.join('?' * len(chunk))})",
                     chunk))
-            # Text is compared for rows stamped around the last refresh: a second edit within
-            # the same second keeps updated_at, but the log shows its page changed.
-            recent = meta.get("refreshed")
-            changed = self._apply(conn, candidates, recent=str(recent) if recent else "0000")
+            # The log names pages, not which of their rows changed, and an agent may leave
+            # updated_at alone (or stamp two edits within one second): every text is compared.
+            changed = self._apply(conn, candidates, compare=True)
             if conn.execute("SELECT count(*) FROM src.memories").fetchone()[0] != self._rows(conn):
                 changed = self._remove_deleted_near(conn, logged.pages) or changed
             log = logged.position
         else:
+            # The log cannot vouch for the interval (a checkpoint truncated or restarted it twice,
+            # a rollback-journal file): updated_at cannot either, so every row's text is compared
+            # (unless the change feed of a store open here named the changed memories).
             since = str(meta.get("since") or "0000")
             candidates = conn.execute(
                 "SELECT rowid, id, updated_at FROM src.memories WHERE rowid >= ? OR updated_at >= ? "
                 "OR typeof(updated_at) != 'text'", (max_row, since)).fetchall()
-            changed = self._apply(conn, candidates)
+            if named is None:
+                candidates.extend(_text_differs(conn))
+            else:  # the change feed of a store open here named them all
+                for chunk in _chunks(sorted(named)):
+                    candidates.extend(conn.execute(
+                        f"SELECT rowid, id, updated_at FROM src.memories WHERE id IN ({','.join('?' * len(chunk))})",
+                        chunk))
+            changed = self._apply(conn, candidates, compare=True)
         src_count = conn.execute("SELECT count(*) FROM src.memories").fetchone()[0]
         if src_count != self._rows(conn):
             changed = self._remove_deleted(conn) or changed
@@ -93,14 +104,13 @@ class RefreshMixin:
         return max_row < int(meta.get("max_row") or 0) - (1 << BUCKET_BITS)
 
     def _apply(self, conn: sqlite3.Connection, candidates: list[tuple[int, Any, Any]],
-               recent: str | None = None) -> bool:
+               compare: bool = False) -> bool:
         """Re-index candidates that are new or whose text changed.
 
         A candidate whose ``updated_at`` changed has its text compared with the indexed text:
         only a different text is re-indexed (an importance or sync edit just records the new
-        version). With ``recent`` (candidates from the log) the text of every candidate stamped
-        at or after ``recent`` is compared too, so an edit that kept ``updated_at`` (two edits in
-        one second) is not missed.
+        version). With ``compare`` every candidate's text is compared, so an edit that kept
+        ``updated_at`` (an agent's raw SQL, two edits in one second) is not missed.
         """
         if not candidates:
             return False
@@ -120,7 +130,7 @@ class RefreshMixin:
             old = known.get(mid)
             if old is None:
                 new_ids.append(mid)
-            elif old[1] != ver or (recent is not None and (ver is None or ver >= recent)):
+            elif old[1] != ver or compare:
                 check.append((srow, old[0], mid, ver))
             elif old[2] != srow:
                 moved.append((ver, srow, old[0]))
@@ -219,11 +229,12 @@ class RefreshMixin:
             "SELECT fid FROM docs d WHERE NOT EXISTS (SELECT 1 FROM src.memories m WHERE m.id = d.mid)")]
         _delete_fids(conn, gone)
         stale, moved = [], []
+        differs = {str(row[1]) for row in _text_differs(conn, renumbered=True)}  # edits that kept updated_at
         for srow, mid, ver, fid, old_ver, old_srow in conn.execute(
                 "SELECT m.rowid, m.id, m.updated_at, d.fid, d.ver, d.srow FROM src.memories m "
                 "LEFT JOIN docs d ON d.mid = m.id"):
             ver = None if ver is None else str(ver)
-            if fid is None or old_ver != ver:
+            if fid is None or old_ver != ver or str(mid) in differs:
                 stale.append(str(mid))
             elif old_srow != srow:
                 moved.append((srow, fid))
@@ -233,3 +244,15 @@ class RefreshMixin:
         max_row = conn.execute("SELECT max(rowid) FROM src.memories").fetchone()[0] or 0
         self.set_meta(conn, max_row=max_row, samples=_samples(conn))
         return bool(gone or stale or moved)
+
+
+def _text_differs(conn: sqlite3.Connection, renumbered: bool = False) -> list[tuple[int, Any, Any]]:
+    """(rowid, id, updated_at) of every memory whose text is not the text indexed for it: what
+    a log that cannot vouch for an interval leaves to find, whatever ``updated_at`` says. Each
+    indexed row is found at the rowid it had (``docs.srow``: a third quicker at a million), or
+    by id when the rowids were renumbered."""
+    text = "(CASE WHEN m.content IS NULL THEN '' ELSE CAST(m.content AS TEXT) END)"
+    where = "m.id = d.mid" if renumbered else "m.rowid = d.srow"
+    return conn.execute(
+        f"SELECT m.rowid, m.id, m.updated_at FROM docs d CROSS JOIN src.memories m ON {where} "
+        f"CROSS JOIN fts_content f ON f.id = d.fid WHERE m.id = d.mid AND f.c0 IS NOT {text}").fetchall()

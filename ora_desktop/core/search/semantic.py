@@ -86,7 +86,8 @@ def ensure_vectors(target: Any, progress: ProgressFn | None = None, cancel: obje
                    provider: Provider | None = None) -> VectorIndex:
     """The file's vectors, built or brought up to date (the FTS index first, as it tracks changes).
 
-    ``progress(done, total)`` counts memories embedded; ``cancel`` (an Event or a callable)
+    ``progress(done, total)`` counts the memories embedded of all the index holds (a resumed
+    build starts from what an earlier one kept, the total unchanged); ``cancel`` (an Event or a callable)
     stops between batches, keeping what was embedded. Raises :class:`VectorsUnavailable`.
     """
     path = path_of(target)

@@ -7,7 +7,11 @@ memories). :class:`FilterColumns` holds, per vector row, the memory's type, impo
 expiry (as a Julian day) and whether it is superseded, read in one statement, and turns those
 filters into a boolean mask over the rows, so the scan picks the best passing rows at once.
 
-The columns are read again whenever the agent's file changed at all (its and its write-ahead
+While a store of this process holds the file open, the columns follow its change feed
+(:mod:`..feedreaders`, a reader of its own that hears our commits and other programs'): only the
+rows of the memories a commit named, and the vector rows that now hold another memory, are read
+again; a reload, a new store or more than :data:`MAX_UPDATE` rows read them all. Without an open
+store they are read again whenever the agent's file changed at all (its and its write-ahead
 log's stats: a raw write that changes a type without touching ``updated_at`` is seen) or the
 vectors changed. Queries with any other filter (tags, sync, times, dirty, either-or, excluded
 words) and files whose numbers are not stored as numbers keep the SQL path (:mod:`.semantic`).
@@ -22,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .. import feedreaders
+from ..records import Change
 from .index import get_index
 from .sidecar import file_stats, settled
 
@@ -32,6 +38,8 @@ if TYPE_CHECKING:
     from .vectors import VectorIndex
 
 CHUNK = 65536
+#: Past this many rows to read again, one statement over every row is as quick.
+MAX_UPDATE = 20000
 _OPS = {">": np.greater, ">=": np.greater_equal, "<": np.less, "<=": np.less_equal, "=": np.equal}
 
 
@@ -47,6 +55,10 @@ class FilterColumns:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self._key: tuple | None = None
+        #: The file's change feed as of the last read, the vectors' generation and their rows then.
+        self._reader: feedreaders.FeedReader | None = None
+        self._generation: int | None = None
+        self._mids: list[str | None] = []
         self.types: dict[str, int] = {}
         self.type_code = np.zeros(0, dtype=np.int32)
         self.importance = np.zeros(0)
@@ -89,14 +101,38 @@ class FilterColumns:
         with vectors.lock:
             mids, row_of = vectors.mids, vectors.row_of  # (a change bumps the generation: read again)
             generation = vectors.generation
-        key = (repr(stats), generation, len(mids))
-        if key == self._key:
+        log = feedreaders.log_for(path)
+        if log is not None and self._reader is not None and self._reader.log is log:
+            if self._follow(path, mids, row_of, generation):
+                return
+        elif log is None and (repr(stats), generation, len(mids)) == self._key:
             return
+        # The reader first: a commit landing while the rows are read is heard at the next look.
+        self._reader = log.reader(own=True) if log is not None else None
         self._read(path, mids, row_of)
+        self._generation, self._mids = generation, list(mids)
         # Only a settled file's stats may vouch (a commit can reach -wal before -shm publishes it).
-        self._key = key if settled(stats) else None
+        self._key = (repr(stats), generation, len(mids)) if settled(stats) else None
 
-    def _read(self, path: Path, mids: list[str | None], row_of: dict[str, int]) -> None:
+    def _follow(self, path: Path, mids: list[str | None], row_of: dict[str, int], generation: int | None) -> bool:
+        """Bring the columns up to date from the feed's ids; False when they must be read whole."""
+        change = self._reader.poll() if self._reader is not None else Change.reload()
+        if change is not None and not change:
+            return False  # a reload: which memories changed is not known
+        rows = {row_of[key] for key in (change.ids if change else ()) if key in row_of}
+        if generation != self._generation:  # vector rows that hold another memory now (or none)
+            old = self._mids
+            rows.update(i for i, mid in enumerate(mids) if i >= len(old) or old[i] != mid)
+        if len(rows) > MAX_UPDATE:
+            return False
+        if rows:
+            self._update(path, mids, sorted(rows))
+        self._generation, self._mids = generation, list(mids)
+        return True
+
+    def _select(self, path: Path) -> tuple[Any, str, str]:
+        """(the index, the statement reading every memory's columns, the check for numbers
+        stored as text), over the columns the file has."""
         index = get_index(path)
         have = set(index.columns)
 
@@ -107,32 +143,62 @@ class FilterColumns:
         sql = (f"SELECT id, {col('type')}, {col('importance')}, {col('health_score')}, julianday({expires}), "
                f"{expires} IS NULL, coalesce({superseded}, '') != '' FROM src.memories")
         numbers = ("integer", "real", "null")
-        odd = (f"SELECT 1 FROM src.memories WHERE typeof({col('importance')}) NOT IN {numbers} "
-               f"OR typeof({col('health_score')}) NOT IN {numbers} LIMIT 1")
+        odd = (f"(typeof({col('importance')}) NOT IN {numbers} OR typeof({col('health_score')}) NOT IN {numbers})")
+        return index, sql, odd
+
+    def _read(self, path: Path, mids: list[str | None], row_of: dict[str, int]) -> None:
+        index, sql, odd = self._select(path)
         size = len(mids)
-        code = np.full(size, -1, dtype=np.int32)
-        importance, health, expires = np.full(size, math.nan), np.full(size, math.nan), np.full(size, math.nan)
-        superseded, no_expiry = np.zeros(size, dtype=bool), np.ones(size, dtype=bool)
-        types: dict[str, int] = {}
+        self.types, self.type_code = {}, np.full(size, -1, dtype=np.int32)
+        self.importance, self.health, self.expires = (np.full(size, math.nan) for _ in range(3))
+        self.superseded, self.no_expiry = np.zeros(size, dtype=bool), np.ones(size, dtype=bool)
         with index.lock:
             conn = index.connection()
-            self.numeric = conn.execute(odd).fetchone() is None
+            self.numeric = conn.execute(f"SELECT 1 FROM src.memories WHERE {odd} LIMIT 1").fetchone() is None
             cursor = conn.execute(sql)
             while batch := cursor.fetchmany(CHUNK):  # in chunks: a million rows at once held ~400 MB
-                found = [(row, r) for r in batch if (row := row_of.get(r[0])) is not None and row < size]
-                if not found:
-                    continue
-                at = np.fromiter((i for i, _ in found), dtype=np.int64, count=len(found))
-                code[at] = [-1 if r[1] is None else types.setdefault(str(r[1]), len(types)) for _, r in found]
-                if self.numeric:
-                    importance[at] = [_number(r[2]) for _, r in found]
-                    health[at] = [_number(r[3]) for _, r in found]
-                expires[at] = [_number(r[4]) for _, r in found]
-                no_expiry[at] = [bool(r[5]) for _, r in found]
-                superseded[at] = [bool(r[6]) for _, r in found]
-        self.types, self.type_code = types, code
-        self.importance, self.health, self.expires = importance, health, expires
-        self.superseded, self.no_expiry = superseded, no_expiry
+                self._fill(batch, row_of, size)
+
+    def _update(self, path: Path, mids: list[str | None], rows: list[int]) -> None:
+        """Read the columns of the memories at vector ``rows`` again (the rest are as they were)."""
+        index, sql, odd = self._select(path)
+        size = len(mids)
+        if size > len(self.type_code):  # new vector rows: room for them, empty until read
+            extra = size - len(self.type_code)
+            self.type_code = np.concatenate([self.type_code, np.full(extra, -1, dtype=np.int32)])
+            self.importance, self.health, self.expires = (
+                np.concatenate([values, np.full(extra, math.nan)])
+                for values in (self.importance, self.health, self.expires))
+            self.superseded = np.concatenate([self.superseded, np.zeros(extra, dtype=bool)])
+            self.no_expiry = np.concatenate([self.no_expiry, np.ones(extra, dtype=bool)])
+        at = np.asarray(rows, dtype=np.int64)
+        self.type_code[at], self.superseded[at], self.no_expiry[at] = -1, False, True
+        self.importance[at] = self.health[at] = self.expires[at] = math.nan  # (a memory gone since)
+        row_of = {mids[row]: row for row in rows if mids[row] is not None}
+        keys = list(row_of)
+        with index.lock:
+            conn = index.connection()
+            for start in range(0, len(keys), 500):
+                chunk = keys[start:start + 500]
+                where = f" WHERE id IN ({','.join('?' * len(chunk))})"
+                if conn.execute(f"SELECT 1 FROM src.memories{where} AND {odd} LIMIT 1", chunk).fetchone():
+                    self.numeric = False
+                self._fill(conn.execute(sql + where, chunk).fetchall(), row_of, size)
+
+    def _fill(self, batch: list[tuple], row_of: dict[str, int], size: int) -> None:
+        """Set the columns of the vector rows of the memories in ``batch`` (rows of the statement)."""
+        found = [(row, r) for r in batch if (row := row_of.get(r[0])) is not None and row < size]
+        if not found:
+            return
+        at = np.fromiter((i for i, _ in found), dtype=np.int64, count=len(found))
+        types = self.types
+        self.type_code[at] = [-1 if r[1] is None else types.setdefault(str(r[1]), len(types)) for _, r in found]
+        if self.numeric:
+            self.importance[at] = [_number(r[2]) for _, r in found]
+            self.health[at] = [_number(r[3]) for _, r in found]
+        self.expires[at] = [_number(r[4]) for _, r in found]
+        self.no_expiry[at] = [bool(r[5]) for _, r in found]
+        self.superseded[at] = [bool(r[6]) for _, r in found]
 
 
 def _number(value: Any) -> float:

@@ -181,8 +181,12 @@ class VectorIndex:
                 self._forget(conn, gone)
             total = len(stale)
             self._reserve(len(self.mids) + total)  # one allocation, not a copy per growth step
+            # progress counts every memory the index holds, those embedded by an earlier
+            # (cancelled) build included, so the total stays the same across a resumed build
+            whole = conn.execute("SELECT count(*) FROM fts.docs").fetchone()[0]
+            kept = max(whole - total, 0)
             if progress:
-                progress(0, total)
+                progress(kept, kept + total)
             for start in range(0, total, BATCH):
                 if _is_cancelled(cancel):
                     return False
@@ -194,7 +198,7 @@ class VectorIndex:
                 vectors = self.provider.embed(texts)
                 self._store(conn, [(r[0], r[1], len(t)) for r, t in zip(rows, texts, strict=True)], vectors)
                 if progress:
-                    progress(min(start + BATCH, total), total)
+                    progress(kept + min(start + BATCH, total), kept + total)
             if _is_cancelled(cancel):
                 return False
             conn.execute("BEGIN IMMEDIATE")

@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
-from .. import timestamps
+from .. import feedreaders, timestamps
 from ..rawsql import all_rows
 from ..records import Change, Initiator
 from ..store import Store
@@ -96,7 +96,8 @@ def sync_file(path: str | Path, url: str, *, dry_run: bool = False,
     site, agent = identity(path)
     tick = check_cancel or (lambda: None)
     # The server first: a bad URL, a server that is down or a refused login stop before the file is opened.
-    with Server(url) as server, Store(path, readonly=dry_run) as store:
+    # (its commits are heard by the window's store of the file as a sync's: feedreaders.claim)
+    with Server(url) as server, Store(path, readonly=dry_run) as store, feedreaders.initiated(Initiator.SYNC):
         local.require_columns(store)
         if not server.prepare(create=not dry_run):
             return SyncResult(path, server.name, site, agent, pushed=local.pending_count(store, None), dry_run=True,

@@ -302,7 +302,9 @@ class BackupsView(LazyRefresh, QWidget):
     async def _restore(self, plan: data.RestorePlan) -> RestoreReport | None:
         self._busy_ui(True, f"Restoring {plan.target.name} from {plan.backup.path.name}…")
         try:
-            report = await self.ctx.run(data.restore, plan.backup, plan.target)
+            with self.ctx.replacing(plan.target):  # heard once, below, not also as another program's writes
+                report = await self.ctx.run(data.restore, plan.backup, plan.target)
+                self.ctx.forget_store(plan.target)  # reopen on next use: the schema may differ
         except OraError as exc:
             self.message.setText(f"Nothing was restored: {exc}")
             self.ctx.status.emit(self.message.text())
@@ -313,7 +315,6 @@ class BackupsView(LazyRefresh, QWidget):
         self.last_report = report
         self.message.setText(report.message[:1].upper() + report.message[1:] + ".")
         self.ctx.status.emit(self.message.text())
-        self.ctx.forget_store(plan.target)  # reopen on next use: the schema may differ
         self.ctx.notify(plan.target, Change.reload(Initiator.USER, source="restore"))
         self.restored.emit(report)
         await self.reload()

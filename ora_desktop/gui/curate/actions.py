@@ -1,9 +1,10 @@
-"""``Curator``: the curating actions (menus, toolbar, shortcuts) and the runner of undo commands.
+"""``Curator``: the curating actions (menus, toolbar, shortcuts) and the runner of the window's steps.
 
-Every change goes through :meth:`Curator.execute`: the command's first run happens on a worker
-thread; only when it succeeded is it pushed on ``ctx.undo_stack``. Undo and redo run in order,
-one at a time. An edit that meets a change made underneath (``Conflict``) asks the person:
-keep theirs, use mine, or cancel — it is never overwritten silently.
+Every change goes through :meth:`Curator.execute`: the step runs its journalled core operation
+on a worker thread, one at a time, in order. Undo and Redo (:mod:`.undo_redo`) are the file's
+core journal, so they reach every step, the window's and any other program's. An edit that meets
+a change made underneath (``Conflict``) asks the person: keep theirs, use mine, or cancel — it
+is never overwritten silently.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import QWidget
 from ...core import AgentFile, Change, Conflict, Initiator, Memory, OraError, Store
 from ..context import AppContext
 from ..detail.view import DetailPane
+from ..keyboard import keys
 from .commands import (
     AddCommand,
     BulkEditCommand,
@@ -36,18 +38,11 @@ from .commands import (
 )
 from .dialogs import BulkEditDialog, ConflictDialog, MemoryFieldsDialog, PreviewDialog, SupersedeDialog
 from .trash import DeletedView
+from .undo_redo import UndoRedo
 
 log = logging.getLogger("ora_desktop.gui")
 
 
-def _keys(standard: QKeySequence.StandardKey, *extra: str) -> list[QKeySequence]:
-    """The platform's keys for ``standard`` plus ``extra``, each once (a key listed twice on one
-    action makes Qt report an ambiguous shortcut and ignore it)."""
-    keys: list[QKeySequence] = []
-    for key in [*QKeySequence.keyBindings(standard), *(QKeySequence(k) for k in extra)]:
-        if not key.isEmpty() and all(key != k for k in keys):
-            keys.append(key)
-    return keys
 Selection = Callable[[], Awaitable[list[Memory]]]
 
 
@@ -67,12 +62,6 @@ class Curator(QObject):
         self.detail = detail
         self.window = window
         self._lock: asyncio.Lock | None = None
-        #: Set while the undo stack's index is put back after a failed undo/redo: the commands'
-        #: undo()/redo() then only move the index and schedule no work.
-        self.resyncing = False
-        self._epoch = 0  # bumped when a step fails: undo/redo work queued behind it is dropped
-        self._writes = 0
-        self._written: dict[tuple[Path, str], tuple[int, str | None]] = {}
         self.dialog: QWidget | None = None  # the dialog currently open (kept referenced)
         self._deleted_view: DeletedView | None = None  # made when first shown
         detail.save_requested.connect(self.save_edit)
@@ -81,7 +70,6 @@ class Curator(QObject):
         self._make_actions()
         # Bound methods (not lambdas): Qt drops these connections when the window goes.
         ctx.current_changed.connect(self._refresh_actions)
-        ctx.undo_stack.indexChanged.connect(self._refresh_actions)
 
     # ----------------------------------------------------------------- actions
     def _make_actions(self) -> None:
@@ -108,7 +96,7 @@ class Curator(QObject):
         }
         self.replace_action = action("Find and &Replace…", self.find_replace, None,
                                      "Replace text in the selected memories or the whole file, previewed first")
-        self.replace_action.setShortcuts(_keys(QKeySequence.StandardKey.Replace, "Ctrl+H"))
+        self.replace_action.setShortcuts(keys(QKeySequence.StandardKey.Replace, "Ctrl+H"))
         self.history_action = action("Change &history…", self.show_history, None,
                                      "Every journalled change of this file, from any window, command or agent")
         self.local_action = action("Mark &local-only", self.mark_local_only, None,
@@ -119,26 +107,10 @@ class Curator(QObject):
                                    "Write a new memory from two selected ones; it supersedes both")
         self.promote_action = action("&Promote to parent…", self.promote, None,
                                      "Copy a finished task agent's important memories into its parent agent")
-        stack = self.ctx.undo_stack
-        # Our own actions, not createUndoAction(): their text stays "Undo"/"Redo" (the step goes in
-        # the tooltip), so the toolbar does not jump as step names change.
-        self.undo_action = action("&Undo", stack.undo, None, "Undo the last change (Ctrl+Z)")
-        self.undo_action.setShortcuts(_keys(QKeySequence.StandardKey.Undo, "Ctrl+Z"))
-        self.redo_action = action("&Redo", stack.redo, None, "Redo the change just undone (Ctrl+Shift+Z or Ctrl+Y)")
-        self.redo_action.setShortcuts(_keys(QKeySequence.StandardKey.Redo, "Ctrl+Shift+Z", "Ctrl+Y"))
-        stack.canUndoChanged.connect(self.undo_action.setEnabled)
-        stack.canRedoChanged.connect(self.redo_action.setEnabled)
-        stack.undoTextChanged.connect(self._undo_text_changed)
-        stack.redoTextChanged.connect(self._redo_text_changed)
-        self.undo_action.setEnabled(stack.canUndo())
-        self.redo_action.setEnabled(stack.canRedo())
+        #: Undo and Redo: the core journal of the file on screen (one history per file).
+        self.undo_redo = UndoRedo(self.ctx, self._serial, self.detail, self.window)
+        self.undo_action, self.redo_action = self.undo_redo.undo_action, self.undo_redo.redo_action
         self.update_actions()
-
-    def _undo_text_changed(self, text: str) -> None:
-        self.undo_action.setToolTip(f"Undo {text} (Ctrl+Z)" if text else "Nothing to undo")
-
-    def _redo_text_changed(self, text: str) -> None:
-        self.redo_action.setToolTip(f"Redo {text} (Ctrl+Shift+Z)" if text else "Nothing to redo")
 
     def edit_actions(self) -> list[QAction | None]:
         """The Edit menu, in order (``None`` is a separator)."""
@@ -173,14 +145,14 @@ class Curator(QObject):
         return self._lock
 
     def execute(self, command: StoreCommand) -> asyncio.Task:
-        """Run ``command`` the first time (worker thread); push it on the undo stack if it worked."""
+        """Run ``command`` on a worker thread, after the steps before it; its result, or ``None``."""
         return asyncio.ensure_future(self._execute(command), loop=self.ctx.loop)
 
     async def _execute(self, command: StoreCommand) -> Any:
         async with self._serial():
             try:
                 store = await self.ctx.run(self.ctx.store_for, command.path)
-                result = await self.ctx.run(command.run_redo, store)
+                result = await self.ctx.run(command.run, store)
             except Conflict as exc:
                 if isinstance(command, EditCommand):
                     await self._conflict(command, exc)
@@ -190,8 +162,8 @@ class Curator(QObject):
             except OraError as exc:
                 self.ctx.show_error(exc, f"Could not {command.text()}")
                 return None
-        self.ctx.undo_stack.push(command)
         self.ctx.status.emit(_capital(f"{command.text()} — done (Ctrl+Z undoes)"))
+        self.undo_redo.refresh()  # the step is the file's newest: Undo names it
         self.done.emit(command, result)
         return result
 
@@ -201,58 +173,6 @@ class Curator(QObject):
         async with self._serial():
             pass
         return await self.selection()
-
-    # ----------------------------------------------------------------- the window's own writes
-    def remember_write(self, path: Path, memory: Memory) -> int:
-        """Record the version a step of ours left on ``memory``; returns the write's number."""
-        self._writes += 1
-        self._written[(path, memory.id)] = (self._writes, memory.version)
-        return self._writes
-
-    def written_after(self, path: Path, memory_id: str, since: int) -> str | None:
-        """The version a later write of ours left on the memory, if one came after write ``since``."""
-        seen = self._written.get((path, memory_id))
-        return seen[1] if seen is not None and seen[0] > since else None
-
-    def schedule(self, command: StoreCommand, work: Callable[[Store], Any], label: str,
-                 undoing: bool) -> asyncio.Task:
-        """Run an undo or redo of ``command`` on a worker thread, after any earlier one.
-
-        QUndoStack has already moved its index when this runs. If the work fails, the step stays
-        on the stack: the index is put back to where the file really is, work queued behind the
-        failed step is dropped (it assumed the step had happened), and the error is shown.
-        """
-        epoch = self._epoch
-
-        async def run() -> None:
-            async with self._serial():
-                if epoch != self._epoch:
-                    return  # an earlier step failed; the stack was put back without this one
-                try:
-                    store = await self.ctx.run(self.ctx.store_for, command.path)
-                    result = await self.ctx.run(work, store)
-                except OraError as exc:
-                    self._epoch += 1
-                    self._put_back(command, undoing)
-                    self.ctx.show_error(f"{label} failed: {exc}\n\nNothing was changed; the step is still on the "
-                                        f"undo stack, so you can try again.", "Undo/redo")
-                    return
-            self.ctx.status.emit(f"{label} — done")
-            if isinstance(result, Memory) and self.detail.memory is not None and self.detail.memory.id == result.id:
-                self.detail.saved(result)
-        return asyncio.ensure_future(run(), loop=self.ctx.loop)
-
-    def _put_back(self, command: StoreCommand, undoing: bool) -> None:
-        """Move the stack's index to just after (undo failed) or before (redo failed) ``command``."""
-        stack = self.ctx.undo_stack
-        position = next((i for i in range(stack.count()) if stack.command(i) is command), None)
-        if position is None:
-            return
-        self.resyncing = True
-        try:
-            stack.setIndex(position + 1 if undoing else position)
-        finally:
-            self.resyncing = False
 
     # ----------------------------------------------------------------- edit and conflicts
     def save_edit(self, base: Memory, changes: dict) -> asyncio.Task:
@@ -467,7 +387,7 @@ class Curator(QObject):
                 for agent in self.ctx.home.agents():
                     cached = self.ctx.cached_store(agent.path)
                     if cached is not None:
-                        self.ctx.notify(agent.path.resolve(), report.change or Change.reload(Initiator.JOB))
+                        self.ctx.report_change(agent.path, report.change or Change.reload(Initiator.JOB))
             else:
                 self.ctx.show_error(report.message or report.outcome, "Promote")
         dialog.accepted.connect(lambda: asyncio.ensure_future(confirmed(), loop=self.ctx.loop))

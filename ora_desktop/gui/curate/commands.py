@@ -1,13 +1,9 @@
-"""Undo commands for every edit: thin wrappers over the core operations and their undo.
+"""The window's steps: thin wrappers that run one journalled core operation on a worker thread.
 
-Each step runs a journalled operation of :mod:`ora_desktop.core.operations` (``edits``,
-``merge``) and keeps its journal entry; undo is :func:`ora_desktop.core.operations.undo.undo` of
-that entry, so the inverse is computed in core, the same one ``ora-desktop undo`` applies.
-
-``QUndoStack.redo/undo`` are synchronous, but database work must not run on the GUI thread:
-each command hands its work to the :class:`~ora_desktop.gui.curate.actions.Curator`, which runs
-it on a worker thread, in order. A command is pushed only after its first run succeeded, so
-the redo that ``QUndoStack.push`` calls is skipped once.
+Each step runs an operation of :mod:`ora_desktop.core.operations` (``edits``, ``merge`` …) that
+journals itself in the file, so Undo and Redo are the core journal's
+(:mod:`ora_desktop.gui.curate.undo_redo`), the same history ``ora-desktop undo``/``redo`` walk.
+The :class:`~ora_desktop.gui.curate.actions.Curator` runs a step with :meth:`StoreCommand.run`.
 """
 
 from __future__ import annotations
@@ -15,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from PySide6.QtGui import QUndoCommand
 
 from ...core import Memory, Store
 
@@ -34,30 +28,18 @@ def memories(count: int) -> str:
     return f"{count:,} memor{'y' if count == 1 else 'ies'}"
 
 
-class StoreCommand(QUndoCommand):
-    """Base: ``run_redo(store)`` / ``run_undo(store)`` run on a worker thread for ``path``."""
+class StoreCommand:
+    """Base: ``run(store)`` runs the step on a worker thread for ``path``; ``text()`` names it."""
 
     def __init__(self, curator: Curator, path: Path, text: str) -> None:
-        super().__init__(text)
         self.curator = curator
         self.path = path
-        self._pushed = False
+        self._text = text
 
-    def redo(self) -> None:
-        if not self._pushed:  # the first run already happened before the push
-            self._pushed = True
-            return
-        if not self.curator.resyncing:  # the stack is only being put back after a failed step
-            self.curator.schedule(self, self.run_redo, f"Redo {self.text()}", undoing=False)
+    def text(self) -> str:
+        return self._text
 
-    def undo(self) -> None:
-        if not self.curator.resyncing:
-            self.curator.schedule(self, self.run_undo, f"Undo {self.text()}", undoing=True)
-
-    def run_redo(self, store: Store) -> Any:
-        raise NotImplementedError
-
-    def run_undo(self, store: Store) -> Any:
+    def run(self, store: Store) -> Any:
         raise NotImplementedError
 
 
@@ -70,48 +52,21 @@ class EditCommand(StoreCommand):
         super().__init__(curator, path, f"edit {names} of “{base.title[:40]}”")
         self.memory_id = base.id
         self.after = dict(changes)
-        self.version: str | None = base.version  # what the person saw, then what this step last wrote
-        self.written = 0  # when this step last wrote (the curator's write counter), 0 = not yet
+        self.version: str | None = base.version  # what the person saw: a change since is a conflict
         self.entry: int | None = None
-        self.result: Memory | None = None
 
-    def _remember(self, memory: Memory) -> Memory:
-        self.result = memory
-        self.version = memory.version
-        self.written = self.curator.remember_write(self.path, memory)
-        return memory
-
-    def run_redo(self, store: Store) -> Memory:
+    def run(self, store: Store) -> Memory:
         from ...core.operations import edits
 
-        # A redo compares with the version the window's own latest write of this memory left
-        # (another step's undo is ours, not "another program"); a write by anyone else still
-        # conflicts. The first run compares with what the person saw.
-        expected = self.version
-        if self.written:
-            later = self.curator.written_after(self.path, self.memory_id, self.written)
-            if later is not None:
-                expected = later
-        done = edits.edit(store, self.memory_id, self.after, expected_version=expected)
+        done = edits.edit(store, self.memory_id, self.after, expected_version=self.version)
         self.entry = done.entry
-        return self._remember(done.memory)
-
-    def run_undo(self, store: Store) -> Memory:
-        from ...core.operations.undo import undo
-
-        undo(store, self.entry)
-        return self._remember(store.get(self.memory_id))
+        return done.memory
 
 
 class JournalledCommand(StoreCommand):
-    """A step whose undo is the core undo of the journal entry its last run left."""
+    """A step that leaves one journal entry (``entry``) in its file."""
 
     entry: int | None = None
-
-    def run_undo(self, store: Store) -> Any:
-        from ...core.operations.undo import undo
-
-        return undo(store, self.entry).change
 
 
 class BulkEditCommand(JournalledCommand):
@@ -125,7 +80,7 @@ class BulkEditCommand(JournalledCommand):
         self.versions = {m.id: m.version for m in chosen if m.version is not None}
         self.values = dict(values)
 
-    def run_redo(self, store: Store) -> Any:
+    def run(self, store: Store) -> Any:
         from ...core.operations import edits
 
         done = edits.bulk_edit(store, self.ids, self.values, expected_versions=self.versions)
@@ -142,7 +97,7 @@ class DeleteCommand(JournalledCommand):
         self.reason = reason
         self.batch: str | None = None
 
-    def run_redo(self, store: Store) -> Any:
+    def run(self, store: Store) -> Any:
         from ...core.operations import edits
 
         done = edits.delete(store, self.ids, self.reason)
@@ -159,36 +114,28 @@ class RestoreCommand(JournalledCommand):
         self.ids: list[str] = []
         self.skipped: tuple[str, ...] = ()
 
-    def run_redo(self, store: Store) -> Any:
+    def run(self, store: Store) -> Any:
         from ...core.operations import edits
 
-        if not self.ids:
-            done = edits.restore(store, self.trash_ids)
-            self.ids, self.skipped = list(done.restored), done.skipped
-        else:  # a redo: the copies the undo put back in the trash
-            done = edits.restore_latest(store, self.ids)
+        done = edits.restore(store, self.trash_ids)
+        self.ids, self.skipped = list(done.restored), done.skipped
         self.entry = done.entry
         return done.change
 
 
 class AddCommand(JournalledCommand):
-    """A new memory (with a fixed id so redo re-creates the same one); undo deletes it recoverably."""
+    """A new memory; undo deletes it recoverably."""
 
     def __init__(self, curator: Curator, path: Path, fields: Mapping[str, Any], label: str = "new memory") -> None:
         super().__init__(curator, path, label)
         self.fields = dict(fields)
         self.memory: Memory | None = None
 
-    def run_redo(self, store: Store) -> Any:
+    def run(self, store: Store) -> Any:
         from ...core.operations import edits
 
-        if self.memory is not None:  # a redo: the memory the undo put in the trash
-            done = edits.restore_latest(store, [self.memory.id])
-            self.entry = done.entry
-            return store.get(self.memory.id)
         added = edits.add(store, **self.fields)
         self.memory, self.entry = added.memory, added.entry
-        self.fields["id"] = added.memory.id
         return added.memory
 
 
@@ -198,7 +145,7 @@ class SupersedeCommand(JournalledCommand):
         self.old_id, self.new_id, self.previous = old.id, new.id, old.superseded_by
         self.version = old.version  # the memory as the dialog showed it
 
-    def run_redo(self, store: Store) -> Any:
+    def run(self, store: Store) -> Any:
         from ...core.operations import edits
 
         done = edits.supersede(store, self.old_id, self.new_id, expected_version=self.version)
@@ -216,11 +163,10 @@ class MergeCommand(JournalledCommand):
         self.fields = dict(fields)
         self.merged: Memory | None = None
 
-    def run_redo(self, store: Store) -> Any:
+    def run(self, store: Store) -> Any:
         from ...core.operations.merge import merge_into_new
 
-        fields = self.fields if self.merged is None else {**self.fields, "id": self.merged.id}
-        done = merge_into_new(store, [self.first, self.second], fields, expected_versions=self.versions)
+        done = merge_into_new(store, [self.first, self.second], self.fields, expected_versions=self.versions)
         self.merged, self.entry = done.kept, done.entry
         return done.kept
 
@@ -230,7 +176,7 @@ class LinkCommand(JournalledCommand):
         super().__init__(curator, path, f"{'link' if add else 'unlink'} {memory_id} and {other_id}")
         self.memory_id, self.other_id, self.add = memory_id, other_id, add
 
-    def run_redo(self, store: Store) -> Any:
+    def run(self, store: Store) -> Any:
         from ...core.operations import edits
 
         done = edits.link(store, self.memory_id, self.other_id, remove=not self.add)
@@ -245,7 +191,7 @@ class RepairLinksCommand(JournalledCommand):
         super().__init__(curator, path, f"repair the links of {memory_id}")
         self.memory_id = memory_id
 
-    def run_redo(self, store: Store) -> Any:
+    def run(self, store: Store) -> Any:
         from ...core.operations import edits
 
         done = edits.repair_links(store, self.memory_id)
@@ -265,7 +211,7 @@ class ConsolidateCommand(JournalledCommand):
         self.cluster, self.summary = cluster, summary
         self.written: Memory | None = None
 
-    def run_redo(self, store: Store) -> Any:
+    def run(self, store: Store) -> Any:
         from ...core.operations.consolidate import apply_cluster
 
         self.written, self.entry = apply_cluster(store, self.cluster, summary=self.summary)

@@ -1,5 +1,6 @@
 """Edit > Change history: the file's undo journal as a table — every journalled step, from the
-window, the command line or an agent, newest first (what ``ora-desktop undo --list`` prints)."""
+window, the command line or an agent, newest first (what ``ora-desktop undo --list`` prints).
+It is read again whenever the file changes, so a step undone in a terminal leaves it at once."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ import asyncio
 
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout, QWidget
 
-from ...core import OraError, Store
+from ...core import Change, OraError, Store
 from ...core.operations import journal
 from ..a11y import describe
+from ..context import resolved
 from ..jobs.widgets import cell, local_time, readonly_table
+from ..sortable import filling, keyed, moment, sortable
 
 
 class HistoryDialog(QDialog):
@@ -23,8 +26,9 @@ class HistoryDialog(QDialog):
         self.resize(760, 420)
         self.note = QLabel("Reading…")
         self.note.setWordWrap(True)
-        self.table = describe(readonly_table(["Step", "When", "Kind", "By", "What"]), "Change history",
-                              "Every journalled change of this file, newest first; Ctrl+Z undoes the newest")
+        self.table = describe(sortable(readonly_table(["Step", "When", "Kind", "By", "What"]), 0),
+                              "Change history", "Every journalled change of this file, newest first (a click "
+                              "on a column header sorts by it); Ctrl+Z undoes the newest")
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
@@ -32,6 +36,11 @@ class HistoryDialog(QDialog):
         layout.addWidget(self.table, 1)
         layout.addWidget(buttons)
         self.task: asyncio.Task | None = None
+        ctx.store_changed.connect(self._store_changed)
+
+    def _store_changed(self, path: object, _change: Change) -> None:
+        if self.isVisible() and path == resolved(self.store.path):
+            self.refresh()
 
     def refresh(self) -> asyncio.Task:
         self.task = asyncio.ensure_future(self._fill(), loop=self.ctx.loop)
@@ -43,12 +52,15 @@ class HistoryDialog(QDialog):
         except OraError as exc:
             self.note.setText(str(exc))
             return
-        self.table.setRowCount(len(entries))
-        for row, entry in enumerate(entries):
-            by = getattr(entry, "actor", None) or entry.initiator.value
-            for column, item in enumerate((cell(str(entry.id)), cell(local_time(entry.at)), cell(entry.kind.value),
-                                           cell(by), cell(entry.label, entry.label))):
-                self.table.setItem(row, column, item)
+        with filling(self.table):
+            self.table.setRowCount(len(entries))
+            for row, entry in enumerate(entries):
+                by = getattr(entry, "actor", None) or entry.initiator.value
+                cells = (keyed(str(entry.id), entry.id), keyed(local_time(entry.at), moment(entry.at)),
+                         cell(entry.kind.value), cell(by), cell(entry.label, entry.label))
+                for column, item in enumerate(cells):
+                    self.table.setItem(row, column, item)
         self.note.setText(f"The last {len(entries)} journalled steps of {self.store.path}, from every window, "
-                          "command line and agent; 'ora-desktop undo' and Ctrl+Z take back the newest first."
+                          "command line and agent; 'ora-desktop undo' and Ctrl+Z take back the newest first, "
+                          "'ora-desktop redo' and Ctrl+Shift+Z do it again."
                           if entries else "Nothing journalled yet in this file.")

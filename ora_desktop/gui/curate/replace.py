@@ -38,7 +38,7 @@ class ReplaceCommand(JournalledCommand):
         super().__init__(curator, path, f"replace {find[:20]!r} with {replacement[:20]!r}")
         self.ids, self.find, self.replacement = ids, find, replacement
 
-    def run_redo(self, store: Store) -> Any:
+    def run(self, store: Store) -> Any:
         done = replace_text(store, self.ids, self.find, self.replacement)
         self.entry = done.entry
         return done.change

@@ -13,7 +13,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QTreeWidget,
-    QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -21,6 +20,7 @@ from PySide6.QtWidgets import (
 from ...core import DeletedMemory, OraError, Store
 from ..context import AppContext
 from ..formatting import exact, first_line, relative
+from ..sortable import SORT_ROLE, KeyedTreeItem, filling, moment, sortable
 
 TRASH_ROLE = Qt.ItemDataRole.UserRole + 40
 
@@ -51,6 +51,7 @@ class DeletedView(QDialog):
         self.list.header().setStretchLastSection(False)
         self.list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.list.itemSelectionChanged.connect(self._selection)
+        sortable(self.list, 1)  # newest deletion first; a click on a header sorts by that column
         layout.addWidget(self.list, 1)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         self.restore_button = QPushButton("&Restore selected")
@@ -95,14 +96,17 @@ class DeletedView(QDialog):
             return
         self.entries = entries
         self.list.clear()
-        for entry in entries:
-            m = entry.memory
-            item = QTreeWidgetItem([first_line(m.content, 200), relative(entry.deleted_at), entry.reason,
-                                    m.type or "", m.id])
-            item.setToolTip(0, m.content[:600])
-            item.setToolTip(1, exact(entry.deleted_at))
-            item.setData(0, TRASH_ROLE, entry.trash_id)
-            self.list.addTopLevelItem(item)
+        with filling(self.list):
+            for entry in entries:
+                m = entry.memory
+                item = KeyedTreeItem([first_line(m.content, 200), relative(entry.deleted_at), entry.reason,
+                                      m.type or "", m.id])
+                item.setToolTip(0, m.content[:600])
+                item.setToolTip(1, exact(entry.deleted_at))
+                item.setToolTip(2, entry.reason)  # the column is narrow: the whole reason on hover
+                item.setData(1, SORT_ROLE, moment(entry.deleted_at))  # by the moment, not by "3 h ago"
+                item.setData(0, TRASH_ROLE, entry.trash_id)
+                self.list.addTopLevelItem(item)
         name = store.path.name
         self.heading.setText(
             f"{len(entries):,} deleted memor{'y' if len(entries) == 1 else 'ies'} kept in {name}. "

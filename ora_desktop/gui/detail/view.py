@@ -13,7 +13,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QKeySequence
 from PySide6.QtWidgets import (
     QFrame,
@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QPushButton,
     QScrollArea,
+    QSplitter,
     QVBoxLayout,
     QWidget,
 )
@@ -32,6 +33,7 @@ from PySide6.QtWidgets import (
 from ...core import Chain, Change, InvalidValue, Memory, OraError, Store
 from ..a11y import describe
 from ..context import AppContext
+from ..fonts import relative_font
 from ..formatting import exact, first_line, relative
 from ..theme import styled
 from .editor import MemoryEditor
@@ -64,6 +66,37 @@ class DetailPane(QScrollArea):
     repair_requested = Signal(str)  # memory id whose related_to is not a list of ids
     leave_refused = Signal(str, str)  # memory id kept (its edit is invalid), the problem
 
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt's name)
+        """As wide as the pane's contents need (nothing cut on the right: it never scrolls
+        sideways), so the splitter gives it that much when the font grows."""
+        hint = super().minimumSizeHint()
+        body = self.widget()
+        if body is not None:
+            need = body.minimumSizeHint().width() + self.verticalScrollBar().sizeHint().width() + 2 * self.frameWidth()
+            hint.setWidth(max(hint.width(), need))
+        return hint
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt's name)
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            QTimer.singleShot(0, self, self._make_room)  # laid out in the new font; dropped with the pane
+
+    def _make_room(self) -> None:
+        """Widen the pane to its contents' minimum, taken from the widest of the splitter's other
+        panes (a splitter applies a grown minimum only at its next resize)."""
+        splitter = self.parentWidget()
+        need = self.minimumSizeHint().width() - self.width()
+        if not isinstance(splitter, QSplitter) or need <= 0:
+            return
+        sizes = splitter.sizes()
+        mine = splitter.indexOf(self)
+        widest = max((i for i in range(len(sizes)) if i != mine), key=lambda i: sizes[i], default=None)
+        if widest is None:
+            return
+        sizes[mine] += need
+        sizes[widest] -= need
+        splitter.setSizes(sizes)
+
     def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("DetailPane")
@@ -82,10 +115,7 @@ class DetailPane(QScrollArea):
         self.title = QLabel("No memory selected")
         self.title.setObjectName("DetailTitle")
         self.title.setWordWrap(True)
-        font = self.title.font()
-        font.setPointSizeF(font.pointSizeF() * 1.15)
-        font.setWeight(QFont.Weight.DemiBold)
-        self.title.setFont(font)
+        relative_font(self.title, 1.15, QFont.Weight.DemiBold)
         layout.addWidget(self.title)
         self.pin_button = QPushButton("&Pin")
         self.pin_button.setCheckable(True)

@@ -1,4 +1,4 @@
-"""The undoable merge of a duplicate group (runs on the Curator's worker thread)."""
+"""The merge of a duplicate group, one journalled step (runs on the Curator's worker thread)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...core import Memory, Store
-from ...core.operations.merge import MergeResult, merge_duplicates, unmerge
+from ...core.operations.merge import MergeResult, merge_duplicates
 from ..curate.commands import StoreCommand, memories
 
 if TYPE_CHECKING:
@@ -23,17 +23,8 @@ class MergeGroupCommand(StoreCommand):
         # The members as the panel showed them: one changed since refuses the merge.
         self.versions = {m.id: m.version for m in members if m.version is not None}
         self.result: MergeResult | None = None
-        #: Whether the merge is currently undone (the Duplicates panel shows its group again).
-        self.undone = False
 
-    def run_redo(self, store: Store) -> Any:
+    def run(self, store: Store) -> Any:
         self.result = merge_duplicates(store, self.ids, keep=self.keep, text=self.merged_text,
                                        expected_versions=self.versions)
-        self.undone = False
         return self.result.kept
-
-    def run_undo(self, store: Store) -> Any:
-        assert self.result is not None
-        done = unmerge(store, self.result)
-        self.undone = True
-        return done

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...core import Memory, OraError
+from ...core import Change, ChangeKind, Memory, OraError
 from ...core.operations.duplicates import DEFAULT_THRESHOLD, DuplicateGroup, find_duplicates
 from ..a11y import describe
 from ..curate.dialogs import PreviewDialog
@@ -131,11 +131,13 @@ class DuplicatesView(QWidget):
         self._merges: list[MergeGroupCommand] = []  # merges made here: an undo brings the group back
 
     # ----------------------------------------------------------------- finding
-    def _data_changed(self, _change: object) -> None:
-        """A merge made here was undone (Ctrl+Z, anywhere): find the groups again, so it comes back."""
-        undone = [c for c in self._merges if c.undone]
+    def _data_changed(self, change: Change) -> None:
+        """A merge made here was undone (Ctrl+Z): find the groups again, so it comes back."""
+        if change.kind is not ChangeKind.UNDONE or change.source != "undo":
+            return
+        undone = [c for c in self._merges if set(c.ids) & change.ids]
         if undone:
-            self._merges = [c for c in self._merges if not c.undone]
+            self._merges = [c for c in self._merges if c not in undone]
             self.refresh()
             self.status.setText(f"The merge into {undone[-1].keep} was undone; looking for duplicates again…")
     def _file_changed(self, _current: object) -> None:

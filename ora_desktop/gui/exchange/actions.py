@@ -1,8 +1,8 @@
 """``Exchanger``: File > Export… and File > Import…, run off the GUI thread with progress.
 
-An import is an undo command (:class:`ImportCommand`) run by the curator, so one Ctrl+Z takes
-the whole import back (``core.operations.importing.undo_import``) and Ctrl+Shift+Z runs it again
-(imports are idempotent: the same ids come back).
+An import is one step (:class:`ImportCommand`) run by the curator; core journals it in the file,
+so one Ctrl+Z takes the whole import back and Ctrl+Shift+Z does it again (up to
+``importing.JOURNAL_LIMIT`` memories; a bigger import says it cannot be undone).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QProgressDialog, QWidget
 
@@ -34,20 +34,36 @@ _SUFFIX = {"jsonl": "jsonl", "csv": "csv", "md": "md"}
 PREVIEW_ROWS = 20
 
 
-def _run_import(store: Store, source: Path, kw: dict, **extra: Any) -> ImportResult:
-    """``import_memories`` with the dialog's options (``local_only``, ``messages`` made options)."""
+def _arguments(kw: dict) -> tuple[str, dict]:
+    """The dialog's options as the import operations' format and keywords (``local_only`` and
+    ``messages`` made ``ImportOptions``)."""
     from ...core.exchange import ImportOptions
-    from ...core.operations.importing import import_memories
 
     kw = dict(kw)
     local_only, messages = kw.pop("local_only"), kw.pop("messages")
-    options = ImportOptions(sync_status="local_only" if local_only else "pending", messages=messages,
-                            force_sync_status=local_only)
-    return import_memories(store, source, kw.pop("format"), options=options, **kw, **extra)
+    kw["options"] = ImportOptions(sync_status="local_only" if local_only else "pending", messages=messages,
+                                  force_sync_status=local_only)
+    return kw.pop("format"), kw
+
+
+def _run_import(store: Store, source: Path, kw: dict, **extra: Any) -> ImportResult:
+    """``import_memories`` with the dialog's options."""
+    from ...core.operations.importing import import_memories
+
+    fmt, kw = _arguments(kw)
+    return import_memories(store, source, fmt, **kw, **extra)
+
+
+def _run_import_new(target: Path, source: Path, kw: dict, **extra: Any) -> ImportResult:
+    """``import_into_new`` (a new agent's file, created by the import) with the dialog's options."""
+    from ...core.operations.import_new import import_into_new
+
+    fmt, kw = _arguments(kw)
+    return import_into_new(target, source, fmt, **kw, **extra)
 
 
 class ImportCommand(StoreCommand):
-    """One import as one undo step: redo imports (again), undo takes it all back."""
+    """One import, one journalled step of its file."""
 
     def __init__(self, curator: Curator, path: Path, source: Path, options: dict, progress: Any = None) -> None:
         super().__init__(curator, path, f"import {source.name}")
@@ -55,19 +71,17 @@ class ImportCommand(StoreCommand):
         self.cancelled = threading.Event()
         self.result: ImportResult | None = None
 
-    def run_redo(self, store: Store) -> ImportResult:
+    def run(self, store: Store) -> ImportResult:
         self.result = _run_import(store, self.source, self.options, progress=self.progress,
                                   cancel=self.cancelled.is_set)
         return self.result
 
-    def run_undo(self, store: Store) -> Any:
-        from ...core.operations.importing import undo_import
-
-        return undo_import(store, self.result) if self.result is not None else None
-
 
 class Exchanger(QObject):
     """The export and import actions of the window."""
+
+    #: An import created this agent file (the window lists and opens it).
+    created = Signal(object)
 
     def __init__(self, ctx: AppContext, browser: MemoryBrowser, curator: Curator, window: QWidget) -> None:
         super().__init__(window)
@@ -162,9 +176,9 @@ class Exchanger(QObject):
         store = self.ctx.current_store()
         if store is None:
             return None
-        dialog = ImportPreviewDialog(source, store.path, self.window)
+        dialog = ImportPreviewDialog(source, store.path, self.window, home=self.ctx.home)
         dialog.options_changed.connect(lambda: self._refresh_preview(dialog))
-        dialog.confirmed.connect(lambda: self.run_import(source, store.path, dialog.options()))
+        dialog.confirmed.connect(lambda: self._confirmed(dialog))
         dialog.finished.connect(lambda _r: self._stop_preview())
         self.dialog = dialog
         dialog.open()
@@ -184,9 +198,14 @@ class Exchanger(QObject):
     async def _preview(self, dialog: ImportPreviewDialog, cancel: threading.Event) -> None:
         options = {**dialog.options(), "skip_bad": True}  # list every invalid row in the preview
         try:
-            store = await self.ctx.run(self.ctx.store_for, dialog.target)
-            result = await self.ctx.run(_run_import, store, dialog.source, options, dry_run=True,
-                                        sample=PREVIEW_ROWS, cancel=cancel.is_set)
+            target = dialog.target
+            if dialog.creating:  # previewed against an empty scratch file: nothing is created yet
+                result = await self.ctx.run(_run_import_new, target, dialog.source, options, dry_run=True,
+                                            sample=PREVIEW_ROWS, cancel=cancel.is_set)
+            else:
+                store = await self.ctx.run(self.ctx.store_for, target)
+                result = await self.ctx.run(_run_import, store, dialog.source, options, dry_run=True,
+                                            sample=PREVIEW_ROWS, cancel=cancel.is_set)
         except OraError as exc:
             if not cancel.is_set():
                 dialog.show_problem(str(exc))
@@ -194,12 +213,41 @@ class Exchanger(QObject):
         if not cancel.is_set():
             dialog.show_preview(result)
 
+    def _confirmed(self, dialog: ImportPreviewDialog) -> None:
+        try:
+            target = dialog.target
+        except OraError as exc:  # the preview said so and kept Import disabled; names changed since
+            self.ctx.show_error(exc, "Import")
+            return
+        if dialog.creating:
+            asyncio.ensure_future(self._import_new(dialog.source, target, dialog.options()), loop=self.ctx.loop)
+        else:
+            self.run_import(dialog.source, target, dialog.options())
+
+    async def _import_new(self, source: Path, target: Path, options: dict) -> ImportResult | None:
+        """Import into a new agent (its file created by the import; a failed import leaves none),
+        then list and open it. Not an undo step: deleting the agent's file takes it back."""
+        cancel = threading.Event()
+        progress = self._progress(f"Importing {source.name}…", cancel)
+        try:
+            result = await self.ctx.run(_run_import_new, target, source, options, progress=self._reporter(progress),
+                                        cancel=cancel.is_set)
+        except OraError as exc:
+            self.ctx.show_error(exc, "Import")
+            return None
+        finally:
+            progress.reset()
+        self.created.emit(target)
+        agent = f"{target.parent.name}/{target.name.removesuffix('.site.db')}"
+        self._summarize(source, result, f"into the new agent {agent}", "")
+        return result
+
     def run_import(self, source: Path, target: Path, options: dict) -> asyncio.Task:
         """Import with progress, as one undoable step; a summary says what happened."""
         return asyncio.ensure_future(self._import(source, target, options), loop=self.ctx.loop)
 
     async def _import(self, source: Path, target: Path, options: dict) -> ImportResult | None:
-        from ...core.operations.importing import ImportResult
+        from ...core.operations.importing import JOURNAL_LIMIT, ImportResult
 
         command = ImportCommand(self.curator, target, source, options)
         progress = self._progress(f"Importing {source.name}…", command.cancelled)
@@ -210,15 +258,21 @@ class Exchanger(QObject):
             progress.reset()
         if not isinstance(result, ImportResult):
             return None  # the curator showed the error; nothing was imported
-        text = (f"Imported {memories(result.added + result.replaced)} from {source.name} ({result.format}): "
+        undoable = result.added + result.replaced <= JOURNAL_LIMIT
+        self._summarize(source, result, "", " Ctrl+Z takes the whole import back." if undoable else
+                        f" Over {JOURNAL_LIMIT:,} memories, it is not on the undo list: delete them to take it back.")
+        return result
+
+    def _summarize(self, source: Path, result: ImportResult, into: str, after: str) -> None:
+        into = f" {into}" if into else ""
+        text = (f"Imported {memories(result.added + result.replaced)} from {source.name} ({result.format}){into}: "
                 f"{result.added:,} new, {result.replaced:,} replaced, {result.kept:,} already there, "
-                f"{len(result.skipped):,} invalid rows skipped. Ctrl+Z takes the whole import back.")
+                f"{len(result.skipped):,} invalid rows skipped.{after}")
         self.summary = QMessageBox(QMessageBox.Icon.Information, "Import finished", text,
                                    QMessageBox.StandardButton.Ok, self.window)
         if result.skipped:
             self.summary.setDetailedText("\n".join(str(s) for s in result.skipped))
         self.summary.open()
-        return result
 
     # ----------------------------------------------------------------- progress
     def _progress(self, label: str, cancel: threading.Event) -> QProgressDialog:

@@ -12,17 +12,23 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QFormLayout,
+    QHBoxLayout,
     QLabel,
+    QLineEdit,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
+from ...core import OraError
 from ...core.exchange import FORMATS
+from ...core.home import OraHome
 from ...core.operations.export import EXPORT_FORMATS
 from ...core.operations.importing import CONFLICT_POLICIES, ImportResult
+from ..theme import styled
 
+NEW_AGENT = "A new agent…"
 SCOPES = {"file": "Every memory of the file", "selection": "The selected memories", "view": "What the list shows now"
           " (the current search results and filters)"}
 _CONFLICTS = {"skip": "Keep the memory already in the file", "replace": "Replace it",
@@ -64,18 +70,53 @@ class ExportDialog(QDialog):
 
 
 class ImportPreviewDialog(QDialog):
-    """The import preview: detected format, counts per type, conflicts, invalid rows and the
-    first rows as they will look. Options re-run the preview (``options_changed``);
-    ``confirmed`` when the user imports."""
+    """The import preview: into which agent (one of the home's, or a new one named here), the
+    detected format, counts per type, conflicts, invalid rows, a warning when the source is
+    another agent's export, and the first rows as they will look. Options re-run the preview
+    (``options_changed``); ``confirmed`` when the user imports."""
 
     options_changed = Signal()
     confirmed = Signal()
 
-    def __init__(self, source: Path, target: Path, parent: QWidget | None = None) -> None:
+    def __init__(self, source: Path, target: Path, parent: QWidget | None = None, home: OraHome | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(f"Import {source.name}")
-        self.resize(820, 520)
-        self.source, self.target = source, target
+        self.resize(820, 560)
+        self.source, self.home = source, home
+        self.into = QComboBox()
+        self.into.setAccessibleName("Import into")
+        self.into.setAccessibleDescription("The agent whose file receives the memories, or a new agent")
+        agents = home.agents() if home is not None else []
+        if not any(a.path == target for a in agents):
+            self.into.addItem(str(target), str(target))
+        for agent in agents:  # paths as text: a QVariant holding a Path compares by identity
+            self.into.addItem(f"{agent.site} / {agent.agent}", str(agent.path))
+        self.into.setCurrentIndex(max(self.into.findData(str(target)), 0))
+        self.new_site = QComboBox()
+        self.new_site.setEditable(True)
+        self.new_site.addItems(sorted({a.site for a in agents}))
+        current = home.agent_for(target) if home is not None else None
+        if current is not None:
+            self.new_site.setCurrentText(current.site)
+        self.new_site.setAccessibleName("New agent's site")
+        self.new_site.setAccessibleDescription("The site folder of the new agent (a new site is created)")
+        self.new_name = QLineEdit()
+        self.new_name.setPlaceholderText("new agent name")
+        self.new_name.setAccessibleName("New agent's name")
+        self.new_name.setAccessibleDescription("The name of the agent created by this import")
+        self.new_row = QWidget()
+        row = QHBoxLayout(self.new_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(QLabel("Site"))
+        row.addWidget(self.new_site, 1)
+        row.addWidget(QLabel("Agent"))
+        row.addWidget(self.new_name, 1)
+        if home is not None:
+            self.into.addItem(NEW_AGENT, None)
+        self.new_row.setVisible(False)
+        self.into.currentIndexChanged.connect(self._into_changed)
+        self.new_site.currentTextChanged.connect(lambda _t: self.options_changed.emit())
+        self.new_name.textChanged.connect(lambda _t: self.options_changed.emit())
         self.format = QComboBox()
         for key in FORMATS:
             self.format.addItem("Detect from the content" if key == "auto" else key, key)
@@ -93,8 +134,11 @@ class ImportPreviewDialog(QDialog):
         self.summary.setWordWrap(True)
         self.problems = QLabel()
         self.problems.setWordWrap(True)
-        self.problems.setStyleSheet("color: #c0392b;")
+        styled(self.problems, "ValidationMessage")
         self.problems.hide()
+        self.origin = styled(QLabel(), "WarningMessage")
+        self.origin.setWordWrap(True)
+        self.origin.hide()
         self.rows = QTableWidget(0, 5)
         self.rows.setHorizontalHeaderLabels(["type", "importance", "created", "sync", "content"])
         self.rows.horizontalHeader().setStretchLastSection(True)
@@ -107,15 +151,40 @@ class ImportPreviewDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
         form = QFormLayout()
         form.addRow("From", QLabel(str(source)))
-        form.addRow("Into", QLabel(str(target)))
+        form.addRow("Into", self.into)
+        form.addRow("", self.new_row)
         form.addRow("Format", self.format)
         form.addRow("Same id already there", self.conflict)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
-        for widget in (self.local_only, self.messages, self.skip_bad, self.summary, self.problems, self.rows,
-                       self.buttons):
+        for widget in (self.local_only, self.messages, self.skip_bad, self.summary, self.origin, self.problems,
+                       self.rows, self.buttons):
             layout.addWidget(widget)
         self.result: ImportResult | None = None
+
+    def _into_changed(self, _index: int) -> None:
+        self.new_row.setVisible(self.into.currentData() is None)
+        if self.new_row.isVisible():
+            self.new_name.setFocus()
+        self.options_changed.emit()
+
+    @property
+    def creating(self) -> bool:
+        """Whether the import goes into a new agent."""
+        return self.into.currentIndex() >= 0 and self.into.currentData() is None
+
+    @property
+    def target(self) -> Path:
+        """The file the import goes into; for a new agent, its path once the names are valid
+        (raises the ``OraError`` naming what is wrong, or that the agent exists)."""
+        if not self.creating:
+            return Path(self.into.currentData())
+        assert self.home is not None
+        site, name = self.new_site.currentText().strip(), self.new_name.text().strip()
+        path = self.home.path_for(site, name)
+        if path.exists():
+            raise OraError(f"{site}/{name}: this agent exists; choose it in the list above")
+        return path
 
     def options(self) -> dict:
         """The chosen options as keyword arguments of ``import_memories`` (``format`` included)."""
@@ -126,6 +195,7 @@ class ImportPreviewDialog(QDialog):
     def reading(self) -> None:
         self.summary.setText("Reading the source…")
         self.import_button.setEnabled(False)
+        self.origin.hide()
 
     def show_preview(self, result: ImportResult) -> None:
         """Fill the preview from a dry run (which ran with ``skip_bad`` to list every bad row)."""
@@ -142,6 +212,9 @@ class ImportPreviewDialog(QDialog):
                 "you skip them"
             self.problems.setText(f"{len(bad):,} invalid rows ({verdict}):\n{lines}")
         self.problems.setVisible(bool(bad))
+        warning = result.origin_warning
+        self.origin.setText(f"⚠ {warning}." if warning else "")
+        self.origin.setVisible(bool(warning))
         self.rows.setRowCount(len(result.sample))
         for row, memory in enumerate(result.sample):
             created = memory.created_at.strftime("%Y-%m-%d %H:%M:%S") if memory.created_at else ""
@@ -156,6 +229,7 @@ class ImportPreviewDialog(QDialog):
         self.result = None
         self.summary.setText(message)
         self.problems.hide()
+        self.origin.hide()
         self.rows.setRowCount(0)
         self.import_button.setEnabled(False)
 

@@ -149,7 +149,7 @@ class JobService(QObject):
     def _on_report(self, report: JobReport) -> None:
         """Called on the loop (GUI thread) after each scheduled run."""
         if report.change is not None:
-            self.ctx.notify(Path(report.changed_file), report.change)
+            self.ctx.report_change(Path(report.changed_file), report.change)
             changed = {name: n for name, n in report.counts.items() if n}
             if changed and not report.dry_run:
                 self.notice.emit(describe_run(report, changed))

@@ -366,7 +366,7 @@ class JobsView(QWidget):
         report = await self._execute(name, path, dry_run=False, what=f"Running {name} on {label}…")
         if report is not None:
             if report.change is not None:
-                self.ctx.notify(path, report.change)
+                self.ctx.report_change(path, report.change)
             self.run_finished.emit(report)
             self.refresh()
         return report

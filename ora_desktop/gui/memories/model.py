@@ -6,11 +6,13 @@ thread (``ctx.run``). Pages arrive asynchronously; until then a row shows a plac
 The cache is bounded (least recently used pages go) and stale-aware: after a write, changed rows
 keep showing their old values until the fresh ones arrive, and answers to outdated requests are
 dropped (a generation number). Sorting re-queries the row keys in the new order.
-After a write (a ``Change``, ours or another program's read by the change feed),
-``core.operations.row_refresh`` decides: the changed rows are repainted in place (``dataChanged``
-on those rows only, their cached values replaced), new rows are inserted where they sort and gone
-rows removed (``rowsInserted``/``rowsRemoved``: selection and scroll stay), or, when that cannot
-be told, the keys are read again (``key_reads`` counts those reads).
+The keys, the cached pages and how a write moves them are Qt-free state
+(:class:`~ora_desktop.views.table.TableState`); this model reads keys and pages on the worker and
+forwards the state's row movements to Qt. After a write (a ``Change``, ours or another program's
+read by the change feed), ``views.refresh`` decides: the changed rows are repainted in place
+(``dataChanged`` on those rows only, their cached values replaced), new rows are inserted where
+they sort and gone rows removed (``rowsInserted``/``rowsRemoved``: selection and scroll stay), or,
+when that cannot be told, the keys are read again (``key_reads`` counts those reads).
 A loader with a ``first(store, query)`` attribute (search) has its first screenful shown at once,
 then the rest appended below the rows already shown (selection and scroll position stay).
 """
@@ -20,11 +22,10 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import struct
 import time
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -33,8 +34,9 @@ from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication
 
 from ...core import Change, ListQuery, Memory, OraError, Store, timestamps
-from ...core.operations.first_rows import FIRST_ROWS
-from ...core.operations.row_refresh import merge_changes, plan_refresh
+from ...views.first_rows import FIRST_ROWS
+from ...views.refresh import merge_changes, plan_refresh
+from ...views.table import Edited, KeyLoader, TableEvents, TableState, default_loader
 from ..context import AppContext
 from ..resources import icon
 from .columns import COLUMNS, Column
@@ -46,7 +48,6 @@ MEMORY_ROLE = Qt.ItemDataRole.UserRole + 1
 HEALTH_ROLE = Qt.ItemDataRole.UserRole + 2
 ID_ROLE = Qt.ItemDataRole.UserRole + 3
 Index = QModelIndex | QPersistentModelIndex
-KeyLoader = Callable[[Store, ListQuery], array]
 DISPLAY = int(Qt.ItemDataRole.DisplayRole.value)
 TOOLTIP = int(Qt.ItemDataRole.ToolTipRole.value)
 DECORATION = int(Qt.ItemDataRole.DecorationRole.value)
@@ -55,7 +56,6 @@ FOREGROUND = int(Qt.ItemDataRole.ForegroundRole.value)
 FONT = int(Qt.ItemDataRole.FontRole.value)
 RIGHT = int((Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter).value)
 DIRTY_COLOR = QColor("#d98a1c")
-_KEY = struct.Struct("=q")  # one row key as stored in the keys array
 #: The roles :meth:`MemoryTableModel.data` can answer (a delegate also asks for check state,
 #: background and more, for every cell).
 #: The columns with a decoration: the sync state's icon, the health bar.
@@ -79,17 +79,6 @@ def _now(_cache: list = [0.0, None]) -> datetime:  # noqa: B006 (a deliberate on
     return _cache[1]
 
 
-def default_loader(store: Store, query: ListQuery) -> array:
-    """Rowids of the memories matching ``query`` in its order, up to ``query.limit``
-    (``order_by="dirty"``: dirty first, then by last update)."""
-    if query.order_by == "dirty":
-        base = query.with_(order_by="updated_at", descending=True)
-        dirty = store.row_keys(base.with_(dirty=True)) if query.dirty in (None, True) else array("q")
-        clean = store.row_keys(base.with_(dirty=False)) if query.dirty in (None, False) else array("q")
-        return dirty + clean if query.descending else clean + dirty
-    return store.row_keys(query)
-
-
 class MemoryTableModel(QAbstractTableModel):
     """Table model over one store's memories (see the module docstring)."""
 
@@ -104,15 +93,18 @@ class MemoryTableModel(QAbstractTableModel):
         #: The store the current ``keys`` were read from (``store`` may already be the next file's).
         self.keys_store: Store | None = None
         self._loading_store: Store | None = None
-        self.query = ListQuery()
         self.loader: KeyLoader = default_loader
-        self.keys = array("q")
+        root = QModelIndex()
+        self.state = TableState(page_size, cache_pages, TableEvents(
+            removing=lambda row: self.beginRemoveRows(root, row, row),
+            removed=lambda _row: self.endRemoveRows(),
+            inserting=lambda row: self.beginInsertRows(root, row, row),
+            inserted=lambda _row: self.endInsertRows(),
+            changed=self._emit_rows,
+        ))
         self.page_size = page_size
-        self.cache_pages = cache_pages
         self.highlight_terms: tuple[str, ...] = ()
         self.columns: tuple[Column, ...] = COLUMNS
-        self._pages: OrderedDict[int, dict[int, Memory]] = OrderedDict()
-        self._stale: set[int] = set()  # pages whose rows are shown but must be fetched again
         self._wanted: OrderedDict[int, None] = OrderedDict()
         self._fetching = False
         self._generation = 0
@@ -121,21 +113,48 @@ class MemoryTableModel(QAbstractTableModel):
         self._refresh_task: asyncio.Task | None = None
         #: How many times every row key was read (the loader run over the whole list).
         self.key_reads = 0
-        #: How many rows were repainted in place after writes (no key read).
-        self.rows_repainted = 0
         #: While ``loaded`` is emitted after an in-place repaint: ``(before, after)``, the memories
         #: as cached before the write and as they are now, when every changed memory is one of them
         #: (derived views such as the facets can then follow the edit without counting again);
         #: a row inserted has ``None`` before, a row removed ``None`` after; ``None`` otherwise.
-        self.edited: tuple[tuple[Memory | None, ...], tuple[Memory | None, ...]] | None = None
+        self.edited: Edited | None = None
         #: While ``loaded`` is emitted: True when that load only put the same rows in another
         #: order (a sort), so what is counted over them (the facets) still holds.
         self.reordered = False
         self._reordering = False  # the running reload is a sort's
-        #: Set when the person asks a new question (a search, a filter): the next load selects
-        #: the top row instead of keeping the previous selection (read once by the view).
-        self.select_top = False
         ctx.store_changed.connect(self._on_store_changed)
+
+    # The state's fields, as the views and tests read them.
+    @property
+    def keys(self) -> array:
+        return self.state.keys
+
+    @property
+    def query(self) -> ListQuery:
+        """What is listed: filters (parsed), sort order."""
+        return self.state.query
+
+    @query.setter
+    def query(self, query: ListQuery) -> None:
+        self.state.query = query
+
+    @property
+    def _pages(self) -> OrderedDict[int, dict[int, Memory]]:
+        return self.state.pages
+
+    @property
+    def rows_repainted(self) -> int:
+        """How many rows were repainted in place after writes (no key read)."""
+        return self.state.rows_repainted
+
+    @property
+    def select_top(self) -> bool:
+        """The next load selects the top row (a new question was asked)."""
+        return self.state.select_top
+
+    @select_top.setter
+    def select_top(self, value: bool) -> None:
+        self.state.select_top = value
 
     # ----------------------------------------------------------------- source
     def set_store(self, store: Store | None, query: ListQuery | None = None, loader: KeyLoader | None = None,
@@ -216,10 +235,8 @@ class MemoryTableModel(QAbstractTableModel):
             self._mark_all_stale()
         elif not keep_rows and len(self.keys) and keys[:len(self.keys)] == self.keys:
             if len(keys) > len(self.keys):  # the rest after the first screenful: rows are appended
-                if len(self.keys) % self.page_size and len(self.keys) // self.page_size in self._pages:
-                    self._stale.add(len(self.keys) // self.page_size)  # a part page: fetch its new rows too
                 self.beginInsertRows(QModelIndex(), len(self.keys), len(keys) - 1)
-                self.keys = keys
+                self.state.extend(keys)
                 self.endInsertRows()
         else:
             self._replace_keys(keys, keep_rows)
@@ -240,21 +257,9 @@ class MemoryTableModel(QAbstractTableModel):
         launch's read-ahead): their whole pages are cached before the view sees the keys, so its
         first paint shows them."""
         self.beginResetModel()
-        self.keys = keys
+        self.state.replace_keys(keys, keep_rows, rows)
         self.keys_store = self._loading_store
-        if keep_rows:
-            self._stale.update(self._pages)
-        else:
-            self._pages.clear()
-            self._stale.clear()
         self._wanted.clear()
-        if rows:
-            by_rowid = {m.rowid: m for m in rows}
-            for start in range(0, len(keys), self.page_size):
-                page = keys[start:start + self.page_size]
-                if not all(rid in by_rowid for rid in page):
-                    break  # the rows read cover the first pages only
-                self._pages[start // self.page_size] = {rid: by_rowid[rid] for rid in page}
         self.endResetModel()
 
     def _finish(self, generation: int) -> None:
@@ -268,7 +273,7 @@ class MemoryTableModel(QAbstractTableModel):
 
     # ----------------------------------------------------------------- Qt model API
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008
-        return 0 if parent.isValid() else len(self.keys)
+        return 0 if parent.isValid() else len(self.state.keys)
 
     def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008
         return 0 if parent.isValid() else len(self.columns)
@@ -276,7 +281,7 @@ class MemoryTableModel(QAbstractTableModel):
     def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:  # noqa: B008
         """As Qt's own, in one call into Python (Qt's asks :meth:`rowCount` and :meth:`columnCount`:
         two calls per cell painted)."""
-        if parent.isValid() or not (0 <= row < len(self.keys) and 0 <= column < len(self.columns)):
+        if parent.isValid() or not (0 <= row < len(self.state.keys) and 0 <= column < len(self.columns)):
             return QModelIndex()
         return self.createIndex(row, column)
 
@@ -301,7 +306,7 @@ class MemoryTableModel(QAbstractTableModel):
         if role not in _ANSWERED:
             return None
         row = index.row()
-        if row < 0 or row >= len(self.keys):
+        if row < 0 or row >= len(self.state.keys):
             return None
         return self._value(row, self.columns[index.column()], role)
 
@@ -310,7 +315,7 @@ class MemoryTableModel(QAbstractTableModel):
         role: each call into Python from the painting thread may wait for the GIL a worker holds).
         Every item is set or cleared: a delegate reuses its span from cell to cell."""
         row = index.row()
-        if not 0 <= row < len(self.keys):
+        if not 0 <= row < len(self.state.keys):
             for item in roleDataSpan:
                 item.clearData()
             return
@@ -365,44 +370,24 @@ class MemoryTableModel(QAbstractTableModel):
         if not 0 <= column < len(self.columns):
             return
         descending = order == Qt.SortOrder.DescendingOrder
-        query = self.query.with_(order_by=self.columns[column].sort, descending=descending)
-        if query == self.query and self.keys:
+        if not self.state.sort(self.columns[column].sort, descending) and self.keys:
             return
-        same_rows = query.with_(order_by=self.query.order_by, descending=self.query.descending) == self.query
-        self.query = query
-        self.reload(reorder=same_rows and self.keys_store is self.store)
+        self.reload(reorder=self.keys_store is self.store)  # the same rows in another order
 
     # ----------------------------------------------------------------- rows
     def _memory(self, row: int) -> Memory | None:
-        page_no = row // self.page_size
-        page = self._pages.get(page_no)
-        rowid = self.keys[row]
-        if page is not None:
-            self._pages.move_to_end(page_no)
-            memory = page.get(rowid)
-            if page_no in self._stale:
-                self._want(page_no)
-            return memory
-        self._want(page_no)
-        return None
+        memory, wanted = self.state.cached(row)  # once per cell painted
+        if wanted:
+            self._want(row // self.page_size)
+        return memory
 
     def memory_at(self, row: int) -> Memory | None:
         """The memory shown at ``row`` if it is loaded (``None`` while it is being fetched)."""
-        if not 0 <= row < len(self.keys):
-            return None
-        page = self._pages.get(row // self.page_size)
-        return page.get(self.keys[row]) if page else None
+        return self.state.memory_at(row)
 
     def row_of_key(self, rowid: int) -> int | None:
-        """The row listing ``rowid``, or ``None``. A byte search over the keys (C speed: a few ms
-        for a million rows on the GUI thread, where ``array.index`` compares them one by one)."""
-        if not len(self.keys):
-            return None
-        data, needle = self.keys.tobytes(), _KEY.pack(rowid)
-        at = data.find(needle)
-        while at != -1 and at % _KEY.size:  # a match straddling two keys: look further
-            at = data.find(needle, at + 1)
-        return None if at == -1 else at // _KEY.size
+        """The row listing ``rowid``, or ``None``."""
+        return self.state.row_of_key(rowid)
 
     async def memories_for_rows(self, rows: Sequence[int]) -> list[Memory]:
         """The memories at ``rows``, in row order, as fresh as every write already reported makes
@@ -413,10 +398,7 @@ class MemoryTableModel(QAbstractTableModel):
         refresh = self._refresh_task
         if refresh is not None and not refresh.done():
             await asyncio.wait([refresh])
-        cached: dict[int, Memory] = {}
-        for page_no, page in self._pages.items():
-            if page_no not in self._stale:
-                cached.update(page)
+        cached = self.state.fresh_rows()
         missing = [rid for rid in rowids if rid not in cached]
         fetched: dict[int, Memory] = {}
         if missing and self.store is not None:
@@ -475,18 +457,11 @@ class MemoryTableModel(QAbstractTableModel):
             return
         by_rowid = {m.rowid: m for m in memories}
         for page_no in recent:
+            # rows repainted meanwhile: this page may have been read before that write (stale)
+            self.state.store_page(page_no, by_rowid, fresh=writes == self.rows_repainted)
             start = page_no * self.page_size
-            keys = self.keys[start:start + self.page_size]
-            self._pages[page_no] = {rid: by_rowid[rid] for rid in keys if rid in by_rowid}
-            self._pages.move_to_end(page_no)
-            if writes == self.rows_repainted:
-                self._stale.discard(page_no)
-            else:  # rows were repainted meanwhile: these may have been read before that write
-                self._stale.add(page_no)
-            self._emit_rows(start, start + len(keys) - 1)
-        while len(self._pages) > self.cache_pages:
-            old, _ = self._pages.popitem(last=False)
-            self._stale.discard(old)
+            self._emit_rows(start, start + len(self.state.page_keys(page_no)) - 1)
+        self.state.trim()
         for page_no in dropped:  # repaint them: if still visible the view asks again
             start = page_no * self.page_size
             self._emit_rows(start, min(start + self.page_size, len(self.keys)) - 1)
@@ -496,19 +471,19 @@ class MemoryTableModel(QAbstractTableModel):
             self.dataChanged.emit(self.index(first, 0), self.index(last, len(self.columns) - 1))
 
     def _mark_all_stale(self) -> None:
-        self._stale.update(self._pages)
+        self.state.stale.update(self._pages)
         self._refresh_stale()
 
     def _refresh_stale(self) -> None:
         """Re-fetch the most recently used stale pages now (the rest when they are shown)."""
-        recent = [p for p in self._pages if p in self._stale][-4:]
+        recent = [p for p in self._pages if p in self.state.stale][-4:]
         for page_no in recent:
             self._want(page_no)
 
     # ----------------------------------------------------------------- refresh after writes
     def _on_store_changed(self, path: object, change: Change) -> None:
         """A write to the shown file: repaint the rows it changed, or read the keys again when
-        rows can have come, gone or moved (``core.operations.row_refresh`` decides). Changes that
+        rows can have come, gone or moved (``views.refresh`` decides). Changes that
         arrive while one is being handled are handled together afterwards."""
         if self.store is None or path != self.store.path.resolve():
             return
@@ -563,11 +538,14 @@ class MemoryTableModel(QAbstractTableModel):
             log.debug("reloading the row keys: %s", plan.reason)
             await self.reload(keep_rows=True)
             return
-        gone = self._move_rows(plan.inserts, plan.removes)
-        rows = [(self.row_of_key(m.rowid), m) for _, m in plan.rows] if gone is not None else list(plan.rows)
-        self._repaint([(row, m) for row, m in rows if row is not None],
-                      every_change_listed=len(plan.rows) == len(change.changed),
-                      added=tuple(m for _, m in plan.inserts), removed=gone)
+        moving = bool(plan.inserts or plan.removes)
+        if moving:
+            self._generation += 1  # page reads in flight were cut by the old rows: drop their answers
+        self.edited = self.state.apply(plan, every_change_listed=len(plan.rows) == len(change.changed))
+        try:
+            self.loaded.emit(len(self.keys))  # derived views (facets, counts) follow the new values
+        finally:
+            self.edited = None
 
     async def _loaded(self) -> None:
         """Until no reload of the keys is under way (one replaced by another is waited for too)."""
@@ -581,62 +559,3 @@ class MemoryTableModel(QAbstractTableModel):
                     raise  # this follow itself was cancelled (the window is closing)
             except OraError:
                 return  # reported by the reload; the keys are as they were
-
-    def _move_rows(self, inserts: Sequence[tuple[int, Memory]], removes: Sequence[int]
-                   ) -> tuple[Memory | None, ...] | None:
-        """Remove the rows at ``removes`` and insert ``inserts`` (positions in the keys as they
-        were), without reading the keys again; the cached pages are cut anew around them.
-        Returns the removed memories as cached (``None`` where not cached); ``None`` when
-        nothing moved."""
-        if not inserts and not removes:
-            return None
-        cached = {rid: m for page_no, page in self._pages.items() if page_no not in self._stale
-                  for rid, m in page.items()}
-        gone = tuple(cached.get(self.keys[row]) for row in removes)
-        self._generation += 1  # page reads in flight were cut by the old rows: drop their answers
-        for row in reversed(removes):
-            self.beginRemoveRows(QModelIndex(), row, row)
-            del self.keys[row]
-            self.endRemoveRows()
-        for shift, (row, memory) in enumerate(inserts):
-            at = row + shift - sum(1 for r in removes if r < row)
-            cached[memory.rowid] = memory
-            self.beginInsertRows(QModelIndex(), at, at)
-            self.keys.insert(at, memory.rowid)
-            self.endInsertRows()
-        for page_no in list(self._pages):
-            keys = self.keys[page_no * self.page_size:(page_no + 1) * self.page_size]
-            self._pages[page_no] = {rid: cached[rid] for rid in keys if rid in cached}
-            if len(self._pages[page_no]) != len(keys):
-                self._stale.add(page_no)
-        return gone
-
-    def _repaint(self, rows: Sequence[tuple[int, Memory]], every_change_listed: bool = False,
-                 added: Sequence[Memory] = (), removed: Sequence[Memory | None] | None = None) -> None:
-        """Put fresh memories at their rows (cached pages only) and repaint just those rows.
-        ``added`` and ``removed``: rows inserted and removed just before (see :attr:`edited`)."""
-        self.rows_repainted += len(rows)
-        before: list[Memory | None] = []
-        refetched = False  # a page read after the write already holds the new row: it is no "before"
-        for row, memory in rows:
-            page_no = row // self.page_size
-            page = self._pages.get(page_no)
-            if page is not None and memory.rowid in page:
-                if page_no not in self._stale:
-                    cached = page[memory.rowid]
-                    refetched = refetched or cached.version == memory.version
-                    before.append(cached)
-                page[memory.rowid] = memory
-            self._emit_rows(row, row)
-        removed = removed or ()
-        known = (every_change_listed and len(before) == len(rows) and None not in removed
-                 and not refetched)
-        after: list[Memory | None] = [m for _, m in rows]
-        if added or removed:
-            before += [None] * len(added) + list(removed)
-            after += [*added, *([None] * len(removed))]
-        self.edited = (tuple(before), tuple(after)) if known and before else None
-        try:
-            self.loaded.emit(len(self.keys))  # derived views (facets, counts) follow the new values
-        finally:
-            self.edited = None

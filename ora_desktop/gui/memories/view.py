@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPoint, QSettings, Qt, Signal
+from PySide6.QtCore import QEvent, QPoint, QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QStyle, QStyleOptionViewItem, QTableView, QWidget
 
@@ -16,6 +16,9 @@ SETTINGS_KEY = "memories/header-v2"  # v2: compact default columns
 #: The content column's narrowest width: more columns than fit scroll sideways instead.
 CONTENT_MIN = 220
 
+
+#: The line height (px) the columns' widths were chosen for (9 pt Sans).
+DESIGN_LINE = 14
 
 class MemoryTable(QTableView):
     """Shows a :class:`MemoryTableModel`; emits the current memory and the selection size."""
@@ -44,7 +47,7 @@ class MemoryTable(QTableView):
         rows = self.verticalHeader()
         rows.setVisible(False)
         rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        rows.setDefaultSectionSize(self.fontMetrics().height() + 10)
+        rows.setDefaultSectionSize(self.fontMetrics().height() + 10)  # again when the font changes
         header = self.horizontalHeader()
         header.setSectionsMovable(True)
         header.setHighlightSections(False)
@@ -60,8 +63,9 @@ class MemoryTable(QTableView):
         # padding, and its delegate marks what a search matched.
         self.highlight = HighlightDelegate(self, CELL_PADDING)
         self.setItemDelegateForColumn(column_index("content"), self.highlight)
+        self._line = self.fontMetrics().height()  # the widths follow the font's size (changeEvent)
         for i, column in enumerate(COLUMNS):
-            self.setColumnWidth(i, column.width)
+            self.setColumnWidth(i, self.default_width(i))
             self.setColumnHidden(i, not column.default)
         header.setSortIndicator(column_index("created"), Qt.SortOrder.DescendingOrder)
         self.restore_layout()
@@ -151,11 +155,11 @@ class MemoryTable(QTableView):
             return  # another file: the same rowid there is another memory (the page selects the top row)
         row = self.memory_model.row_of_key(rowid)
         if row is None:  # deleted (here or elsewhere): the row that took its place, as a mail client does
-            count = self.memory_model.rowCount()
-            if count and self._restoring_row >= 0:
-                self.select_row(min(self._restoring_row, count - 1))
-            else:
+            place = self.memory_model.state.row_to_select(None, self._restoring_row)
+            if place is None:
                 self.current_memory.emit(None)
+            else:
+                self.select_row(place)
             return
         # Keep the view where it was sideways: sorting a column scrolled into view must not jump left.
         across = self.horizontalScrollBar().value()
@@ -171,9 +175,9 @@ class MemoryTable(QTableView):
         """The current row was removed in place (a delete, here or by another program): the row
         that took its place is selected, the one above at the end, as a mail client does."""
         place, self._takes_place = self._takes_place, None
-        count = self.memory_model.rowCount()
-        if place is not None and count:
-            self.select_row(min(place, count - 1))
+        row = None if place is None else self.memory_model.state.row_to_select(None, place)
+        if row is not None:
+            self.select_row(row)
 
     def select_row(self, row: int) -> None:
         if 0 <= row < self.memory_model.rowCount():
@@ -201,7 +205,7 @@ class MemoryTable(QTableView):
     def set_column_visible(self, section: int, visible: bool) -> None:
         self.setColumnHidden(section, not visible)
         if visible and self.columnWidth(section) < 20:
-            self.setColumnWidth(section, COLUMNS[section].width)
+            self.setColumnWidth(section, self.default_width(section))
         self.fit_content()
         self.save_layout()
 
@@ -222,11 +226,28 @@ class MemoryTable(QTableView):
         super().resizeEvent(event)
         self.fit_content()
 
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt's name)
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # the system's font size changed: rows and columns follow
+            line = self.fontMetrics().height()
+            self.verticalHeader().setDefaultSectionSize(line + 10)
+            old, self._line = getattr(self, "_line", line), line
+            if old != line:
+                content = column_index("content")
+                for i in range(len(COLUMNS)):
+                    if i != content:
+                        self.setColumnWidth(i, round(self.columnWidth(i) * line / old))
+                self.fit_content()
+
+    def default_width(self, section: int) -> int:
+        """A column's first width: its design width (for a 14 px line) grown with a larger font."""
+        return round(COLUMNS[section].width * max(1.0, self.fontMetrics().height() / DESIGN_LINE))
+
     def reset_columns(self) -> None:
         header = self.horizontalHeader()
         for i, column in enumerate(COLUMNS):
             header.moveSection(header.visualIndex(i), i)
-            self.setColumnWidth(i, column.width)
+            self.setColumnWidth(i, self.default_width(i))
             self.setColumnHidden(i, not column.default)
         self.save_layout()
 

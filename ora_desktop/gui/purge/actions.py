@@ -2,7 +2,8 @@
 
 Each asks first — naming how many memories and which backups still hold them, or where the
 salvaged file goes — then runs the core operation on a worker thread. A purge cannot be undone,
-so it also clears the undo stack (its commands could only fail on memories that are gone).
+and each confirmation says so; the file's other undo steps stay (core forgets only the journal
+steps that held the purged memories' text).
 """
 
 from __future__ import annotations
@@ -151,6 +152,7 @@ class Forgetter(QObject):
 
     def _ask(self, title: str, headline: str, items: list[str], confirm: str, note: str,
              then: Callable[[], Awaitable[None]]) -> None:
+        note = f"{note} Undo keeps this file's other steps."
         dialog = PreviewDialog(title, headline, items, confirm, self.window, note=note, destructive=True)
         dialog.setObjectName("PurgeConfirm")
         self.dialog = dialog
@@ -164,7 +166,6 @@ class Forgetter(QObject):
         except OraError as exc:
             self.ctx.show_error(exc, "Delete permanently")
             return
-        self.ctx.undo_stack.clear()
         if not result.change:  # the store told the views of what it removed; a trash-only purge says here
             self.ctx.notify(path.resolve(), Change.reload(Initiator.USER, source="purge"))
         self.ctx.status.emit(result.message[:1].upper() + result.message[1:])

@@ -1,4 +1,4 @@
-"""Review marks and flags as undo commands on the window's stack (Ctrl+Z takes a mark back)."""
+"""Review marks and flags as journalled steps of the file (Ctrl+Z takes a mark back)."""
 
 from __future__ import annotations
 
@@ -19,12 +19,6 @@ class ReviewCommand(StoreCommand):
         super().__init__(curator, path, text)
         self.reviewer = reviewer
         self.work = work
-        self.before: tuple[tuple, ...] | None = None
 
-    def run_redo(self, store: Store) -> rv.ReviewWrite:
-        if self.before is None:
-            self.before = rv.snapshot(store, self.reviewer)
-        return self.work(store)
-
-    def run_undo(self, store: Store) -> rv.ReviewWrite:
-        return rv.restore(store, self.reviewer, self.before or ())
+    def run(self, store: Store) -> rv.ReviewWrite:
+        return rv.journalled(store, self.reviewer, self.text(), self.work)

@@ -258,7 +258,7 @@ class ReviewView(LazyRefresh, QWidget):
             return None
         if name == "mark":
             ids = [i.memory.id for i in chosen]
-            return self._write(f"mark {len(ids)} reviewed",
+            return self._write(f"mark {ids[0] if len(ids) == 1 else f'{len(ids)} memories'} reviewed",
                                lambda store: rv.mark_reviewed(store, ids, self.reviewer), next_row=True)
         if name == "flag":
             self._ask_note(chosen[0])

@@ -9,14 +9,6 @@ from ...core import Memory, OraHome
 from ...core.operations.search import SearchRequest, search_memories
 
 
-@dataclass
-class FacetCounts:
-    """Counts for the facet panel: field -> value -> count (value labels as shown)."""
-
-    total: int
-    groups: dict[str, dict[str, int]]
-
-
 @dataclass(frozen=True)
 class EverywhereHit:
     memory: Memory

@@ -6,9 +6,9 @@ is debounced (200 ms); each keystroke's request runs the engine once on a worker
 newer request cancels the older one (its answer is never applied). With words, the answer's row
 keys go straight to the table; without, the table lists the filtered rows itself (a first
 screenful at once). Facet counts for the same request follow, off the GUI thread (a search's once
-its words rest), and are dropped when a newer request comes. An edit repainted in place moves the
-shown counts by the edited rows' old and new values instead of counting a million rows again, and
-clearing a search brings back the listing's counts from before it while no file was written since.
+its words rest), and are dropped when a newer request comes. The inputs, the counts shown and
+how an edit shifts them are Qt-free state (:class:`~ora_desktop.views.search.SearchState`); this
+controller runs the engine on the worker, cancels obsolete requests and forwards to that state.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from dataclasses import replace
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from ...core import ListQuery, OraError, Store
-from ...core.operations.row_refresh import shift_facets
 from ...core.operations.search import (
     RANK,
     Cancelled,
@@ -32,10 +31,12 @@ from ...core.operations.search import (
     search_memories,
 )
 from ...core.search import parse_query
+from ...views.filters import FilterState
+from ...views.search import FacetCounts, SearchLoader, SearchState
+from ...views.table import default_loader
 from ..context import AppContext
-from ..memories.model import MemoryTableModel, default_loader
-from .backend import FacetCounts, search_everywhere
-from .filters import FilterState
+from ..memories.model import MemoryTableModel
+from .backend import search_everywhere
 from .vectors_progress import needs_vectors
 
 log = logging.getLogger("ora_desktop.gui")
@@ -45,18 +46,6 @@ NOT_BUILT = "meaning index not built (cancelled): matching words instead — pre
 #: A search's facet counts start this long after its hits are shown (a newer keystroke cancels
 #: them first): each counts every match of the file (~0.5 s of a core at 1M).
 FACETS_AFTER_MS = 250
-
-
-class SearchLoader:
-    """Row keys of one search request, for the table's reloads after a write or a sort
-    (the keystroke itself hands the table its answer's keys: one engine call)."""
-
-    def __init__(self, request: SearchRequest) -> None:
-        self.request = request
-
-    def __call__(self, store: Store, query: ListQuery):  # noqa: ANN204
-        request = self.request.with_(sort=query.order_by, descending=query.descending, facets=False)
-        return search_memories(store, request, wait=False).keys
 
 
 class SearchController(QObject):
@@ -76,43 +65,54 @@ class SearchController(QObject):
         super().__init__(parent)
         self.ctx = ctx
         self.model = model
-        self.text = ""
-        self.scope = "file"  # or "all"
-        self.mode = "lexical"  # or "semantic", "hybrid" (search by meaning)
-        self.filters = FilterState()
+        self.state = SearchState(facets_shown=self.facets_ready.emit)
         self.answer: SearchAnswer | None = None
         self.terms: tuple[str, ...] = ()
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self.apply)
-        self._generation = 0
         self._cancel = threading.Event()
         self._search_task: asyncio.Task | None = None
         self._facet_task: asyncio.Task | None = None
         self._everywhere_task: asyncio.Task | None = None
         self._everywhere_asked: tuple[str, str] | None = None
-        self._sort_before_search: tuple[str, bool] = ("created_at", True)
-        #: Files whose vectors build the person cancelled: no search builds them again until
-        #: :meth:`build_vectors` (their Build button); meanwhile words answer, with a note.
-        self.declined: set[str] = set()
-        #: The counts last shown and the store and request they describe (None once outdated).
-        self._shown_facets: tuple[Store, int, FacetCounts] | None = None
         self._count_again = False  # count once more when the running count ends (an edit came)
         self._facet_for: tuple[Store, int] | None = None  # the store and request being counted
-        #: Counts of listings (no words) by store and filters, kept until any file is written:
-        #: clearing a search shows the listing's counts at once instead of counting every row
-        #: again (seconds of a core at 1M, competing with the person's scrolling for the CPU).
-        self._listing_counts: dict[tuple[Store, str], FacetCounts] = {}
         self._search_cleared = False  # the listing being loaded replaces a search's hits
-        self._writes = 0  # writes seen (own or another program's), to date a count
-        self._asked: tuple = ()  # the inputs last applied: (store, query text, mode, scope)
         model.loaded.connect(self._after_load)
         ctx.store_changed.connect(self._written)
         ctx.store_forgotten.connect(self._written)
 
+    # The state's inputs, as the search bar and saved searches read them.
+    @property
+    def text(self) -> str:
+        return self.state.text
+
+    @property
+    def scope(self) -> str:
+        return self.state.scope
+
+    @property
+    def mode(self) -> str:
+        return self.state.mode
+
+    @property
+    def filters(self) -> FilterState:
+        return self.state.filters
+
+    @property
+    def declined(self) -> set[str]:
+        """Files whose vectors build the person cancelled: no search builds them again until
+        :meth:`build_vectors` (their Build button); meanwhile words answer, with a note."""
+        return self.state.declined
+
+    @property
+    def _generation(self) -> int:
+        return self.state.generation
+
     # ----------------------------------------------------------------- inputs
     def set_text(self, text: str, immediate: bool = False) -> None:
         """The search box changed: search after a short pause (or now)."""
-        self.text = text
+        self.state.text = text
         if immediate:
             self._debounce.stop()
             self.apply()
@@ -121,7 +121,7 @@ class SearchController(QObject):
 
     def set_mode(self, mode: str) -> None:
         """Words (lexical), meaning (semantic) or both (hybrid); searches again."""
-        self.mode = mode
+        self.state.mode = mode
         self.apply()
 
     def build_vectors(self) -> None:
@@ -148,7 +148,7 @@ class SearchController(QObject):
         return False
 
     def set_scope(self, scope: str) -> None:
-        self.scope = scope
+        self.state.scope = scope
         self.apply()
 
     def toggle_quick(self, name: str, on: bool) -> None:
@@ -160,15 +160,14 @@ class SearchController(QObject):
         self.apply()
 
     def clear(self) -> None:
-        self.text = ""
+        self.state.text = ""
         self.filters.clear()
         self.apply()
 
     def request(self) -> SearchRequest:
         """The current inputs as one core search request (sorted as the table is)."""
         query = self.model.query
-        return self.filters.request(self.text, sort=query.order_by, descending=query.descending,
-                                    mode=self.mode)
+        return self.state.request(query.order_by, query.descending)
 
     @property
     def full_text(self) -> str:
@@ -182,7 +181,6 @@ class SearchController(QObject):
     # ----------------------------------------------------------------- applying
     def apply(self) -> None:
         """Show what the current inputs ask for in the table (or across all sites)."""
-        self._generation += 1
         self._cancel.set()  # the previous request stops at its next step; its answer is not applied
         self._cancel = threading.Event()
         for task in (self._search_task, self._facet_task):
@@ -190,10 +188,8 @@ class SearchController(QObject):
                 task.cancel()
         store = self.model.store
         request = self.request()
-        asked = (store, request.query_text(), request.mode, self.scope)
-        if asked != self._asked:  # a new question (not a refresh): its best row is shown selected
-            self._asked = asked
-            self.model.select_top = store is not None and not (self.scope == "all" and self.text.strip())
+        if self.state.ask(store, request):  # a new question (not a refresh): its best row is shown selected
+            self.model.select_top = self.state.selects_top(store)
         declined = self._meaning_declined(store)
         self.vectors_declined.emit(store if declined else None)
         if declined:
@@ -203,7 +199,7 @@ class SearchController(QObject):
         self.terms_changed.emit(self.terms)
         self.query_changed.emit(parsed)
         self.model.highlight_terms = self.terms
-        if self.scope == "all" and self.text.strip():
+        if self.state.across_sites:
             self._search_everywhere(request)
         else:
             self._everywhere_asked = None
@@ -211,13 +207,13 @@ class SearchController(QObject):
             self._search_cleared = self._was_searching()
             self.answer = None
             if self.model.query.order_by == RANK:
-                order, descending = self._sort_before_search
+                order, descending = self.state.sort_before_search
                 request = request.with_(sort=order, descending=descending)
             query = listing_query(store, request, parsed) if store is not None else ListQuery()
             self.model.set_query(query, default_loader)
             return
         if self.model.query.order_by != RANK and not self._was_searching():
-            self._sort_before_search = (self.model.query.order_by, self.model.query.descending)
+            self.state.sort_before_search = (self.model.query.order_by, self.model.query.descending)
             request = request.with_(sort=RANK, descending=True)
         if request.mode != "lexical" and store is not None and needs_vectors(store):
             self.vectors_needed.emit(store)  # built with progress and Cancel, then apply() again
@@ -257,7 +253,7 @@ class SearchController(QObject):
         store = self.model.store
         answer = self.answer if self._was_searching() else None
         # Across sites, that search owns the note line (files skipped, partial matches).
-        owns_note = not (self.scope == "all" and self.text.strip())
+        owns_note = not self.state.across_sites
         if owns_note:
             notes = answer.notes if answer is not None else parse_query(self.full_text).warnings
             self.note.emit("; ".join(n for n in notes if n))
@@ -274,37 +270,20 @@ class SearchController(QObject):
 
     def _facets_hold(self, store: Store) -> bool:
         """Whether the counts shown, or being counted, are of this store's current request."""
-        shown = self._shown_facets
         if self._facet_task is not None and not self._facet_task.done():
             return self._facet_for == (store, self._generation)
-        return shown is not None and shown[0] is store and shown[1] == self._generation
+        return self.state.holds(store)
 
     def _shift_facets(self, store: Store) -> bool:
-        """After an edit repainted in place: move the shown counts by the edited rows (see
-        :func:`~ora_desktop.core.operations.row_refresh.shift_facets`); False when they must be
-        counted again."""
-        edited, shown = self.model.edited, self._shown_facets
-        if edited is None or shown is None or shown[0] is not store or shown[1] != self._generation:
-            return False
+        """After an edit repainted in place: move the shown counts by the edited rows
+        (:meth:`SearchState.shift`); False when they must be counted again."""
         if self._facet_task is not None and not self._facet_task.done():
             return False  # a count is running: it may or may not have seen the edit
-        counts = shown[2]
-        groups = shift_facets(counts.groups, *edited)
-        if groups is None:
-            return False
-        before, after = edited
-        total = counts.total
-        if total is not None:  # rows counted in (added) and out (removed)
-            total += sum(m is not None for m in after) - sum(m is not None for m in before)
-        counted = FacetCounts(total, groups)
-        self._shown_facets = (store, self._generation, counted)
-        self.facets_ready.emit(counted)
-        return True
+        return self.state.shift(store, self.model.edited)
 
     def _written(self, *_args: object) -> None:
         """A file was written (or replaced): no listing's counts can be trusted any more."""
-        self._writes += 1
-        self._listing_counts.clear()
+        self.state.written()
 
     def _compute_facets(self, store: Store, answer: SearchAnswer | None, count: int) -> None:
         self._count_again = False
@@ -313,10 +292,9 @@ class SearchController(QObject):
         cleared, self._search_cleared = self._search_cleared, False
         if answer is None:
             request = self.request()
-            counted = self._listing_counts.get((store, request.query_text())) if cleared else None
-            if counted is not None and counted.total == count:
-                self._shown_facets = (store, self._generation, counted)
-                self.facets_ready.emit(counted)
+            counted = self.state.listing_counts(store, request.query_text(), count) if cleared else None
+            if counted is not None:
+                self.state.show(store, self._generation, counted)
                 return
             answer = SearchAnswer.listing(request, parse_query(request.query_text()), count)
         self._facet_for = (store, self._generation)
@@ -324,7 +302,7 @@ class SearchController(QObject):
             self._facets(self._generation, store, answer, self._cancel), loop=self.ctx.loop)
 
     async def _facets(self, generation: int, store: Store, answer: SearchAnswer, cancel: threading.Event) -> None:
-        writes = self._writes
+        writes = self.state.writes
         try:
             if answer.ranked:  # typing: count once the words rest, not for every keystroke's hits
                 await asyncio.sleep(FACETS_AFTER_MS / 1000)
@@ -341,10 +319,9 @@ class SearchController(QObject):
             self.note.emit("; ".join(n for n in counted.notes if n))  # the total is known now
         groups = counted.facets or {}
         total = counted.total if counted.total is not None else sum(groups.get("type", {}).values())
-        self._shown_facets = (store, generation, FacetCounts(total, groups))
-        if not answer.ranked and writes == self._writes:  # a listing, and no write came meanwhile
-            self._listing_counts[(store, answer.request.query_text())] = self._shown_facets[2]
-        self.facets_ready.emit(self._shown_facets[2])
+        # A listing's counts are kept while no write comes (clearing a search shows them at once).
+        self.state.show(store, generation, FacetCounts(total, groups),
+                        listing=None if answer.ranked else answer.request.query_text(), writes=writes)
         self._count_after(generation, store)
 
     def _count_after(self, generation: int, store: Store) -> None:

@@ -6,8 +6,9 @@ this strip: a progress bar counting memories embedded, and Cancel. The build run
 thread (``ctx.run``); progress hops to the GUI thread through ``ctx.from_thread``. When it
 ends the search runs. A cancelled build keeps what it embedded, and Cancel sticks: searches
 match words (the controller says so in its note) and the strip offers Build, which carries on
-where the build stopped. The strip's last message goes when it no longer applies (words mode,
-another file).
+where the build stopped. Both count every memory of the file (a resumed build starts at what
+was kept, of the same total), and a Cancel says how many were done. The strip's last message
+goes when it no longer applies (words mode, another file).
 """
 
 from __future__ import annotations
@@ -69,6 +70,8 @@ class VectorsProgress(QWidget):
         self._stop: threading.Event | None = None
         self._task: asyncio.Future | None = None
         self.building: Store | None = None
+        #: (file, done, total) of the last build's progress: what a Cancel says was done.
+        self.counts: tuple[object, int, int] | None = None
         self.hide()
 
     def build(self, store: Store) -> None:
@@ -100,7 +103,13 @@ class VectorsProgress(QWidget):
         if store is None:
             self.hide()
             return
-        self._stopped("cancelled: searches match words until you press Build (what was embedded is kept)")
+        self._stopped(self._cancelled_text(store))
+
+    def _cancelled_text(self, store: Store) -> str:
+        done = ""
+        if self.counts is not None and self.counts[0] == store.path:
+            done = f"{self.counts[1]:,} of {self.counts[2]:,} memories embedded; "
+        return f"{done}cancelled: searches match words until you press Build (what was embedded is kept)"
 
     def _stopped(self, why: str) -> None:
         self.bar.hide()
@@ -115,6 +124,7 @@ class VectorsProgress(QWidget):
     def _on_progress(self, done: int, total: int) -> None:
         if self.building is None:
             return
+        self.counts = (self.building.path, done, total)
         self.bar.setRange(0, max(total, 1))
         self.bar.setValue(min(done, total))
         self.bar.setFormat(f"{done:,} of {total:,} memories embedded")
@@ -137,8 +147,7 @@ class VectorsProgress(QWidget):
         if ok:
             self.hide()
         else:  # the strip stays, saying why, until it no longer applies or Build is pressed
-            self._stopped("cancelled: searches match words until you press Build (what was embedded is kept)"
-                          if stop.is_set() else message)
+            self._stopped(self._cancelled_text(store) if stop.is_set() else message)
         self.finished.emit(ok)
         if not ok and stop.is_set():
             self.cancelled.emit(store)

@@ -18,6 +18,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...views.filters import QUICK_FILTERS
+from ...views.search import FacetCounts
 from ..a11y import describe
 from ..elided import ElidedLabel
 from ..formatting import first_line, health_text
@@ -25,9 +27,8 @@ from ..memories.delegates import HighlightDelegate
 from ..memories.health_bar import health_bar
 from ..memories.model import HEALTH_ROLE
 from ..theme import styled
-from .backend import EverywhereHit, FacetCounts
+from .backend import EverywhereHit
 from .controller import SearchController
-from .filters import QUICK_FILTERS
 from .vectors_progress import VectorsProgress
 
 PLACEHOLDER = "Search memories  (Ctrl+F)   e.g.  deploy  type:fact  importance:>=7  -draft  \"exact phrase\""

@@ -12,7 +12,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtCore import QFileSystemWatcher, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QFileSystemWatcher, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QIcon, QPainter, QPalette, QPixmap
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTreeWidget, QTreeWidgetItem, QWidget
 
@@ -77,6 +77,7 @@ class Sidebar(QTreeWidget):
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setUniformRowHeights(True)
         self.setRootIsDecorated(True)
+        self.keep_names_readable()
         self.currentItemChanged.connect(self._on_current)
         ctx.current_changed.connect(self._follow_current)
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
@@ -326,6 +327,15 @@ class Sidebar(QTreeWidget):
     def info_for(self, item: QTreeWidgetItem) -> FileInfo | None:
         path = path_of(item.data(0, ITEM_ROLE))
         return self.infos.get(resolved(path)) if path is not None else None
+
+    def keep_names_readable(self) -> None:
+        """A minimum width that shows a dozen characters of a name, in the font of the moment."""
+        self.setMinimumWidth(self.fontMetrics().horizontalAdvance("m" * 12) + 40)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt's name)
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # the system's font size changed
+            self.keep_names_readable()
 
     def select_path(self, path: Path) -> None:
         item = self.item_for(path)

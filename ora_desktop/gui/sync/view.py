@@ -185,6 +185,6 @@ class SyncView(LazyRefresh, QWidget):
         elif report.runs:
             self.outcome.setText(f"Sync {report.runs[0].outcome}: {report.runs[0].message}")
         if report.change:
-            self.ctx.notify(path, report.change)
+            self.ctx.report_change(path, report.change)
         await self.reload()
         return report

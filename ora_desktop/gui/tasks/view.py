@@ -1,7 +1,8 @@
 """The Task panel: what a spawned task agent was asked to do and what it produced.
 
-Reads ``store.tasks()`` (the seed's ``task_context`` table) in a worker thread and shows each
-task's description, status, times, and its input and output as pretty-printed JSON. Values that
+Reads ``store.tasks()`` (the seed's ``task_context`` table) in a worker thread: a sortable table
+of every task row, and the selected task's description, status, times, and its input and
+output as pretty-printed JSON. Values that
 are not valid JSON are shown exactly as stored, and say so.
 """
 
@@ -17,9 +18,8 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
-    QListWidget,
-    QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
     QSplitter,
@@ -31,9 +31,13 @@ from PySide6.QtWidgets import (
 from ora_desktop.core import AgentFile, OraError, TaskContext
 
 from ..a11y import describe
+from ..fonts import relative_font
+from ..formatting import first_line
 from ..jobs.background import Latest
-from ..jobs.widgets import LazyRefresh
+from ..jobs.widgets import LazyRefresh, cell, readonly_table
+from ..sortable import filling, keyed, moment, sortable
 
+TASK_ROLE = Qt.ItemDataRole.UserRole + 41
 STATUS_MARKS = {"active": "● active", "completed": "✔ completed", "failed": "✖ failed"}
 
 
@@ -103,15 +107,15 @@ class TaskView(LazyRefresh, QWidget):
         self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.message.setWordWrap(True)
 
-        self.task_list = QListWidget()
-        describe(self.task_list, "Tasks", "The task_context rows of this task agent")
-        self.task_list.setMaximumHeight(90)
+        self.task_list = describe(sortable(readonly_table(["Status", "Task", "Started", "Completed", "Id"]), 2),
+                                  "Tasks", "The task_context rows of this file, newest first (a click on a column "
+                                  "header sorts by it); the selected task is shown below")
+        self.task_list.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        self.task_list.horizontalHeader().setStretchLastSection(False)
         self.description = QLabel()
         self.description.setWordWrap(True)
         self.description.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        font = self.description.font()
-        font.setPointSizeF(font.pointSizeF() * 1.15)
-        self.description.setFont(font)
+        relative_font(self.description, 1.15)
         self.status_label = QLabel()
         self.task_id = QLabel()
         self.task_id.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -145,7 +149,7 @@ class TaskView(LazyRefresh, QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.stack)
 
-        self.task_list.currentRowChanged.connect(self._show_task)
+        self.task_list.itemSelectionChanged.connect(self._selected)
         ctx.current_changed.connect(self._on_current)
         ctx.data_changed.connect(self.request_refresh)
         self.init_lazy()
@@ -180,17 +184,36 @@ class TaskView(LazyRefresh, QWidget):
             )
             return tasks
         self.task_list.blockSignals(True)
-        self.task_list.clear()
-        for task in tasks:
-            item = QListWidgetItem(f"{STATUS_MARKS.get(task.status or '', task.status)} — {task.task_description}")
-            item.setToolTip(task.task_description)
-            self.task_list.addItem(item)
+        with filling(self.task_list):
+            self.task_list.setRowCount(len(tasks))
+            for row, task in enumerate(tasks):
+                status = cell(STATUS_MARKS.get(task.status or "", task.status or "unknown"))
+                status.setData(TASK_ROLE, row)
+                cells = (status, cell(first_line(task.task_description, 200), task.task_description),
+                         keyed(when(task.created_at), moment(task.created_at)),
+                         keyed(when(task.completed_at) if task.completed_at else "not finished",
+                               moment(task.completed_at)), cell(task.id))
+                for column, item in enumerate(cells):
+                    self.task_list.setItem(row, column, item)
         self.task_list.blockSignals(False)
-        self.task_list.setVisible(len(tasks) > 1)
-        self.task_list.setCurrentRow(0)
-        self._show_task(0)
+        self._fit_rows()
+        self.task_list.selectRow(0)
+        self._selected()
         self.stack.setCurrentIndex(1)
         return tasks
+
+    def _fit_rows(self) -> None:
+        """As tall as its rows, up to six (then it scrolls): the task's details get the rest."""
+        table = self.task_list
+        rows = sum(table.rowHeight(r) for r in range(min(table.rowCount(), 6)))
+        table.setFixedHeight(table.horizontalHeader().sizeHint().height() + rows + 2 * table.frameWidth())
+
+    def _selected(self) -> None:
+        """Show the task of the selected row (whatever order the table is sorted in)."""
+        rows = self.task_list.selectionModel().selectedRows()
+        item = self.task_list.item(rows[0].row(), 0) if rows else None
+        if item is not None:
+            self._show_task(item.data(TASK_ROLE))
 
     def _show_task(self, row: int) -> None:
         if not 0 <= row < len(self.tasks):

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...core.operations.search import QUICK_FILTERS as QUICK_FILTERS  # name -> (label, tooltip, words)
-from ...core.operations.search import RANK, SearchRequest
+from ..core.operations.search import QUICK_FILTERS as QUICK_FILTERS  # name -> (label, tooltip, words)
+from ..core.operations.search import RANK, SearchRequest
 
 
 @dataclass

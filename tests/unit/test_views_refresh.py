@@ -8,7 +8,7 @@ import random
 import pytest
 
 from ora_desktop.core import Change, ListQuery, open_store
-from ora_desktop.core.operations.row_refresh import MAX_CHANGED, merge_changes, plan_refresh
+from ora_desktop.views.refresh import MAX_CHANGED, merge_changes, plan_refresh
 
 EVERYTHING = ListQuery(limit=None)
 
@@ -169,7 +169,7 @@ def test_shift_facets_moves_an_edited_memory_between_values_as_a_fresh_count_wou
     from datetime import UTC, datetime, timedelta
 
     from ora_desktop.core import Memory
-    from ora_desktop.core.operations.row_refresh import shift_facets
+    from ora_desktop.views.facets import shift_facets
 
     now = datetime(2026, 3, 1, tzinfo=UTC)
     old = Memory(id="a", content="x", type="fact", importance=5, health_score=0.55, sync_status="synced",
@@ -200,7 +200,7 @@ def test_shift_facets_moves_an_edited_memory_between_values_as_a_fresh_count_wou
 def test_positions_of_a_few_rowids_and_of_many_agree():
     from array import array
 
-    from ora_desktop.core.operations.row_refresh import FEW_ROWIDS, _positions
+    from ora_desktop.views.refresh import FEW_ROWIDS, _positions
 
     keys = array("q", [5, 1 << 40, 7, 256, -3, 9])  # 1 << 40 and 256 share bytes across key borders
     few = [7, 256, -3, 4, 1 << 40]

@@ -20,9 +20,9 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 
-from ..listing import ListQuery
-from ..records import Memory
-from ..store import Store
+from ..core.listing import ListQuery
+from ..core.records import Memory
+from ..core.store import Store
 
 #: How many rows the window lists at once before reading every key (the table's first screenful).
 FIRST_ROWS = 200
@@ -141,8 +141,7 @@ def default_query(store: Store, rows: int = FIRST_ROWS) -> ListQuery:
     """The window's listing with nothing typed, ticked or sorted by hand: every memory, newest
     first, its first ``rows`` rows. It is ``search.listing_query`` of an empty request (a test
     holds them equal), built without importing the search engine: the read starts sooner."""
-    from ..search.filters import filter_sql
-    from ..search.query import parse_query
+    from ..core.search.query import parse_query
 
     return ListQuery(order_by="created_at", descending=True, limit=rows, superseded="show",
-                     extra_where=(filter_sql(parse_query(""), store.columns),))
+                     filters=parse_query(""))

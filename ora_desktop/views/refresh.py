@@ -18,32 +18,22 @@ neighbours:
   and **remove** the listed rows that are gone (by the rowids the change feed read).
 
 The order test asks SQLite to sort the changed rows and their neighbours with the query's own
-``ORDER BY``, so it agrees with :meth:`Store.row_keys` on NULLs, collation and time columns.
-
-Rows repainted in place also leave the view's facet counts recountable without a scan:
-:func:`shift_facets` moves each edited row from its old values to its new ones, and counts a new
-row in and a removed one out.
+``ORDER BY`` (:mod:`ora_desktop.core.ordering`), so it agrees with :meth:`Store.row_keys` on
+NULLs, collation and time columns. No SQL is written here.
 """
 
 from __future__ import annotations
 
-import json
 import struct
 from array import array
-from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
-from .. import timestamps
-from ..facets import order_group
-from ..health_buckets import bucket_label
-from ..listing import ListQuery, order_clause, sort_expression, where_clause
-from ..rawsql import all_rows
-from ..records import Change, Memory
-from ..store import Store
-from ..timefilter import age_bucket
+from ..core import ordering
+from ..core.listing import ListQuery
+from ..core.records import Change, Memory
+from ..core.store import Store
 
 #: Past this many changed ids a reload is cheaper than checking each row (a bulk edit).
 MAX_CHANGED = 5000
@@ -120,17 +110,12 @@ def plan_refresh(store: Store, query: ListQuery, keys: Sequence[int], change: Ch
 
 def _changed_rows(store: Store, query: ListQuery, keys: Sequence[int], change: Change) -> RowRefresh:
     """The repaint of the rows ``change`` edited in place, or a reload when one moved."""
-    where, params = where_clause(query, store.columns)
-    found = all_rows(store,
-        f"SELECT rowid, CASE WHEN {where} THEN 1 ELSE 0 END FROM memories "
-        "WHERE id IN (SELECT value FROM json_each(?))",
-        [*params, json.dumps(sorted(change.changed))],
-    )
+    found = ordering.matches(store, query, change.changed)
     if len(found) != len(change.changed):
         return _reload("a changed memory is gone")
     listed = _positions(keys, [rowid for rowid, _ in found])
-    for rowid, matches in found:
-        if bool(matches) != (rowid in listed):
+    for rowid, hit in found:
+        if hit != (rowid in listed):
             return _reload("a changed row entered or left the filter")
     if not listed:
         return RowRefresh(False)
@@ -148,23 +133,16 @@ def _place_new(store: Store, query: ListQuery, keys: Sequence[int], ids: frozens
     SQLite comparing two rows by the query's own ``ORDER BY`` (a newest-first list answers at
     its first comparison); a row listed already (keys read after the write) is left where it is.
     ``None`` when a new row is gone again."""
-    where, params = where_clause(query, store.columns)
-    expr = order_clause(sort_expression(query.order_by, store.columns), query.descending)
-    found = all_rows(store,
-        f"SELECT rowid FROM memories WHERE id IN (SELECT value FROM json_each(?)) AND {where} ORDER BY {expr}",
-        [json.dumps(sorted(ids)), *params],
-    )
-    if all_rows(store, "SELECT count(*) FROM memories WHERE id IN (SELECT value FROM json_each(?))",
-                [json.dumps(sorted(ids))])[0][0] != len(ids):
+    found = ordering.selected_in_order(store, query, ids)
+    if found is None:
         return None
-    listed = _positions(keys, [int(row[0]) for row in found])
-    new = [int(row[0]) for row in found if int(row[0]) not in listed]  # listed already: a read after the write
+    listed = _positions(keys, found)
+    new = [rowid for rowid in found if rowid not in listed]  # listed already: a read after the write
     if not new:
         return ()
 
     def before(a: int, b: int) -> bool:
-        first = all_rows(store, f"SELECT rowid FROM memories WHERE rowid IN (?, ?) ORDER BY {expr} LIMIT 1", [a, b])
-        return bool(first) and first[0][0] == a
+        return ordering.sorts_before(store, query, a, b)
 
     placed = []
     for rowid in new:
@@ -242,68 +220,4 @@ def _still_in_order(store: Store, query: ListQuery, keys: Sequence[int], positio
     if len(around) < 2:
         return True
     expected = [int(keys[p]) for p in around]
-    expr = sort_expression(query.order_by, store.columns)
-    sorted_now = [row[0] for row in all_rows(store,
-        f"SELECT rowid FROM memories WHERE rowid IN (SELECT value FROM json_each(?)) "
-        f"ORDER BY {order_clause(expr, query.descending)}",
-        [json.dumps(expected)],
-    )]
-    return sorted_now == expected
-
-
-def shift_facets(groups: Mapping[str, Mapping[str, int]], before: Sequence[Memory | None],
-                 after: Sequence[Memory | None], now: datetime | None = None) -> dict[str, dict[str, int]] | None:
-    """Facet counts as a view shows them (group -> value -> count: ``type``, ``sync``,
-    ``importance``, ``health``, ``created``, ``tag:*``) after the counted memories ``before`` were
-    edited into ``after`` (the same memories, in the same order, still counted), without counting
-    every row again: each edited memory leaves its old value of every group and joins its new one.
-    ``None`` in ``before`` is a memory newly counted (added), in ``after`` one no longer counted.
-
-    ``None`` when only counting again can tell: a content edit (the tag groups come from the
-    content), other memories, a sync status the counts do not hold yet, or counts that were not
-    of these memories.
-    """
-    if len(before) != len(after):
-        return None
-    now = now or timestamps.now()
-    moves: dict[str, Counter] = {group: Counter() for group in _VALUE_OF}
-    for old, new in zip(before, after, strict=True):
-        if old is None and new is None:
-            return None
-        if old is None or new is None:
-            if any(group.startswith("tag") for group in groups):
-                return None  # tags come from the content: counted, not shifted
-        elif old.id != new.id or old.content != new.content:
-            return None
-        for group, value_of in _VALUE_OF.items():
-            was = None if old is None else value_of(old, now)
-            is_now = None if new is None else value_of(new, now)
-            if was != is_now:
-                if was is not None:
-                    moves[group][was] -= 1
-                if is_now is not None:
-                    moves[group][is_now] += 1
-    shifted = {group: dict(values) for group, values in groups.items()}
-    for group, moved in moves.items():
-        if not any(moved.values()):
-            continue
-        if group not in shifted:
-            return None
-        values = shifted[group]
-        for value, n in moved.items():
-            if group == "sync" and n > 0 and value not in values:
-                return None  # a fresh count places a new status by its name
-            values[value] = values.get(value, 0) + n
-            if values[value] < 0:
-                return None
-        shifted[group] = order_group(group, values)
-    return shifted
-
-
-_VALUE_OF = {
-    "type": lambda m, _now: str(m.type),
-    "sync": lambda m, _now: str(m.sync_status),
-    "importance": lambda m, _now: str(m.importance),
-    "health": lambda m, _now: bucket_label(m.health_score),
-    "created": lambda m, now: age_bucket(m.created_at, now),
-}
+    return ordering.in_order(store, query, expected) == expected

@@ -4,8 +4,8 @@ while the window is still being imported (``ora-desktop FILE``)."""
 from __future__ import annotations
 
 from ora_desktop.core import ListQuery, open_store
-from ora_desktop.core.operations.first_rows import FIRST_ROWS, FirstRows, default_query
 from ora_desktop.core.operations.search import SearchRequest, listing_query
+from ora_desktop.views.first_rows import FIRST_ROWS, FirstRows, default_query
 
 
 def make_file(seed_db, n: int = 30):
