@@ -10,9 +10,13 @@
 
 The names come from :mod:`ora_desktop.core`, each imported on first use, so this import stays
 light (the search engine, psycopg and the job runner load when something needs them).
+
+A store opened here journals its ``add``, ``update`` and ``delete`` as ``library``: a person
+sees them in ``ora-desktop undo --list`` and can undo them (``journal_as=None`` opts out).
 """
 
 from importlib import metadata as _metadata
+from pathlib import Path as _Path
 from typing import TYPE_CHECKING
 
 from . import core as _core
@@ -35,6 +39,16 @@ def __getattr__(name: str) -> object:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
+
+
+def open_store(path: "str | _Path", readonly: bool = False, *, timeout: "float | None" = None,
+               journal_as: "str | None" = "library") -> "_core.Store":
+    """Open an Ora memory file (see :func:`ora_desktop.core.library.open_store`); its own
+    ``add``/``update``/``delete`` are journalled as ``journal_as`` (``"library"``; ``None``: not
+    journalled), so a person can list and undo an agent's writes."""
+    from .core.library import open_store as open_file
+
+    return open_file(path, readonly, timeout=timeout, journal_as=journal_as)
 
 
 def sync(*args, **kwargs):  # type: ignore[no-untyped-def]

@@ -30,6 +30,8 @@ Makefile, or any display), selects an agent and saves PNGs of the main views int
     22-high-contrast.png View > High contrast
     23-large-font.png   the window with a 16 pt system font
     (11-graph also shows typed links: contradicts and supports, coloured and labelled)
+    24-matched-column.png the Matched column: a search's words in context beside Content (1366×768)
+    25-cell-edit.png    importance edited in its cell (F2: Enter saves, Escape cancels) (1366×768)
 
 Options: ``--out DIR`` (default ``screenshots``), ``--memories N`` (default 3000), ``--dark``.
 Views that are not in the window yet are reported and skipped, never faked.
@@ -57,7 +59,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--memories", type=int, default=3000, help="demo memories in total (default 3000)")
     parser.add_argument("--dark", action="store_true", help="force the dark palette")
     parser.add_argument("--views", default="memories,search,jobs,backups,charts,task,review,context,graph,duplicates,"
-                                          "curating,window",
+                                          "curating,window,cells",
                         help="which views to shoot, comma-separated (default: all)")
     return parser.parse_args(argv)
 
@@ -470,6 +472,35 @@ async def window_views(s: Session, table) -> None:
     await settle(0.4)
 
 
+async def cells(s: Session, table) -> None:
+    """The Matched column during a search, and editing in a cell, in a laptop-sized window."""
+    from ora_desktop.gui.memories.columns import column_index
+
+    window, browser = s.window, s.window.browser
+    window.resize(*SMALL)
+    s.select(s.ora)
+    await until(lambda: table.model() is not None and table.model().rowCount() > 2)
+    table.set_column_visible(column_index("snippet"), True)
+    browser.search.field.setText("retries")
+    await until(lambda: browser.controller.answer is not None and not browser.model.is_loading())
+    await settle(1.5)
+    table.select_row(0)
+    await settle(0.8)
+    s.shooter.save("24-matched-column")
+    browser.search.field.clear()
+    table.set_column_visible(column_index("snippet"), False)
+    await settle(1.0)
+    table.setFocus()
+    table.select_row(1)
+    table.setCurrentIndex(table.model().index(1, column_index("importance")))
+    table.cells.start(table.currentIndex())
+    await settle(0.5)
+    s.shooter.save("25-cell-edit")
+    table.cells.cancel(quietly=True)
+    window.resize(WIDTH, HEIGHT)
+    await settle(0.4)
+
+
 #: (--views key, first PNG name, widget class to find in the window, section).
 SECTIONS = (
     ("memories", "01-memories", "MemoryTable", memories),
@@ -485,6 +516,7 @@ SECTIONS = (
     ("curating", "13-find-replace", "MemoryTable", curating),
     ("curator", "17-consolidation", "ReviewView", curator_views),
     ("window", "19-import-new-agent", "MemoryTable", window_views),
+    ("cells", "24-matched-column", "MemoryTable", cells),
 )
 
 

@@ -20,15 +20,20 @@ from . import common
 #: starting the window does not pay for them (the scheduler, the exchange formats, ...).
 FEATURE_MODULES = ("memories", "search", "maintenance", "purge", "exchange", "meaning", "review", "sync", "mcp",
                    "undo", "consolidate", "desktop")
+#: Commands a program starts and waits on, parsed with their own module only: an MCP client
+#: waits for ``ora-desktop mcp`` to answer ``initialize``, and the other features' imports
+#: (the scheduler, rich, backups...) doubled that wait.
+ALONE = {"mcp": "mcp"}
 
 
-def features() -> tuple[ModuleType, ...]:
-    """The feature modules, imported."""
-    return tuple(importlib.import_module(f"{__name__}.{name}") for name in FEATURE_MODULES)
+def features(only: Sequence[str] = FEATURE_MODULES) -> tuple[ModuleType, ...]:
+    """The feature modules (``only`` these), imported."""
+    return tuple(importlib.import_module(f"{__name__}.{name}") for name in only)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full parser (used by ``main`` and by the test that checks every command's help)."""
+def build_parser(only: Sequence[str] = FEATURE_MODULES) -> argparse.ArgumentParser:
+    """The parser of every command (``only``: of those modules' commands); used by ``main`` and by
+    the test that checks every command's help."""
     parser = common.Parser(
         prog="ora-desktop",
         description="See and tend Ora agents' long-term memory. With no command (or only .site.db "
@@ -40,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     # Window arguments (``.site.db`` paths) are recognised by ``_wants_window`` before parsing;
     # a positional here would swallow the subcommand name ("show ID" would read as files).
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for feature in features():
+    for feature in features(only):
         feature.register(sub)
     return parser
 
@@ -53,7 +58,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(errors="replace")  # non-Latin memories on a non-UTF-8 terminal
     if _wants_window(argv):
         return common.start_window(argv, _read_ahead(argv))
-    args = build_parser().parse_args(argv)
+    alone = ALONE.get(argv[0]) if argv else None
+    args = build_parser((alone,) if alone else FEATURE_MODULES).parse_args(argv)
     if args.command is None:
         return common.start_window(argv)
     return common.run(args)

@@ -17,13 +17,14 @@ def register(sub: Any) -> None:
                 "Run an MCP server over one agent file, or over every agent of a site (--site without --agent: "
                 "each tool then takes an 'agent' argument), on standard input/output (what Claude Desktop, "
                 "Claude Code and Cursor start) or streamable HTTP with --http. Tools: remember, update, recall, "
-                "search, context, get, list, touch, important, supersede, link, forget, undelete. Resources: "
+                "search, context, get, list, touch, important, supersede, link, links, history, forget, undelete. "
+                "Resources: "
                 "the important memories, the recall of a type and each memory by id "
                 "(ora://SITE/AGENT/memory/ID). Prompts: start_task, wrap_up.")
     common.add_target(p)
     p.add_argument("--read-only", dest="mcp_read_only", action="store_true",
                    help="open the file read-only and offer only the reading tools (recall, search, context, "
-                        "important, get, list); a writing tool answers 'read-only'")
+                        "important, get, list, links, history); a writing tool answers 'read-only'")
     p.add_argument("--http", metavar="HOST:PORT",
                    help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (PORT alone binds "
                         "127.0.0.1; any other address needs a token)")

@@ -60,14 +60,13 @@ def register(sub: Any) -> None:
 
 
 def _as_of(text: str) -> datetime:
-    from datetime import timedelta
+    from ..core import InvalidValue
+    from ..core.operations.as_of import parse_when
 
-    from ..core import timestamps
-
-    when = timestamps.parse(text.strip())
-    if when is None:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a date or time (2026-11-01, 2026-11-01T09:30)")
-    return when + timedelta(days=1, seconds=-1) if len(text.strip()) == 10 else when
+    try:
+        return parse_when(text)
+    except InvalidValue as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("as_of: ")) from None
 
 
 def _positive(text: str) -> int:

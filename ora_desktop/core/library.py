@@ -5,6 +5,12 @@ below search, context and the operations (ARCHITECTURE.md, "Layers"). This subcl
 them all and adds the conveniences a library user expects (``store.search(...)``,
 ``store.context(...)``, ``store.export(...)`` …); each method is one call into the layer that
 owns the rule. ``ora_desktop.open_store`` returns this class.
+
+A store opened with ``journal_as`` (``ora_desktop.open_store`` gives ``"library"``) journals
+its own ``add``, ``update`` and ``delete`` as that actor, as the agent operations do
+(:mod:`.operations.edits`): a person sees them in ``ora-desktop undo --list`` (BY column) and
+can undo them. A write made inside the caller's own ``store.write()`` transaction, or by an
+operation that journals itself, is not journalled again.
 """
 
 from __future__ import annotations
@@ -14,23 +20,74 @@ from pathlib import Path
 from typing import Any
 
 from . import store as engine
+from . import timestamps
+from .records import Initiator, Memory, Removed
+from .validation import clean_fields
 
 # The operations are imported when first called, as before the split: importing the library (and
 # so starting the CLI or the window) does not load the exchange formats, purge or numpy.
 
 
-def open_store(path: str | Path, readonly: bool = False, *, timeout: float | None = None) -> Store:
+def open_store(path: str | Path, readonly: bool = False, *, timeout: float | None = None,
+               journal_as: str | None = None) -> Store:
     """Open an Ora memory file; raises an ``OraError`` subclass naming the file on failure.
 
     ``readonly=True`` writes nothing to the file or its folder. ``timeout`` is how many seconds
     to wait for another program's lock before :class:`DatabaseLocked` (default 5).
+    ``journal_as`` (e.g. ``"library"``) journals this store's ``add``/``update``/``delete`` as
+    that actor (see the module docstring); ``None`` does not.
     """
-    return Store(Path(path), readonly=readonly, timeout=timeout)
+    return Store(Path(path), readonly=readonly, timeout=timeout, journal_as=journal_as)
 
 
 class Store(engine.Store):
     """An open memory database (see :class:`ora_desktop.core.store.Store`), with search,
     context, duplicates, export, import and purge as methods."""
+
+    def __init__(self, path: Path, readonly: bool = False, timeout: float | None = None, *,
+                 journal_as: str | None = None) -> None:
+        super().__init__(path, readonly=readonly, timeout=timeout)
+        #: Who this store's own add/update/delete are journalled as (``None``: not journalled).
+        self.journal_as = journal_as
+
+    def _journals(self) -> bool:
+        """Whether a write called now is the caller's own, to journal (not inside a transaction)."""
+        return self.journal_as is not None and not self.readonly and not self.db.in_transaction()
+
+    def add(self, content: str, type: str = "fact", importance: int = 5, *, id: str | None = None,
+            on_duplicate: str = "add", **fields: Any) -> Memory:
+        """See :meth:`ora_desktop.core.store.Store.add`; journalled with ``journal_as``."""
+        from .sametext import identical_live
+
+        if not self._journals() or (on_duplicate != "add" and identical_live(self, content) is not None):
+            return super().add(content, type, importance, id=id, on_duplicate=on_duplicate, **fields)
+        from .operations import edits
+
+        self._new_row(timestamps.now_sql(), content, type, importance, id, **fields)  # bad values: before any SQL
+        return edits.add(self, content, type, importance, initiator=Initiator.EXTERNAL, actor=self.journal_as,
+                         id=id, on_duplicate=on_duplicate, **fields).memory
+
+    def update(self, memory_id: str, *, expected_version: str | None = None, **fields: Any) -> Memory:
+        """See :meth:`ora_desktop.core.store.Store.update`; journalled with ``journal_as``."""
+        if not fields or not self._journals():
+            return super().update(memory_id, expected_version=expected_version, **fields)
+        from .operations import edits
+
+        clean_fields(fields)  # bad values: refused before any SQL
+        return edits.edit(self, memory_id, fields, expected_version=expected_version, initiator=Initiator.EXTERNAL,
+                          actor=self.journal_as).memory
+
+    def delete(self, ids: str | Iterable[str], reason: str = "deleted", **kw: Any) -> Removed:
+        """See :meth:`ora_desktop.core.store.Store.delete`; journalled with ``journal_as`` (one
+        undo brings every memory back)."""
+        wanted = [ids] if isinstance(ids, str) else list(dict.fromkeys(ids))
+        present = list(self.get_many(wanted)) if wanted and not kw and self._journals() else []
+        if not present:  # unknown ids are ignored, as by the engine's delete
+            return super().delete(wanted, reason, **kw)
+        from .operations import edits
+
+        done = edits.delete(self, present, reason, initiator=Initiator.EXTERNAL, actor=self.journal_as)
+        return Removed(done.removed, done.batch, len(done.removed), done.change)
 
     def search(self, query: Any, limit: int = 50, *, mode: str | None = None, **kw: Any) -> Any:
         """Search this file (see :func:`ora_desktop.core.operations.searching.search_file`)."""

@@ -19,6 +19,7 @@ from .schema import MEMORY_COLUMNS, RECALL_THRESHOLD
 _READ = object()  # Memory._row of a record read from a row its fields and texts give back exactly
 _NOT_SPACE = re.compile(r"\S")
 _LINE_END = re.compile("[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")  # where str.splitlines splits
+_SQL_TIME = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d")  # SQLite's datetime('now'), read as UTC
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +72,15 @@ class Memory:
                    self._created_text, self._updated_text, self._expires_text, self._synced_text,
                    self.sync_status)
         return None if row is None else row_fingerprint(row)
+
+    def sql_time(self, column: str) -> str | None:
+        """Timestamp ``column`` as SQLite's UTC text (``YYYY-MM-DD HH:MM:SS``): the stored text
+        when it is that already (no formatting), else the value formatted; ``None`` when unset."""
+        value = getattr(self, column)
+        if value is None:
+            return None
+        stored = getattr(self, f"_{column.removesuffix('_at')}_text")
+        return stored if isinstance(stored, str) and _SQL_TIME.fullmatch(stored) else timestamps.to_sql(value)
 
     @property
     def updated_at_text(self) -> str | None:

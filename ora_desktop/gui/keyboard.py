@@ -2,7 +2,8 @@
 
 The window's four zones are the sidebar, the search field, the memory table and the detail pane.
 F6 and Shift+F6 move between them; Down in the search field goes to the first hit; Enter or F2 on
-a row edits that memory in the detail pane; Escape there cancels the edit (its unsaved changes
+a row edits that memory in the detail pane (F2 on an importance, type or expiry cell edits that
+cell in place: :mod:`.memories.cell_edit`); Escape there cancels the edit (its unsaved changes
 are dropped) and returns to the table. Tab in the table
 leaves the table instead of walking its cells.
 """
@@ -54,6 +55,10 @@ class KeyboardPaths(QObject):
         plain = mods == Qt.KeyboardModifier.NoModifier
         if watched is self.search and key == Qt.Key.Key_Down and plain:
             return self._to_table()
+        if watched is self.table and plain and key == Qt.Key.Key_F2:
+            cells = getattr(self.table, "cells", None)  # importance, type, expiry: edited in the cell
+            if cells is not None and cells.start(self.table.currentIndex()):
+                return True
         if watched is self.table and plain and key in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_F2):
             return self._edit_current()
         return False

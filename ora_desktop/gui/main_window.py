@@ -83,6 +83,8 @@ class MainWindow(QMainWindow):
         self.forgetter = Forgetter(ctx, self.browser.selected_memories, self,
                                    lambda: self.browser.table.selected_count())
         self.curator.deleted_view_made.connect(self._deleted_view_made)
+        self.browser.table.cells.edited.connect(self.curator.edit_cell)
+        self.browser.table.cells.note.connect(ctx.status.emit)
         self.sidebar.recover_requested.connect(self.forgetter.recover)
         self.forgetter.recovered.connect(self.open_file)
         self.exchanger.created.connect(self.open_file)

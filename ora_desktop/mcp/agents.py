@@ -66,6 +66,10 @@ class Agents:
     def stores(self) -> list[Store]:
         return [self.store] if self.store is not None else list(self.opened.values())
 
+    def is_open(self, agent: str | None) -> bool:
+        """Whether :meth:`get` of ``agent`` would find its store open already (opens nothing)."""
+        return self.store is not None or (agent is not None and agent in self.opened)
+
     def get(self, agent: str | None) -> Store:
         """The store of ``agent`` (``None``: the one file this server was started on)."""
         if self.store is not None:

@@ -10,12 +10,16 @@ the completion of memory ids and types.
   ``…/important``) and gets ``notifications/resources/updated`` when that memory changes (any
   memory, for ``important``): at once for a write through this server, within
   :data:`WATCH_SECONDS` for another program's (the window, another agent), found by comparing the
-  subscribed rows' fingerprints after SQLite says the file changed.
+  subscribed rows' fingerprints after SQLite's commit counter moved. The notices keep their own
+  place (the counter as last seen, :func:`file_position`), so no other reader of the store's
+  change state (``external_change``, ``changed_externally``) can take a commit from them, nor they
+  from it.
 * **completion** — ``memory_id`` arguments complete to ids starting with what was typed, ``type``
   arguments to the memory types.
 
-Tools run on worker threads; notifications are sent back on the event loop through
-``anyio.from_thread``.
+The tools that send notices (the writing ones, and the long reads that report progress) run on
+worker threads; notifications are sent back on the event loop through ``anyio.from_thread``.
+The quick reads of :mod:`.quick`, which may run on the loop itself, send none.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import threading
 import warnings
 import weakref
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -40,6 +45,7 @@ from mcp.types import (
 )
 
 from ..core import OraError
+from ..core.connection import commit_counter, file_stamp
 from ..core.operations import agent_memory as ops
 from ..core.operations import journal
 from ..core.schema import MEMORY_TYPES
@@ -70,6 +76,10 @@ class Notices:
         self.seen: dict[str, str | None] = {}
         self.lock = threading.Lock()
         self.agents: Agents | None = None
+        #: store path -> the file's position (:func:`file_position`) as the notices last looked
+        self.positions: dict[Path, tuple] = {}
+        #: store path -> the position right after this server's own last commit
+        self.own: dict[Path, tuple] = {}
 
     # --------------------------------------------------------------------- installing
     def install(self, server: MCPServer, agents: Agents) -> None:
@@ -108,7 +118,12 @@ class Notices:
         lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, subscribe)
         lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, unsubscribe)
         lowlevel.add_request_handler("completion/complete", CompleteRequestParams, complete)
-        agents.on_open(lambda store: store.subscribe(functools.partial(self.changed, base_uri(store.path))))
+        agents.on_open(self.follow)
+
+    def follow(self, store: Store) -> None:
+        """Hear ``store``'s own commits at once, and other programs' from its position now on."""
+        self.positions[store.path] = file_position(store.path)
+        store.subscribe(functools.partial(self.changed, base_uri(store.path), store.path))
 
     # --------------------------------------------------------------------- watching
     def memory_of(self, uri: str) -> tuple[Store, str] | None:
@@ -143,26 +158,36 @@ class Notices:
         """Tell subscribers about other programs' commits, until cancelled."""
         while True:
             await anyio.sleep(WATCH_SECONDS)
-            for store in self.agents.stores() if self.agents else []:
-                if not await anyio.to_thread.run_sync(store.changed_externally):
-                    continue
-                base = base_uri(store.path)
-                with self.lock:
-                    mine = [uri for uri in self.subscribers if uri.startswith(f"{base}/memory/")]
-                moved = await anyio.to_thread.run_sync(self.remember_rows, mine)
-                for uri in [*moved, f"{base}/important"]:
-                    for session in self.sessions_of(uri):
-                        with contextlib.suppress(Exception):
-                            await session.send_resource_updated(uri)
+            await self.look()
+
+    async def look(self) -> None:
+        """One look at every open store: if its file moved since the notices' last look, tell the
+        subscribers of each subscribed memory whose row changed, and of ``important`` (unless the
+        only commit was this server's own, already told)."""
+        for store in self.agents.stores() if self.agents else []:
+            now = file_position(store.path)
+            if now == self.positions.setdefault(store.path, now):
+                continue
+            self.positions[store.path] = now
+            base = base_uri(store.path)
+            with self.lock:
+                mine = [uri for uri in self.subscribers if uri.startswith(f"{base}/memory/")]
+            moved = await anyio.to_thread.run_sync(self.remember_rows, mine)
+            told = [] if now == self.own.get(store.path) else [f"{base}/important"]
+            for uri in [*moved, *told]:
+                for session in self.sessions_of(uri):
+                    with contextlib.suppress(Exception):
+                        await session.send_resource_updated(uri)
 
     def sessions_of(self, uri: str) -> list[Any]:
         with self.lock:
             return list(self.subscribers.get(uri, {}).values())
 
     # --------------------------------------------------------------------- sending
-    def changed(self, base: str, change: Change) -> None:
-        """A commit to the store at ``base``: tell the subscribers of each changed memory (and of
-        important)."""
+    def changed(self, base: str, path: Path, change: Change) -> None:
+        """A commit of ours to the store at ``base``: tell the subscribers of each changed memory
+        (and of important)."""
+        self.own[path] = file_position(path)
         uris = [f"{base}/memory/{memory_id}" for memory_id in sorted(change.ids)]
         self.remember_rows([u for u in uris if self.sessions_of(u)])  # seen: not reported again by watch
         for uri in [*uris, f"{base}/important"]:
@@ -179,6 +204,14 @@ class Notices:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 _on_loop(session.send_log_message, level=level, data=message, logger="ora-desktop")
+
+
+def file_position(path: Path) -> tuple:
+    """Where the file is in its history: SQLite's commit counter (one more per commit, whoever
+    made it), else the file's and its log's (mtime, size, inode). Read without opening and
+    closing a descriptor of the file (closing one would drop SQLite's locks)."""
+    counter = commit_counter(path)
+    return ("commits", counter) if counter is not None else ("stamp", file_stamp(path))
 
 
 def progress_of(ctx: Any) -> Callable[[int, int], None] | None:

@@ -12,7 +12,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 
-from ..core import InvalidValue, NotFound, OraError
+from ..core import InvalidValue, NotFound, OraError, Store
 from ..core.operations import agent_memory as ops
 from . import shapes
 from .agents import Agents, base_uri
@@ -22,15 +22,19 @@ RECALL = "The agent's recall of one memory type (current memories, health above 
 MEMORY = "One memory by id, with every field"
 
 
-def _read(produce: Callable[[], Any]) -> str:
-    """JSON of what ``produce`` returns; the engine's refusals as resource errors."""
+def _read(store_of: Callable[[], Store], produce: Callable[[Store], Any]) -> str:
+    """JSON of what ``produce(store)`` returns (each memory with its pinned state); the engine's
+    refusals as resource errors."""
     try:
-        value = produce()
+        store = store_of()
+        value = produce(store)
+        pinned = ops.pinned(store)
     except (NotFound, InvalidValue) as exc:
         raise ResourceNotFoundError(str(exc)) from exc
     except OraError as exc:
         raise ResourceError(str(exc)) from exc
-    out = shapes.memory_out(value) if not isinstance(value, list) else [shapes.memory_out(m) for m in value]
+    out = (shapes.memory_out(value, pinned) if not isinstance(value, list)
+           else [shapes.memory_out(m, pinned) for m in value])
     return json.dumps(out, ensure_ascii=False, indent=1)
 
 
@@ -41,28 +45,28 @@ def add_resources(server: MCPServer, agents: Agents) -> None:
 
         @server.resource(f"{base}/important", name="important", mime_type="application/json", description=IMPORTANT)
         def important_memories() -> str:
-            return _read(lambda: ops.important(agents.get(None)))
+            return _read(lambda: agents.get(None), ops.important)
 
         @server.resource(f"{base}/recall/{{type}}", name="recall", mime_type="application/json", description=RECALL)
         def recall_by_type(type: str) -> str:
-            return _read(lambda: ops.recall(agents.get(None), type))
+            return _read(lambda: agents.get(None), lambda store: ops.recall(store, type))
 
         @server.resource(f"{base}/memory/{{memory_id}}", name="memory", mime_type="application/json",
                          description=MEMORY)
         def memory_by_id(memory_id: str) -> str:
-            return _read(lambda: ops.memory(agents.get(None), memory_id))
+            return _read(lambda: agents.get(None), lambda store: ops.memory(store, memory_id))
 
         return
     base = f"ora://{agents.site}/{{agent}}"
 
     @server.resource(f"{base}/important", name="important", mime_type="application/json", description=IMPORTANT)
     def site_important(agent: str) -> str:
-        return _read(lambda: ops.important(agents.get(agent)))
+        return _read(lambda: agents.get(agent), ops.important)
 
     @server.resource(f"{base}/recall/{{type}}", name="recall", mime_type="application/json", description=RECALL)
     def site_recall(agent: str, type: str) -> str:
-        return _read(lambda: ops.recall(agents.get(agent), type))
+        return _read(lambda: agents.get(agent), lambda store: ops.recall(store, type))
 
     @server.resource(f"{base}/memory/{{memory_id}}", name="memory", mime_type="application/json", description=MEMORY)
     def site_memory(agent: str, memory_id: str) -> str:
-        return _read(lambda: ops.memory(agents.get(agent), memory_id))
+        return _read(lambda: agents.get(agent), lambda store: ops.memory(store, memory_id))

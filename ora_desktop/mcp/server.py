@@ -22,7 +22,6 @@ from pydantic import ValidationError
 
 from .. import __version__
 from ..core import OraError, OraHome, Store, open_store
-from ..core.search import ensure_index
 from .agents import Agents
 from .http import parse_http, read_token, require_token, run_http
 from .notices import Notices
@@ -123,6 +122,8 @@ def warm_index(path: Path) -> None:
 
     Runs beside the server; a failure here is left for ``search`` itself to report.
     """
+    from ..core.search import ensure_index  # on this thread: the server answers initialize meanwhile
+
     with contextlib.suppress(OraError, OSError, sqlite3.Error):
         ensure_index(path)
 

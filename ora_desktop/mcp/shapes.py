@@ -3,21 +3,28 @@ readable text a model reads beside it. Presentation only; every value comes from
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
+from typing import TYPE_CHECKING, Any
 
 from mcp.types import CallToolResult, TextContent
 from typing_extensions import TypedDict
 
 from ..core import timestamps
-from ..core.context import ContextBundle
 from ..core.operations.agent_memory import Forgotten, Found, Page, Remembered
+from ..core.operations.links import LinkView
+from ..core.operations.memory_history import MemoryHistory
 from ..core.records import Change, Memory
+
+if TYPE_CHECKING:
+    from ..core.context import ContextBundle
 
 #: The memory fields an agent sees (the seed's columns, timestamps as UTC ``YYYY-MM-DD HH:MM:SS``,
 #: and ``version``, the token ``update`` takes to refuse a stale edit).
 MEMORY_FIELDS = ("id", "content", "type", "importance", "health_score", "access_count", "last_accessed_at",
                  "created_at", "updated_at", "expires_at", "related_to", "superseded_by", "sync_status", "version")
+
+_TIME_FIELDS = ("last_accessed_at", "created_at", "updated_at", "expires_at")
 
 #: One memory, published as a plain object: the output schemas stay small (a client validates
 #: every result against them), and the fields are listed in each tool's description instead.
@@ -68,6 +75,19 @@ class ChangeOut(TypedDict):
     removed: list[str]
 
 
+class LinksOut(TypedDict):
+    id: str
+    count: int
+    links: list[dict[str, Any]]
+
+
+class HistoryOut(TypedDict):
+    id: str
+    covers_since: str | None
+    changed_outside_the_journal: bool
+    steps: list[dict[str, Any]]
+
+
 class ForgetOut(TypedDict):
     removed: list[str]
     trash_ids: list[int]
@@ -79,32 +99,32 @@ def result(text: str, structured: dict[str, Any]) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
 
 
-def memory_out(memory: Memory) -> MemoryOut:
-    """A memory as JSON-ready values (timestamps in SQLite's UTC text, related ids as a list)."""
-    out: dict[str, Any] = {}
-    for name in MEMORY_FIELDS:
-        value = getattr(memory, name)
-        if isinstance(value, datetime):
-            value = timestamps.to_sql(value)
-        elif isinstance(value, tuple):
-            value = list(value)
-        out[name] = value
-    return out  # type: ignore[return-value]
+def memory_out(memory: Memory, pinned: AbstractSet[str] = frozenset()) -> MemoryOut:
+    """A memory as JSON-ready values (timestamps in SQLite's UTC text, related ids as a list,
+    ``pinned``: whether its id is among ``pinned``)."""
+    out: dict[str, Any] = {name: getattr(memory, name) for name in MEMORY_FIELDS}  # in this order
+    for name in _TIME_FIELDS:
+        out[name] = memory.sql_time(name)
+    out["related_to"] = list(memory.related_to)
+    out["pinned"] = memory.id in pinned
+    return out
 
 
-def memory_line(memory: Memory, full: bool = True) -> str:
-    """``[id] type, importance N, health H: content`` (first line only unless ``full``)."""
+def memory_line(memory: Memory, full: bool = True, pinned: AbstractSet[str] = frozenset()) -> str:
+    """``[id] type, importance N, health H[, pinned]: content`` (first line only unless ``full``)."""
     health = "-" if memory.health_score is None else f"{memory.health_score:.2f}"
     text = memory.content if full else memory.title
-    return f"[{memory.id}] {memory.type}, importance {memory.importance}, health {health}: {text}"
+    pin = ", pinned" if memory.id in pinned else ""
+    return f"[{memory.id}] {memory.type}, importance {memory.importance}, health {health}{pin}: {text}"
 
 
-def memories_result(memories: list[Memory], empty: str) -> CallToolResult:
-    text = "\n".join(memory_line(m) for m in memories) if memories else empty
-    return result(text, {"count": len(memories), "memories": [memory_out(m) for m in memories]})
+def memories_result(memories: Sequence[Memory], empty: str, pinned: AbstractSet[str] = frozenset(),
+                    verb: str = "") -> CallToolResult:
+    text = "\n".join(verb + memory_line(m, not verb, pinned) for m in memories) if memories else empty
+    return result(text, {"count": len(memories), "memories": [memory_out(m, pinned) for m in memories]})
 
 
-def search_result(found: Found) -> CallToolResult:
+def search_result(found: Found, pinned: AbstractSet[str] = frozenset()) -> CallToolResult:
     result_ = found.result
     lines = [f"{i}. [{h.memory.id}] {h.memory.type}, importance {h.memory.importance}, score {h.score:.3f}"
              f"{' (expired)' if h.expired else ''}: {' '.join(h.snippet.split())}"
@@ -114,7 +134,7 @@ def search_result(found: Found) -> CallToolResult:
     if found.notes:
         text += "\n" + "\n".join(f"Note: {n}" for n in found.notes)
     hits = [{"id": h.memory.id, "score": round(h.score, 4), "snippet": h.snippet, "expired": h.expired,
-             "superseded": h.superseded, "memory": memory_out(h.memory)} for h in result_.hits]
+             "superseded": h.superseded, "memory": memory_out(h.memory, pinned)} for h in result_.hits]
     return result(text, {"query": result_.query, "mode": found.mode, "count": len(hits), "hits": hits,
                          "notes": list(found.notes)})
 
@@ -133,11 +153,11 @@ def remember_result(done: Remembered) -> CallToolResult:
     return result(text, {"memory": memory_out(done.memory), "status": status, "closest": closest})
 
 
-def page_result(page: Page) -> CallToolResult:
-    text = "\n".join(memory_line(m, full=False) for m in page.memories) or "No memories match."
+def page_result(page: Page, pinned: AbstractSet[str] = frozenset()) -> CallToolResult:
+    text = "\n".join(memory_line(m, False, pinned) for m in page.memories) or "No memories match."
     if page.cursor:
         text += f"\n(more: call list again with cursor {page.cursor!r})"
-    return result(text, {"count": len(page.memories), "memories": [memory_out(m) for m in page.memories],
+    return result(text, {"count": len(page.memories), "memories": [memory_out(m, pinned) for m in page.memories],
                          "cursor": page.cursor})
 
 
@@ -161,3 +181,47 @@ def forget_result(done: Forgotten, restore_command: str) -> CallToolResult:
                  f"a person can bring them back with: {restore_command}")
     return result("\n".join(lines), {"removed": [m.id for m in done.removed], "trash_ids": list(done.trash_ids),
                                      "restore_command": restore_command})
+
+
+def links_result(memory_id: str, found: list[LinkView]) -> CallToolResult:
+    """A memory's links: typed ones and ``related_to`` (type ``related``), each with its direction."""
+    lines = [(f"[{memory_id}] {v.type} [{v.other_id}]" if v.direction == "out" else
+              f"[{v.other_id}] {v.type} [{memory_id}]") + f": {v.other.title if v.other else '(not in this file)'}"
+             for v in found]
+    links = [{"other_id": v.other_id, "type": v.type, "direction": v.direction, "missing": v.other is None,
+              "title": v.other.title if v.other else None} for v in found]
+    return result("\n".join(lines) or f"[{memory_id}] has no links.",
+                  {"id": memory_id, "count": len(links), "links": links})
+
+
+def history_result(history: MemoryHistory) -> CallToolResult:
+    """A memory's journalled versions, newest first: when, who, what changed (before -> after)."""
+    covers = timestamps.to_sql(history.covers) if history.covers else None
+    lines = []
+    if history.unexplained:
+        lines.append("Changed since by a program that does not journal its writes.")
+    for step in history.steps:
+        at = timestamps.to_sql(step.at) if step.at else "unknown time"
+        changed = "; ".join(f"{column}: {_short(before)} -> {_short(after)}"
+                            for column, (before, after) in step.changes.items())
+        lines.append(f"{at} UTC by {step.by}: {step.label}" + (f" ({changed})" if changed else ""))
+    if not history.steps:
+        lines.append(f"No journalled change of [{history.memory_id}]"
+                     + (f" since {covers} UTC." if covers else " (nothing journalled in this file)."))
+    elif covers:
+        lines.append(f"(the journal reaches back to {covers} UTC)")
+    steps = [{"entry": step.entry, "at": timestamps.to_sql(step.at) if step.at else None, "by": step.by,
+              "what": step.label, "created": step.created,
+              "changes": {c: {"before": _json_value(b), "after": _json_value(a)} for c, (b, a) in step.changes.items()}}
+             for step in history.steps]
+    return result("\n".join(lines), {"id": history.memory_id, "covers_since": covers,
+                                     "changed_outside_the_journal": history.unexplained, "steps": steps})
+
+
+def _json_value(value: Any) -> Any:
+    return value if value is None or isinstance(value, str | int | float) else str(value)
+
+
+def _short(value: Any, width: int = 60) -> str:
+    shown = " ".join(str(value).split()) if value is not None else "(none)"
+    return shown if len(shown) <= width else shown[: width - 1] + "…"

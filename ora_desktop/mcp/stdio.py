@@ -5,17 +5,24 @@ not Unicode text, and the SDK's reader drops such a line without a reply, so the
 forever. Here such a request is answered before it reaches the SDK: a ``tools/call`` with an
 error result naming the argument, any other request with a JSON-RPC invalid-params error; the
 server goes on reading.
+
+When the wire is a pipe or a socket (as every MCP client starts a server), lines are read and
+written through the event loop's own non-blocking pipe transports: the SDK's default reads each
+line and writes each answer through a worker thread, a thread hand-off per line that cost a
+quick call more than the call itself. A terminal or a file keeps the threaded path.
 """
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import os
 import re
+import stat
 import sys
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 import anyio
 from mcp.server.stdio import stdio_server
@@ -25,6 +32,8 @@ if TYPE_CHECKING:
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 INVALID_PARAMS = -32602
+#: The longest request line read from a pipe (a 16 MB memory JSON-escaped fits many times over).
+MAX_LINE = 1 << 30
 
 
 def _bad_text(value: Any, path: str) -> str | None:
@@ -76,6 +85,14 @@ def _safe(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+class Wire(Protocol):
+    """Where answers go: one whole line per write."""
+
+    async def write(self, text: str) -> None: ...
+
+    async def flush(self) -> None: ...
+
+
 class _Out:
     """Standard output shared by the SDK's writer and :class:`_Requests`: one whole line at a time."""
 
@@ -91,10 +108,40 @@ class _Out:
         """Each write is flushed already."""
 
 
+class _PipeOut:
+    """Standard output through the event loop's pipe transport: a write is queued at once, whole,
+    in order (one writer at a time cannot interleave lines); waits only while the client is not
+    reading (the transport's buffer is full)."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self.writer = writer
+
+    async def write(self, text: str) -> None:
+        self.writer.write(text.encode("utf-8"))
+        await self.writer.drain()
+
+    async def flush(self) -> None:
+        """Each write is handed to the transport whole already."""
+
+
+class _PipeLines:
+    """Lines of standard input read by the event loop itself (decoded as UTF-8, bad bytes replaced)."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self.reader = reader
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines()
+
+    async def _lines(self) -> AsyncIterator[str]:
+        while line := await self.reader.readline():
+            yield line.decode("utf-8", errors="replace")
+
+
 class _Requests:
     """Lines from stdin for the SDK's reader, minus those :func:`refusal` answers itself."""
 
-    def __init__(self, source: Any, out: Any) -> None:
+    def __init__(self, source: Any, out: Wire) -> None:
         self.source, self.out = source, out
 
     def __aiter__(self) -> AsyncIterator[str]:
@@ -122,11 +169,30 @@ def claim_stdio() -> tuple[BinaryIO, BinaryIO]:
     return wire_in, wire_out
 
 
+def _is_pipe(stream: BinaryIO) -> bool:
+    mode = os.fstat(stream.fileno()).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+async def _pipe_wire(wire_in: BinaryIO, wire_out: BinaryIO) -> tuple[_PipeLines, _PipeOut]:
+    """Both ends of the wire on the running asyncio loop's pipe transports."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=MAX_LINE)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), wire_in)
+    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, wire_out)
+    return _PipeLines(reader), _PipeOut(asyncio.StreamWriter(transport, protocol, None, loop))
+
+
 async def run_stdio(server: MCPServer) -> None:
     """Serve ``server`` over this process's stdin and stdout until stdin closes."""
     wire_in, wire_out = claim_stdio()
-    stdin = anyio.wrap_file(io.TextIOWrapper(wire_in, encoding="utf-8", errors="replace"))
-    stdout = _Out(anyio.wrap_file(io.TextIOWrapper(wire_out, encoding="utf-8", write_through=True)))
+    stdin: Any
+    stdout: Wire
+    if _is_pipe(wire_in) and _is_pipe(wire_out):
+        stdin, stdout = await _pipe_wire(wire_in, wire_out)
+    else:
+        stdin = anyio.wrap_file(io.TextIOWrapper(wire_in, encoding="utf-8", errors="replace"))
+        stdout = _Out(anyio.wrap_file(io.TextIOWrapper(wire_out, encoding="utf-8", write_through=True)))
     lowlevel = server._lowlevel_server
     async with stdio_server(_Requests(stdin, stdout), stdout) as (read_stream, write_stream):  # type: ignore[arg-type]
         await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())

@@ -18,13 +18,15 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from ..core import OraError
+from ..core import OraError, Store
 from ..core.operations import agent_memory as ops
-from . import shapes
+from ..core.operations.links import links_of
+from ..core.operations.memory_history import memory_history
+from . import quick, shapes
 from .agents import Agents
 from .notices import Notices, progress_of
 
-READING_TOOLS = ("recall", "search", "context", "important", "get", "list")
+READING_TOOLS = ("recall", "search", "context", "important", "get", "list", "links", "history")
 WRITING_TOOLS = ("remember", "update", "touch", "supersede", "link", "forget", "undelete")
 
 MemoryType = Literal["fact", "preference", "context", "task", "conversation"]
@@ -59,7 +61,8 @@ AgentArg = Annotated[str | None, Field(strict=True, max_length=200, description=
     "which agent's memory: required when the server serves a whole site, else leave it out"))]
 
 FIELDS = ("Each memory carries id, content, type, importance, health_score, access_count, last_accessed_at, "
-          "created_at, updated_at, expires_at, related_to, superseded_by, sync_status and version.")
+          "created_at, updated_at, expires_at, related_to, superseded_by, sync_status, version and pinned "
+          "(pinned memories come first in every context).")
 
 _READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 _WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
@@ -87,21 +90,21 @@ def actor_of(ctx: Context | None) -> str:
 
 
 def add_reading_tools(server: MCPServer, agents: Agents, notices: Notices) -> None:
-    """recall, search, context, important, get, list: they never change the file."""
+    """recall, search, context, important, get, list, links, history: they never change the file."""
 
     @server.tool(annotations=_READ, description=(
         "The agent's recall: current memories of one type (superseded and expired ones left out) whose "
         "health is above 0.3, most important first, then newest. Use it to load what you know of a kind "
         "at the start of a task. " + FIELDS))
-    def recall(
+    async def recall(
         type: Annotated[MemoryType, Field(description="memory type")],
         limit: Limit = 20,
         agent: AgentArg = None,
     ) -> Annotated[CallToolResult, shapes.MemoriesOut]:
         with refused():
-            store = agents.get(agent)
-            found = ops.recall(store, type, limit)
-        return shapes.memories_result(found, f"No current {type} memories with health above 0.3.")
+            found, pinned = await quick.read(agents, agent, lambda store: (ops.recall(store, type, limit),
+                                                                           ops.pinned(store)))
+        return shapes.memories_result(found, f"No current {type} memories with health above 0.3.", pinned)
 
     @server.tool(annotations=_READ, description=(
         "Search this agent's memories, best first. mode 'lexical' (the default, whatever the file holds): "
@@ -115,13 +118,17 @@ def add_reading_tools(server: MCPServer, agents: Agents, notices: Notices) -> No
         query: Annotated[str, Field(strict=True, max_length=10000, description="what to look for")],
         limit: Limit = 20,
         mode: Annotated[SearchMode, Field(description="lexical (default), semantic or hybrid")] = "lexical",
+        as_of: Annotated[str | None, Field(strict=True, max_length=100, description=(
+            "search the memories as they were then (a date, its end, or a time; UTC unless an offset is "
+            "given), as far as the undo journal knows; the notes say what it could not cover"))] = None,
         agent: AgentArg = None,
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, shapes.SearchOut]:
         with refused():
             store = agents.get(agent)
-            found = ops.search(store, query, limit, mode, progress=progress_of(ctx))
-        return shapes.search_result(found)
+            found = ops.search(store, query, limit, mode, progress=progress_of(ctx), as_of=as_of)
+            pinned = ops.pinned(store)
+        return shapes.search_result(found, pinned)
 
     @server.tool(annotations=_READ, description=(
         "Context for your next turn within a token budget (4 characters per token): the important "
@@ -144,28 +151,28 @@ def add_reading_tools(server: MCPServer, agents: Agents, notices: Notices) -> No
     @server.tool(annotations=_READ, description=(
         "The important current memories: importance 7 or more, or facts with health 0.5 or more, most "
         "important first (superseded and expired ones left out)."))
-    def important(
+    async def important(
         limit: Annotated[int, Field(strict=True, ge=1, le=ops.MAX_LIMIT,
                                     description="at most this many (1 to 1000)")] = 50,
         agent: AgentArg = None,
     ) -> Annotated[CallToolResult, shapes.MemoriesOut]:
         with refused():
-            store = agents.get(agent)
-            found = ops.important(store, limit)
-        return shapes.memories_result(found, "No important memories yet.")
+            found, pinned = await quick.read(agents, agent, lambda store: (ops.important(store, limit),
+                                                                           ops.pinned(store)))
+        return shapes.memories_result(found, "No important memories yet.", pinned)
 
     @server.tool(name="get", annotations=_READ, description=(
         "One memory by id, with every field (its version is what update takes to refuse a stale edit)."))
-    def get_memory(id: MemoryId, agent: AgentArg = None) -> Annotated[CallToolResult, shapes.MemoryResultOut]:
+    async def get_memory(id: MemoryId, agent: AgentArg = None) -> Annotated[CallToolResult, shapes.MemoryResultOut]:
         with refused():
-            store = agents.get(agent)
-            found = ops.memory(store, id)
-        return shapes.result(shapes.memory_line(found), {"memory": shapes.memory_out(found)})
+            found, pinned = await quick.read(agents, agent, lambda store: (ops.memory(store, id), ops.pinned(store)),
+                                             keyed=True)
+        return shapes.result(shapes.memory_line(found, pinned=pinned), {"memory": shapes.memory_out(found, pinned)})
 
     @server.tool(name="list", annotations=_READ, description=(
         "List memories page by page, newest first unless sorted otherwise, with filters (as "
         "'ora-desktop list'). Pass the returned cursor to get the next page (same sort). " + FIELDS))
-    def list_memories(
+    async def list_memories(
         type: Annotated[list[MemoryType] | None, Field(description="only these types")] = None,
         importance_min: Annotated[int | None, Field(strict=True, ge=1, le=10, description="at least")] = None,
         importance_max: Annotated[int | None, Field(strict=True, ge=1, le=10, description="at most")] = None,
@@ -179,12 +186,34 @@ def add_reading_tools(server: MCPServer, agents: Agents, notices: Notices) -> No
                                             description="the cursor of the previous page")] = None,
         agent: AgentArg = None,
     ) -> Annotated[CallToolResult, shapes.PageOut]:
-        with refused():
-            store = agents.get(agent)
-            page = ops.list_memories(store, types=type or (), importance_min=importance_min,
+        def page_of(store: Store) -> tuple[ops.Page, frozenset[str]]:
+            return ops.list_memories(store, types=type or (), importance_min=importance_min,
                                      importance_max=importance_max, sort=sort, descending=not ascending,
-                                     superseded=include_superseded, expired=expired, limit=limit, cursor=cursor)
-        return shapes.page_result(page)
+                                     superseded=include_superseded, expired=expired, limit=limit,
+                                     cursor=cursor), ops.pinned(store)
+
+        with refused():
+            page, pinned = await quick.read(agents, agent, page_of)
+        return shapes.page_result(page, pinned)
+
+
+    @server.tool(annotations=_READ, description=(
+        "A memory's links, both ways: typed ones (supports, contradicts, derived-from, see-also, or free "
+        "text; set with link's type) and related_to (type 'related'); each with its direction (out: this "
+        "memory --type--> other; in: other --type--> this memory)."))
+    def links(id: MemoryId, agent: AgentArg = None) -> Annotated[CallToolResult, shapes.LinksOut]:
+        with refused():
+            found = links_of(agents.get(agent), id)
+        return shapes.links_result(id, found)
+
+    @server.tool(annotations=_READ, description=(
+        "The versions of one memory, newest first, from the file's undo journal: when, who changed it "
+        "(mcp:<client>, library, person, or a job), what the step was, and each changed field before and "
+        "after. The journal keeps the file's last 50 steps; covers_since says how far back it reaches."))
+    def history(id: MemoryId, agent: AgentArg = None) -> Annotated[CallToolResult, shapes.HistoryOut]:
+        with refused():
+            found = memory_history(agents.get(agent), id)
+        return shapes.history_result(found)
 
 
 def add_writing_tools(server: MCPServer, agents: Agents, notices: Notices) -> None:
@@ -215,7 +244,8 @@ def add_writing_tools(server: MCPServer, agents: Agents, notices: Notices) -> No
 
     @server.tool(annotations=_WRITE, description=(
         "Change a memory in place (only the fields given): content, type, importance, expiry, related "
-        "ids or tags. Give the version you read (get, list, recall...) to be refused if it changed since."))
+        "ids, tags, or pin (pinned memories come first in every context). Give the version you read "
+        "(get, list, recall...) to be refused if it changed since."))
     def update(
         id: MemoryId,
         content: Annotated[ContentText | None, Field(description="new text (one idea)")] = None,
@@ -229,16 +259,19 @@ def add_writing_tools(server: MCPServer, agents: Agents, notices: Notices) -> No
         tags: Tags = None,
         version: Annotated[str | None, Field(strict=True, max_length=200, description=(
             "the memory's version as you read it: refused if it changed since"))] = None,
+        pin: Annotated[bool | None, Field(strict=True, description=(
+            "true: pin it (first in every context); false: unpin it"))] = None,
         agent: AgentArg = None,
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, shapes.MemoryResultOut]:
         with refused():
             store = agents.get(agent)
             done = ops.update(store, id, content=content, type=type, importance=importance, expires_at=expires_at,
-                              related=related, tags=tags, version=version, actor=actor_of(ctx))
+                              related=related, tags=tags, version=version, pin=pin, actor=actor_of(ctx))
+            pinned = ops.pinned(store)
         notices.log(ctx, "info", f"{done.memory.id}: updated")
-        return shapes.result(f"Updated {shapes.memory_line(done.memory, full=False)}",
-                             {"memory": shapes.memory_out(done.memory)})
+        return shapes.result(f"Updated {shapes.memory_line(done.memory, False, pinned)}",
+                             {"memory": shapes.memory_out(done.memory, pinned)})
 
     @server.tool(annotations=_WRITE, description=(
         "Record that you used memories: access count +1, last access now, health +0.1 (at most 1.0). "
@@ -247,10 +280,11 @@ def add_writing_tools(server: MCPServer, agents: Agents, notices: Notices) -> No
         with refused():
             store = agents.get(agent)
             done = ops.touch(store, ids)
+            pinned = ops.pinned(store)
         text = "\n".join(f"Touched [{m.id}]: accessed {m.access_count} times, health {m.health_score:.2f}"
                          for m in done.memories)
         return shapes.result(text, {"count": len(done.memories),
-                                    "memories": [shapes.memory_out(m) for m in done.memories]})
+                                    "memories": [shapes.memory_out(m, pinned) for m in done.memories]})
 
     @server.tool(annotations=_WRITE, description=(
         "Mark an outdated memory as replaced by a newer one (remember the new one first). Superseded "
@@ -270,24 +304,29 @@ def add_writing_tools(server: MCPServer, agents: Agents, notices: Notices) -> No
         return shapes.result(f"[{old_id}] is now superseded by [{new_id}]", shapes.change_out(done.change))
 
     @server.tool(annotations=_WRITE, description=(
-        "Relate two memories (their related_to lists, both ways unless one_way), or remove the link. "
-        "Related memories come along in context."))
+        "Relate two memories, or remove the link (remove=true). Without type: their related_to lists, both "
+        "ways unless one_way (related memories come along in context). With type: the typed link id --type--> "
+        "other_id (supports, contradicts, derived-from, see-also, or a few words of your own); 'links' lists them."))
     def link(
         id: MemoryId,
         other_id: Annotated[str, Field(strict=True, min_length=1, max_length=512,
                                        description="the memory to relate it to")],
-        one_way: Annotated[bool, Field(strict=True, description="only change id's related_to")] = False,
+        type: Annotated[str | None, Field(strict=True, min_length=1, max_length=40, description=(
+            "how id relates to other_id: supports, contradicts, derived-from, see-also, or free text"),
+            json_schema_extra={"examples": ["supports", "contradicts", "derived-from", "see-also"]})] = None,
+        one_way: Annotated[bool, Field(strict=True, description="only change id's related_to (untyped only)")] = False,
         remove: Annotated[bool, Field(strict=True, description="remove the link instead of adding it")] = False,
         agent: AgentArg = None,
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, shapes.ChangeOut]:
         with refused():
             store = agents.get(agent)
-            done = ops.link(store, id, other_id, mutual=not one_way, remove=remove, actor=actor_of(ctx))
-        notices.log(ctx, "info", f"{id}: {'unlinked from' if remove else 'linked to'} {other_id}")
+            done = ops.link(store, id, other_id, mutual=not one_way, remove=remove, actor=actor_of(ctx), type=type)
+        how = f" ({type})" if type else ""
+        notices.log(ctx, "info", f"{id}: {'unlinked from' if remove else 'linked to'} {other_id}{how}")
         verb = "Unlinked" if remove else "Linked"
-        text = (f"{verb} [{id}] and [{other_id}]" if done.change
-                else f"Nothing to do: [{id}] and [{other_id}] were already {verb.lower()}")
+        text = (f"{verb} [{id}] and [{other_id}]{how}" if done.change
+                else f"Nothing to do: [{id}] and [{other_id}] were already {verb.lower()}{how}")
         return shapes.result(text, shapes.change_out(done.change))
 
     @server.tool(annotations=_DESTROY, description=(
@@ -317,7 +356,6 @@ def add_writing_tools(server: MCPServer, agents: Agents, notices: Notices) -> No
         with refused():
             store = agents.get(agent)
             done = ops.undelete(store, ids, actor=actor_of(ctx))
+            pinned = ops.pinned(store)
         notices.log(ctx, "info", f"restored {', '.join(m.id for m in done.restored)}")
-        text = "\n".join(f"Restored {shapes.memory_line(m, full=False)}" for m in done.restored)
-        return shapes.result(text or "Nothing restored.", {"count": len(done.restored),
-                                                          "memories": [shapes.memory_out(m) for m in done.restored]})
+        return shapes.memories_result(done.restored, "Nothing restored.", pinned, verb="Restored ")

@@ -78,7 +78,9 @@ SORT_VALUE = {
     "health": lambda m: m.health_score, "access_count": lambda m: m.access_count,
     "last_accessed": lambda m: m.last_accessed_at, "created": lambda m: m.created_at,
     "expires": lambda m: m.expires_at, "sync": lambda m: m.sync_status, "dirty": lambda m: m.is_dirty,
-    "updated": lambda m: m.updated_at_text, "id": lambda m: m.id,
+    "updated": lambda m: m.updated_at_text,
+    "snippet": lambda m: m.content.lower(),  # sorts as Content (a snippet differs per search)
+    "id": lambda m: m.id,
 }
 
 
@@ -125,7 +127,8 @@ def test_columns_can_be_hidden_moved_and_are_remembered(ctx, qtbot, filled_db, s
     kind = next(a for a in menu.actions() if a.text() == "Type")
     kind.setChecked(False)
     assert table.isColumnHidden(column_index("type"))
-    table.horizontalHeader().moveSection(column_index("type"), 0)
+    header = table.horizontalHeader()
+    header.moveSection(header.visualIndex(column_index("type")), 0)
     settings.sync()
     table2 = MemoryTable(MemoryTableModel(ctx), QSettings(settings.fileName(), QSettings.Format.IniFormat))
     qtbot.addWidget(table2)

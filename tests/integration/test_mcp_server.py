@@ -3,12 +3,14 @@ the MCP SDK's own client. Tools, resources, recoverable forget, read-only, bad c
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import sqlite3
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,7 +28,7 @@ from .mcp_support import ROOT, call, file_digest, mcp_session, refused, server_e
 
 pytestmark = pytest.mark.slow  # starts real processes
 
-READING = {"recall", "search", "context", "important", "get", "list"}
+READING = {"recall", "search", "context", "important", "get", "list", "links", "history"}
 WRITING = {"remember", "update", "touch", "supersede", "link", "forget", "undelete"}
 
 
@@ -325,3 +327,54 @@ def test_http_beyond_loopback_needs_a_token_and_checks_it_and_the_host(agent_fil
         server.terminate()
         server.wait(timeout=30)
     assert len(rows_of(agent_file)) == len(before) + 1
+
+
+def test_two_subscribers_of_one_server_both_hear_another_programs_write(agent_file: Path) -> None:
+    """Two clients of one server subscribed to one memory: another program's commit reaches both
+    (each subscription is told, neither takes the other's notice), and so does one by a client."""
+    port = free_port()
+    server = start_http(agent_file, "--http", str(port))
+    uri = "ora://anwe-sh/ora/memory/m-tabs"
+    heard: dict[str, list[str]] = {"first": [], "second": []}
+
+    def listener(name: str):  # noqa: ANN202 (the SDK's message handler)
+        async def on_message(message) -> None:  # noqa: ANN001
+            root = getattr(message, "root", message)
+            if getattr(root, "method", "") == "notifications/resources/updated":
+                heard[name].append(str(root.params.uri))
+        return on_message
+
+    async def subscriber(name: str, stack: contextlib.AsyncExitStack) -> ClientSession:
+        read, write = await stack.enter_async_context(streamable_http_client(f"http://127.0.0.1:{port}/mcp"))
+        session = await stack.enter_async_context(
+            ClientSession(read, write, read_timeout_seconds=120, message_handler=listener(name)))
+        await session.initialize()
+        with warnings.catch_warnings():  # deprecated in the 2026-07-28 protocol, still served
+            warnings.simplefilter("ignore")
+            await session.subscribe_resource(uri)
+        return session
+
+    async def until_both(count: int) -> None:
+        with anyio.fail_after(30):
+            while min(len(h) for h in heard.values()) < count:
+                await anyio.sleep(0.1)
+
+    async def scenario() -> None:
+        async with contextlib.AsyncExitStack() as stack:
+            first = await subscriber("first", stack)
+            await subscriber("second", stack)
+            writer = await anyio.to_thread.run_sync(lambda: subprocess.run(
+                [sys.executable, "-c", "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+                 "c.execute(\"UPDATE memories SET content = 'Tabs, width 2' WHERE id = 'm-tabs'\"); c.commit()",
+                 str(agent_file)], capture_output=True, text=True, timeout=60))
+            assert writer.returncode == 0, writer.stderr
+            await until_both(1)
+            await call(first, "update", id="m-tabs", importance=2)
+            await until_both(2)
+
+    try:
+        anyio.run(scenario)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert heard == {"first": [uri, uri], "second": [uri, uri]}

@@ -216,3 +216,33 @@ def test_a_journal_made_before_authors_were_recorded_stays_readable_and_gains_th
         assert old.actor is None and old.who == "person"
         ops.update(store, "m-tabs", importance=2, actor="mcp:cursor")
         assert [e.who for e in journal.entries(store)] == ["mcp:cursor", "person"]
+
+
+def test_update_pins_with_its_edit_in_one_step_and_refuses_a_stale_version(path: Path) -> None:
+    with open_store(path) as store:
+        stale = store.get("m-tabs").version
+        done = ops.update(store, "m-tabs", importance=9, pin=True, actor="mcp:test")
+        assert done.memory.importance == 9 and done.pinned is True and ops.pinned(store) == {"m-tabs"}
+        before = dump(path)
+        with pytest.raises(Conflict, match="changed since"):
+            ops.update(store, "m-tabs", pin=False, version=stale)
+        with pytest.raises(InvalidValue, match="nothing to change"):
+            ops.update(store, "m-tabs")
+        assert dump(path) == before and ops.pinned(store) == {"m-tabs"}
+        assert ops.update(store, "m-tabs", pin=False).pinned is False and ops.pinned(store) == frozenset()
+        assert [e.who for e in journal.entries(store)] == ["mcp:test"]  # the edit; a pin is its own undo
+
+
+def test_memory_fields_give_timestamps_as_sqlite_utc_text_whatever_the_file_holds(path: Path) -> None:
+    from ora_desktop.mcp.shapes import memory_out
+
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE memories SET created_at = '2026-01-01T10:00:00+02:00', "
+                 "updated_at = '2026-01-02 03:04:05', expires_at = NULL WHERE id = 'm-tabs'")
+    conn.commit()
+    conn.close()
+    with open_store(path) as store:
+        out = memory_out(store.get("m-tabs"), frozenset({"m-tabs"}))
+    assert (out["created_at"], out["updated_at"], out["expires_at"]) == ("2026-01-01 08:00:00", "2026-01-02 03:04:05",
+                                                                         None)
+    assert out["pinned"] is True

@@ -111,7 +111,7 @@ def test_a_file_written_by_a_newer_version_is_not_written(old_file: Path) -> Non
 
 def test_a_new_file_gets_the_version_with_its_first_engine_table(tmp_path: Path) -> None:
     path = ora_desktop.OraHome(tmp_path).create_agent("site", "ora")
-    with ora_desktop.open_store(path) as store:
+    with ora_desktop.open_store(path, journal_as=None) as store:  # not journalled: the engine's own writes
         memory = store.add("plain edits add no engine table")
         with sqlite3.connect(path) as conn:
             assert not conn.execute("SELECT name FROM sqlite_master WHERE name LIKE 'ora_desktop%'").fetchall()
@@ -146,7 +146,7 @@ def test_no_other_module_creates_an_engine_table() -> None:
 
 def test_tables_an_older_version_added_meanwhile_are_migrated_before_new_ones_are_stamped(tmp_path: Path) -> None:
     path = ora_desktop.OraHome(tmp_path).create_agent("site", "ora")
-    with ora_desktop.open_store(path) as store:
+    with ora_desktop.open_store(path, journal_as=None) as store:  # not journalled: no journal table either
         store.add("the first write finds no engine tables")
         with sqlite3.connect(FIXTURE) as old, sqlite3.connect(path) as other:  # an older ora-desktop, meanwhile
             other.execute(old.execute("SELECT sql FROM sqlite_master WHERE name = 'ora_desktop_sync'").fetchone()[0])

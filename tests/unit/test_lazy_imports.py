@@ -27,7 +27,7 @@ def test_star_import_gives_the_whole_api() -> None:
     names: dict = {}
     exec("from ora_desktop import *", names)
     assert {"open_store", "Store", "Memory", "OraError", "search_many", "build_context", "sync"} <= set(names)
-    assert names["open_store"] is ora_desktop.core.library.open_store
+    assert names["open_store"] is ora_desktop.open_store  # the library's: journals as "library"
 
 
 def test_an_unknown_name_is_an_attribute_error() -> None:
@@ -48,5 +48,18 @@ def test_the_library_import_loads_no_engine_it_does_not_use() -> None:
     code = ("import sys, ora_desktop; "
             "print(sorted(m for m in ('ora_desktop.core.search.engine', 'ora_desktop.core.context', "
             "'ora_desktop.core.conversation', 'psycopg', 'apscheduler', 'numpy', 'PySide6') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_the_mcp_server_answers_initialize_before_loading_what_only_tools_need() -> None:
+    """``ora-desktop mcp`` parses its command with its own module only, and its server is built
+    without the search engine, the context builder or the scheduler: a client waits for
+    ``initialize`` (they load with the first search or context, or the index warm-up)."""
+    code = ("import sys; from ora_desktop.cli import ALONE, build_parser; build_parser((ALONE['mcp'],)); "
+            "import ora_desktop.mcp.server; "
+            "print(sorted(m for m in ('ora_desktop.core.operations.searching', 'ora_desktop.core.search.engine', "
+            "'ora_desktop.core.context', 'ora_desktop.cli.maintenance', 'ora_desktop.core.scheduler', "
+            "'apscheduler') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

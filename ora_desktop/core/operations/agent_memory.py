@@ -21,19 +21,17 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from ..context import ContextBundle, build_context
-from ..errors import InvalidValue, NotFound
+from .. import timestamps
+from ..errors import Conflict, InvalidValue, NotFound
 from ..listing import SORTABLE, Cursor, ListQuery
 from ..records import Change, Initiator, Memory
 from ..sametext import identical_live, normalized
-from ..search import ensure_index
-from ..search.index import get_index
 from ..validation import check_content, check_id, check_type
-from . import edits
+from . import edits, links, pins
 from .edits import require_ids
-from .searching import search_file
 
 if TYPE_CHECKING:
+    from ..context import ContextBundle
     from ..search.results import SearchResult
     from ..store import Store
 
@@ -103,11 +101,12 @@ class Relinked:
 
 @dataclass(frozen=True, slots=True)
 class Updated:
-    """One memory after an update."""
+    """One memory after an update (``pinned``: its pin state when the update set it)."""
 
     memory: Memory
     change: Change
     entry: int | None = None
+    pinned: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,12 +251,15 @@ def nearest_memory(store: Store, content: str) -> tuple[str, float] | None:
 
 def update(store: Store, memory_id: str, *, content: str | None = None, type: str | None = None,
            importance: int | None = None, expires_at: str | None = None, related: Iterable[str] | None = None,
-           tags: Iterable[str] | None = None, version: str | None = None, actor: str = LIBRARY) -> Updated:
+           tags: Iterable[str] | None = None, version: str | None = None, pin: bool | None = None,
+           actor: str = LIBRARY) -> Updated:
     """Change a memory in place, validated like ``ora-desktop edit`` (the sync rule applies).
 
     ``expires_at`` ``""`` clears the expiry, ``related`` ``[]`` clears the links; ``tags``
     rewrites the content's ``Tags:`` line. With ``version`` (a memory's ``version``), a memory
-    changed since is refused (``Conflict``, nothing changed).
+    changed since is refused (``Conflict``, nothing changed). ``pin`` True pins the memory
+    (first in every context), False unpins it (:mod:`.pins`: its own undo, not journalled), in
+    the same transaction as the edit.
     """
     memory_id = check_id(text(memory_id, "id"))
     fields: dict[str, Any] = {}
@@ -276,10 +278,23 @@ def update(store: Store, memory_id: str, *, content: str | None = None, type: st
         fields["content"] = check_content(with_tags(base, tags))
     if version is not None:
         version = text(version, "version")
-    if not fields:
-        raise InvalidValue("update", "nothing to change: give content, type, importance, expires_at, related or tags")
-    done = edits.edit(store, memory_id, fields, expected_version=version, initiator=Initiator.EXTERNAL, actor=actor)
-    return Updated(done.memory, done.change, done.entry)
+    if pin is not None and not isinstance(pin, bool):
+        raise InvalidValue("pin", f"{pin!r} is not true or false")
+    if not fields and pin is None:
+        raise InvalidValue("update", "nothing to change: give content, type, importance, expires_at, related, tags "
+                                     "or pin")
+    with store.write():
+        done = (edits.edit(store, memory_id, fields, expected_version=version, initiator=Initiator.EXTERNAL,
+                           actor=actor) if fields else None)
+        if pin is not None:
+            if done is None and version is not None and store.get(memory_id).version != version:
+                raise Conflict(memory_id, f"{store.path}: memory {memory_id!r} was changed since that version was read "
+                                          "(nothing changed)")
+            (pins.pin(store, memory_id, by=actor, initiator=Initiator.EXTERNAL) if pin
+             else pins.unpin(store, memory_id, initiator=Initiator.EXTERNAL))
+    if done is None:
+        return Updated(store.get(memory_id), Change(changed=frozenset([memory_id])), None, pin)
+    return Updated(done.memory, done.change, done.entry, pin)
 
 
 def touch(store: Store, ids: str | Iterable[str]) -> Touched:
@@ -319,8 +334,18 @@ def supersede(store: Store, old_id: str, new_id: str, *, actor: str = LIBRARY) -
     return Relinked(done.change, done.entry)
 
 
-def link(store: Store, a: str, b: str, *, mutual: bool = True, remove: bool = False, actor: str = LIBRARY) -> Relinked:
-    """Relate two memories through ``related_to`` (both ways unless ``mutual=False``), or unlink."""
+def link(store: Store, a: str, b: str, *, mutual: bool = True, remove: bool = False, actor: str = LIBRARY,
+         type: str | None = None) -> Relinked:
+    """Relate two memories through ``related_to`` (both ways unless ``mutual=False``), or unlink.
+
+    With ``type`` (:data:`..links.LINK_TYPES` or a few words), the typed link ``a --type--> b`` is
+    added or removed instead (:mod:`.links`: one way by nature, its own undo, not journalled)."""
+    if type is not None:
+        if not mutual:
+            raise InvalidValue("one_way", "a typed link already points one way (id --type--> other_id); leave it out")
+        done_typed = (links.remove_link if remove else links.add_link)(
+            store, text(a, "id"), text(b, "other_id"), text(type, "type"), initiator=Initiator.EXTERNAL)
+        return Relinked(done_typed.change if done_typed.done else Change())
     a, b = check_id(text(a, "id"), "id"), check_id(text(b, "other_id"), "other_id")
     require_ids(store, [a, b])
     done = edits.link(store, a, b, mutual=mutual, remove=remove, initiator=Initiator.EXTERNAL, actor=actor)
@@ -341,7 +366,7 @@ def important(store: Store, limit: int = 50) -> list[Memory]:
 
 
 def search(store: Store, query: str, limit: int = 20, mode: str = DEFAULT_MODE, *,
-           progress: ProgressFn | None = None) -> Found:
+           progress: ProgressFn | None = None, as_of: str | None = None) -> Found:
     """The query language over this file, best first, in ``mode`` (:data:`SEARCH_MODES`; the
     default stays lexical whether or not vectors exist). Scores run from 0 to 1 in every mode:
     lexical, the blend of BM25 with importance, health and recency; semantic, the cosine
@@ -351,11 +376,19 @@ def search(store: Store, query: str, limit: int = 20, mode: str = DEFAULT_MODE, 
 
     FTS5 syntax is never passed through: the query language reads it as plain words, and
     anything it ignored is listed in the notes.
+
+    ``as_of`` (a date or time, :func:`.as_of.parse_when`) searches the memories as they were then,
+    as far as the undo journal knows (:mod:`.as_of`; words matched as plain text, lexical only);
+    the notes say what the history could not cover.
     """
     text(query, "query")
     if mode not in SEARCH_MODES:
         raise InvalidValue("mode", f"{mode!r} is not one of {', '.join(SEARCH_MODES)}")
     limit = whole_number(limit, "limit", 1, MAX_LIMIT)
+    if as_of is not None:
+        return _search_as_of(store, query, limit, mode, text(as_of, "as_of"))
+    from .searching import search_file  # the search engine loads with the first search, not the server
+
     _build_first(store, progress)
     if mode == "lexical":
         result = search_file(store, query, limit, mode="lexical")
@@ -371,18 +404,42 @@ def search(store: Store, query: str, limit: int = 20, mode: str = DEFAULT_MODE, 
     return Found(result, mode, notes)
 
 
+def _search_as_of(store: Store, query: str, limit: int, mode: str, when_text: str) -> Found:
+    from ..search.results import SearchResult
+    from .as_of import parse_when, search_as_of
+
+    when = parse_when(when_text)
+    if mode != "lexical":
+        raise InvalidValue("as_of", f"a search as of a past time matches words as plain text; leave out mode {mode!r}")
+    answer = search_as_of(store, query, when, limit)
+    covered = (f"as of {timestamps.to_sql(when)} UTC: {answer.memories:,} memories then (as the undo journal "
+               "rebuilds them), words matched as plain text")
+    result = SearchResult(query=query, hits=list(answer.hits), fallback=True, note=covered, warnings=answer.notes)
+    return Found(result, mode, tuple(dict.fromkeys([covered, *answer.notes])))
+
+
+def pinned(store: Store) -> frozenset[str]:
+    """The ids pinned in ``store`` (:mod:`..pins`: first in every context)."""
+    return frozenset(pins.pinned_ids(store))
+
+
 def context(store: Store, query: str, token_budget: int = 2000, *, hops: int = 1,
             progress: ProgressFn | None = None) -> ContextBundle:
     """Important, relevant and recent memories for ``query``, never more than ``token_budget`` tokens."""
     text(query, "query")
     budget = whole_number(token_budget, "token_budget", 1, MAX_BUDGET)
     _build_first(store, progress)
+    from ..context import build_context
+
     return build_context(store, query, budget, hops=whole_number(hops, "hops", 0, MAX_HOPS))
 
 
 def _build_first(store: Store, progress: ProgressFn | None) -> None:
     """Build a missing search index now, reporting ``progress`` (the search would wait for it
     anyway, silently); an index already there is left to the search to refresh."""
+    from ..search import ensure_index
+    from ..search.index import get_index
+
     if progress is not None and not get_index(store.path).usable()[0]:
         ensure_index(store.path, progress)
 

@@ -18,11 +18,12 @@ import json
 import sqlite3
 import tempfile
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import timestamps
+from ..errors import InvalidValue
 from ..rawsql import all_rows
 from ..schema import MEMORY_COLUMNS, create_database
 from . import journal
@@ -40,6 +41,15 @@ class AsOfAnswer:
     hits: tuple[Hit, ...]
     memories: int  # how many memories the file held then (as reconstructed)
     notes: tuple[str, ...]
+
+
+def parse_when(text: str, name: str = "as_of") -> datetime:
+    """A past time as given: a date (its end: ``2026-11-01`` reads as 23:59:59 that day, UTC) or a
+    time (UTC unless it carries an offset); ``InvalidValue`` naming ``name`` otherwise."""
+    when = timestamps.parse(text.strip())
+    if when is None:
+        raise InvalidValue(name, f"{text!r} is not a date or time (2026-11-01, 2026-11-01T09:30)")
+    return when + timedelta(days=1, seconds=-1) if len(text.strip()) == 10 else when
 
 
 def rows_as_of(store: Store, when: datetime) -> tuple[dict[str, dict[str, Any]], list[str]]:
@@ -108,4 +118,4 @@ def search_as_of(store: Store, query: str, when: datetime, limit: int = 50) -> A
     return AsOfAnswer(when, tuple(hits), len(rows), tuple([*parsed.warnings, *notes, *warnings]))
 
 
-__all__ = ["AsOfAnswer", "rows_as_of", "search_as_of"]
+__all__ = ["AsOfAnswer", "parse_when", "rows_as_of", "search_as_of"]

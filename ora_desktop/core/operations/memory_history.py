@@ -38,6 +38,8 @@ class HistoryStep:
     label: str
     changes: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     created: bool = False
+    #: Who: ``mcp:<client>``, ``library``, ``person`` or the job's initiator (the journal's ``who``).
+    by: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +73,7 @@ def memory_history(store: Store, memory_id: str) -> MemoryHistory:
                    if value != later.get(column)}
         later.update(before)
         steps.append(HistoryStep(entry.id, entry.at, entry.kind.value, entry.initiator.value, entry.label, changes,
-                                 memory.id in entry.undo.added))
+                                 memory.id in entry.undo.added, entry.who))
     covers = entries[-1].at if entries else None
     return MemoryHistory(memory.id, tuple(steps), covers, unexplained)
 

@@ -351,8 +351,11 @@ def _counts(store: Store, parsed: ParsedQuery, answer: SearchAnswer | None,
         facets = count_facets(store, query)
         ages = age_facet(store, query)
         return _groups(facets.types, facets.sync_statuses, facets.importance, facets.health_buckets, ages)
-    if answer is not None and answer.total is not None and answer.total <= len(answer.keys):
-        # Every match is listed: count exactly those rows.
+    listed = answer is not None and (
+        (answer.total is not None and answer.total <= len(answer.keys))
+        or answer.request.mode == "semantic")  # by meaning alone, the nearest listed are the matches
+    if listed:
+        # Every match is listed (or, by meaning, the nearest are the matches): count exactly those rows.
         query = ListQuery(ids=answer.ids, limit=None, superseded="show")
         facets = count_facets(store, query)
         return _groups(facets.types, facets.sync_statuses, facets.importance, facets.health_buckets,

@@ -13,7 +13,7 @@ from ..connection import translate
 from ..records import row_to_memory
 from ..schema import MEMORY_COLUMNS, check_shape, sniff_file
 from .build import ensure_index, finish_tags, index_state
-from .cjk import candidates_sql, substring_spans
+from .cjk import candidates_sql
 from .fallback import NOTE, fallback_hits
 from .filters import filter_sql, pins_on
 from .highlight import fts_spans_many
@@ -238,9 +238,6 @@ def _indexed_hits(index: SearchIndex, parsed: ParsedQuery, limit: int, weights: 
             for (value, bm, _), m in zip(scored, memories, strict=True)
         ], (len(rows) if complete else None), fids
     spans = fts_spans_many([m.content for m in memories], parsed) or [[] for _ in memories]
-    if substrings is not None:
-        spans = [sorted({*found, *substring_spans(m.content, parsed)})
-                 for m, found in zip(memories, spans, strict=True)]
     return [
         make_hit(memory, value, found, bm, index.db_path, snippet_chars, source, where)
         for (value, bm, _), memory, found in zip(scored, memories, spans, strict=True)

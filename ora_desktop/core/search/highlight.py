@@ -19,6 +19,7 @@ import re
 import sqlite3
 import threading
 
+from .cjk import cjk_terms, has_cjk, substring_spans
 from .query import ParsedQuery, Term, parse_query
 from .results import MARK_CLOSE, MARK_OPEN, Span
 
@@ -70,6 +71,8 @@ def spans_from_marked(marked: str) -> tuple[str, list[Span]]:
 
 
 def _term_pattern(term: Term) -> str:
+    if has_cjk(term.text):  # found as a substring (see _with_cjk): a CJK run has no word boundary inside
+        return ""
     if term.kind == "phrase":
         words = re.findall(r"[^\W_]+", term.text)
         return r"\b" + r"[\W_]+".join(re.escape(light_stem(w)) + r"\w*" for w in words) if words else ""
@@ -90,10 +93,18 @@ def _pattern(parsed: ParsedQuery) -> re.Pattern[str] | None:
 def python_spans(text: str, parsed: ParsedQuery, limit: int = MAX_SPANS) -> list[Span]:
     """Spans of the positive terms in ``text`` by light-stem matching (no FTS5 needed); at most ``limit``."""
     regex = _pattern(parsed)
-    if regex is None or not text:
+    if not text:
         return []
-    found = (m.span() for m in regex.finditer(text) if m.end() > m.start())
-    return list(itertools.islice(found, limit))
+    found = () if regex is None else (m.span() for m in regex.finditer(text) if m.end() > m.start())
+    return _with_cjk(text, parsed, list(itertools.islice(found, limit)), limit)
+
+
+def _with_cjk(text: str, parsed: ParsedQuery, spans: list[Span], limit: int = MAX_SPANS) -> list[Span]:
+    """``spans`` and the query's CJK terms found as substrings (a run of CJK characters is one
+    token to FTS5 and has no word boundary inside for a regex: see :mod:`.cjk`)."""
+    if not cjk_terms(parsed):
+        return spans
+    return sorted({*spans, *substring_spans(text, parsed)})[:limit]
 
 
 def _window(text: str, parsed: ParsedQuery) -> tuple[int, str]:
@@ -102,7 +113,8 @@ def _window(text: str, parsed: ParsedQuery) -> tuple[int, str]:
         return 0, text
     regex = _pattern(parsed)
     first = regex.search(text) if regex is not None else None
-    start = max(0, (first.start() if first else 0) - WINDOW_CHARS // 4)
+    at = first.start() if first else min((i for t in cjk_terms(parsed) if (i := text.find(t.text)) >= 0), default=0)
+    start = max(0, at - WINDOW_CHARS // 4)
     if start:  # begin and end on whitespace, so no word is cut in two
         space = text.find(" ", start, start + 200)
         start = space + 1 if space >= 0 else start
@@ -154,8 +166,8 @@ def fts_spans_many(texts: list[str], parsed: ParsedQuery) -> list[list[Span]] | 
     out = []
     for i, (offset, part) in enumerate(windows):
         if i in found:
-            spans = spans_from_marked(found[i])[1][:MAX_SPANS]
-        elif offset or len(part) < len(texts[i]):  # a window that holds only some of the terms
+            spans = _with_cjk(part, parsed, spans_from_marked(found[i])[1][:MAX_SPANS])
+        elif offset or len(part) < len(texts[i]) or cjk_terms(parsed):  # only some terms in the window, or CJK
             spans = python_spans(part, parsed)
         else:
             spans = []

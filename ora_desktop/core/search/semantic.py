@@ -36,7 +36,6 @@ from ..errors import OraError
 from ..records import Memory, row_to_memory
 from ..schema import MEMORY_COLUMNS, sniff_file
 from .build import ensure_index
-from .cjk import cjk_terms, substring_spans
 from .engine import path_of
 from .engine import search as lexical_search
 from .filters import filter_sql, pins_on
@@ -303,8 +302,6 @@ def _spans(texts: list[str], parsed: ParsedQuery) -> list[list[Span]]:
     found = fts_spans_many(texts, parsed)
     if found is None:
         return [match_spans(text, parsed) for text in texts]
-    if cjk_terms(parsed):  # matched as substrings, as the lexical engine marks them
-        return [sorted({*spans, *substring_spans(text, parsed)}) for spans, text in zip(found, texts, strict=True)]
     return found
 
 

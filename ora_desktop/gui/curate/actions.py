@@ -144,17 +144,25 @@ class Curator(QObject):
             self._lock = asyncio.Lock()
         return self._lock
 
-    def execute(self, command: StoreCommand) -> asyncio.Task:
-        """Run ``command`` on a worker thread, after the steps before it; its result, or ``None``."""
-        return asyncio.ensure_future(self._execute(command), loop=self.ctx.loop)
+    def execute(self, command: StoreCommand, ask_on_conflict: bool = True) -> asyncio.Task:
+        """Run ``command`` on a worker thread, after the steps before it; its result, or ``None``.
+        ``ask_on_conflict``: an edit refused because another program changed the memory offers
+        to save over it; otherwise the refusal is said in the status bar (nothing changed)."""
+        return asyncio.ensure_future(self._execute(command, ask_on_conflict), loop=self.ctx.loop)
 
-    async def _execute(self, command: StoreCommand) -> Any:
+    def edit_cell(self, path: Path, base: Memory, changes: dict) -> asyncio.Task:
+        """A field edited in its table cell (``base``: the memory as the cell showed it)."""
+        return self.execute(EditCommand(self, path, base, changes), ask_on_conflict=False)
+
+    async def _execute(self, command: StoreCommand, ask_on_conflict: bool = True) -> Any:
         async with self._serial():
             try:
                 store = await self.ctx.run(self.ctx.store_for, command.path)
                 result = await self.ctx.run(command.run, store)
             except Conflict as exc:
-                if isinstance(command, EditCommand):
+                if not ask_on_conflict:
+                    self.ctx.status.emit(f"Not saved: {exc}")
+                elif isinstance(command, EditCommand):
                     await self._conflict(command, exc)
                 else:
                     self.ctx.show_error(exc, "Changed by another program")

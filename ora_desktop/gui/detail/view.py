@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from shiboken6 import isValid
 
 from ...core import Chain, Change, InvalidValue, Memory, OraError, Store
 from ..a11y import describe
@@ -269,6 +270,8 @@ class DetailPane(QScrollArea):
         if memory is None:
             self.title.setText("No memory selected")
             self.meta.setText("Select a memory in the table, or press Ctrl+N to write a new one.")
+            if self._task is not None and not self._task.done():
+                self._task.cancel()  # the links of the memory shown before are not wanted now
             self._clear_links()
             self._links_for = None
             return
@@ -292,17 +295,42 @@ class DetailPane(QScrollArea):
     def _store_changed(self, path: object, change: Change) -> None:
         """A write to the shown file: read the links and chain again when which rows changed is
         not known, a linked or chained memory changed or went, or a changed or new memory now
-        points into the chain or links here (the shown memory's own edits come with its row, see
-        :meth:`show_memory`)."""
+        points into the chain or links here. The shown memory's own row is read again (a memory
+        the table does not list gets no fresh row from it; a deleted one must go)."""
         memory, store = self.memory, self.store
-        if memory is None or store is None or self._links_for is None or path != store.path.resolve():
+        if memory is None or store is None or path != store.path.resolve():
             return
+        if not change or memory.id in change.ids:  # its own row: shown as it is now, or gone
+            asyncio.ensure_future(self._read_again(memory, store), loop=self.ctx.loop)
+        if self._links_for is None:
+            return  # its links are read at the next show
         chained = {m.id for m in self.chain.members} if self.chain else set()
         others = change.ids - {memory.id}
         if not change or others & (chained | set(memory.related_to)):  # rows unknown, or links among them
             self._read_links(memory, store)
         elif others:
             asyncio.ensure_future(self._joins_chain(memory, store, others, chained | {memory.id}), loop=self.ctx.loop)
+
+    async def _read_again(self, memory: Memory, store: Store) -> None:
+        """Read the shown memory's row after a write to it: a memory the table does not list (one
+        followed from a link) is shown fresh too, and one deleted is no longer shown as if there."""
+        try:
+            fresh = await self.ctx.run(store.find, memory.id)
+        except OraError:
+            return
+        if not (isValid(self) and isValid(self.save_button)):
+            return  # the window closed meanwhile
+        if self.memory is None or self.memory.id != memory.id or self.store is not store:
+            return  # another memory is shown meanwhile
+        if fresh is not None:
+            self.show_memory(fresh, store)
+        elif self.editor.is_modified():
+            self.changed_underneath.setText("This memory was deleted in the file since you started editing; "
+                                            "Edit > Deleted memories brings it back.")
+            self.changed_underneath.show()
+        else:
+            self.show_memory(None, None)
+            self.meta.setText(f"“{memory.title[:60]}” was deleted; Edit > Deleted memories brings it back.")
 
     async def _joins_chain(self, memory: Memory, store: Store, ids: set[str], chained: set[str]) -> None:
         """Read the links and chain again if one of the changed (or new) memories ``ids`` now
@@ -405,8 +433,9 @@ class DetailPane(QScrollArea):
             related = await self.ctx.run(store.get_many, list(memory.related_to))
             chain = await self.ctx.run(store.chain, memory.id)
         except OraError as exc:
-            self.related_note.setText(str(exc))
-            self._links_for = None  # try again at the next show
+            if self._links_for == _links_key(memory, store):  # still shown (a deleted one is not)
+                self.related_note.setText(str(exc))
+                self._links_for = None  # try again at the next show
             return
         except asyncio.CancelledError:
             if self._links_for == _links_key(memory, store):

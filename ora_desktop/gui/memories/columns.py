@@ -68,6 +68,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("updated", "Updated", "updated_at", lambda m: relative(m.updated_at), lambda m: exact(m.updated_at),
            width=110, default=False),
     Column("id", "Id", "id", lambda m: m.id, width=200, default=False),
+    # Last, so a layout saved before it keeps its columns; shown beside Content (MemoryTable).
+    Column("snippet", "Matched", "content", lambda m: "", width=280, default=False,
+           help="The searched words in context (empty without a search)"),
 )
 KEYS = tuple(c.key for c in COLUMNS)
 

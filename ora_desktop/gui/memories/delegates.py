@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from PySide6.QtCore import QMargins, QModelIndex, QPersistentModelIndex, QPoint, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPalette
@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleO
 from ...core.search import highlight
 from ...core.search.query import ParsedQuery, Term
 from ..theme import is_dark
+from .model import DISPLAY, MEMORY_ROLE
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -98,8 +99,9 @@ def highlight_fts() -> bool:
     return fts5_available()
 
 
-def visible_texts(option: QStyleOptionViewItem, index: Index) -> list[str]:
-    """The display texts of the rows of ``index``'s column on screen in ``option.widget``."""
+def visible_texts(option: QStyleOptionViewItem, index: Index, whole: bool = False) -> list[str]:
+    """The display texts of the rows of ``index``'s column on screen in ``option.widget``
+    (``whole``: their memories' whole content)."""
     view = option.widget
     model = index.model()
     if view is None or model is None or not hasattr(view, "indexAt"):
@@ -111,7 +113,9 @@ def visible_texts(option: QStyleOptionViewItem, index: Index) -> list[str]:
     last = model.rowCount(index.parent()) - 1 if last < 0 else last
     texts = []
     for row in range(first, min(last, first + 200) + 1):
-        value = model.index(row, index.column(), index.parent()).data()
+        value = model.index(row, index.column(), index.parent()).data(MEMORY_ROLE if whole else DISPLAY)
+        if whole:
+            value = getattr(value, "content", None)
         if isinstance(value, str):
             texts.append(value)
     return texts
@@ -188,14 +192,14 @@ class HighlightDelegate(PaddedDelegate):
             return
         opt = self.padded(option)
         self.initStyleOption(opt, index)  # the palette's Text is the row's foreground, if any
-        text = opt.text
-        opt.text = ""
         style = opt.widget.style() if opt.widget else QApplication.style()
+        rect = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, opt, opt.widget).adjusted(3, 0, -3, 0)
+        text, spans = self.marked_text(opt, option, index, rect.width())
+        opt.text = ""
         style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
         if not text:
             return
-        rect = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, opt, opt.widget).adjusted(3, 0, -3, 0)
-        shown, marks = self._layout(text, rect.width(), opt, option, index)
+        shown, marks = self._layout(text, rect.width(), opt, spans)
         painter.save()
         if marks:
             color = highlight_color()
@@ -208,21 +212,31 @@ class HighlightDelegate(PaddedDelegate):
         painter.drawText(rect, _LEFT_MIDDLE, shown)  # one run of text: shaped once, not per piece
         painter.restore()
 
-    def _layout(self, text: str, width: int, opt: QStyleOptionViewItem, option: QStyleOptionViewItem,
-                index: Index) -> tuple[str, list[tuple[int, int]]]:
+    def marked_text(self, opt: QStyleOptionViewItem, option: QStyleOptionViewItem, index: Index,
+                    width: int) -> tuple[str, Callable[[], list[tuple[int, int]]]]:
+        """The cell's text and how to find its matches' spans (asked only when not laid out yet)."""
+        text = opt.text
+
+        def spans() -> list[tuple[int, int]]:
+            if text not in self.cache:  # a miss computes the spans of the whole screenful at once
+                self.cache.fill([text, *visible_texts(option, index)])
+            return self.cache.spans(text)
+
+        return text, spans
+
+    def _layout(self, text: str, width: int, opt: QStyleOptionViewItem,
+                spans: Callable[[], list[tuple[int, int]]]) -> tuple[str, list[tuple[int, int]]]:
         """The text as shown in ``width`` pixels (elided) and the marks behind its matches, as
         (x, width) from the text's left; kept per text, width and font for the current search."""
         key = (text, width, opt.font.italic())
         found = self._layouts.get(key)
         if found is not None:
             return found
-        if text not in self.cache:  # a miss computes the spans of the whole screenful at once
-            self.cache.fill([text, *visible_texts(option, index)])
         metrics = opt.fontMetrics
         shown = metrics.elidedText(text, Qt.TextElideMode.ElideRight, width)
         end_of_shown = len(shown) - 1 if shown != text else len(shown)  # the "…" of an elided text
         marks = []
-        for start, end in self.cache.spans(text):
+        for start, end in spans():
             end = min(end, end_of_shown)
             if start < end:
                 x = metrics.horizontalAdvance(shown[:start])
@@ -231,3 +245,40 @@ class HighlightDelegate(PaddedDelegate):
             self._layouts.clear()
         self._layouts[key] = (shown, marks)
         return shown, marks
+
+
+class SnippetDelegate(HighlightDelegate):
+    """The Matched column: the searched words in context, as the command line shows them (core's
+    :func:`~ora_desktop.core.search.highlight.snippet` around the first match, sized to the
+    cell), marked; empty without a search. Spans are computed for the rows painted only, a
+    screenful in one statement, and kept per memory text."""
+
+    def __init__(self, parent=None, padding: tuple[int, int] = (0, 0)) -> None:  # noqa: ANN001
+        super().__init__(parent, padding)
+        self.cache.size = 300  # keyed by whole contents: a few screenfuls, not thousands of memories
+        self._snippets: OrderedDict[tuple[str, int], tuple[str, list[tuple[int, int]]]] = OrderedDict()
+
+    def _set_query(self, query: ParsedQuery) -> None:
+        if query != self.cache.query:
+            self._snippets.clear()
+        super()._set_query(query)
+
+    def marked_text(self, opt: QStyleOptionViewItem, option: QStyleOptionViewItem, index: Index,
+                    width: int) -> tuple[str, Callable[[], list[tuple[int, int]]]]:
+        memory = index.data(MEMORY_ROLE)
+        content = getattr(memory, "content", None)
+        if not isinstance(content, str) or not content:
+            return "", list
+        chars = max(20, min(400, width // max(1, opt.fontMetrics.averageCharWidth())))
+        found = self._snippets.get((content, chars))
+        if found is None:
+            if content not in self.cache:
+                self.cache.fill([content, *visible_texts(option, index, whole=True)])
+            spans = self.cache.spans(content)
+            text, inside, _marked = highlight.snippet(content, spans, chars) if spans else ("", (), "")
+            found = self._snippets[(content, chars)] = (text, list(inside))
+            while len(self._snippets) > self.cache.size:
+                self._snippets.popitem(last=False)
+        else:
+            self._snippets.move_to_end((content, chars))
+        return found[0], lambda: found[1]

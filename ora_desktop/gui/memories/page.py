@@ -189,7 +189,7 @@ class MemoryBrowser(QWidget):
         list and the detail pane. The table is not repainted here: the request that changed the
         query replaces its rows next (a model reset paints them with these marks), and a repaint
         now would draw the previous rows once more, a second full table paint per keystroke."""
-        self.table.highlight.set_query(query)
+        self.table.set_query(query)  # type: ignore[arg-type]
         self.everywhere.highlight.set_query(query)
         self.detail.set_query(query)
         self.everywhere.viewport().update()

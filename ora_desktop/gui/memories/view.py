@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QPoint, QSettings, Qt, Signal
-from PySide6.QtGui import QAction, QResizeEvent
+from PySide6.QtGui import QAction, QMouseEvent, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QStyle, QStyleOptionViewItem, QTableView, QWidget
 
 from ...core import Memory
+from ...core.search.query import ParsedQuery
 from ..a11y import describe
+from .cell_edit import CellEditing
 from .columns import COLUMNS, column_index
-from .delegates import CELL_PADDING, HighlightDelegate
+from .delegates import CELL_PADDING, HighlightDelegate, SnippetDelegate
 from .model import MemoryTableModel
 
 SETTINGS_KEY = "memories/header-v2"  # v2: compact default columns
+COLUMNS_KEY = "memories/header-columns"  # how many columns the saved layout knew
+SAVED_BEFORE_COUNTED = 12  # the columns there were before that count was saved
 #: The content column's narrowest width: more columns than fit scroll sideways instead.
 CONTENT_MIN = 220
 
@@ -63,10 +67,10 @@ class MemoryTable(QTableView):
         # padding, and its delegate marks what a search matched.
         self.highlight = HighlightDelegate(self, CELL_PADDING)
         self.setItemDelegateForColumn(column_index("content"), self.highlight)
+        self.snippets = SnippetDelegate(self, CELL_PADDING)
+        self.setItemDelegateForColumn(column_index("snippet"), self.snippets)
         self._line = self.fontMetrics().height()  # the widths follow the font's size (changeEvent)
-        for i, column in enumerate(COLUMNS):
-            self.setColumnWidth(i, self.default_width(i))
-            self.setColumnHidden(i, not column.default)
+        self._default_columns()
         header.setSortIndicator(column_index("created"), Qt.SortOrder.DescendingOrder)
         self.restore_layout()
         self.setSortingEnabled(True)
@@ -75,6 +79,7 @@ class MemoryTable(QTableView):
         header.sectionResized.connect(lambda *_: self.save_layout())
         header.sortIndicatorChanged.connect(lambda *_: self.save_layout())
         self.fit_content()
+        self.cells = CellEditing(self, model)  # importance, type and expiry edited in place
         self._restoring: tuple[str | None, int | None] = (None, None)
         self._restoring_in: object = None  # the store the remembered row belongs to
         self._restoring_row = -1  # the first selected row then (its place, if it goes away)
@@ -91,6 +96,15 @@ class MemoryTable(QTableView):
         super().initViewItemOption(option)
         if self.hasFocus():
             option.state |= QStyle.StateFlag.State_KeyboardFocusChange
+
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:  # noqa: N802 (Qt's name)
+        """A double-click on an importance, type or expiry cell edits it there."""
+        index = self.indexAt(event.position().toPoint())
+        if event.button() == Qt.MouseButton.LeftButton and self.cells.editable(index):
+            self.setCurrentIndex(index)
+            self.cells.start(index)
+            return
+        super().mouseDoubleClickEvent(event)
 
     # ----------------------------------------------------------------- selection
     def _selected_spans(self) -> list[tuple[int, int]]:
@@ -243,20 +257,39 @@ class MemoryTable(QTableView):
         """A column's first width: its design width (for a 14 px line) grown with a larger font."""
         return round(COLUMNS[section].width * max(1.0, self.fontMetrics().height() / DESIGN_LINE))
 
-    def reset_columns(self) -> None:
+    def _default_columns(self) -> None:
         header = self.horizontalHeader()
         for i, column in enumerate(COLUMNS):
             header.moveSection(header.visualIndex(i), i)
             self.setColumnWidth(i, self.default_width(i))
             self.setColumnHidden(i, not column.default)
+        header.moveSection(header.visualIndex(column_index("snippet")), header.visualIndex(column_index("content")) + 1)
+
+    def reset_columns(self) -> None:
+        self._default_columns()
         self.save_layout()
+
+    def set_query(self, query: ParsedQuery) -> None:
+        """Mark what ``query`` matches in the Content and Matched cells (no repaint: see the caller)."""
+        self.highlight.set_query(query)
+        self.snippets.set_query(query)
 
     def save_layout(self) -> None:
         if self.settings is not None:
             self.settings.setValue(SETTINGS_KEY, self.horizontalHeader().saveState())
+            self.settings.setValue(COLUMNS_KEY, len(COLUMNS))
 
     def restore_layout(self) -> bool:
         if self.settings is None:
             return False
         state = self.settings.value(SETTINGS_KEY)
-        return bool(state) and self.horizontalHeader().restoreState(state)
+        if not state or not self.horizontalHeader().restoreState(state):
+            return False
+        header = self.horizontalHeader()
+        for i in range(int(self.settings.value(COLUMNS_KEY, SAVED_BEFORE_COUNTED)), len(COLUMNS)):
+            # Added since the layout was saved: hidden or shown by default, beside Content if it goes there.
+            self.setColumnHidden(i, not COLUMNS[i].default)
+            self.setColumnWidth(i, self.default_width(i))
+            if COLUMNS[i].key == "snippet":
+                header.moveSection(header.visualIndex(i), header.visualIndex(column_index("content")) + 1)
+        return True

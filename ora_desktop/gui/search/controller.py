@@ -306,6 +306,12 @@ class SearchController(QObject):
         try:
             if answer.ranked:  # typing: count once the words rest, not for every keystroke's hits
                 await asyncio.sleep(FACETS_AFTER_MS / 1000)
+            if answer.ranked and not self._lists(answer):
+                # The rows were read again after a write (a supersede hid one, an edit added one):
+                # the answer describes the rows before it, so the search runs again to count these.
+                answer = await self.ctx.run(search_memories, store, answer.request.with_(facets=False), cancel, False)
+                if generation == self._generation:
+                    self.answer = answer
             counted: SearchAnswer = await self.ctx.run(count_answer_facets, store, answer, cancel)
         except Cancelled:
             return
@@ -323,6 +329,11 @@ class SearchController(QObject):
         self.state.show(store, generation, FacetCounts(total, groups),
                         listing=None if answer.ranked else answer.request.query_text(), writes=writes)
         self._count_after(generation, store)
+
+    def _lists(self, answer: SearchAnswer) -> bool:
+        """Whether the table lists exactly ``answer``'s rows (in any order)."""
+        keys = self.model.keys
+        return len(keys) == len(answer.keys) and (keys == answer.keys or set(keys) == set(answer.keys))
 
     def _count_after(self, generation: int, store: Store) -> None:
         """Count again now that the running count ended, if an edit came meanwhile."""
