@@ -315,3 +315,11 @@ def test_an_agents_insert_into_the_searched_list_keeps_the_open_cell_editor(make
     qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: _db(path, "SELECT importance FROM memories WHERE id=?", (memory.id,)) == [(new,)],
                     timeout=10000)
+    subprocess.run([sys.executable, "-c", code.replace("agent-1", "agent-2"), str(path)], check=True)
+    qtbot.waitUntil(lambda: window.browser.model.rowCount() == 6, timeout=10000)
+    wait_idle(qtbot, window)
+    # The keyboard's cell is kept too: F2 on the next row edits its importance, not the content.
+    assert table.currentIndex().column() == column_index("importance")
+    qtbot.keyClick(table, Qt.Key.Key_Down)
+    qtbot.keyClick(table, Qt.Key.Key_F2)
+    assert isinstance(table.cells.editor, QSpinBox)
