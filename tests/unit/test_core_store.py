@@ -227,7 +227,9 @@ def test_subscribers_get_what_changed(store):
     store.delete(memory.id)
     unsubscribe()
     store.add("not seen")
-    assert [c.source for c in seen] == ["add", "update", "deleted"]
+    # One Change per commit; the library's update is the journalled edit operation (its label).
+    assert [c.source for c in seen] == ["add", "edit", "deleted"]
+    assert [c.kind.name for c in seen] == ["ADDED", "EDITED", "DELETED"]
     assert seen[0].added == {memory.id} and seen[1].changed == {memory.id} and seen[2].removed == {memory.id}
 
 
