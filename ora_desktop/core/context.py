@@ -324,9 +324,9 @@ def _relevant(store: Store, query: str, limit: int, hops: int, usable: Callable[
     result = search(store, strict, limit=limit, any_word=False, snippets=False, facets=False)
     hits = list(result.hits)
     if loose is not None and len(hits) < limit:  # too few memories hold every word: any word
+        # (the memories in hand are not read again: one may hold megabytes)
         seen = {h.memory.id for h in hits}
-        hits += [h for h in search(store, loose, limit=limit, snippets=False, facets=False).hits
-                 if h.memory.id not in seen][:limit - len(hits)]
+        hits += search(store, loose, limit=limit, snippets=False, facets=False, exclude=seen).hits[:limit - len(hits)]
     if result.note:
         notes.append(result.note)
     notes.extend(result.warnings)
@@ -350,7 +350,7 @@ def _relevant(store: Store, query: str, limit: int, hops: int, usable: Callable[
     if hops > 0:
         for memory_id in keyword:
             try:
-                reached = store.neighbors(memory_id, hops)
+                reached = store.neighbors_of(found[memory_id][0], hops)
             except OraError:
                 continue
             for memory, _depth in sorted(reached.found, key=lambda pair: pair[1]):
@@ -377,7 +377,8 @@ def _by_meaning(store: Store, parsed: ParsedQuery, limit: int, usable: Callable[
             notes.append(f"relevant memories by keyword only: no vectors for these {BUILD_VECTORS_UP_TO:,}+ "
                          "memories yet ('ora-desktop embed' builds them)")
             return []
-        result = search_by_meaning(store, parsed, limit, mode="semantic", snippets=False)
+        result = search_by_meaning(store, parsed, limit, mode="semantic", snippets=False,
+                                   known={key: memory for key, (memory, _) in found.items()})
     except OraError as exc:
         notes.append(f"relevant memories by keyword only: {exc}")
         return []

@@ -202,7 +202,10 @@ class GraphMixin:
 
     def neighbors(self: Store, memory_id: str, hops: int = 1) -> Neighbors:
         """Memories reachable over ``related_to`` within ``hops``; dangling ids are reported."""
-        origin = self.get(memory_id)
+        return self.neighbors_of(self.get(memory_id), hops)
+
+    def neighbors_of(self: Store, origin: Memory, hops: int = 1) -> Neighbors:
+        """:meth:`neighbors` of a memory the caller has read already (it is not read again)."""
         found: list[tuple[Memory, int]] = []
         seen = {origin.id}
         dangling: list[str] = []

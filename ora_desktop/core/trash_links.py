@@ -142,7 +142,7 @@ def unlink_removed(store: Store, removed: Iterable[str], batch: str | None = Non
         if new_related == related_text and new_superseded == superseded_by:
             continue
         edits.append((memory_id, new_related, new_superseded))
-        if previous is not None:
+        if previous is not None and memory_id not in previous:  # (an earlier chunk's values are the first)
             values = {"related_to": related_text, "superseded_by": superseded_by, **dict(zip(_SYNC, sync, strict=True))}
             previous[memory_id] = {c: v for c, v in values.items() if c in store.columns}
         records.append((batch, memory_id, related_text, new_related, superseded_by, new_superseded))

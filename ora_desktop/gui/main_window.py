@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 
 from .. import __version__
 from ..core import AgentFile, OraError, Store
+from ..views.table import hides_only_superseded
 from .context import AppContext, path_of, resolved
 from .contrast import ContrastChoice
 from .curate.actions import Curator
@@ -511,9 +512,24 @@ class MainWindow(QMainWindow):
         if self._showing_hits:
             return
         text = f"{rows:,} memor{'y' if rows == 1 else 'ies'}"
+        hidden = self._superseded_hidden(rows)
+        if hidden:
+            text += f" ({hidden:,} superseded hidden)"
         if selected:
             text += f" · {selected:,} selected"
         self.count_label.setText(text)
+
+    def _superseded_hidden(self, rows: int) -> int:
+        """How many rows the sidebar counts that the whole-file list leaves out (superseded
+        memories, hidden by default): 0 while a search or any filter narrows the list."""
+        store = self.browser.store
+        if store is None or self.browser.controller.text.strip():
+            return 0
+        if not hides_only_superseded(self.browser.model.query):
+            return 0
+        item = self.sidebar.item_for(store.path)
+        info = self.sidebar.info_for(item) if item is not None else None
+        return max(0, info.count - rows) if info is not None and info.count is not None else 0
 
     def _poll_index(self) -> None:
         store = self.browser.store

@@ -16,7 +16,7 @@ import struct
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..core.listing import ListQuery
 from ..core.records import Memory
@@ -41,6 +41,22 @@ def default_loader(store: Store, query: ListQuery) -> array:
         clean = store.row_keys(base.with_(dirty=False)) if query.dirty in (None, False) else array("q")
         return dirty + clean if query.descending else clean + dirty
     return store.row_keys(query)
+
+
+def hides_only_superseded(query: ListQuery) -> bool:
+    """Whether ``query`` lists the whole file but its superseded memories (the default list): its
+    rows plus the superseded ones are every row a file's count counts. Sort and paging aside."""
+    from ..core.search.query import ParsedQuery
+
+    filters = query.filters
+    rules = (query.superseded, "show" if filters is None else filters.superseded)  # both apply
+    if "only" in rules or "hide" not in rules:
+        return False
+    if filters is not None and replace(filters, superseded="hide") != ParsedQuery():
+        return False
+    plain = query.with_(order_by="created_at", descending=True, limit=None, after=None, filters=None,
+                        superseded="hide")
+    return plain == ListQuery(limit=None)
 
 
 def _nothing(*_args: int) -> None:

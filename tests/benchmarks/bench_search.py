@@ -28,6 +28,8 @@ import shutil
 import sqlite3
 import statistics
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from ora_desktop.core import open_store, walscan
@@ -72,12 +74,22 @@ def _fts(query: str) -> str:
 
 
 def run(memories: int) -> None:
-    source = bench_file(memories)
-    cache = DATA / "scratch" / "search-cache"
+    report(f"search ({memories:,} memories)", search_rows(memories))
+
+
+def search_rows(memories: int) -> list[Row]:
+    """Every row of this benchmark (see the module doc), in a scratch cache folder."""
+    with cache_home(DATA / "scratch" / "search-cache"):
+        return _run(bench_file(memories), memories)
+
+
+@contextmanager
+def cache_home(folder: Path) -> Iterator[None]:
+    """``XDG_CACHE_HOME`` (where the sidecars go) set to ``folder`` meanwhile."""
     previous = os.environ.get("XDG_CACHE_HOME")
-    os.environ["XDG_CACHE_HOME"] = str(cache)
+    os.environ["XDG_CACHE_HOME"] = str(folder)
     try:
-        _run(source, memories)
+        yield
     finally:
         if previous is None:
             os.environ.pop("XDG_CACHE_HOME", None)
@@ -85,7 +97,7 @@ def run(memories: int) -> None:
             os.environ["XDG_CACHE_HOME"] = previous
 
 
-def _run(source: Path, memories: int) -> None:
+def _run(source: Path, memories: int) -> list[Row]:
     rows: list[Row] = []
     ours_path = fresh_copy(source, "search.site.db")
     raw_path = fresh_copy(source, "search-raw.site.db")
@@ -210,7 +222,7 @@ def _run(source: Path, memories: int) -> None:
         rows.append(Row("context(): 2,000-token budget (p50)", p50(a), p50(b), "(assembles 3 sections)"))
     raw.close()
     rows.append(_huge_memory_context())
-    report(f"search ({memories:,} memories)", rows)
+    return rows
 
 
 def _huge_memory_context() -> Row:

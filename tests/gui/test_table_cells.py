@@ -285,3 +285,41 @@ def test_leaving_the_cell_saves_and_a_new_search_closes_the_editor_unsaved(make_
     assert "closed unsaved" in _status(window)
     qtbot.wait(300)
     assert _db(path, "SELECT importance FROM memories WHERE id=?", (memory.id,)) == [(memory.importance,)]
+
+
+def test_an_agents_insert_into_the_searched_list_keeps_the_open_cell_editor(make_window, filled_db, qtbot):
+    """A search is read again when another program writes a memory it matches (an agent working
+    beside the person, once a second). The open cell editor stays on its memory, with what was
+    typed, and Enter saves it: it used to close unsaved at every such write."""
+    import subprocess
+    import sys
+
+    path = filled_db(12)
+    window = make_window()
+    window.browser.controller.set_text("deploys", immediate=True)
+    qtbot.waitUntil(lambda: window.browser.model.rowCount() == 4 and window.browser.model.memory_at(0) is not None,
+                    timeout=10000)
+    table, memory = _to_cell(window, qtbot, "importance")
+    new = 2 if memory.importance != 2 else 3
+    qtbot.keyClick(table, Qt.Key.Key_F2)
+    qtbot.keyClicks(QApplication.focusWidget(), str(new))
+    code = ("import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute(\"INSERT INTO memories (id, content, "
+            "type, importance, created_at, updated_at) VALUES ('agent-1', 'An agent note about deploys', 'fact', 5, "
+            "datetime('now'), datetime('now'))\"); c.commit()")
+    subprocess.run([sys.executable, "-c", code, str(path)], check=True)
+    qtbot.waitUntil(lambda: window.browser.model.rowCount() == 5, timeout=10000)  # the search read again
+    wait_idle(qtbot, window)
+    editor = table.cells.editor
+    assert editor is not None and editor.value() == new and "closed unsaved" not in _status(window)
+    assert window.browser.model.memory_at(table.cells._index.row()).id == memory.id
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: _db(path, "SELECT importance FROM memories WHERE id=?", (memory.id,)) == [(new,)],
+                    timeout=10000)
+    subprocess.run([sys.executable, "-c", code.replace("agent-1", "agent-2"), str(path)], check=True)
+    qtbot.waitUntil(lambda: window.browser.model.rowCount() == 6, timeout=10000)
+    wait_idle(qtbot, window)
+    # The keyboard's cell is kept too: F2 on the next row edits its importance, not the content.
+    assert table.currentIndex().column() == column_index("importance")
+    qtbot.keyClick(table, Qt.Key.Key_Down)
+    qtbot.keyClick(table, Qt.Key.Key_F2)
+    assert isinstance(table.cells.editor, QSpinBox)

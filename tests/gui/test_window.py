@@ -160,6 +160,25 @@ def test_the_live_memory_of_a_chain_is_marked(make_window, filled_db, qtbot):
     assert db_rows(path, "SELECT count(*) FROM memories") == [(4,)]
 
 
+def test_the_count_says_how_many_superseded_memories_the_list_hides(make_window, filled_db, qtbot):
+    """The sidebar counts every row; the list hides superseded ones by default. The status bar
+    says how many it hides, so the two numbers never disagree unexplained (5 listed, 6 in the
+    sidebar), and says nothing of it while a search narrows the list."""
+    path = filled_db(6)
+    from ora_desktop.core import open_store
+
+    with open_store(path) as store:
+        store.supersede("m001", "m002")
+    window = make_window()
+    qtbot.waitUntil(lambda: window.sidebar.info_for(window.sidebar.item_for(path)).count == 6, timeout=10000)
+    window.browser.table.clearSelection()
+    qtbot.waitUntil(lambda: window.count_label.text() == "5 memories (1 superseded hidden)", timeout=10000)
+    window.browser.search.field.setText("deploys")
+    qtbot.waitUntil(lambda: window.browser.model.rowCount() == 2, timeout=10000)
+    qtbot.waitUntil(lambda: window.count_label.text().startswith("2 memories"), timeout=10000)
+    assert "hidden" not in window.count_label.text()
+
+
 def test_an_edit_counts_again_only_its_own_file_in_the_sidebar(make_window, filled_db, qtbot, monkeypatch):
     from ora_desktop.gui.sidebar import view as sidebar_view
 

@@ -4,7 +4,7 @@ A real agent process whose busy timeout is 1 s writes continuously while expiry 
 a bulk delete, retention and purge-trash run on a file large enough that doing any of them in
 one transaction holds the lock well over a second (built fast with raw SQL): the agent sees no
 "database is locked", and each job's result is complete and correct (one trash batch, one
-decay, one undo bringing a bulk delete back).
+decay, one undo bringing a bulk delete or a bulk edit back).
 """
 
 from __future__ import annotations
@@ -98,6 +98,21 @@ def test_a_bulk_delete_never_locks_out_an_agent_and_one_undo_brings_it_back(agen
     assert len(undone.change.added) == len(doomed)
     assert one(db, "SELECT count(*) FROM memories WHERE id LIKE 'm-%'") == ROWS
     assert one(db, "SELECT count(*) FROM ora_desktop_trash") == 0
+
+
+def test_a_bulk_edit_never_locks_out_an_agent_and_is_one_undo_step(agent) -> None:
+    db, finish = agent
+    chosen = [f"m-{i}" for i in range(0, ROWS, 2)]
+    with open_store(db) as store:
+        versions = store.versions(chosen)  # as a window's selection read them
+        before = store.versions([f"m-{i}" for i in range(ROWS)])
+        edited = edits.bulk_edit(store, chosen, {"importance": 9}, expected_versions=versions)
+        seen = finish()
+        assert seen["locked"] == 0, seen
+        assert len(edited.change.changed) == len(chosen) and edited.entry is not None
+        assert one(db, "SELECT count(*) FROM memories WHERE importance = 9") == len(chosen)
+        undo(store)  # one step for every chunk
+        assert store.versions(before) == before  # every column of every memory back as it was
 
 
 def test_retention_and_purge_trash_never_lock_out_an_agent(agent, tmp_path: Path) -> None:

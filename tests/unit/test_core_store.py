@@ -227,7 +227,9 @@ def test_subscribers_get_what_changed(store):
     store.delete(memory.id)
     unsubscribe()
     store.add("not seen")
-    assert [c.source for c in seen] == ["add", "update", "deleted"]
+    # One Change per commit; the library's update is the journalled edit operation (its label).
+    assert [c.source for c in seen] == ["add", "edit", "deleted"]
+    assert [c.kind.name for c in seen] == ["ADDED", "EDITED", "DELETED"]
     assert seen[0].added == {memory.id} and seen[1].changed == {memory.id} and seen[2].removed == {memory.id}
 
 
@@ -275,6 +277,7 @@ def test_link_unlink_and_neighbors(store, db):
     raw(db, """UPDATE memories SET related_to = '["m-task", "ghost"]' WHERE id = 'm-pref'""")
     near = store.neighbors("m-ctx", hops=2)
     assert {(m.id, d) for m, d in near.found} == {("m-task", 1), ("m-conv", 2)}
+    assert store.neighbors_of(store.get("m-ctx"), hops=2) == near  # from a memory in hand (context)
     assert store.neighbors("m-pref").dangling == ("ghost",)
     store.unlink("m-ctx", "m-task")
     assert store.get("m-ctx").related_to == () and store.get("m-task").related_to == ("m-conv",)

@@ -357,6 +357,16 @@ def test_when_no_memory_holds_every_word_hybrid_keeps_the_meaning_order(
     assert ids(search_by_meaning(path, "quick fox", 10, mode="hybrid"))[0] == "b"  # every word: as before
 
 
+def test_memories_the_caller_holds_are_used_as_they_are(db: Path) -> None:
+    """``known``: a caller that has read some memories already (context(), with a 10 MB one among
+    them) gets those very records back, not a second read of each."""
+    with open_store(db, readonly=True) as store:
+        held = store.get("jwt")
+        result = search_by_meaning(db, "where are login tokens kept", 5, mode="semantic", known={"jwt": held})
+    assert any(h.memory is held for h in result.hits)
+    assert all(h.memory is not held for h in result.hits if h.memory.id != "jwt")
+
+
 def test_filter_columns_follow_the_feed_without_reading_every_row(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """While the window (or the MCP server) holds the file open, a write changes only the filter
     columns of the memories it named: an agent's raw type change, a new memory, our own edit,

@@ -263,3 +263,14 @@ def test_any_mix_of_words_and_filters_never_raises(db: Path, tokens: list[str]) 
     result = search(db, query)
     assert all(not h.superseded for h in result.hits) or "is:superseded" in query or "is:any" in query
     search(db, query, fallback=True)
+
+
+@pytest.mark.parametrize("fallback", [False, True])
+def test_memories_the_caller_holds_are_left_out(db: Path, fallback: bool) -> None:
+    """``exclude``: a caller that has some hits already (context's any-word pass) gets only the
+    others, in the order it would have seen them."""
+    everything = ids(search(db, "whales is:any", fallback=fallback))
+    assert {"old", "new", "whale"} <= set(everything)
+    rest = ids(search(db, "whales is:any", fallback=fallback, exclude={"new", "whale"}))
+    assert rest == [i for i in everything if i not in {"new", "whale"}]
+    assert ids(search(db, "whales is:any", fallback=fallback, exclude=set(everything))) == []

@@ -131,3 +131,18 @@ def test_the_dirty_first_order_lists_what_awaits_a_sync_first(listed):
     assert sorted(ids) == sorted(m.id for m in store.list(FACTS))
     synced = [i < "m20" for i in ids]
     assert synced == sorted(synced) and any(synced) and not all(synced)  # the unsynced first
+
+
+def test_only_the_default_list_is_comparable_with_a_files_count():
+    """The status bar explains the sidebar's larger count only for the whole-file list: any
+    filter, a search's field filter or showing superseded memories makes the numbers unrelated."""
+    from ora_desktop.core.listing import ListQuery
+    from ora_desktop.core.search.query import parse_query
+    from ora_desktop.views.table import hides_only_superseded
+
+    assert hides_only_superseded(ListQuery())
+    assert hides_only_superseded(ListQuery(superseded="show", filters=parse_query(""), order_by="importance"))
+    assert not hides_only_superseded(ListQuery(superseded="show"))
+    assert not hides_only_superseded(ListQuery(types=("fact",)))
+    assert not hides_only_superseded(ListQuery(superseded="show", filters=parse_query("type:fact")))
+    assert not hides_only_superseded(ListQuery(filters=parse_query("is:superseded")))

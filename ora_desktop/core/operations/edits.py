@@ -14,12 +14,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .. import feedreaders, timestamps
+from .. import chunks, feedreaders, timestamps
 from ..errors import InvalidValue, NotFound
 from ..fingerprint import check_version
 from ..records import Change, ChangeKind, Initiator, Memory, Removed
 from ..validation import check_id
 from . import journal
+from .undo import undo
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -92,13 +93,16 @@ def field_values(memory: Memory, fields: Sequence[str]) -> dict[str, Any]:
 
 
 def _finish(store: Store, change: Change, label: str, undo: journal.Undo, journalled: bool,
-            actor: str | None = None, whole: bool = True) -> int | None:
+            actor: str | None = None, whole: bool = True, after: journal.Ahead | None = None,
+            rows: journal.Ahead | None = None) -> int | None:
     """Journal ``change`` when asked to and it touched anything (inside the operation's write);
     listeners hear ``change`` as this commit (:meth:`Store.announce`), once (``whole``: it is the
-    whole transaction's)."""
+    whole transaction's). ``after``, ``rows``: what earlier chunks prepared (``journal.record``)."""
     if whole:
         store.announce(change)
-    return journal.record(store, change, label, undo, actor) if journalled and change else None
+    if not (journalled and change):
+        return None
+    return journal.record(store, change, label, undo, actor, after, rows)
 
 
 def _plural(count: int) -> str:
@@ -136,15 +140,74 @@ def bulk_edit(store: Store, ids: Iterable[str], fields: Mapping[str, Any], *,
         raise InvalidValue("fields", "nothing to change")
     for version in (expected_versions or {}).values():
         check_version(version)
+    label = f"set {', '.join(f.replace('_', ' ') for f in fields)} on {_plural(len(ids))}"
+    if len(ids) > chunks.FIRST and not store.db.in_transaction():
+        return _bulk_edit_in_chunks(store, ids, fields, expected_versions or {}, initiator, journal_it, actor, label)
     with store.write():
         store.require_versions({i: (expected_versions or {}).get(i) for i in ids})  # all there, none moved on
         before = journal.capture(store, ids, [*fields, *SYNC_COLUMNS])
         changed = store.update_many(ids, **fields).changed
         change = Change(changed=changed, source="bulk edit", kind=ChangeKind.EDITED, initiator=initiator)
-        names = ", ".join(f.replace("_", " ") for f in fields)
-        entry = _finish(store, change, f"set {names} on {_plural(len(ids))}", journal.Undo(rows=before),
-                        journal_it, actor)
+        entry = _finish(store, change, label, journal.Undo(rows=before), journal_it, actor)
     return Written(change, entry)
+
+
+def _bulk_edit_in_chunks(store: Store, ids: list[str], fields: Mapping[str, Any], expected: Mapping[str, str],
+                         initiator: Initiator, journal_it: bool, actor: str | None, label: str) -> Written:
+    """:func:`bulk_edit` of many memories in short transactions (:mod:`..chunks`), so an agent
+    writing beside it never waits long for the lock. Each chunk checks its memories are all there
+    and at their expected versions, and keeps their values as they were and their versions as it
+    leaves them (encoded between chunks, outside the lock); the last one journals the whole edit
+    (one undo step). A chunk that finds a memory gone or moved on undoes the chunks before it
+    and raises, so nothing changes, as in one transaction (unless another program changed one of
+    those memories meanwhile: then that undo is refused, and says so)."""
+    before, after = journal.Ahead(), journal.Ahead()
+    changed: set[str] = set()
+    entry: int | None = None
+    sizer, at = chunks.new_sizer(), 0
+    try:
+        while at < len(ids):
+            part = ids[at:at + sizer.size]
+            at += len(part)
+            kept: dict[str, Any] = {}
+
+            def chunk(part: list[str] = part, final: bool = at >= len(ids), kept: dict[str, Any] = kept) -> int:
+                store.require_versions({i: expected.get(i) for i in part})
+                kept["before"] = journal.capture(store, part, [*fields, *SYNC_COLUMNS])
+                kept["changed"] = done = store.update_many(part, **fields).changed
+                store.announce(_bulk_change(done, initiator))  # (listeners hear each chunk's commit)
+                if final:
+                    kept["entry"] = _finish(store, _bulk_change(changed | done, initiator), label,
+                                            journal.Undo(rows=kept["before"]), journal_it, actor, whole=False,
+                                            after=after, rows=before)
+                else:
+                    kept["after"] = journal.fingerprints(store, done)
+                return len(part)
+
+            chunks.timed_write(store, sizer, chunk)  # (what it kept counts once it committed)
+            changed.update(kept["changed"])
+            entry = kept.get("entry")
+            if "after" in kept:  # (encoded here, between two chunks)
+                before.add(kept["before"])
+                after.add(kept["after"])
+    except Exception:  # (a conflict, a file gone read-only, a failed statement: nothing half done)
+        if changed:
+            _take_back(store, _bulk_change(changed, initiator), label, before, after)
+        raise
+    return Written(_bulk_change(changed, initiator), entry)
+
+
+def _bulk_change(changed: set[str], initiator: Initiator) -> Change:
+    return Change(changed=frozenset(changed), source="bulk edit", kind=ChangeKind.EDITED, initiator=initiator)
+
+
+def _take_back(store: Store, change: Change, label: str, before: journal.Ahead, after: journal.Ahead) -> None:
+    """Undo the chunks of a bulk edit that stopped part way (journalled, then undone at once)."""
+    with store.write():
+        entry = journal.record(store, change, f"{label} (stopped part way)", journal.Undo(), after=after, rows=before)
+    undo(store, entry)
+    with store.write():
+        journal.forget(store, entry)  # (a step stopped part way is not one to redo)
 
 
 def add(store: Store, content: str, type: str = "fact", importance: int = 5, *, initiator: Initiator = Initiator.USER,
@@ -170,12 +233,14 @@ def delete(store: Store, ids: str | Iterable[str], reason: str = "deleted", *, i
     # sync_status are kept here so an undo leaves them exactly as they were.
     linking: dict[str, dict[str, Any]] = {}
     entries: list[int | None] = []
+    gone = journal.absent(wanted) if journal_it and len(wanted) > 1 else None  # (encoded before the lock)
 
     def journal_it_now(removed: Removed) -> None:
         change = removed.change.but(kind=ChangeKind.DELETED, initiator=initiator)
         rows = {i: v for i, v in linking.items() if i in change.changed}
         entries.append(_finish(store, change, f"delete {_plural(len(wanted))}",
-                               journal.Undo(batch=removed.batch, rows=rows), journal_it, actor, whole=False))
+                               journal.Undo(batch=removed.batch, rows=rows), journal_it, actor, whole=False,
+                               after=gone))
 
     with feedreaders.initiated(initiator):  # (heard once, after the last chunk)
         removed = store.delete(wanted, reason=reason, previous=linking, last_step=journal_it_now)

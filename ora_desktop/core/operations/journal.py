@@ -67,10 +67,14 @@ class Undo:
     decay: Mapping[str, Any] | None = None
     review: Mapping[str, Any] | None = None
 
-    def to_json(self) -> str:
+    def to_json(self, rows: Ahead | None = None) -> str:
+        """The JSON kept in the journal; ``rows``: more previous values encoded ahead (:class:`Ahead`)."""
         data: dict[str, Any] = {"added": list(self.added), "batch": self.batch, "rows": self.rows}
         data.update({k: v for k, v in (("decay", self.decay), ("review", self.review)) if v is not None})
-        return json.dumps(data)
+        if rows is None:
+            return json.dumps(data)
+        data["rows"] = None
+        return json.dumps(data).replace('"rows": null', f'"rows": {rows.text(self.rows)}', 1)
 
     @classmethod
     def from_json(cls, text: str) -> Undo:
@@ -118,15 +122,51 @@ def fingerprints(store: Store, ids: Iterable[str]) -> dict[str, str | None]:
     return store.versions(ids)
 
 
-def record(store: Store, change: Change, label: str, undo: Undo, actor: str | None = None) -> int:
-    """Journal an operation that just wrote ``change`` (call inside its write transaction)."""
-    after = fingerprints(store, change.ids)
+@dataclass
+class Ahead:
+    """Members of a JSON object (id -> value) encoded ahead, outside the write lock, for the
+    journal entry a chunked write makes in its last chunk (which holds the lock: encoding
+    100,000 ids there held it for a second and more)."""
+
+    ids: set[str] = field(default_factory=set)
+    parts: list[str] = field(default_factory=list)
+
+    def add(self, values: Mapping[str, Any]) -> None:
+        if values:
+            self.ids.update(values)
+            self.parts.append(json.dumps(dict(values))[1:-1])
+
+    def text(self, rest: Mapping[str, Any]) -> str:
+        """The whole object: what was added, then ``rest``."""
+        return "{" + ", ".join(p for p in (*self.parts, json.dumps(dict(rest))[1:-1]) if p) + "}"
+
+
+def absent(ids: Iterable[str]) -> Ahead:
+    """The ``after`` of ids a delete is about to remove (each absent), encoded ahead."""
+    ahead = Ahead()
+    ahead.add(dict.fromkeys(sorted(set(ids))))
+    return ahead
+
+
+def record(store: Store, change: Change, label: str, undo: Undo, actor: str | None = None,
+           after: Ahead | None = None, rows: Ahead | None = None) -> int:
+    """Journal an operation that just wrote ``change`` (call inside its write transaction).
+
+    The rows it removed are gone by its own hand: they are recorded as absent without being
+    looked up. A chunked write passes what its earlier chunks prepared: ``after``, the versions
+    they left (or absent ids), and ``rows``, the previous values they kept (``undo.rows`` then
+    holds the last chunk's only); only the rest is read and encoded here."""
+    if after is None or not after.ids <= change.ids:
+        after = Ahead()
+    rest = change.ids - after.ids
+    gone = (change.removed - change.added - change.changed) & rest
+    versions = {**dict.fromkeys(gone), **fingerprints(store, rest - gone)}
+    text = after.text(versions)
     store.create_engine_tables(TABLE)  # actor and undone come with the table, or its migrations (3, 4)
     run_sql(store, f"DELETE FROM {TABLE} WHERE undone = 1")  # a new step ends the redo branch
     cursor = run_sql(store,
         f"INSERT INTO {TABLE} (at, kind, initiator, label, undo, after, actor) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [timestamps.now_sql(), change.kind.value, change.initiator.value, label, undo.to_json(), json.dumps(after),
-         actor],
+        [timestamps.now_sql(), change.kind.value, change.initiator.value, label, undo.to_json(rows), text, actor],
     )
     entry_id = int(cursor.lastrowid)
     run_sql(store, f"DELETE FROM {TABLE} WHERE id <= ?", [entry_id - KEEP])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,7 +50,8 @@ def path_of(target: Any) -> Path:
 def search(target: Store | str | Path, query: str | ParsedQuery, limit: int = 50, *,
            weights: Weights = DEFAULT_WEIGHTS, wait: bool = True, progress: ProgressFn | None = None,
            cancel: object = None, fallback: bool | None = None, snippet_chars: int = 160,
-           any_word: bool = True, snippets: bool = True, facets: bool = True) -> SearchResult:
+           any_word: bool = True, snippets: bool = True, facets: bool = True,
+           exclude: Collection[str] = ()) -> SearchResult:
     """Search one file. Never raises for what the user typed (see :mod:`.query`); a file that
     cannot be opened raises the core ``OraError`` naming it.
 
@@ -63,6 +64,8 @@ def search(target: Store | str | Path, query: str | ParsedQuery, limit: int = 50
     * ``any_word``: when every word must match and no memory holds them all (a question such
       as "how should I store the auth token?"), answer with the best matches of any content
       word instead, ``result.partial`` set and ``result.note`` saying so.
+    * ``exclude``: ids of memories the caller holds already: they are left out of the hits
+      (and their rows are not read), so fewer than ``limit`` may come back.
 
     Superseded memories are hidden unless the query says ``is:superseded``/``is:any``; expired
     ones are returned with ``hit.expired`` set.
@@ -96,6 +99,7 @@ def search(target: Store | str | Path, query: str | ParsedQuery, limit: int = 50
             building = not fallback and fts5_available() and not wait
             hits, extra = fallback_hits(path, parsed, limit, weights, snippet_chars,
                                         SCAN_SECONDS if building else None)
+            hits = [h for h in hits if h.memory.id not in exclude] if exclude else hits
             total = None
             warnings.extend(extra)
             tag_counts = _facets_from_text(hits) if facets else {}
@@ -108,9 +112,10 @@ def search(target: Store | str | Path, query: str | ParsedQuery, limit: int = 50
                 else:
                     warnings.append(STILL_INDEXING)
             with index.lock:
-                hits, total = _indexed_hits(index, parsed, limit, weights, snippet_chars if snippets else None)
+                hits, total, fids = _indexed_hits(index, parsed, limit, weights,
+                                                  snippet_chars if snippets else None, exclude)
                 tag_counts = ({} if not facets else _facets_from_text(hits) if tags_pending
-                              else _facets_from_index(index, hits))
+                              else _facets_from_index(index, fids))
     except sqlite3.Error as exc:
         raise translate(path, exc) from exc
     result = SearchResult(
@@ -122,7 +127,7 @@ def search(target: Store | str | Path, query: str | ParsedQuery, limit: int = 50
     if loose is None:
         return result
     options = {"weights": weights, "wait": wait, "fallback": fallback, "snippet_chars": snippet_chars,
-               "snippets": snippets, "facets": facets}
+               "snippets": snippets, "facets": facets, "exclude": exclude}
     return as_partial(parsed, loose, search(path, loose, limit, any_word=False, **options))  # type: ignore[arg-type]
 
 
@@ -179,19 +184,23 @@ def _light(columns: tuple[str, ...]) -> str:
     return f"{day}, {', '.join(rest)}"
 
 
-def _full_rows(conn: sqlite3.Connection, fids: list[int], columns: tuple[str, ...]) -> dict[int, Row]:
-    """(rowid, *MEMORY_COLUMNS) of the memories indexed as ``fids``."""
+def _full_rows(conn: sqlite3.Connection, fids: list[int], columns: tuple[str, ...],
+               exclude: Collection[str] = ()) -> dict[int, Row]:
+    """(rowid, *MEMORY_COLUMNS) of the memories indexed as ``fids``, but those of ``exclude``."""
     cols = ", ".join(f"m.{c}" if c in columns else f"NULL AS {c}" for c in MEMORY_COLUMNS)
+    left_out = f" AND d.mid NOT IN ({','.join('?' * len(exclude))})" if exclude else ""
     rows = conn.execute(
         f"SELECT d.fid, m.rowid, {cols} FROM docs d JOIN src.memories m ON m.id = d.mid "
-        f"WHERE d.fid IN ({','.join('?' * len(fids))})", fids).fetchall()
+        f"WHERE d.fid IN ({','.join('?' * len(fids))}){left_out}", [*fids, *exclude]).fetchall()
     return {r[0]: r[1:] for r in rows}
 
 
 def _indexed_hits(index: SearchIndex, parsed: ParsedQuery, limit: int, weights: Weights,
-                  snippet_chars: int | None) -> tuple[list[Hit], int | None]:
-    """(hits best first, how many memories matched when every candidate was seen, else None).
-    ``snippet_chars`` None: no snippets or spans (computed later for the rows shown)."""
+                  snippet_chars: int | None,
+                  exclude: Collection[str] = ()) -> tuple[list[Hit], int | None, list[int]]:
+    """(hits best first, how many memories matched when every candidate was seen, else None,
+    the hits' index ids). ``snippet_chars`` None: no snippets or spans (computed later for the
+    rows shown)."""
     conn = index.connection()
     where, params = filter_sql(parsed, index.columns, pins=pins_on(conn, parsed))
     select = _light(index.columns)
@@ -207,7 +216,7 @@ def _indexed_hits(index: SearchIndex, parsed: ParsedQuery, limit: int, weights: 
         # For the last resort (filtering every match), a rare tag is better listed first.
         drive = (filter_sql(parsed, index.columns, tags="drive", pins=pins_on(conn, parsed)) if parsed.tags
                  else (where, params))
-        rows, complete = _keyword(conn, expr, where, params, select, limit, drive)
+        rows, complete = _keyword(conn, expr, where, params, select, limit, drive, _fids_of(conn, exclude))
         source = "keyword"
     # rows: (bm25, (fid, day, importance, health))
     today = time.time() / 86400.0 + 2440587.5
@@ -217,38 +226,51 @@ def _indexed_hits(index: SearchIndex, parsed: ParsedQuery, limit: int, weights: 
                 None if row[1] is None else today - row[1], weights), bm, row[0]) for bm, row in rows),
         key=lambda item: -item[0],
     )[:limit]
-    full = _full_rows(conn, [fid for _, _, fid in scored], index.columns) if scored else {}
+    full = _full_rows(conn, [fid for _, _, fid in scored], index.columns, exclude) if scored else {}
     scored = [item for item in scored if item[2] in full]
-    memories = [row_to_memory(full[fid]) for _, _, fid in scored]
+    fids = [fid for _, _, fid in scored]
+    memories = [row_to_memory(full[fid]) for fid in fids]
     where = location(index.db_path)
     if snippet_chars is None:
         return [
             Hit(memory=m, score=value, snippet="", bm25=bm, expired=m.is_expired(), superseded=m.is_superseded,
                 path=index.db_path, site=where[0], agent=where[1], source=source)
             for (value, bm, _), m in zip(scored, memories, strict=True)
-        ], (len(rows) if complete else None)
+        ], (len(rows) if complete else None), fids
     spans = fts_spans_many([m.content for m in memories], parsed) or [[] for _ in memories]
     return [
         make_hit(memory, value, found, bm, index.db_path, snippet_chars, source, where)
         for (value, bm, _), memory, found in zip(scored, memories, spans, strict=True)
-    ], (len(rows) if complete else None)
+    ], (len(rows) if complete else None), fids
 
 
+
+
+def _fids_of(conn: sqlite3.Connection, ids: Collection[str]) -> list[int]:
+    """The index ids of the memories ``ids``."""
+    if not ids:
+        return []
+    marks = ",".join("?" * len(ids))
+    return [r[0] for r in conn.execute(f"SELECT fid FROM docs WHERE mid IN ({marks})", list(ids))]
 
 
 def _keyword(conn: sqlite3.Connection, expr: str, where: str, params: list[Any], select: str,
-             limit: int, drive: tuple[str, list[Any]] | None = None) -> tuple[list[tuple[float | None, Row]], bool]:
+             limit: int, drive: tuple[str, list[Any]] | None = None,
+             skip: list[int] | None = None) -> tuple[list[tuple[float | None, Row]], bool]:
     """(bm25, row) for the best BM25 candidates that pass the filters, and whether those are
-    all the memories that match.
+    all the memories that match. ``skip``: index ids left out before ranking (BM25 over a
+    memory with a million matches costs more than the rest of the search).
 
     The best ``pool`` matches are filtered; when too few pass, the pool grows as far as the
     pass rate says it must (up to POOL_MAX), after which every match is filtered in one join
     (``drive``: the filters in the form for that).
     """
     pool = max(limit * 2, POOL_MIN)
+    skip = skip or []
+    unless = f" AND rowid NOT IN ({','.join('?' * len(skip))})" if skip else ""
     while pool <= POOL_MAX:
-        ranked = conn.execute("SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ? ORDER BY 2 LIMIT ?",
-                              (expr, pool)).fetchall()
+        ranked = conn.execute(f"SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ?{unless} ORDER BY 2 LIMIT ?",
+                              (expr, *skip, pool)).fetchall()
         if not ranked:
             return [], True
         bm = dict(ranked)
@@ -269,10 +291,10 @@ def _keyword(conn: sqlite3.Connection, expr: str, where: str, params: list[Any],
     # MATERIALIZED: rank the matches first; else SQLite may walk the filters' index and probe
     # FTS5 once per row, which is many times slower.
     rows = conn.execute(
-        f"WITH h AS MATERIALIZED (SELECT rowid AS fid, bm25(fts) AS bm FROM fts WHERE fts MATCH ?) "
+        f"WITH h AS MATERIALIZED (SELECT rowid AS fid, bm25(fts) AS bm FROM fts WHERE fts MATCH ?{unless}) "
         f"SELECT h.bm, h.fid, {select} FROM h "
         f"JOIN docs d ON d.fid = h.fid JOIN src.memories m ON m.id = d.mid "
-        f"WHERE {where} ORDER BY h.bm LIMIT ?", [expr, *params, max(limit * 2, POOL_MIN)],
+        f"WHERE {where} ORDER BY h.bm LIMIT ?", [expr, *skip, *params, max(limit * 2, POOL_MIN)],
     ).fetchall()
     return [(r[0], r[1:]) for r in rows], False
 
@@ -340,16 +362,15 @@ def _common_tags(conn: sqlite3.Connection, parsed: ParsedQuery) -> bool:
     return True
 
 
-def _facets_from_index(index: SearchIndex, hits: list[Hit]) -> dict[str, dict[str, int]]:
-    if not hits:
+def _facets_from_index(index: SearchIndex, fids: list[int]) -> dict[str, dict[str, int]]:
+    """Tag counts of the hits indexed as ``fids`` (read by the tags' own key, no join)."""
+    if not fids:
         return {}
     conn = index.connection()
-    ids = [h.memory.id for h in hits]
-    marks = ",".join("?" * len(ids))
     out: dict[str, dict[str, int]] = {}
     for kind, value, n in conn.execute(
-            f"SELECT t.kind, t.value, count(*) FROM tags t JOIN docs d ON d.fid = t.fid "
-            f"WHERE d.mid IN ({marks}) GROUP BY t.kind, t.value COLLATE NOCASE ORDER BY 3 DESC", ids):
+            f"SELECT kind, value, count(*) FROM tags WHERE fid IN ({','.join('?' * len(fids))}) "
+            "GROUP BY kind, value COLLATE NOCASE ORDER BY 3 DESC", fids):
         out.setdefault(kind, {})[value] = n
     return out
 

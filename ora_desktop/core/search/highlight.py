@@ -129,7 +129,7 @@ def _memory_fts() -> sqlite3.Connection | None:
     conn = getattr(_local, "conn", None)
     if conn is None:
         try:
-            conn = sqlite3.connect(":memory:")
+            conn = sqlite3.connect(":memory:", isolation_level=None)
             conn.execute("CREATE VIRTUAL TABLE h USING fts5(c, tokenize='porter unicode61')")
         except sqlite3.Error:
             return None
@@ -152,11 +152,15 @@ def fts_spans_many(texts: list[str], parsed: ParsedQuery) -> list[list[Span]] | 
     if conn is None:
         return None
     windows = [_window(text, parsed) if isinstance(text, str) else (0, "") for text in texts]
-    try:
-        conn.execute("DELETE FROM h")
-        conn.executemany("INSERT INTO h(rowid, c) VALUES (?, ?)",
-                         ((i, part.translate(_UNSAFE)) for i, (_, part) in enumerate(windows)))
-        found = dict(conn.execute("SELECT rowid, highlight(h, 0, ?, ?) FROM h WHERE h MATCH ?", (OPEN, CLOSE, expr)))
+    try:  # the texts are rolled back, not deleted (FTS5 would read each one again to delete it)
+        conn.execute("BEGIN")
+        try:
+            conn.executemany("INSERT INTO h(rowid, c) VALUES (?, ?)",
+                             ((i, part.translate(_UNSAFE)) for i, (_, part) in enumerate(windows)))
+            found = dict(conn.execute("SELECT rowid, highlight(h, 0, ?, ?) FROM h WHERE h MATCH ?",
+                                      (OPEN, CLOSE, expr)))
+        finally:
+            conn.execute("ROLLBACK")
     except sqlite3.Error:
         return None
     out = []

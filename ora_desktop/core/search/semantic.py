@@ -26,14 +26,14 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..connection import translate
 from ..errors import OraError
-from ..records import row_to_memory
+from ..records import Memory, row_to_memory
 from ..schema import MEMORY_COLUMNS, sniff_file
 from .build import ensure_index
 from .engine import path_of
@@ -120,10 +120,13 @@ def query_text(parsed: ParsedQuery) -> str:
 def search_by_meaning(target: Any, query: str | ParsedQuery, limit: int = 50, *, mode: str = "hybrid",
                       progress: ProgressFn | None = None, cancel: object = None, provider: Provider | None = None,
                       alpha: float = HYBRID_ALPHA, snippet_chars: int = 160,
-                      min_similarity: float = MIN_SIMILARITY, snippets: bool = True) -> SearchResult:
+                      min_similarity: float = MIN_SIMILARITY, snippets: bool = True,
+                      known: Mapping[str, Memory] | None = None) -> SearchResult:
     """Semantic or hybrid search of one file (see the module doc); filters apply in both modes.
     ``min_similarity``: memories less like the query than this are not found by meaning.
-    ``snippets=False``: hits without snippets or spans (a caller that reads only the memories)."""
+    ``snippets=False``: hits without snippets or spans (a caller that reads only the memories).
+    ``known``: memories the caller read already (by id), used as they are rather than read again
+    (one may hold megabytes)."""
     if mode not in ("semantic", "hybrid"):
         raise OraError(f"search mode {mode!r} is not one of {', '.join(MODES)}")
     started = time.perf_counter()
@@ -163,7 +166,7 @@ def search_by_meaning(target: Any, query: str | ParsedQuery, limit: int = 50, *,
         warnings.extend(w for w in result.warnings if w not in warnings)
         ranked = fuse(lexical, semantic, parsed, weight)[:limit]
     hits = _hits(path, parsed, matched, ranked, {h.memory.id: h for h in lexical},
-                 snippet_chars if snippets else None)
+                 snippet_chars if snippets else None, known or {})
     return SearchResult(query=parsed.text, hits=hits, terms=parsed.terms, warnings=tuple(warnings), note=note,
                         elapsed_ms=(time.perf_counter() - started) * 1000.0)
 
@@ -263,13 +266,13 @@ def _passing(index: Any, parsed: ParsedQuery, ids: list[str] | None) -> set[str]
 
 
 def _hits(path: Path, parsed: ParsedQuery, matched: ParsedQuery, ranked: list[tuple[str, float, str]],
-          lexical: dict[str, Hit], snippet_chars: int | None) -> list[Hit]:
+          lexical: dict[str, Hit], snippet_chars: int | None, known: Mapping[str, Memory]) -> list[Hit]:
     """Hits for the ``ranked`` ids: lexical ones from their hit (spans of ``matched``), the others
     read now (spans of ``parsed``); spans are computed for these rows only, in one statement each
     (none when ``snippet_chars`` is None)."""
     index = get_index(path)
-    need = [mid for mid, _, _ in ranked if mid not in lexical]
-    rows: dict[str, Any] = {}
+    need = [mid for mid, _, _ in ranked if mid not in lexical and mid not in known]
+    rows: dict[str, Any] = {mid: known[mid] for mid, _, _ in ranked if mid not in lexical and mid in known}
     if need:
         with index.lock:
             conn = index.connection()

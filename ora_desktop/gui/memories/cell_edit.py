@@ -64,6 +64,17 @@ def make_editor(field: str, memory: Memory, parent: QWidget) -> QWidget:
     return editor
 
 
+def set_editor_value(editor: QWidget, value: Any) -> None:
+    """Put back a value :func:`editor_value` read (an edit carried over a re-read of the list)."""
+    if isinstance(editor, QSpinBox):
+        editor.setValue(int(value))
+    elif isinstance(editor, QComboBox):
+        editor.setCurrentText(str(value))
+    elif isinstance(editor, QLineEdit):
+        editor.setText(str(value))
+        editor.deselect()
+
+
 def editor_value(editor: QWidget) -> Any:
     """What the person chose in ``editor``, as given (checked by core before it is saved)."""
     if isinstance(editor, QSpinBox):
@@ -90,8 +101,13 @@ class CellEditing(QObject):
         self._memory: Memory | None = None
         self._field = ""
         self._path: Path | None = None
-        # Qt deletes a cell's editor with its row: close it first, saying nothing was saved.
-        model.modelAboutToBeReset.connect(lambda: self._dropped("the list was read again"))
+        #: An edit carried over a re-read of the list: (memory, field, path, value, column).
+        self._carried: tuple[Memory, str, Path, Any, int] | None = None
+        # Qt deletes a cell's editor with its row: close it first. A re-read of the list (a search
+        # read again after another program's write) reopens it on the memory's new row, with what
+        # was typed; only a memory that left the list ends the edit, saying nothing was saved.
+        model.modelAboutToBeReset.connect(self._carry)
+        model.modelReset.connect(self._reopen)
         model.rowsAboutToBeRemoved.connect(self._rows_removing)
 
     def editable(self, index: QModelIndex | QPersistentModelIndex) -> bool:
@@ -109,17 +125,23 @@ class CellEditing(QObject):
             self.note.emit(f"{store.path.name} is open read-only; nothing can be changed")
             return True
         self.cancel(quietly=True)
-        self._field = EDITABLE[COLUMNS[index.column()].key]
-        self._memory, self._path = memory, store.path
-        self._index = QPersistentModelIndex(index)
         self.table.scrollTo(index)
-        editor = make_editor(self._field, memory, self.table.viewport())
+        self._open(QModelIndex(index), EDITABLE[COLUMNS[index.column()].key], memory, store.path)
+        return True
+
+    def _open(self, index: QModelIndex, field: str, memory: Memory, path: Path, value: Any = None) -> None:
+        """Lay the editor of ``field`` over ``index``'s cell, holding ``value`` (``None``: the
+        memory's); ``memory`` is the version a save must find unchanged."""
+        self._field, self._memory, self._path = field, memory, path
+        self._index = QPersistentModelIndex(index)
+        editor = make_editor(field, memory, self.table.viewport())
+        if value is not None:
+            set_editor_value(editor, value)
         self.editor = editor
         for widget in (editor, *editor.findChildren(QWidget)):
             widget.installEventFilter(self)
         self.table.setIndexWidget(index, editor)
         editor.setFocus(Qt.FocusReason.OtherFocusReason)
-        return True
 
     def commit(self) -> None:
         """Check the editor's value and hand it on to be saved (a bad value: one line, nothing saved)."""
@@ -144,6 +166,25 @@ class CellEditing(QObject):
         self._close()
         if not quietly:
             self.note.emit("Edit cancelled; nothing changed")
+
+    def _carry(self) -> None:
+        editor, memory, path = self.editor, self._memory, self._path
+        if editor is None or memory is None or path is None:
+            return
+        self._carried = (memory, self._field, path, editor_value(editor), self._index.column())
+        self._close()
+
+    def _reopen(self) -> None:
+        carried, self._carried = self._carried, None
+        if carried is None:
+            return
+        memory, field, path, value, column = carried
+        store = self.model.store
+        row = self.model.row_of_key(memory.rowid) if store is not None and store.path == path else None
+        if row is None:
+            self.note.emit("Edit closed unsaved: the memory left the list")
+            return
+        self._open(self.model.index(row, column), field, memory, path, value)
 
     def _rows_removing(self, _parent: QModelIndex, first: int, last: int) -> None:
         if self.editor is not None and first <= self._index.row() <= last:

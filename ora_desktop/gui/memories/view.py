@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QPoint, QSettings, Qt, Signal
+from PySide6.QtCore import QEvent, QItemSelectionModel, QPoint, QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QMouseEvent, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QStyle, QStyleOptionViewItem, QTableView, QWidget
 
@@ -83,6 +83,7 @@ class MemoryTable(QTableView):
         self._restoring: tuple[str | None, int | None] = (None, None)
         self._restoring_in: object = None  # the store the remembered row belongs to
         self._restoring_row = -1  # the first selected row then (its place, if it goes away)
+        self._restoring_column = -1
         self.selectionModel().currentRowChanged.connect(self._current_row_changed)
         self.selectionModel().selectionChanged.connect(lambda *_: self.selection_size.emit(self.selected_count()))
         model.modelAboutToBeReset.connect(self._remember_current)
@@ -152,6 +153,7 @@ class MemoryTable(QTableView):
         self._restoring_in = self.memory_model.keys_store
         rows = self.selected_rows()
         self._restoring_row = rows[0] if rows else self.currentIndex().row()
+        self._restoring_column = self.currentIndex().column()  # a keyboard user's cell, kept too
 
     def _restore_current(self) -> None:
         if self.memory_model.select_top:  # a new search or filter: its best row, selected, in view
@@ -178,6 +180,9 @@ class MemoryTable(QTableView):
         # Keep the view where it was sideways: sorting a column scrolled into view must not jump left.
         across = self.horizontalScrollBar().value()
         self.selectRow(row)
+        if self._restoring_column > 0:  # the same cell: F2 after a re-read edits the column it did
+            self.selectionModel().setCurrentIndex(self.memory_model.index(row, self._restoring_column),
+                                                  QItemSelectionModel.SelectionFlag.NoUpdate)
         self.scrollTo(self.memory_model.index(row, 0))
         self.horizontalScrollBar().setValue(across)
 
