@@ -46,8 +46,6 @@ from mcp.types import (
 
 from ..core import OraError
 from ..core.connection import commit_counter, file_stamp
-from ..core.operations import agent_memory as ops
-from ..core.operations import journal
 from ..core.schema import MEMORY_TYPES
 from .agents import Agents, base_uri
 
@@ -147,6 +145,8 @@ class Notices:
             if found is None:
                 continue
             store, memory_id = found
+            from ..core.operations import journal  # with the first subscription, not at start
+
             now = journal.fingerprints(store, [memory_id]).get(memory_id)
             with self.lock:
                 if uri in self.seen and self.seen[uri] != now:
@@ -234,6 +234,8 @@ def complete_argument(agents: Agents, name: str, typed: str, agent: str | None =
     if name == "agent":
         return [a for a in agents.names() if a.startswith(typed)]
     if name in ("memory_id", "id", "old_id", "new_id", "other_id"):
+        from ..core.operations import agent_memory as ops  # with the first completion, not at start
+
         try:
             return ops.ids_starting(agents.get(agent), typed, MAX_COMPLETIONS + 1)
         except OraError:

@@ -4,12 +4,17 @@ and the transports (stdio, streamable HTTP).
 ``build_server(store)`` makes an :class:`OraServer` over an open :class:`~ora_desktop.core.Store`
 (or over :class:`.agents.Agents`); ``serve(path, ...)`` opens the file and runs it. A read-only
 store lists only the reading tools and answers a writing one with "read-only".
+
+The tools, resources and prompts (their modules, the engine's operations, and the schemas built
+from their signatures) are registered on the first look at them — a list, a call, a read — not
+before: a client waits for the answer to ``initialize``, which needs only the capabilities
+(:class:`.notices.Notices` installs its handlers at once, so they are advertised as before).
 """
 
 import contextlib
 import sqlite3
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +30,7 @@ from ..core import OraError, OraHome, Store, open_store
 from .agents import Agents
 from .http import parse_http, read_token, require_token, run_http
 from .notices import Notices
-from .prompts import add_prompts
-from .resources import add_resources
 from .stdio import run_stdio
-from .tools import WRITING_TOOLS, add_reading_tools, add_writing_tools
 
 INSTRUCTIONS = (
     "Long-term memory of one Ora agent (a SQLite .site.db file a person also tends in Ora Desktop). "
@@ -53,13 +55,42 @@ def argument_error(tool: str, error: ValidationError) -> str:
 class OraServer(MCPServer):
     """MCPServer with this project's manners: arguments refused in one sentence naming the
     argument, writing tools on a read-only server answered "read-only", an unknown prompt a
-    JSON-RPC invalid-params error."""
+    JSON-RPC invalid-params error; and its tools, resources and prompts registered by
+    ``register`` on the first use of any of them (:meth:`register_later`)."""
 
     def __init__(self, *args: Any, readonly: bool = False, **kwargs: Any) -> None:
+        self._pending: Callable[[OraServer], None] | None = None
+        self._registering = threading.RLock()  # reentrant: registering looks at the managers itself
+        self._in_register = False
         super().__init__(*args, **kwargs)
         self.readonly = readonly
 
+    def register_later(self, register: Callable[["OraServer"], None]) -> None:
+        """Run ``register(self)`` (adding tools, resources, prompts) when one of them is first needed."""
+        self._pending = register
+
+    def _registered(self, name: str) -> Any:
+        if self._pending is not None:
+            with self._registering:  # another thread waits until every tool is there
+                if self._pending is not None and not self._in_register:
+                    self._in_register = True
+                    try:
+                        self._pending(self)
+                        self._pending = None
+                    finally:
+                        self._in_register = False
+        return self.__dict__[name]
+
+    _tool_manager = property(lambda self: self._registered("_tool_manager"),
+                             lambda self, value: self.__dict__.__setitem__("_tool_manager", value))
+    _resource_manager = property(lambda self: self._registered("_resource_manager"),
+                                 lambda self, value: self.__dict__.__setitem__("_resource_manager", value))
+    _prompt_manager = property(lambda self: self._registered("_prompt_manager"),
+                               lambda self, value: self.__dict__.__setitem__("_prompt_manager", value))
+
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        from .tools import WRITING_TOOLS
+
         if self.readonly and name in WRITING_TOOLS:
             return _error(f"{name}: this server is read-only (started with --read-only, or the file cannot be "
                           "written); it cannot change memories.")
@@ -108,21 +139,31 @@ def build_server(target: Store | Agents) -> OraServer:
         instructions=INSTRUCTIONS.replace("one Ora agent", scope)
         + (" This server is read-only: it cannot change memories." if readonly else ""),
     )
+    notices.install(server, agents)
+    server.register_later(lambda later: _register(later, agents, notices))
+    return server
+
+
+def _register(server: OraServer, agents: Agents, notices: Notices) -> None:
+    """Add the tools (only the reading ones on a read-only server), prompts and resources."""
+    from .prompts import add_prompts
+    from .resources import add_resources
+    from .tools import add_reading_tools, add_writing_tools
+
     add_reading_tools(server, agents, notices)
-    if not readonly:
+    if not server.readonly:
         add_writing_tools(server, agents, notices)
     add_prompts(server, agents)
     add_resources(server, agents)
-    notices.install(server, agents)
-    return server
 
 
 def warm_index(path: Path) -> None:
     """Build or refresh the search index, so an agent's first search does not wait for it.
 
-    Runs beside the server; a failure here is left for ``search`` itself to report.
+    Runs beside the server, started over stdio once the answer to ``initialize`` is out (its
+    imports and reads would delay that answer); a failure here is left for ``search`` to report.
     """
-    from ..core.search import ensure_index  # on this thread: the server answers initialize meanwhile
+    from ..core.search import ensure_index  # on this thread, not the server's
 
     with contextlib.suppress(OraError, OSError, sqlite3.Error):
         ensure_index(path)
@@ -139,6 +180,7 @@ def serve(path: Path | None, *, readonly: bool = False, http: str | None = None,
     token = read_token(token_file) if address else None
     if address:
         require_token(address[0], token)
+    warm: Callable[[], None] | None = None
     with contextlib.ExitStack() as stack:
         if site is not None:
             agents = Agents.of_site(site[0], site[1], readonly=readonly)
@@ -147,9 +189,11 @@ def serve(path: Path | None, *, readonly: bool = False, http: str | None = None,
             assert path is not None
             store = stack.enter_context(open_store(path, readonly=readonly))
             agents = Agents.one(store)
-            threading.Thread(target=warm_index, args=(store.path,), name="ora-mcp-index", daemon=True).start()
+            warm = threading.Thread(target=warm_index, args=(store.path,), name="ora-mcp-index", daemon=True).start
         server = build_server(agents)
         if address is None:
-            anyio.run(run_stdio, server)
+            anyio.run(run_stdio, server, warm)
         else:
+            if warm is not None:
+                warm()
             run_http(server, address[0], address[1], token, allow_hosts)
