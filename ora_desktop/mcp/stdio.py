@@ -21,7 +21,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 import anyio
@@ -138,6 +138,22 @@ class _PipeLines:
             yield line.decode("utf-8", errors="replace")
 
 
+class _Answered:
+    """A wire that calls ``then`` once, after its first line went out (the answer to ``initialize``)."""
+
+    def __init__(self, wire: Wire, then: Callable[[], None]) -> None:
+        self.wire, self.then = wire, then
+
+    async def write(self, text: str) -> None:
+        await self.wire.write(text)
+        if self.then is not None:
+            then, self.then = self.then, None
+            then()
+
+    async def flush(self) -> None:
+        await self.wire.flush()
+
+
 class _Requests:
     """Lines from stdin for the SDK's reader, minus those :func:`refusal` answers itself."""
 
@@ -183,8 +199,9 @@ async def _pipe_wire(wire_in: BinaryIO, wire_out: BinaryIO) -> tuple[_PipeLines,
     return _PipeLines(reader), _PipeOut(asyncio.StreamWriter(transport, protocol, None, loop))
 
 
-async def run_stdio(server: MCPServer) -> None:
-    """Serve ``server`` over this process's stdin and stdout until stdin closes."""
+async def run_stdio(server: MCPServer, after_first_answer: Callable[[], None] | None = None) -> None:
+    """Serve ``server`` over this process's stdin and stdout until stdin closes; call
+    ``after_first_answer`` once the first answer is written (work that would delay it)."""
     wire_in, wire_out = claim_stdio()
     stdin: Any
     stdout: Wire
@@ -193,6 +210,8 @@ async def run_stdio(server: MCPServer) -> None:
     else:
         stdin = anyio.wrap_file(io.TextIOWrapper(wire_in, encoding="utf-8", errors="replace"))
         stdout = _Out(anyio.wrap_file(io.TextIOWrapper(wire_out, encoding="utf-8", write_through=True)))
+    if after_first_answer is not None:
+        stdout = _Answered(stdout, after_first_answer)
     lowlevel = server._lowlevel_server
     async with stdio_server(_Requests(stdin, stdout), stdout) as (read_stream, write_stream):  # type: ignore[arg-type]
         await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
