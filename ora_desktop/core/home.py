@@ -14,6 +14,13 @@ SUFFIX = ".site.db"
 _TASK = re.compile(r"^task[-_]")
 
 
+def location(path: Path) -> tuple[str | None, str | None]:
+    """(site, agent) for ``…/<site>/<agent>.site.db``, else (None, None)."""
+    if path.name.endswith(SUFFIX):
+        return path.parent.name or None, path.name[: -len(SUFFIX)] or None
+    return None, None
+
+
 def check_name(name: str, what: str = "name") -> str:
     """Refuse names that could leave their folder: ``/``, ``\\``, ``..``, a leading dot, NUL."""
     if not isinstance(name, str) or not name.strip():

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..core import InvalidValue, NotFound, OraHome, Store, open_store
-from ..core.search.hits import location
+from ..core.home import location
 
 
 def base_uri(path: Path) -> str:

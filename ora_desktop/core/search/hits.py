@@ -5,17 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..home import SUFFIX
+from ..home import location
 from ..records import Memory
 from .highlight import snippet
 from .results import Hit, Span
-
-
-def location(path: Path) -> tuple[str | None, str | None]:
-    """(site, agent) for ``…/<site>/<agent>.site.db``, else (None, None)."""
-    if path.name.endswith(SUFFIX):
-        return path.parent.name or None, path.name[: -len(SUFFIX)] or None
-    return None, None
 
 
 def make_hit(memory: Memory, score: float, spans: list[Span], bm25: float | None, path: Path,
