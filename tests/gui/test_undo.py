@@ -283,3 +283,21 @@ def test_undo_pressed_three_times_at_once_takes_back_the_steps_newest_first(make
     window.curator.redo_action.trigger()
     qtbot.waitUntil(lambda: fields(path, "m004") == (9, "Deploys go out from the release branch"), timeout=10000)
     named(qtbot, window, "Undo edit content of m004", "")
+
+
+def test_ctrl_z_pressed_the_moment_an_edit_is_saved_undoes_it(make_window, filled_db, qtbot):
+    """The first edit of a file leaves Undo disabled until its name is read from the journal; a
+    Ctrl+Z pressed in that moment was dropped (a disabled action ignores it). It now waits for the
+    name and undoes the edit."""
+    path = filled_db(12)
+    window = make_window()
+    named(qtbot, window, "", "")  # nothing to undo yet in this file
+    select_id(qtbot, window, "m004")
+    original = fields(path, "m004")
+    window.curator.done.connect(lambda *_: window.curator.undo_action.trigger())  # at once, as a fast hand
+    window.browser.detail.editor.importance.setText("9")
+    qtbot.mouseClick(window.browser.detail.save_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.curator.undo_redo.steps is not None
+                    and window.curator.undo_redo.steps.redo is not None, timeout=10000)
+    assert fields(path, "m004") == original
+    named(qtbot, window, "", "Redo edit importance of m004")

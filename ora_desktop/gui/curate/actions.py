@@ -171,7 +171,7 @@ class Curator(QObject):
                 self.ctx.show_error(exc, f"Could not {command.text()}")
                 return None
         self.ctx.status.emit(_capital(f"{command.text()} — done (Ctrl+Z undoes)"))
-        self.undo_redo.refresh()  # the step is the file's newest: Undo names it
+        self.undo_redo.refresh(written=True)  # the step is the file's newest: Undo names it
         self.done.emit(command, result)
         return result
 

@@ -88,10 +88,14 @@ class UndoRedo(QObject):
     def _store_changed(self, path: object, _change: Change) -> None:
         current = self.ctx.current_path()
         if current is not None and path == resolved(current):
-            self.refresh()
+            self.refresh(written=True)
 
-    def refresh(self) -> asyncio.Task | None:
-        """Read the file on screen's next undo and redo steps (on a worker) and name the actions."""
+    def refresh(self, written: bool = False) -> asyncio.Task | None:
+        """Read the file on screen's next undo and redo steps (on a worker) and name the actions.
+        ``written``: after a write to it, whose step may be the newest: Undo stays pressable
+        meanwhile, and a press waits for the names (Ctrl+Z right after an edit is never lost)."""
+        if written and self._path is not None and self._path == self.ctx.current_path():
+            self.undo_action.setEnabled(True)
         if self._reading:  # one read at a time; a change meanwhile reads once more after it
             self._again = True
             return None
