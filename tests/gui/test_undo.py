@@ -285,10 +285,10 @@ def test_undo_pressed_three_times_at_once_takes_back_the_steps_newest_first(make
     named(qtbot, window, "Undo edit content of m004", "")
 
 
-def test_ctrl_z_pressed_the_moment_an_edit_is_saved_undoes_it(make_window, filled_db, qtbot):
-    """The first edit of a file leaves Undo disabled until its name is read from the journal; a
-    Ctrl+Z pressed in that moment was dropped (a disabled action ignores it). It now waits for the
-    name and undoes the edit."""
+def test_undo_and_redo_pressed_the_moment_a_step_is_done_are_never_lost(make_window, filled_db, qtbot):
+    """A step leaves Undo (after an edit) or Redo (after an undo) disabled until its name is read
+    from the journal; a Ctrl+Z or Ctrl+Shift+Z pressed in that moment was dropped (a disabled
+    action ignores it). It now waits for the name and acts on it."""
     path = filled_db(12)
     window = make_window()
     named(qtbot, window, "", "")  # nothing to undo yet in this file
@@ -301,3 +301,14 @@ def test_ctrl_z_pressed_the_moment_an_edit_is_saved_undoes_it(make_window, fille
                     and window.curator.undo_redo.steps.redo is not None, timeout=10000)
     assert fields(path, "m004") == original
     named(qtbot, window, "", "Redo edit importance of m004")
+    window.curator.done.disconnect()
+    window.curator.redo_action.trigger()
+    qtbot.waitUntil(lambda: fields(path, "m004")[0] == 9, timeout=10000)
+    named(qtbot, window, "Undo edit importance of m004", "")
+    said: list[str] = []
+    window.ctx.status.connect(said.append)
+    window.ctx.status.connect(lambda text: text.startswith("Undid") and window.curator.redo_action.trigger())
+    window.curator.undo_action.trigger()  # and Redo pressed the moment this undo is done
+    qtbot.waitUntil(lambda: any(text.startswith("Redid") for text in said), timeout=10000)
+    assert fields(path, "m004")[0] == 9
+    named(qtbot, window, "Undo edit importance of m004", "")

@@ -171,7 +171,9 @@ class UndoRedo(QObject):
             done = await self._apply(path, work, verb)
         finally:
             self._running = False
-            self.refresh()
+            self.refresh(written=True)
+            if verb == "Undo" and path == self._path:
+                self.redo_action.setEnabled(True)  # a Redo pressed at once waits for its name too
         if done is not None:
             self.ctx.status.emit(f"{did.capitalize()} “{done.entry.label}” in {path.name}")
 
