@@ -1,5 +1,5 @@
 """Reading SQLite's b-tree pages as bytes: the cells of a table leaf, an interior page's
-children, the first column values of a record, the freelist's trunk pages.
+children, a record's column values (which columns an edit changed), the freelist's trunk pages.
 
 The change feed (:mod:`.feed`) compares two versions of a page (before and after another
 program's commit) with these; everything here is a pure function of bytes, and garbage in gives
@@ -8,6 +8,7 @@ program's commit) with these; everything here is a pure function of bytes, and g
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 TABLE_LEAF = 0x0D
@@ -108,6 +109,53 @@ def _record_head(record: bytes) -> tuple[int, str | None]:
     if size + length > len(record):
         return len(types), None
     return len(types), record[size:size + length].decode("utf-8", "replace")
+
+
+def _serial_size(serial: int) -> int | None:
+    """Bytes a record value of ``serial`` type takes (``None``: a reserved type)."""
+    if serial >= 12:
+        return (serial - 12) // 2
+    return (0, 1, 2, 3, 4, 6, 8, 8, 0, 0, None, None)[serial]
+
+
+def record_values(cell: Cell) -> list[tuple[int, bytes]] | None:
+    """Each column's (serial type, stored bytes) of a row held whole on its page, in the table's
+    column order; ``None`` when its record overflows the page or cannot be read."""
+    if cell.overflow:
+        return None
+    data = cell.data
+    try:
+        _, pos = varint(data, 0)  # payload size
+        _, pos = varint(data, pos)  # rowid
+        record = data[pos:]
+        size, at = varint(record, 0)
+        types = []
+        while at < size:
+            serial, at = varint(record, at)
+            types.append(serial)
+    except IndexError:
+        return None
+    values, body = [], size
+    for serial in types:
+        length = _serial_size(serial)
+        if length is None:
+            return None
+        values.append((serial, record[body:body + length]))
+        body += length
+    return values if at == size and body == len(record) else None
+
+
+def changed_columns(old: Cell, new: Cell, names: Sequence[str]) -> set[str] | None:
+    """The names of the columns whose stored values differ between two versions of one row
+    (``names``: the table's columns in order; a record shorter than the table holds the
+    defaults of its last columns, so those are compared as unknown); ``None`` when either version
+    cannot be read whole from its page."""
+    before, after = record_values(old), record_values(new)
+    if before is None or after is None or max(len(before), len(after)) > len(names):
+        return None
+    if len(before) != len(after):
+        return None
+    return {names[i] for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b}
 
 
 def children(page: bytes, pgno: int = 2) -> set[int] | None:

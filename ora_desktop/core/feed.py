@@ -82,6 +82,7 @@ class ChangeFeed:
         self._db_stat: tuple | None = None
         self._usable: int | None = None
         self._memory_columns: int | None = None
+        self._column_names: tuple[str, ...] = ()
         #: Table pages as of the last look (most recently written last), see :meth:`_remember`.
         self._seen: OrderedDict[int, bytes] = OrderedDict()
         self._last_written: dict[int, int] = {}
@@ -396,6 +397,7 @@ class ChangeFeed:
         added: set[str] = set()
         changed: set[str] = set()
         left: dict[str, int] = {}
+        columns: set[str] | None = set()  # what the in-place edits wrote (None: not known)
         present = self._present(new_cells)
         for rowid, cell in new_cells.items():
             if present.get(rowid) != cell.key:
@@ -407,6 +409,8 @@ class ChangeFeed:
                     left[old.key] = rowid
             elif old.data != cell.data or rowid in rewritten:
                 changed.add(cell.key)
+                wrote = None if rowid in rewritten else btree.changed_columns(old, cell, self._column_names)
+                columns = None if wrote is None or columns is None else columns | wrote
         for rowid, cell in old_cells.items():
             if rowid not in new_cells:
                 left[cell.key] = rowid
@@ -423,8 +427,9 @@ class ChangeFeed:
         # the wrong one): left out, the view reads its keys again instead.
         gone_rowids = {left[key] for key in removed}
         gone_rowids -= set(self._present_rowids(sorted(gone_rowids)))
+        known = None if columns is None or moved or not changed else frozenset(columns)
         return Change(added=frozenset(added), changed=frozenset(changed), removed=frozenset(removed),
-                      initiator=Initiator.EXTERNAL, removed_rowids=frozenset(gone_rowids))
+                      initiator=Initiator.EXTERNAL, removed_rowids=frozenset(gone_rowids), columns=known)
 
     def _present_rowids(self, rowids: list[int]) -> set[int]:
         found: set[int] = set()
@@ -506,6 +511,7 @@ class ChangeFeed:
             if not info or info[0][1] != "id":
                 raise _Unknown("the memories table does not start with its id column")
             self._memory_columns = len(info)
+            self._column_names = tuple(row[1] for row in info)
         return self._memory_columns
 
 

@@ -12,8 +12,9 @@ wal-index header in ``-shm``, or the file header's change counter), which every 
 this store's on any thread and another program's alike, and the identity of the files, which a
 restore that replaces the file changes. It is read before the scan, so the scan sees that
 version or a newer one, never an older one. A new version keeps the index when the store's change
-feed says no edge can have moved (:func:`edges_kept`: a commit to other tables, or our own edit
-of other columns in place).
+feed says no edge can have moved (:func:`edges_kept`: a commit to other tables, or an edit of
+other columns in place — ours, or another program's in a file with a write-ahead log, whose
+earlier row the feed compares).
 """
 
 from __future__ import annotations
@@ -145,7 +146,8 @@ def edges_kept(looked: bool, change: Change | None) -> bool:
     """Whether the commits the change feed reported as ``change`` (None: no memory changed; not
     a word unless it ``looked`` at the file now) leave every supersession edge as it was: only
     rows edited in place (no row added, removed or moved) in columns other than ``id`` and
-    ``superseded_by``. A change whose columns are not known (another program's) cannot say so."""
+    ``superseded_by``. A change whose columns are not known (a row too long for its page, a file
+    with a rollback journal) cannot say so."""
     if not looked:
         return False
     if change is None:

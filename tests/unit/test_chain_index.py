@@ -89,16 +89,23 @@ def test_a_second_chain_of_an_unchanged_file_reads_no_row_but_its_own(store: Sto
 
 
 def test_our_own_edit_of_other_columns_keeps_the_index(store: Store, db: Path) -> None:
-    """The change feed says which commits can leave the edges alone: the window's edit of an
-    importance reads no row again; a supersede, or another program's write, reads them anew."""
+    """The change feed says which commits can leave the edges alone: an edit of an importance,
+    ours or (with a write-ahead log) another program's, reads no row again; a supersede, ours
+    or another program's, reads them anew."""
     assert ids(store, "m003") == ["m002", "m001", "m003", "m000"]
     store.update("m001", importance=9)
     assert scanned(store, lambda: store.chain("m003")) == []
     assert ids(store, "m003") == ["m002", "m001", "m003", "m000"]
     store.supersede("m040", "m003")
     assert ids(store, "m003") == ["m002", "m001", "m003", "m000", "m040"]
-    raw(db, "UPDATE memories SET importance = 2 WHERE id = 'm001'")  # which columns: not known
+    raw(db, "UPDATE memories SET importance = 2 WHERE id = 'm001'")
+    # With a write-ahead log the feed compares the row's stored values: only importance moved. A
+    # rollback-journal file keeps no earlier version to compare with: the edges are read anew.
+    wal = Path(f"{db}-wal").exists()
+    assert bool(scanned(store, lambda: store.chain("m003"))) is not wal
+    raw(db, "UPDATE memories SET superseded_by = 'm050' WHERE id = 'm040'")  # another program's edge
     assert scanned(store, lambda: store.chain("m003"))
+    assert ids(store, "m003") == ["m002", "m001", "m003", "m000"] and ids(store, "m050") == ["m050", "m040"]
 
 
 def test_the_stores_own_write_is_seen_at_once(store: Store) -> None:

@@ -71,6 +71,22 @@ def test_an_agents_update_of_one_row_names_that_row_alone(watched, sql):
     assert change.changed == {"m042"} and not change.added and not change.removed
 
 
+def test_an_agents_edit_names_the_columns_it_wrote(watched):
+    """The feed compares the row's stored values: readers that depend on a few columns (the
+    supersession edges, the health counts, the review rules) can leave the rest alone. A row
+    too long for its page cannot be compared there, and says so (columns unknown)."""
+    path, store = watched
+    agent(path, "UPDATE memories SET importance = 1 + importance % 10 WHERE id = 'm042'",
+          "UPDATE memories SET health_score = 0.5 WHERE id = 'm043'")
+    [change] = heard(store)
+    assert change.changed == {"m042", "m043"} and change.columns == {"importance", "health_score"}
+    agent(path, "UPDATE memories SET superseded_by = 'm001' WHERE id = 'm044'")
+    assert [c.columns for c in heard(store)] == [{"superseded_by"}]
+    agent(path, "UPDATE memories SET content = ? WHERE id = 'm045'", params=[["long " * 5000]])
+    [change] = heard(store)
+    assert change.changed == {"m045"} and change.columns is None
+
+
 def test_an_agents_delete_names_the_id_and_the_rowid_it_had(watched):
     path, store = watched
     rowid = store.get("m007").rowid
