@@ -93,8 +93,9 @@ def leaf_cells(page: bytes, usable: int, pgno: int = 2) -> dict[int, Cell] | Non
     return out
 
 
-def _record_head(record: bytes) -> tuple[int, str | None]:
-    """(column count, the first column's text or None) of a record's local bytes."""
+def _record_types(record: bytes) -> tuple[int, list[int], int] | None:
+    """(header size, each column's serial type, where the header's last varint ended) of a
+    record's bytes; ``None`` when the header runs past them."""
     try:
         size, pos = varint(record, 0)
         types = []
@@ -102,7 +103,16 @@ def _record_head(record: bytes) -> tuple[int, str | None]:
             serial, pos = varint(record, pos)
             types.append(serial)
     except IndexError:
+        return None
+    return size, types, pos
+
+
+def _record_head(record: bytes) -> tuple[int, str | None]:
+    """(column count, the first column's text or None) of a record's local bytes."""
+    header = _record_types(record)
+    if header is None:
         return 0, None
+    size, types, _end = header
     if not types or types[0] < 13 or types[0] % 2 == 0:
         return len(types), None
     length = (types[0] - 13) // 2
@@ -127,14 +137,13 @@ def record_values(cell: Cell) -> list[tuple[int, bytes]] | None:
     try:
         _, pos = varint(data, 0)  # payload size
         _, pos = varint(data, pos)  # rowid
-        record = data[pos:]
-        size, at = varint(record, 0)
-        types = []
-        while at < size:
-            serial, at = varint(record, at)
-            types.append(serial)
     except IndexError:
         return None
+    record = data[pos:]
+    header = _record_types(record)
+    if header is None:
+        return None
+    size, types, end = header
     values, body = [], size
     for serial in types:
         length = _serial_size(serial)
@@ -142,7 +151,7 @@ def record_values(cell: Cell) -> list[tuple[int, bytes]] | None:
             return None
         values.append((serial, record[body:body + length]))
         body += length
-    return values if at == size and body == len(record) else None
+    return values if end == size and body == len(record) else None
 
 
 def changed_columns(old: Cell, new: Cell, names: Sequence[str]) -> set[str] | None:
