@@ -41,7 +41,7 @@ from typing import Any
 
 import filelock
 
-from .. import feedreaders, paths, timestamps, walscan
+from .. import feedreaders, paths, timestamps, wallog
 from ..connection import BUSY_TIMEOUT_MS
 from ..errors import FileMissing, OraError
 from ..private import refuse_link
@@ -244,11 +244,13 @@ class SearchIndex(RefreshMixin):
                     self._seen = stats
                     return False
                 started = timestamps.now()
-                log = walscan.current_position(str(self.db_path))
+                # The log is read before the table: a commit published after is read again next time.
+                logged = self._logged(meta)
+                log = logged.cursor if logged is not None else wallog.cursor_now(self.db_path)
                 named = self._named_by_feed()
                 conn.execute("BEGIN IMMEDIATE")
                 try:
-                    changed, position = self._refresh_locked(conn, meta, log, named)
+                    changed, position = self._refresh_locked(conn, meta, log, logged, named)
                     vouch = settled(stats)  # else the next search looks again (see SETTLE_NS)
                     self.set_meta(conn, stats=stats, vouched=vouch, identity=identity(self.db_path),
                                   since=timestamps.to_sql(started - MARGIN),

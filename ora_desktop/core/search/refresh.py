@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from .. import walscan
+from .. import wallog
 from .sidecar import BUCKET_BITS, _chunks, _delete_fids, _insert_docs, _samples, _text, file_stats, identity
 
 
@@ -15,18 +15,25 @@ class RefreshMixin:
 
     db_path: Any
 
-    def _refresh_locked(self, conn: sqlite3.Connection, meta: dict[str, Any], log: walscan.WalPosition | None,
-                        named: frozenset[str] | None = None) -> tuple[bool, walscan.WalPosition | None]:
-        """Re-index what changed; returns (changed?, the log position now processed). ``named``:
-        every memory changed since this process's last refresh, when a store's change feed
-        says (used when the log cannot vouch)."""
+    def _logged(self, meta: dict[str, Any]) -> wallog.LeafRows | None:
+        """The rows the log says changed since the index's cursor, and the cursor after them;
+        None when it cannot vouch. Read *before* the table is (a commit landing between the two
+        is then read again next time, never stepped over)."""
+        cursor = wallog.Cursor.from_list(meta.get("wal"))
+        # No log at the last look, and the file itself untouched since: every change is in the log.
+        untouched = bool(meta.get("stats")) and meta["stats"][0] == file_stats(self.db_path)[0]
+        return wallog.rows_since(self.db_path, cursor, whole=cursor is None and untouched)
+
+    def _refresh_locked(self, conn: sqlite3.Connection, meta: dict[str, Any], log: wallog.Cursor | None,
+                        logged: wallog.LeafRows | None, named: frozenset[str] | None = None
+                        ) -> tuple[bool, wallog.Cursor | None]:
+        """Re-index what changed; returns (changed?, the log cursor now processed). ``log``: the
+        cursor before this refresh read the table; ``logged``: :meth:`_logged`, read then too.
+        ``named``: every memory changed since this process's last refresh, when a store's change
+        feed says (used when the log cannot vouch)."""
         if meta.get("identity") != identity(self.db_path) or self._renumbered(conn, meta):
             return self._reconcile(conn), log
         max_row = int(meta.get("max_row") or 0)
-        position = walscan.WalPosition.from_list(meta.get("wal"))
-        # No log at the last look, and the file itself untouched since: every change is in the log.
-        untouched = bool(meta.get("stats")) and meta["stats"][0] == file_stats(self.db_path)[0]
-        logged = walscan.read_changes(str(self.db_path), position, whole=position is None and untouched)
         if logged is not None:
             # Rows on the pages the log says changed, and anything past the last rowid seen.
             rowids = sorted(logged.rowids)
@@ -41,7 +48,7 @@ class RefreshMixin:
             changed = self._apply(conn, candidates, compare=True)
             if conn.execute("SELECT count(*) FROM src.memories").fetchone()[0] != self._rows(conn):
                 changed = self._remove_deleted_near(conn, logged.pages) or changed
-            log = logged.position
+            log = logged.cursor
         else:
             # The log cannot vouch for the interval (a checkpoint truncated or restarted it twice,
             # a rollback-journal file): updated_at cannot either, so every row's text is compared

@@ -1,4 +1,4 @@
-"""Reading changed rowids from the write-ahead log, and refresh using it."""
+"""The search index's cursor in the write-ahead log: changed rowids since it, and refresh using it."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ora_desktop.core import walscan
+from ora_desktop.core import btree, wallog
 from ora_desktop.core.search import search
 from ora_desktop.core.search.index import get_index
 from tests.unit.search_support import ids, make_file
@@ -24,34 +24,34 @@ def test_leaf_rowids_of_a_real_page(db: Path) -> None:
     data = db.read_bytes()
     found: list[int] = []
     for page in range(1, len(data) // page_size):  # page 0 (file page 1) is the schema
-        found += walscan.leaf_rowids(data[page * page_size:(page + 1) * page_size])
+        found += btree.leaf_rowids(data[page * page_size:(page + 1) * page_size])
     with sqlite3.connect(db) as conn:
         rowids = {r[0] for r in conn.execute("SELECT rowid FROM memories")}
     assert rowids <= set(found)
 
 
 def test_garbage_pages_give_no_rowids() -> None:
-    assert walscan.leaf_rowids(b"") == []
-    assert walscan.leaf_rowids(b"\x0d" + b"\xff" * 4095) == []
-    assert walscan.leaf_rowids(b"\x0a" + b"\x00" * 4095) == []
+    assert btree.leaf_rowids(b"") == []
+    assert btree.leaf_rowids(b"\x0d" + b"\xff" * 4095) == []
+    assert btree.leaf_rowids(b"\x0a" + b"\x00" * 4095) == []
 
 
 def test_changes_since_a_position(db: Path) -> None:
     writer = sqlite3.connect(db, isolation_level=None)
     writer.execute("UPDATE memories SET content = 'warm up' WHERE rowid = 1")
-    start = walscan.current_position(str(db))
+    start = wallog.cursor_now(db)
     assert start is not None
     writer.execute("UPDATE memories SET content = 'changed' WHERE rowid IN (5, 300)")
-    changes = walscan.read_changes(str(db), start)
+    changes = wallog.rows_since(db, start)
     assert changes is not None and {5, 300} <= changes.rowids
-    assert changes.position.offset > start.offset
-    again = walscan.read_changes(str(db), changes.position)
+    assert changes.cursor.offset > start.offset
+    again = wallog.rows_since(db, changes.cursor)
     assert again is not None and again.rowids == set()
     writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     writer.execute("UPDATE memories SET content = 'after restart' WHERE rowid = 7")
-    assert walscan.read_changes(str(db), changes.position) is None  # a restarted log cannot vouch
+    assert wallog.rows_since(db, changes.cursor) is None  # a restarted log cannot vouch
     writer.close()
-    assert walscan.read_changes(str(db), None) is None
+    assert wallog.rows_since(db, None) is None
 
 
 def test_refresh_through_the_log(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -60,14 +60,14 @@ def test_refresh_through_the_log(db: Path, monkeypatch: pytest.MonkeyPatch) -> N
     writer.execute("UPDATE memories SET content = 'a warm-up edit' WHERE rowid = 2")
     search(db, "giraffe")  # records the log position
     used: list[bool] = []
-    real = walscan.read_changes
+    real = wallog.rows_since
 
-    def spy(path: str, since: walscan.WalPosition | None, whole: bool = False) -> walscan.WalChanges | None:
+    def spy(path: Path, since: wallog.Cursor | None, whole: bool = False) -> wallog.LeafRows | None:
         result = real(path, since, whole)
         used.append(result is not None)
         return result
 
-    monkeypatch.setattr(walscan, "read_changes", spy)
+    monkeypatch.setattr(wallog, "rows_since", spy)
     writer.execute("UPDATE memories SET content = 'a giraffe appears', updated_at = datetime('now') WHERE id = 'm10'")
     assert ids(search(db, "giraffe")) == ["m10"]
     # Two edits in the same second keep updated_at: the log still shows the page changed.
@@ -86,17 +86,17 @@ def test_refresh_through_the_log(db: Path, monkeypatch: pytest.MonkeyPatch) -> N
 def test_one_restart_keeps_the_unread_old_frames(db: Path) -> None:
     writer = sqlite3.connect(db, isolation_level=None)
     writer.execute("UPDATE memories SET content = 'one' WHERE rowid BETWEEN 1 AND 300")  # a long log
-    start = walscan.current_position(str(db))
+    start = wallog.cursor_now(db)
     writer.execute("UPDATE memories SET content = 'two' WHERE rowid = 250")  # after our position
     busy, frames, done = writer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
     assert busy == 0 and frames == done
     writer.execute("UPDATE memories SET content = 'three' WHERE rowid = 3")  # restarts the log
-    assert walscan.current_position(str(db)).seq == start.seq + 1
-    changes = walscan.read_changes(str(db), start)
+    assert wallog.cursor_now(db).seq == start.seq + 1
+    changes = wallog.rows_since(db, start)
     assert changes is not None and {3, 250} <= changes.rowids
     writer.execute("PRAGMA wal_checkpoint(PASSIVE)")
     writer.execute("UPDATE memories SET content = 'four' WHERE rowid = 4")  # a second restart
-    assert walscan.read_changes(str(db), start) is None
+    assert wallog.rows_since(db, start) is None
     writer.close()
 
 
@@ -108,8 +108,8 @@ def test_refresh_survives_a_checkpoint_restart(db: Path, monkeypatch: pytest.Mon
     writer.execute("PRAGMA wal_checkpoint(PASSIVE)")
     writer.execute("UPDATE memories SET content = 'another okapi', updated_at = '2001-01-01' WHERE id = 'm7'")
     scans: list[bool] = []
-    real = walscan.read_changes
-    monkeypatch.setattr(walscan, "read_changes",
+    real = wallog.rows_since
+    monkeypatch.setattr(wallog, "rows_since",
                         lambda p, s, whole=False: scans.append(real(p, s, whole) is None) or real(p, s, whole))
     assert set(ids(search(db, "okapi"))) == {"m150", "m7"}
     assert scans == [False]  # read from the log, no table scan
@@ -123,8 +123,8 @@ def test_a_log_that_appeared_after_the_build_is_read_whole(db: Path, monkeypatch
     writer = sqlite3.connect(db, isolation_level=None)
     writer.execute("UPDATE memories SET content = 'an okapi', updated_at = '2001-01-01' WHERE id = 'm9'")
     scans: list[bool] = []
-    real = walscan.read_changes
-    monkeypatch.setattr(walscan, "read_changes",
+    real = wallog.rows_since
+    monkeypatch.setattr(wallog, "rows_since",
                         lambda p, s, whole=False: scans.append(real(p, s, whole) is None) or real(p, s, whole))
     assert ids(search(db, "okapi")) == ["m9"]
     assert scans == [False]
