@@ -18,9 +18,11 @@ Bringing the index up to date (:meth:`SearchIndex.refresh`):
 1. nothing to do when the file's (mtime, size) and its ``-wal``'s are those last seen;
 2. a different inode (the file was replaced, e.g. restored) or a sample row found at another
    rowid (``VACUUM`` renumbered) → full reconcile by id;
-3. otherwise one scan for rows with ``rowid >= high-water rowid`` or ``updated_at`` at or after
-   the previous refresh (minus a margin; any format that does not sort as text is always
-   checked), compared with ``docs.ver`` — only rows added or changed are re-indexed;
+3. otherwise the rows on the table-leaf pages the write-ahead log gained since the index's
+   cursor (:mod:`..wallog`, read before the table) and the rows past the high-water rowid have
+   their text compared with the indexed text — only rows added or changed are re-indexed; when
+   the log cannot vouch, the memories a store's change feed named here, else every memory's
+   text (one join, :func:`.refresh._text_differs`);
 4. ``count(*)`` compared with ``docs``: a difference means deletions, found per 1,024-rowid
    bucket whose counts differ; if the counts still differ, full reconcile.
 

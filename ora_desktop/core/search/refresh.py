@@ -51,12 +51,12 @@ class RefreshMixin:
             log = logged.cursor
         else:
             # The log cannot vouch for the interval (a checkpoint truncated or restarted it twice,
-            # a rollback-journal file): updated_at cannot either, so every row's text is compared
-            # (unless the change feed of a store open here named the changed memories).
-            since = str(meta.get("since") or "0000")
-            candidates = conn.execute(
-                "SELECT rowid, id, updated_at FROM src.memories WHERE rowid >= ? OR updated_at >= ? "
-                "OR typeof(updated_at) != 'text'", (max_row, since)).fetchall()
+            # a rollback-journal file): updated_at cannot either, so the rows past the last rowid
+            # seen and every memory whose text or rowid differs from the index's are read (unless
+            # the change feed of a store open here named the changed memories). A new
+            # updated_at over the same text changes nothing searched: it is not looked for.
+            candidates = conn.execute("SELECT rowid, id, updated_at FROM src.memories WHERE rowid >= ?",
+                                      (max_row,)).fetchall()
             if named is None:
                 candidates.extend(_text_differs(conn))
             else:  # the change feed of a store open here named them all
@@ -256,10 +256,24 @@ class RefreshMixin:
 def _text_differs(conn: sqlite3.Connection, renumbered: bool = False) -> list[tuple[int, Any, Any]]:
     """(rowid, id, updated_at) of every memory whose text is not the text indexed for it: what
     a log that cannot vouch for an interval leaves to find, whatever ``updated_at`` says. Each
-    indexed row is found at the rowid it had (``docs.srow``: a third quicker at a million), or
-    by id when the rowids were renumbered."""
+    indexed row is looked for at the rowid it had (``docs.srow``: a third quicker at a million);
+    a rowid that holds another memory now names both (the one there, and the indexed one, found
+    by id, wherever it went). With ``renumbered`` every row is found by id."""
     text = "(CASE WHEN m.content IS NULL THEN '' ELSE CAST(m.content AS TEXT) END)"
-    where = "m.id = d.mid" if renumbered else "m.rowid = d.srow"
-    return conn.execute(
-        f"SELECT m.rowid, m.id, m.updated_at FROM docs d CROSS JOIN src.memories m ON {where} "
-        f"CROSS JOIN fts_content f ON f.id = d.fid WHERE m.id = d.mid AND f.c0 IS NOT {text}").fetchall()
+    if renumbered:
+        return conn.execute(
+            f"SELECT m.rowid, m.id, m.updated_at FROM docs d CROSS JOIN src.memories m ON m.id = d.mid "
+            f"CROSS JOIN fts_content f ON f.id = d.fid WHERE f.c0 IS NOT {text}").fetchall()
+    out: list[tuple[int, Any, Any]] = []
+    elsewhere: list[str] = []
+    for rowid, mid, ver, indexed in conn.execute(
+            f"SELECT m.rowid, m.id, m.updated_at, d.mid FROM docs d LEFT JOIN src.memories m ON m.rowid = d.srow "
+            f"CROSS JOIN fts_content f ON f.id = d.fid WHERE m.id IS NOT d.mid OR f.c0 IS NOT {text}"):
+        if mid is not None:
+            out.append((rowid, mid, ver))
+        if mid is None or str(mid) != indexed:
+            elsewhere.append(indexed)
+    for chunk in _chunks(elsewhere):
+        out.extend(conn.execute(
+            f"SELECT rowid, id, updated_at FROM src.memories WHERE id IN ({','.join('?' * len(chunk))})", chunk))
+    return out
