@@ -34,8 +34,7 @@ from . import btree
 from .fileheader import read_at, read_header
 from .records import Change, Initiator
 from .schema import MEMORY_COLUMNS
-from .wallog import FRAME_HEADER, HEADER, Log, LogUnknown, read_since
-from .wallog import header as log_header
+from .wallog import FRAME_HEADER, HEADER, Log, LogUnknown, published_place, read_since
 
 #: Past this many changed memories a reload is as cheap as naming them.
 MAX_IDS = 5000
@@ -97,30 +96,12 @@ class ChangeFeed:
         :meth:`poll` then starts the feed."""
         with self._lock:
             try:
-                index = read_header(f"{self.path}-shm", 96)
-                log_head = read_at(f"{self.path}-wal", HEADER, 0)
-            except OSError:
-                return False
-            if len(index) < 96 or index[:48] != index[48:] or index[12] != 1:
-                return False  # no index yet, or a writer mid-update: the first poll starts
-            frames = int.from_bytes(index[16:20], sys.byteorder)
-            head = log_header(log_head)
-            if head is None:
-                if frames or log_head:
-                    return False
-                # An empty log: the first writer starts one; read it whole, while the file is as now.
-                self._started, self._db_stat, self._log = True, self._stat(), None
-                self._seen.clear()
-                return True
-            page_size = int.from_bytes(index[14:16], sys.byteorder)
-            page_size = 65536 if page_size == 1 else page_size
-            salts = struct.unpack(">II", index[32:40])
-            if page_size != head[0] or salts != head[1:3]:
-                return False
-            self._started = True
-            self._db_stat = self._stat()
+                log = published_place(self.path)
+            except (_Unknown, OSError):
+                return False  # the first poll starts
+            # (None: an empty log; the first writer starts one, read whole while the file is as now)
+            self._started, self._db_stat, self._log = True, self._stat(), log
             self._seen.clear()
-            self._log = Log(salts, head[3], page_size, HEADER + frames * (FRAME_HEADER + page_size), None)
             return True
 
     def own_commit(self) -> None:

@@ -130,6 +130,33 @@ def read_since(path: Path | str, log: Log | None, commits: int | None = None) ->
     return Frames(old, new, written, tail, extent, first)
 
 
+def published_place(path: Path | str) -> Log | None:
+    """The log's place at its last published commit, from the wal-index header alone (``-shm``:
+    the last commit's frame and the log's salts), reading no frame — cheap enough for every
+    open. Its ``frames`` are not indexed (None). None: an empty log, no frame written yet.
+    :class:`LogUnknown` when the header cannot tell (no ``-shm`` or log yet, a writer updating
+    it, a restart not published yet)."""
+    try:
+        index = read_header(f"{path}-shm", 96)
+        log_head = read_at(f"{path}-wal", HEADER, 0)
+    except OSError:
+        raise LogUnknown("no wal-index or log yet") from None
+    if len(index) < 96 or index[:48] != index[48:] or index[12] != 1:
+        raise LogUnknown("no wal-index yet, or a writer is updating it")
+    frames = int.from_bytes(index[16:20], sys.byteorder)
+    head = header(log_head)
+    if head is None:
+        if frames or log_head:
+            raise LogUnknown("no usable log header")
+        return None
+    page_size = int.from_bytes(index[14:16], sys.byteorder)
+    page_size = 65536 if page_size == 1 else page_size
+    salts = struct.unpack(">II", index[32:40])
+    if page_size != head[0] or salts != head[1:3]:
+        raise LogUnknown("the wal-index is of another log")
+    return Log(salts, head[3], page_size, HEADER + frames * (FRAME_HEADER + page_size), None)
+
+
 def _published(path: Path | str, page_size: int, salts: tuple[int, int], size: int) -> int:
     """Where the log's published commits end (the wal-index header's last frame). An index of
     the generation before is a restart not published yet: none of the log's frames are. ``size``
@@ -214,6 +241,11 @@ def cursor_now(path: Path | str) -> Cursor | None:
     """The log's place at its last published commit, or None without a usable log. Taken before
     a read of the table, every commit past it is one that read may not have seen."""
     try:
+        log = published_place(path)
+        return None if log is None else _cursor(log)
+    except (LogUnknown, OSError):
+        pass
+    try:
         return _cursor(read_since(path, None).new)
     except (LogUnknown, OSError):
         return None
@@ -255,4 +287,4 @@ def _cursor(log: Log) -> Cursor:
 
 
 __all__ = ["FRAME_HEADER", "HEADER", "MAX_LOG", "Cursor", "LeafRows", "Log", "LogUnknown", "cursor_now",
-           "header", "read_since", "rows_since"]
+           "header", "published_place", "read_since", "rows_since"]
