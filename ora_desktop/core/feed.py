@@ -2,12 +2,13 @@
 
 SQLite's commit counter (:class:`~.connection.ChangeWatch`) says *that* someone else committed;
 this module says *what*: it reads the frames the write-ahead log gained since the last look
-(:mod:`.wallog`, the one reader of the log), and compares each changed table-leaf page with the version it had
-before (an earlier frame of the log, or the database file while no checkpoint has copied later
-frames into it). Rows whose stored bytes differ are changed, rows that appear are added, rows
-that left every page and whose id is gone from ``memories`` are removed; every answer is checked
-against the database by rowid and id. A person's edit, an agent's raw SQL (with or without a new
-``updated_at``), a job or a sync in another process all read the same way.
+(through :mod:`.wallog`, the one reader of the log), and compares each changed table-leaf page
+with the version it had before (an earlier frame of the log, or the database file while no
+checkpoint has copied later frames into it). Rows whose stored bytes differ are changed, rows
+that appear are added, rows that left every page and whose id is gone from ``memories`` are
+removed; every answer is checked against the database by rowid and id. A person's edit, an
+agent's raw SQL (with or without a new ``updated_at``), a job or a sync in another process all
+read the same way.
 
 When the log cannot vouch for the whole interval — no log (a rollback-journal file), a log
 restarted more than once or over frames not read yet, a checkpoint that copied unread frames,
