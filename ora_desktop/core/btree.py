@@ -1,14 +1,16 @@
 """Reading SQLite's b-tree pages as bytes: the cells of a table leaf, an interior page's
-children, a record's column values (which columns an edit changed), the freelist's trunk pages.
+children, a record's column values (which columns an edit changed), the freelist's trunk pages,
+and which written pages the rows and the freelist explain (:func:`accounted`).
 
 The change feed (:mod:`.feed`) compares two versions of a page (before and after another
-program's commit) with these; everything here is a pure function of bytes, and garbage in gives
+program's commit) with these, and the search index's log cursor (:func:`.wallog.rows_since`)
+names the rows on the pages written; everything here is a pure function of bytes, and garbage in gives
 "nothing found" (empty results), never an exception.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 TABLE_LEAF = 0x0D
@@ -196,6 +198,39 @@ def children(page: bytes, pgno: int = 2) -> set[int] | None:
             return None
         out.add(int.from_bytes(page[pointer:pointer + 4], "big"))
     return out
+
+
+def is_btree(page: bytes, pgno: int) -> bool:
+    """Whether a page is a b-tree page (a table or index leaf or interior page)."""
+    return page_type(page, pgno) in (TABLE_LEAF, TABLE_INTERIOR, *INDEX_PAGES)
+
+
+def accounted(written: Container[int], versions: Iterable[tuple[Callable[[int], bytes | None], Mapping[int, Cell]]]
+              ) -> tuple[set[int], set[int]]:
+    """Which ``written`` pages the rows and the freelist explain, and which rows wrote past their
+    page. ``versions``: for each version of the pages compared (after, before), a page's bytes in
+    it (None: not known) and the cells of the table leaves written in it. Each cell's overflow
+    chain is followed through written pages, then the freelist named by page 1 (its trunk pages
+    and their leaves). Returns (the pages explained, the rowids whose overflow pages were
+    written). A written page that is no b-tree page and not explained belongs to no row one can
+    name: an overflow page rewritten in place (a same-length edit past the leaf), a pointer map."""
+    versions = list(versions)
+    seen: set[int] = set()
+    rewritten: set[int] = set()
+    for version, cells in versions:
+        for rowid, cell in cells.items():
+            page = cell.overflow
+            while page and page not in seen and page in written:
+                seen.add(page)
+                rewritten.add(rowid)
+                page = overflow_next(version(page) or b"")
+    for version, _cells in versions:
+        trunk = freelist_trunk(version(1) or b"")
+        while trunk and trunk not in seen and trunk in written:
+            seen.add(trunk)
+            trunk, leaves = trunk_pages(version(trunk) or b"")
+            seen.update(leaves)
+    return seen, rewritten
 
 
 def overflow_next(page: bytes) -> int:

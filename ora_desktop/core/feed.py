@@ -339,27 +339,9 @@ class ChangeFeed:
                    new_cells: dict[int, btree.Cell]) -> tuple[set[int], set[int]]:
         """Non-b-tree pages the changed rows explain (their overflow chains, the freelist), and
         the rows whose overflow pages were written (an edit past the page, in place)."""
-        seen: set[int] = set()
-        rewritten: set[int] = set()
-
-        def version(pgno: int, new: bool) -> bytes | None:
-            pair = pages.get(pgno)
-            return None if pair is None else pair[1 if new else 0]
-
-        for cells, new in ((new_cells, True), (old_cells, False)):
-            for rowid, cell in cells.items():
-                page = cell.overflow
-                while page and page not in seen and page in pages:
-                    seen.add(page)
-                    rewritten.add(rowid)
-                    page = btree.overflow_next(version(page, new) or b"")
-        for new in (True, False):
-            trunk = btree.freelist_trunk(version(1, new) or b"")
-            while trunk and trunk not in seen and trunk in pages:
-                seen.add(trunk)
-                trunk, leaves = btree.trunk_pages(version(trunk, new) or b"")
-                seen.update(leaves)
-        return seen, rewritten
+        def version(side: int) -> Callable[[int], bytes | None]:
+            return lambda pgno: pages[pgno][side] if pgno in pages else None
+        return btree.accounted(pages, ((version(1), new_cells), (version(0), old_cells)))
 
     def _present(self, cells: dict[int, btree.Cell]) -> dict[int, str]:
         if not cells:

@@ -15,7 +15,9 @@ log than is worth reading — :class:`LogUnknown` is raised and the caller reads
 Two readers use it: the change feed (:mod:`.feed`, which compares each changed page with its
 earlier version) and the search index's persisted :class:`Cursor` (:func:`rows_since`: the
 rowids on table-leaf pages written since a saved position, a hint every answer of which is
-checked against the database).
+checked against the database). Both hold every other page written to account
+(:func:`.btree.accounted`): an overflow page no written leaf's row leads to, rewritten in place
+by a same-length edit, names no row, and the log cannot vouch.
 """
 
 from __future__ import annotations
@@ -23,10 +25,11 @@ from __future__ import annotations
 import os
 import struct
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .btree import leaf_rowids
+from .btree import Cell, accounted, is_btree, leaf_cells, leaf_rowids
 from .fileheader import read_at, read_header
 
 WAL_MAGIC = (0x377F0682, 0x377F0683)
@@ -253,10 +256,11 @@ def cursor_now(path: Path | str) -> Cursor | None:
 
 def rows_since(path: Path | str, since: Cursor | None, whole: bool = False) -> LeafRows | None:
     """Rowids on table-leaf pages of the commits published after ``since``, and the cursor after
-    them; None when the log cannot vouch for the interval. ``whole`` (with ``since`` None): from
-    the log's first frame — right when there was no log at the last look and the database file
-    has not changed since. Only the pages' newest versions are read, so any gap the log still
-    covers is read, however long."""
+    them; None when the log cannot vouch for the interval, or wrote a page that neither a written
+    leaf's row nor the freelist explains (an overflow page rewritten in place: its row is not
+    known). ``whole`` (with ``since`` None): from the log's first frame — right when there was no
+    log at the last look and the database file has not changed since. Only the pages' newest
+    versions are read, so any gap the log still covers is read, however long."""
     if since is None and not whole:
         return None
     try:
@@ -269,17 +273,41 @@ def rows_since(path: Path | str, since: Cursor | None, whole: bool = False) -> L
                 return None  # (a cursor saved before sequences were kept cannot vouch for a restart)
             start = Log((since.salt1, since.salt2), since.seq, head[0], since.offset)
         frames = read_since(path, start)
-        wal = f"{path}-wal"
-        pages = []
-        for pgno, at in {**frames.tail, **frames.written}.items():
+        newest = {**frames.tail, **frames.written}
+        wal, size = f"{path}-wal", frames.new.page_size
+
+        def version(pgno: int) -> bytes | None:
+            return read_at(wal, size, newest[pgno] + FRAME_HEADER) if pgno in newest else None
+
+        pages, leaves, others = [], [], set()
+        for pgno in newest:
             if pgno == 1:
                 continue  # the schema page
-            rowids = leaf_rowids(read_at(wal, frames.new.page_size, at + FRAME_HEADER))
+            page = version(pgno)
+            rowids = leaf_rowids(page, pgno)
             if rowids:
                 pages.append(tuple(rowids))
+                leaves.append(pgno)
+            elif not is_btree(page, pgno):
+                others.add(pgno)
+        if others and not _explained(others, newest, version, leaves, path, size):
+            return None
     except (LogUnknown, OSError):
         return None
     return LeafRows(tuple(pages), _cursor(frames.new))
+
+
+def _explained(others: set[int], written: dict[int, int], version: Callable[[int], bytes | None],
+               leaves: list[int], path: Path | str, page_size: int) -> bool:
+    """Whether the written pages that are no b-tree page (``others``) are the overflow pages of
+    rows on the written leaves, or the freelist's: else they belong to a row no leaf names (an
+    agent's same-length edit past a long memory's leaf rewrites only its overflow page)."""
+    head = read_header(path, 100)
+    usable = page_size - (head[20] if len(head) > 20 else 0)  # (the reserved bytes never change)
+    cells: dict[int, Cell] = {}
+    for pgno in leaves:
+        cells.update(leaf_cells(version(pgno) or b"", usable, pgno) or {})
+    return others <= accounted(written, [(version, cells)])[0]
 
 
 def _cursor(log: Log) -> Cursor:

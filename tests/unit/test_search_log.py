@@ -182,3 +182,81 @@ def test_a_commit_landing_while_the_table_is_read_is_read_next_time(ora_home: Pa
     assert landed
     assert ids(search(db, "giraffe")) == ["m10"]
     assert ids(search(db, "okapi")) == []
+
+
+def _long_memory_then_short_ones(ora_home: Path) -> Path:
+    """A file whose first memory spills to overflow pages, with its last word in that tail (not
+    the last row: that one is always read again), then 500 short ones; the index built, and its
+    cursor in the log past an agent's first edit."""
+    filler = " ".join(f"word{i}" for i in range(2000))
+    rows = [{"id": "big", "content": filler + " zebrafish"}]
+    rows += [{"id": f"m{i}", "content": f"memory {i}"} for i in range(1, 501)]
+    db = make_file(ora_home / "long.site.db", rows)
+    assert ids(search(db, "zebrafish")) == ["big"]
+    agent(db, "UPDATE memories SET content = 'a warm-up edit' WHERE id = 'm2'")
+    assert ids(search(db, "zebrafish")) == ["big"]
+    return db
+
+
+def _count_table_comparisons(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the refreshes that compared every memory's text (the log could not vouch)."""
+    from ora_desktop.core.search import refresh
+
+    calls: list[int] = []
+    real = refresh._text_differs
+    monkeypatch.setattr(refresh, "_text_differs", lambda *a, **k: calls.append(1) or real(*a, **k))
+    return calls
+
+
+def test_a_same_length_edit_in_a_long_memory_s_overflow_is_found(ora_home: Path) -> None:
+    """An agent's same-length edit in the overflowing tail of a long memory: SQLite rewrites
+    only that overflow page (no table leaf), so the log names no row. The cursor must not step
+    past it: the new word is found and the old one is gone (before, both stayed wrong for good)."""
+    db = _long_memory_then_short_ones(ora_home)
+    keeper = sqlite3.connect(db)  # another program holding the file open: the log survives
+    keeper.execute("SELECT count(*) FROM memories").fetchone()
+    start = wallog.cursor_now(db)
+    agent(db, "UPDATE memories SET content = replace(content, 'zebrafish', 'swordfish') WHERE id = 'big'")
+    assert wallog.rows_since(db, start) is None  # no leaf page names the row: the log cannot vouch
+    assert ids(search(db, "swordfish")) == ["big"]
+    assert ids(search(db, "zebrafish")) == []
+    keeper.close()
+
+
+@pytest.mark.parametrize("secure_delete", ["ON", "OFF"])
+def test_deleting_a_long_memory_is_still_read_from_the_log(ora_home: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           secure_delete: str) -> None:
+    """Deleting a long memory frees its overflow pages (the freelist's trunk page is written, and
+    with secure_delete the zeroed pages it lists): the freelist explains them, so the log still
+    names the changed rows and no text is compared."""
+    db = _long_memory_then_short_ones(ora_home)
+    keeper = sqlite3.connect(db)
+    keeper.execute("SELECT count(*) FROM memories").fetchone()
+    compared = _count_table_comparisons(monkeypatch)
+    agent(db, f"PRAGMA secure_delete = {secure_delete}", "DELETE FROM memories WHERE id = 'big'")
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA freelist_count").fetchone()[0] > 0  # the overflow pages were freed
+    assert ids(search(db, "zebrafish")) == []
+    agent(db, "UPDATE memories SET content = 'memory 7 swordfish' WHERE id = 'm7'")
+    assert ids(search(db, "swordfish")) == ["m7"]
+    assert compared == []
+    keeper.close()
+
+
+@pytest.mark.parametrize("sql", [
+    "UPDATE memories SET content = replace(content, 'memory 250', 'marlin 250') WHERE id = 'm250'",
+    "REPLACE INTO memories (id, content, type, importance, created_at, updated_at) "
+    "SELECT id, 'marlin 250', type, importance, created_at, updated_at FROM memories WHERE id = 'm250'",
+], ids=["same length in place", "replace"])
+def test_an_edit_of_a_short_memory_is_read_from_the_log(ora_home: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          sql: str) -> None:
+    """A short memory's edit, in place or by REPLACE, writes its leaf: the log names it."""
+    db = _long_memory_then_short_ones(ora_home)
+    keeper = sqlite3.connect(db)
+    keeper.execute("SELECT count(*) FROM memories").fetchone()
+    compared = _count_table_comparisons(monkeypatch)
+    agent(db, sql)
+    assert ids(search(db, "marlin")) == ["m250"]
+    assert ids(search(db, "zebrafish")) == ["big"]
+    assert compared == []
+    keeper.close()
