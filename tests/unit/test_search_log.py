@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -184,10 +185,12 @@ def test_a_commit_landing_while_the_table_is_read_is_read_next_time(ora_home: Pa
     assert ids(search(db, "okapi")) == []
 
 
-def _long_memory_then_short_ones(ora_home: Path) -> Path:
+@pytest.fixture
+def long_file(ora_home: Path) -> Iterator[Path]:
     """A file whose first memory spills to overflow pages, with its last word in that tail (not
-    the last row: that one is always read again), then 500 short ones; the index built, and its
-    cursor in the log past an agent's first edit."""
+    the last row: that one is always read again), then 500 short ones; the index built, its
+    cursor in the log past an agent's first edit, and another program holding the file open (so
+    the log survives)."""
     filler = " ".join(f"word{i}" for i in range(2000))
     rows = [{"id": "big", "content": filler + " zebrafish"}]
     rows += [{"id": f"m{i}", "content": f"memory {i}"} for i in range(1, 501)]
@@ -195,7 +198,9 @@ def _long_memory_then_short_ones(ora_home: Path) -> Path:
     assert ids(search(db, "zebrafish")) == ["big"]
     agent(db, "UPDATE memories SET content = 'a warm-up edit' WHERE id = 'm2'")
     assert ids(search(db, "zebrafish")) == ["big"]
-    return db
+    keeper = sqlite3.connect(db)
+    keeper.execute("SELECT count(*) FROM memories").fetchone()
+    yield db
 
 
 def _count_table_comparisons(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -208,39 +213,31 @@ def _count_table_comparisons(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return calls
 
 
-def test_a_same_length_edit_in_a_long_memory_s_overflow_is_found(ora_home: Path) -> None:
+def test_a_same_length_edit_in_a_long_memory_s_overflow_is_found(long_file: Path) -> None:
     """An agent's same-length edit in the overflowing tail of a long memory: SQLite rewrites
     only that overflow page (no table leaf), so the log names no row. The cursor must not step
     past it: the new word is found and the old one is gone (before, both stayed wrong for good)."""
-    db = _long_memory_then_short_ones(ora_home)
-    keeper = sqlite3.connect(db)  # another program holding the file open: the log survives
-    keeper.execute("SELECT count(*) FROM memories").fetchone()
-    start = wallog.cursor_now(db)
-    agent(db, "UPDATE memories SET content = replace(content, 'zebrafish', 'swordfish') WHERE id = 'big'")
-    assert wallog.rows_since(db, start) is None  # no leaf page names the row: the log cannot vouch
-    assert ids(search(db, "swordfish")) == ["big"]
-    assert ids(search(db, "zebrafish")) == []
-    keeper.close()
+    start = wallog.cursor_now(long_file)
+    agent(long_file, "UPDATE memories SET content = replace(content, 'zebrafish', 'swordfish') WHERE id = 'big'")
+    assert wallog.rows_since(long_file, start) is None  # no leaf page names the row: the log cannot vouch
+    assert ids(search(long_file, "swordfish")) == ["big"]
+    assert ids(search(long_file, "zebrafish")) == []
 
 
 @pytest.mark.parametrize("secure_delete", ["ON", "OFF"])
-def test_deleting_a_long_memory_is_still_read_from_the_log(ora_home: Path, monkeypatch: pytest.MonkeyPatch,
+def test_deleting_a_long_memory_is_still_read_from_the_log(long_file: Path, monkeypatch: pytest.MonkeyPatch,
                                                            secure_delete: str) -> None:
     """Deleting a long memory frees its overflow pages (the freelist's trunk page is written, and
     with secure_delete the zeroed pages it lists): the freelist explains them, so the log still
     names the changed rows and no text is compared."""
-    db = _long_memory_then_short_ones(ora_home)
-    keeper = sqlite3.connect(db)
-    keeper.execute("SELECT count(*) FROM memories").fetchone()
     compared = _count_table_comparisons(monkeypatch)
-    agent(db, f"PRAGMA secure_delete = {secure_delete}", "DELETE FROM memories WHERE id = 'big'")
-    with sqlite3.connect(db) as conn:
+    agent(long_file, f"PRAGMA secure_delete = {secure_delete}", "DELETE FROM memories WHERE id = 'big'")
+    with sqlite3.connect(long_file) as conn:
         assert conn.execute("PRAGMA freelist_count").fetchone()[0] > 0  # the overflow pages were freed
-    assert ids(search(db, "zebrafish")) == []
-    agent(db, "UPDATE memories SET content = 'memory 7 swordfish' WHERE id = 'm7'")
-    assert ids(search(db, "swordfish")) == ["m7"]
+    assert ids(search(long_file, "zebrafish")) == []
+    agent(long_file, "UPDATE memories SET content = 'memory 7 swordfish' WHERE id = 'm7'")
+    assert ids(search(long_file, "swordfish")) == ["m7"]
     assert compared == []
-    keeper.close()
 
 
 @pytest.mark.parametrize(("sql", "memory"), [
@@ -251,17 +248,13 @@ def test_deleting_a_long_memory_is_still_read_from_the_log(ora_home: Path, monke
     ("INSERT INTO memories (id, content, created_at, updated_at) VALUES "
      "('long2', replace(hex(zeroblob(2000)), '0', 'word ') || 'marlin', '2001-01-01', '2001-01-01')", "long2"),
 ], ids=["short, same length in place", "short, replace", "long, new length", "long, new"])
-def test_edits_that_write_the_row_s_leaf_are_read_from_the_log(ora_home: Path, monkeypatch: pytest.MonkeyPatch,
+def test_edits_that_write_the_row_s_leaf_are_read_from_the_log(long_file: Path, monkeypatch: pytest.MonkeyPatch,
                                                                sql: str, memory: str) -> None:
     """An edit that writes the row's leaf — a short memory's, in place or by REPLACE, a long
     memory's new length (a new overflow chain), a new long memory — is named by the log: its
     overflow pages are its row's, and no text is compared whole."""
-    db = _long_memory_then_short_ones(ora_home)
-    keeper = sqlite3.connect(db)
-    keeper.execute("SELECT count(*) FROM memories").fetchone()
     compared = _count_table_comparisons(monkeypatch)
-    agent(db, sql)
-    assert ids(search(db, "marlin")) == [memory]
-    assert ids(search(db, "zebrafish")) == ([] if memory == "big" else ["big"])
+    agent(long_file, sql)
+    assert ids(search(long_file, "marlin")) == [memory]
+    assert ids(search(long_file, "zebrafish")) == ([] if memory == "big" else ["big"])
     assert compared == []
-    keeper.close()
