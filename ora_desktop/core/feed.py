@@ -17,7 +17,10 @@ more than :data:`MAX_IDS` rows — :meth:`ChangeFeed.poll` answers ``Change.relo
 everything again. Correct first; the ids are the fast path.
 
 The store's own commits are not the feed's to report (the operation that made them emits its
-own ``Change``): :meth:`ChangeFeed.own_commit` steps past exactly one commit's frames.
+own ``Change``). Inside its write the store holds the write lock, so the log's published end then
+(:meth:`ChangeFeed.log_end`) is where other programs' commits end and ours begins:
+:meth:`ChangeFeed.own_commit` reads the log up to there as theirs, then steps past our commit's
+frames, whoever commits right before or after us.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import btree
+from .errors import OraError
 from .fileheader import read_at, read_header
 from .records import Change, Initiator
 from .schema import MEMORY_COLUMNS
@@ -47,6 +51,33 @@ Query = Callable[[str, Sequence[object]], list[tuple]]
 
 class _Unknown(Exception):
     """The log cannot say which rows changed: reload."""
+
+
+@dataclass(frozen=True, slots=True)
+class LogEnd:
+    """The log's published end (``-shm``): its salts, page size and committed frame count."""
+
+    salts: tuple[int, int]
+    page_size: int
+    frames: int
+
+    @property
+    def offset(self) -> int:
+        return HEADER + self.frames * (FRAME_HEADER + self.page_size)
+
+
+def _index(path: Path) -> LogEnd | None:
+    """The wal-index header's view of the log, None when it cannot tell (no ``-shm``, no index
+    yet, a writer mid-update)."""
+    try:
+        index = read_header(f"{path}-shm", 96)
+    except OSError:
+        return None
+    if len(index) < 96 or index[:48] != index[48:] or index[12] != 1:
+        return None
+    page_size = int.from_bytes(index[14:16], sys.byteorder)
+    return LogEnd(struct.unpack(">II", index[32:40]), 65536 if page_size == 1 else page_size,
+                  int.from_bytes(index[16:20], sys.byteorder))
 
 
 @dataclass(slots=True)
@@ -114,47 +145,72 @@ class ChangeFeed:
         the header cannot tell (no ``-shm`` or log yet, a rollback-journal file): the first
         :meth:`poll` then starts the feed."""
         with self._lock:
+            index = _index(self.path)
             try:
-                index = read_header(f"{self.path}-shm", 96)
                 log_head = read_at(f"{self.path}-wal", HEADER, 0)
             except OSError:
                 return False
-            if len(index) < 96 or index[:48] != index[48:] or index[12] != 1:
+            if index is None:
                 return False  # no index yet, or a writer mid-update: the first poll starts
-            frames = int.from_bytes(index[16:20], sys.byteorder)
             head = _header(log_head)
             if head is None:
-                if frames or log_head:
+                if index.frames or log_head:
                     return False
                 # An empty log: the first writer starts one; read it whole, while the file is as now.
                 self._started, self._db_stat, self._log = True, self._stat(), None
                 self._seen.clear()
                 return True
-            page_size = int.from_bytes(index[14:16], sys.byteorder)
-            page_size = 65536 if page_size == 1 else page_size
-            salts = struct.unpack(">II", index[32:40])
-            if page_size != head[0] or salts != head[1:3]:
+            if index.page_size != head[0] or index.salts != head[1:3]:
                 return False
             self._started = True
             self._db_stat = self._stat()
             self._seen.clear()
-            self._log = _Log(salts, head[3], page_size, HEADER + frames * (FRAME_HEADER + page_size), None)
+            self._log = _Log(index.salts, head[3], index.page_size, index.offset, None)
             return True
 
-    def own_commit(self) -> None:
-        """The store committed one transaction right after the position: step past it."""
+    def log_end(self) -> LogEnd | None:
+        """Where the log's published commits end now. Read inside our write (we hold the write
+        lock): every commit before it is another program's, ours begins there."""
+        return _index(self.path)
+
+    def own_commit(self, end: LogEnd | None, ours: bool) -> tuple[bool, Change | None]:
+        """The store committed right after the log's ``end`` (:meth:`log_end`; ``ours``: a
+        commit that wrote frames, not an empty one): read up to ``end`` as other programs'
+        commits, then step past ours. Returns (whether the feed followed — False: its next
+        :meth:`poll` answers ``Change.reload()`` —, what others changed before ours, as
+        :meth:`poll` says it)."""
         with self._lock:
-            if not self._started:
-                return
+            if not self._started or end is None:
+                self._started = False
+                return False, None
             try:
-                log, _ = self._read_log(self._log, commits=1)
-                wal = f"{self.path}-wal"
-                for pgno, at in self._last_written.items():  # keep the pages we hold current
-                    if pgno in self._seen:
-                        self._seen[pgno] = read_at(wal, log.page_size, at + FRAME_HEADER)
-                self._log = log
-            except (_Unknown, OSError):
-                self._start()
+                change = self._read_before(end)
+                if ours:
+                    log, _ = self._read_log(self._log, commits=1)
+                    wal = f"{self.path}-wal"
+                    for pgno, at in self._last_written.items():  # keep the pages we hold current
+                        if pgno in self._seen:
+                            self._seen[pgno] = read_at(wal, log.page_size, at + FRAME_HEADER)
+                    self._log = log
+                return True, change
+            except (_Unknown, OSError, OraError) as exc:  # (our commit stands: never fail the write)
+                self.last_reason = str(exc) or type(exc).__name__
+                self._started = False
+                return False, None
+
+    def _read_before(self, end: LogEnd) -> Change | None:
+        """Others' commits from the position up to ``end`` (see :meth:`own_commit`)."""
+        head = _header(read_at(f"{self.path}-wal", HEADER, 0))
+        if head is None or head[1:3] != end.salts:  # our commit restarted the log
+            at = HEADER if self._log is None else self._log.offset if self._log.salts == end.salts else None
+            if at != end.offset:
+                raise _Unknown("our commit restarted the log over others' frames not read yet")
+            return None
+        log, pages = self._read_log(self._log, upto=end.offset)
+        change = self._diff(log, pages)
+        self._log = log
+        self._remember(pages)
+        return change
 
     def poll(self) -> Change | None:
         """What others committed since the last look: a ``Change`` with ids (initiator external),
@@ -194,9 +250,10 @@ class ChangeFeed:
         return st.st_mtime_ns, st.st_size, st.st_ino
 
     # ----------------------------------------------------------------- the log
-    def _read_log(self, log: _Log | None, commits: int | None = None, whole: bool = False
+    def _read_log(self, log: _Log | None, commits: int | None = None, whole: bool = False, upto: int | None = None
                   ) -> tuple[_Log, dict[int, tuple[bytes | None, bytes]]]:
-        """The log after the frames of the next ``commits`` commits (all: None) past ``log``,
+        """The log after the frames of the next ``commits`` commits (all: None; up to offset
+        ``upto`` at most) past ``log``,
         and ``{page: (version before, version after)}`` of the pages they wrote (before: None
         when unknown; none with ``commits`` or ``whole``). ``log`` None: from the log's first
         frame (a log new since the last look, the database file untouched; ``whole``: any log,
@@ -234,7 +291,7 @@ class ChangeFeed:
             new = _Log(log.salts, log.seq, log.page_size, log.offset, dict(log.frames))
         if size - new.offset > MAX_LOG or size < new.offset:
             raise _Unknown("the log shrank, or grew past what is worth reading")
-        published = min(size, self._published(page_size, (salt1, salt2), size))
+        published = min(size, self._published(page_size, (salt1, salt2), size), size if upto is None else upto)
         written, end, extent, first = self._scan(wal, new, published, commits)
         if old is not new and old.salts != new.salts:
             if published < size:  # frames written but not published may overwrite old ones too
@@ -547,4 +604,4 @@ def _backfilled(path: Path) -> int | None:
     return int.from_bytes(data[96:100], sys.byteorder)
 
 
-__all__ = ["KEPT_PAGES", "MAX_IDS", "ChangeFeed"]
+__all__ = ["KEPT_PAGES", "MAX_IDS", "ChangeFeed", "LogEnd"]

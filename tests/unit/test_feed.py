@@ -16,6 +16,8 @@ import pytest
 
 from ora_desktop.core import Change, Initiator, open_store
 from ora_desktop.core.demo import write_agent
+from ora_desktop.core.fileheader import read_at
+from ora_desktop.core.operations import edits
 
 from ..conftest import raw_seed_db
 
@@ -103,6 +105,91 @@ def test_our_own_writes_are_not_heard_again(watched):
     assert heard(store) == []
     agent(path, "UPDATE memories SET importance = 2 WHERE id = 'm002'")
     assert [c.changed for c in heard(store)] == [{"m002"}]
+
+
+def _heard_once(store, change: Change, theirs: set[str]) -> None:  # noqa: ANN001
+    """Our commit was heard once as ``change`` (a person's edit of m001), the agent's commit once
+    as another program's, naming ``theirs``; no change said to be someone else's names ours."""
+    from_feed = heard(store)
+    assert [c.ids for c in from_feed] == [theirs] and from_feed[0].initiator is Initiator.EXTERNAL
+    assert change.ids == {"m001"} and change.initiator is Initiator.USER
+
+
+def _edit_heard(store) -> Change:  # noqa: ANN001
+    told: list[Change] = []
+    unsubscribe = store.subscribe(told.append)
+    edits.edit(store, "m001", {"importance": 9})
+    unsubscribe()
+    [ours] = told
+    return ours
+
+
+def test_an_agents_commit_right_before_ours_is_heard_once_and_ours_once(watched):
+    """An agent commits, then the person's edit commits before the window looks: each commit is
+    heard once, by whom it was made (ours was heard twice: a second time as the agent's)."""
+    path, store = watched
+    notices = store.feed_reader()  # as the MCP server's notices read the feed
+    agent(path, "UPDATE memories SET importance = 2 WHERE id = 'm002'")
+    ours = _edit_heard(store)
+    assert notices.poll().ids == {"m002"} and notices.poll() is None
+    _heard_once(store, ours, {"m002"})
+
+
+def test_an_agents_commit_right_after_ours_is_heard_once_and_ours_once(watched, monkeypatch):
+    """The agent's commit lands between our COMMIT and our reading of the counter."""
+    path, store = watched
+    ended = store._watch.own_commit_ended
+
+    def agent_first(connection):  # noqa: ANN001, ANN202
+        agent(path, "INSERT INTO memories (id, content, created_at, updated_at) "
+                    "VALUES ('after-1', 'an agent wrote this', datetime('now'), datetime('now'))")
+        return ended(connection)
+    monkeypatch.setattr(store._watch, "own_commit_ended", agent_first)
+    ours = _edit_heard(store)
+    monkeypatch.undo()
+    _heard_once(store, ours, {"after-1"})
+
+
+def test_agents_commits_before_and_after_ours_are_heard_once_each(watched, monkeypatch):
+    path, store = watched
+    agent(path, "DELETE FROM memories WHERE id = 'm003'")
+    ended = store._watch.own_commit_ended
+
+    def agent_first(connection):  # noqa: ANN001, ANN202
+        agent(path, "UPDATE memories SET content = 'after ours' WHERE id = 'm004'")
+        return ended(connection)
+    monkeypatch.setattr(store._watch, "own_commit_ended", agent_first)
+    ours = _edit_heard(store)
+    monkeypatch.undo()
+    [theirs] = heard(store)  # (the window's one look hears both, composed)
+    assert (theirs.removed, theirs.changed, theirs.added) == ({"m003"}, {"m004"}, set())
+    assert theirs.initiator is Initiator.EXTERNAL and ours.ids == {"m001"}
+
+
+def test_our_commit_that_restarts_the_log_over_an_agents_is_heard_once(watched):
+    """The agent's commit was checkpointed whole, so our commit starts the log again over its
+    frames: what it changed can no longer be read (a reload), but ours is still not the agent's."""
+    path, store = watched
+    agent(path, "UPDATE memories SET importance = 2 WHERE id = 'm002'")
+    subprocess.run([sys.executable, "-c", "import sqlite3, sys\n"
+                    "print(sqlite3.connect(sys.argv[1]).execute('PRAGMA wal_checkpoint(PASSIVE)').fetchone())",
+                    str(path)], check=True, capture_output=True)
+    salts = read_at(f"{path}-wal", 8, 16)
+    ours = _edit_heard(store)
+    assert read_at(f"{path}-wal", 8, 16) != salts  # (ours did restart the log)
+    [theirs] = heard(store)
+    assert not theirs and theirs.initiator is Initiator.EXTERNAL  # a reload
+    assert ours.ids == {"m001"}
+    agent(path, "UPDATE memories SET importance = 3 WHERE id = 'm005'")
+    assert [c.ids for c in heard(store)] == [{"m005"}]
+
+
+def test_an_empty_commit_of_ours_after_an_agents_hears_the_agents_once(watched):
+    path, store = watched
+    agent(path, "UPDATE memories SET importance = 2 WHERE id = 'm002'")
+    with store.write():
+        pass
+    assert [c.ids for c in heard(store)] == [{"m002"}]
 
 
 def test_a_job_in_another_process_is_heard_with_its_ids(watched):
