@@ -6,13 +6,16 @@ this module says *what*: it reads the frames the write-ahead log gained since th
 before (an earlier frame of the log, or the database file while no checkpoint has copied later
 frames into it). Rows whose stored bytes differ are changed, rows that appear are added, rows
 that left every page and whose id is gone from ``memories`` are removed; every answer is checked
-against the database by rowid and id. A person's edit, an agent's raw SQL (with or without a new
+against the database by rowid and id. An edited row's two records, compared value by value
+(through its overflow pages when it is too long for its page), name the columns it wrote.
+A person's edit, an agent's raw SQL (with or without a new
 ``updated_at``), a job or a sync in another process all read the same way.
 
 When the log cannot vouch for the whole interval — no log (a rollback-journal file), a log
 restarted more than once or over frames not read yet, a checkpoint that copied unread frames,
 a page whose earlier version is unknown, a changed page that belongs to no row it can name
-(an overflow page rewritten in place, a pointer-map page), a leaf freed without being rewritten,
+(an overflow page rewritten in place of a row no changed index entry names, a pointer-map
+page), a leaf freed without being rewritten,
 more than :data:`MAX_IDS` rows — :meth:`ChangeFeed.poll` answers ``Change.reload()``: views read
 everything again. Correct first; the ids are the fast path.
 
@@ -46,6 +49,9 @@ MAX_IDS = 5000
 #: Table pages kept as of the last look (4 MB of 4 KB pages): the earlier version of a page an
 #: agent writes again and again (the newest leaf, its parents), whatever a checkpoint did.
 KEPT_PAGES = 1024
+#: Rows an index's changed entries name, looked up in the table's b-tree to find which row an
+#: overflow page rewritten in place belongs to (:meth:`ChangeFeed._overflow_edits`).
+MAX_OWNERS = 64
 Query = Callable[[str, Sequence[object]], list[tuple]]
 
 
@@ -449,7 +455,9 @@ class ChangeFeed:
         if dropped - adopted - set(pages):  # (a child moved to another interior page is no loss)
             raise _Unknown("a leaf freed without being rewritten: its rows went unseen")
         accounted, rewritten = self._accounted(pages, old_cells, new_cells)
-        if others - accounted:
+        explained, payloads = self._overflow_edits(log, pages, usable, others - accounted, rewritten,
+                                                   old_cells, new_cells)
+        if others - accounted - explained:
             raise _Unknown("a page no row names (an overflow rewritten in place, a pointer map)")
         added: set[str] = set()
         changed: set[str] = set()
@@ -466,7 +474,7 @@ class ChangeFeed:
                     left[old.key] = rowid
             elif old.data != cell.data or rowid in rewritten:
                 changed.add(cell.key)
-                wrote = None if rowid in rewritten else btree.changed_columns(old, cell, self._column_names)
+                wrote = btree.changed_columns(old, cell, self._column_names, payloads.get(rowid))
                 columns = None if wrote is None or columns is None else columns | wrote
         for rowid, cell in old_cells.items():
             if rowid not in new_cells:
@@ -534,6 +542,76 @@ class ChangeFeed:
                 trunk, leaves = btree.trunk_pages(version(trunk, new) or b"")
                 seen.update(leaves)
         return seen, rewritten
+
+    def _overflow_edits(self, log: _Log, pages: dict[int, tuple[bytes | None, bytes]], usable: int,
+                        unexplained: set[int], rewritten: set[int], old_cells: dict[int, btree.Cell],
+                        new_cells: dict[int, btree.Cell]) -> tuple[set[int], dict[int, tuple[bytes, bytes]]]:
+        """Rows too long for their page, edited: (the overflow pages they explain, each row's two
+        whole records, read through its overflow pages, so the columns it wrote are named).
+
+        An edit that keeps a row's length rewrites only the overflow pages whose bytes changed,
+        not its leaf: the rows an index's changed entries name (an indexed column was written)
+        are found by rowid in the table's b-tree, and own those pages when their chain holds
+        them (added to ``rewritten``, ``old_cells`` and ``new_cells``)."""
+        now = self._pages_now(log, pages)
+        if now is None or not (unexplained or rewritten):
+            return set(), {}
+        backfilled = _backfilled(self.path)
+        explained: set[int] = set()
+        if unexplained:
+            rowids = [r for r in self._index_rowids(pages, usable) if r not in new_cells][:MAX_OWNERS]
+            root = self._query("SELECT rootpage FROM sqlite_schema WHERE type = 'table' AND name = 'memories'", ())
+            for rowid in rowids if root else ():
+                cell = btree.find_row(int(root[0][0]), rowid, now, usable)
+                chain = set(btree.overflow_pages(cell, now) or ()) if cell is not None else set()
+                if cell is not None and chain & unexplained and cell.columns <= self._columns():
+                    explained |= chain
+                    old_cells[rowid] = new_cells[rowid] = cell  # (its leaf was not written)
+                    rewritten.add(rowid)
+
+        def then(pgno: int) -> bytes | None:
+            pair = pages.get(pgno)
+            return pair[0] if pair is not None else now(pgno)
+        payloads: dict[int, tuple[bytes, bytes]] = {}
+        for rowid in rewritten:
+            old, new = old_cells.get(rowid), new_cells.get(rowid)
+            before = btree.payload(old, then, usable) if old is not None else None
+            after = btree.payload(new, now, usable) if new is not None else None
+            if before is not None and after is not None:
+                payloads[rowid] = (before, after)
+        if _backfilled(self.path) != backfilled:
+            return set(), {}  # a checkpoint ran meanwhile: pages read from the file may be newer
+        return explained, payloads
+
+    def _pages_now(self, log: _Log, pages: dict[int, tuple[bytes | None, bytes]]
+                   ) -> Callable[[int], bytes | None] | None:
+        """A reader of each page as of ``log``'s position (its newest frame there, else the
+        database file); None when a checkpoint may have copied newer frames into the file."""
+        backfilled = _backfilled(self.path)
+        if log.frames is None or backfilled is None or backfilled > log.frame_count:
+            return None
+        wal, size, frames = f"{self.path}-wal", log.page_size, log.frames
+
+        def read(pgno: int) -> bytes | None:
+            if pgno in pages:
+                return pages[pgno][1]
+            at = frames.get(pgno)
+            if at is None:
+                return read_at(self.path, size, (pgno - 1) * size)
+            return read_at(wal, size, at + FRAME_HEADER)
+        return read
+
+    @staticmethod
+    def _index_rowids(pages: dict[int, tuple[bytes | None, bytes]], usable: int) -> list[int]:
+        """The rowids of the index entries the commits added or removed (their rows' indexed
+        columns were written), in order."""
+        rowids: set[int] = set()
+        for old, new in pages.values():
+            if old and btree.page_type(new) == btree.INDEX_PAGES[1]:
+                before, after = btree.index_rowids(old, usable), btree.index_rowids(new, usable)
+                rowids.update(before[k] for k in before.keys() - after.keys())
+                rowids.update(after[k] for k in after.keys() - before.keys())
+        return sorted(rowids)
 
     def _present(self, cells: dict[int, btree.Cell]) -> dict[int, str]:
         if not cells:

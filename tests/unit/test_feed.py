@@ -76,7 +76,9 @@ def test_an_agents_update_of_one_row_names_that_row_alone(watched, sql):
 def test_an_agents_edit_names_the_columns_it_wrote(watched):
     """The feed compares the row's stored values: readers that depend on a few columns (the
     supersession edges, the health counts, the review rules) can leave the rest alone. A row
-    too long for its page cannot be compared there, and says so (columns unknown)."""
+    too long for its page is compared through its overflow pages; an edit that keeps its length
+    rewrites only the overflow page it changed (not the row's leaf), found through the index
+    entry the edit moved."""
     path, store = watched
     agent(path, "UPDATE memories SET importance = 1 + importance % 10 WHERE id = 'm042'",
           "UPDATE memories SET health_score = 0.5 WHERE id = 'm043'")
@@ -86,7 +88,12 @@ def test_an_agents_edit_names_the_columns_it_wrote(watched):
     assert [c.columns for c in heard(store)] == [{"superseded_by"}]
     agent(path, "UPDATE memories SET content = ? WHERE id = 'm045'", params=[["long " * 5000]])
     [change] = heard(store)
-    assert change.changed == {"m045"} and change.columns is None
+    assert change.changed == {"m045"} and change.columns == {"content"}
+    agent(path, "UPDATE memories SET importance = 1 + importance % 9 WHERE id = 'm045'")  # same length
+    [change] = heard(store)
+    assert change.changed == {"m045"} and change.columns == {"importance"}
+    agent(path, "UPDATE memories SET superseded_by = 'm001' WHERE id = 'm045'")
+    assert [c.columns for c in heard(store)] == [{"superseded_by"}]
 
 
 def test_an_agents_delete_names_the_id_and_the_rowid_it_had(watched):
@@ -254,6 +261,7 @@ def test_random_writes_are_named_exactly_or_heard_as_a_reload(tmp_path, seed):
     heard(store)
     conn = sqlite3.connect(path, isolation_level=None)
     before, named, n = _rows(conn), 0, 0
+    names = ["rowid", *(r[1] for r in conn.execute("PRAGMA table_info(memories)"))]
     for _step in range(150):
         conn.execute("BEGIN IMMEDIATE")
         for _ in range(rng.randint(1, 3)):
@@ -294,6 +302,9 @@ def test_random_writes_are_named_exactly_or_heard_as_a_reload(tmp_path, seed):
                 assert change.added == added and change.removed == removed and change.changed == changed
                 # (a rowid a new memory took again is left out: a view reloads rather than drop it)
                 assert change.removed_rowids == {before[i][0] for i in removed} - {r[0] for r in after.values()}
+                # The columns named cover every value the edits wrote (rows too long for their page too).
+                wrote = {names[k] for i in changed for k in range(1, len(names)) if after[i][k] != before[i][k]}
+                assert change.columns is None or wrote <= change.columns, (_step, wrote, change.columns)
         before = after
     assert named > 60  # most looks named the rows (a reload is the exception)
     conn.close()
