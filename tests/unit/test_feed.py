@@ -191,6 +191,38 @@ def test_our_commit_that_restarts_the_log_over_an_agents_is_heard_once(watched):
     assert [c.ids for c in heard(store)] == [{"m005"}]
 
 
+def test_a_nested_write_of_ours_after_an_agents_commit_is_heard_once(watched):
+    """Savepoints inside our transaction: still one commit of ours, stepped past once."""
+    path, store = watched
+    agent(path, "UPDATE memories SET importance = 2 WHERE id = 'm002'")
+    told: list[Change] = []
+    store.subscribe(told.append)
+    with store.write():
+        store.update("m001", importance=9)
+        with store.write():
+            store.update("m003", importance=9)
+    assert [c.ids for c in heard(store)] == [{"m002"}]
+    assert [c.ids for c in told] == [{"m001", "m003"}]
+
+
+def test_a_rollback_journal_file_hears_an_agents_commit_before_ours_as_a_reload(tmp_path):
+    """No log to split at our BEGIN: the counter says someone else committed, and views read
+    everything again (ours is not named as theirs)."""
+    path = raw_seed_db(tmp_path / "journal.site.db", ROWS[:5])
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode = DELETE")
+    conn.close()
+    store = open_store(path)
+    heard(store)
+    agent(path, "UPDATE memories SET importance = 9 WHERE id = 'm002'")
+    ours = _edit_heard(store)
+    [theirs] = heard(store)
+    assert not theirs and ours.ids == {"m001"}
+    store.update("m003", importance=1)  # ours alone: nothing more
+    assert heard(store) == []
+    store.close()
+
+
 def test_an_empty_commit_of_ours_after_an_agents_hears_the_agents_once(watched):
     path, store = watched
     agent(path, "UPDATE memories SET importance = 2 WHERE id = 'm002'")
