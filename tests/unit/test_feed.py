@@ -205,24 +205,6 @@ def test_a_nested_write_of_ours_after_an_agents_commit_is_heard_once(watched):
     assert [c.ids for c in told] == [{"m001", "m003"}]
 
 
-def test_a_rollback_journal_file_hears_an_agents_commit_before_ours_as_a_reload(tmp_path):
-    """No log to split at our BEGIN: the counter says someone else committed, and views read
-    everything again (ours is not named as theirs)."""
-    path = raw_seed_db(tmp_path / "journal.site.db", ROWS[:5])
-    conn = sqlite3.connect(path)
-    conn.execute("PRAGMA journal_mode = DELETE")
-    conn.close()
-    store = open_store(path)
-    heard(store)
-    agent(path, "UPDATE memories SET importance = 9 WHERE id = 'm002'")
-    ours = _edit_heard(store)
-    [theirs] = heard(store)
-    assert not theirs and ours.ids == {"m001"}
-    store.update("m003", importance=1)  # ours alone: nothing more
-    assert heard(store) == []
-    store.close()
-
-
 def test_an_empty_commit_of_ours_after_an_agents_hears_the_agents_once(watched):
     path, store = watched
     agent(path, "UPDATE memories SET importance = 2 WHERE id = 'm002'")
@@ -273,6 +255,14 @@ def test_a_rollback_journal_file_is_heard_as_a_reload(tmp_path):
     agent(path, "UPDATE memories SET importance = 9 WHERE id = 'm001'")
     [change] = heard(store)
     assert not change and change.initiator is Initiator.EXTERNAL  # rows unknown: views read again
+    # No log to split at our BEGIN: an agent's commit right before ours is a reload too, and
+    # ours is heard once, as ours; ours alone is nothing to the feed.
+    agent(path, "UPDATE memories SET importance = 9 WHERE id = 'm002'")
+    ours = _edit_heard(store)
+    [theirs] = heard(store)
+    assert not theirs and ours.ids == {"m001"}
+    store.update("m003", importance=1)
+    assert heard(store) == []
     store.close()
 
 
