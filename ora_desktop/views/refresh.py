@@ -24,22 +24,17 @@ NULLs, collation and time columns. No SQL is written here.
 
 from __future__ import annotations
 
-import struct
-from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from ..core import ordering
 from ..core.listing import ListQuery
 from ..core.records import Change, Memory
 from ..core.store import Store
+from .positions import positions
 
 #: Past this many changed ids a reload is cheaper than checking each row (a bulk edit).
 MAX_CHANGED = 5000
-#: Up to this many changed rows are looked up in the keys one by one (see ``_positions``).
-FEW_ROWIDS = 16
-_KEY = struct.Struct("=q")  # one key as ``array("q")`` stores it
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +86,7 @@ def plan_refresh(store: Store, query: ListQuery, keys: Sequence[int], change: Ch
     if change.removed:
         if len(change.removed_rowids) != len(change.removed):
             return _reload("rows were removed and where they were listed is not known")
-        removes = tuple(sorted(_positions(keys, sorted(change.removed_rowids)).values()))
+        removes = tuple(sorted(positions(keys, sorted(change.removed_rowids)).values()))
     inserts: tuple[tuple[int, Memory], ...] = ()
     if change.added:
         if len(change.added) > MAX_PLACED:
@@ -113,7 +108,7 @@ def _changed_rows(store: Store, query: ListQuery, keys: Sequence[int], change: C
     found = ordering.matches(store, query, change.changed)
     if len(found) != len(change.changed):
         return _reload("a changed memory is gone")
-    listed = _positions(keys, [rowid for rowid, _ in found])
+    listed = positions(keys, [rowid for rowid, _ in found])
     for rowid, hit in found:
         if hit != (rowid in listed):
             return _reload("a changed row entered or left the filter")
@@ -136,16 +131,12 @@ def _place_new(store: Store, query: ListQuery, keys: Sequence[int], ids: frozens
     found = ordering.selected_in_order(store, query, ids)
     if found is None:
         return None
-    listed = _positions(keys, found)
-    new = [rowid for rowid in found if rowid not in listed]  # listed already: a read after the write
-    if not new:
-        return ()
 
     def before(a: int, b: int) -> bool:
         return ordering.sorts_before(store, query, a, b)
 
     placed = []
-    for rowid in new:
+    for rowid in found:
         low, high = 0, len(keys)
         if high and before(rowid, int(keys[0])):
             high = 0
@@ -155,7 +146,13 @@ def _place_new(store: Store, query: ListQuery, keys: Sequence[int], ids: frozens
                 high = mid
             else:
                 low = mid + 1
-        placed.append((low, rowid))
+        # A row listed already (the keys were read after the write) is where the search lands
+        # (compared with itself it counts as before): left there, with no scan of the keys.
+        if not (low < len(keys) and int(keys[low]) == rowid):
+            placed.append((low, rowid))
+    if not placed:
+        return ()
+    new = [rowid for _, rowid in placed]
     memories = {m.rowid: m for m in store.by_rowids(new)}
     if len(memories) != len(new):
         return None
@@ -177,37 +174,6 @@ def merge_changes(changes: Sequence[Change]) -> Change:
     # An id added then removed (or the reverse) within the batch: the view reads its keys again.
     return Change(added=added, changed=changed | (added & removed), removed=removed, columns=columns,
                   removed_rowids=frozenset().union(*(c.removed_rowids for c in changes)))
-
-
-def _positions(keys: Sequence[int], rowids: list[int]) -> dict[int, int]:
-    """``{rowid: position}`` of those ``rowids`` that are in ``keys``: a byte search per rowid for
-    a few (C speed, and no NumPy import on a first edit: ~0.1-0.3 s holding the GIL the window's
-    thread needs), a vectorised scan for many."""
-    if not rowids or not len(keys):
-        return {}
-    if len(rowids) <= FEW_ROWIDS and isinstance(keys, array) and keys.typecode == "q":
-        data, found = keys.tobytes(), {}
-        for rowid in rowids:
-            needle = _KEY.pack(rowid)
-            at = data.find(needle)
-            while at != -1 and at % _KEY.size:  # a match straddling two keys: look further
-                at = data.find(needle, at + 1)
-            if at != -1:
-                found[rowid] = at // _KEY.size
-        return found
-    import numpy as np  # here, not at the top: the window's start-up does not wait for it
-
-    listed = _as_numpy(keys)
-    hits = np.flatnonzero(np.isin(listed, np.asarray(rowids, dtype=np.int64)))
-    return {int(listed[pos]): int(pos) for pos in hits}
-
-
-def _as_numpy(keys: Sequence[int]) -> Any:
-    import numpy as np
-
-    if isinstance(keys, array) and keys.typecode == "q":
-        return np.frombuffer(keys, dtype=np.int64) if len(keys) else np.empty(0, dtype=np.int64)
-    return np.asarray(keys, dtype=np.int64)
 
 
 def _still_in_order(store: Store, query: ListQuery, keys: Sequence[int], positions: list[int]) -> bool:

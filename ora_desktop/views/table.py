@@ -12,7 +12,6 @@ row movement to Qt through :class:`TableEvents`.
 
 from __future__ import annotations
 
-import struct
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -21,9 +20,8 @@ from dataclasses import dataclass, replace
 from ..core.listing import ListQuery
 from ..core.records import Memory
 from ..core.store import Store
+from .positions import position
 from .refresh import RowRefresh
-
-_KEY = struct.Struct("=q")  # one row key as stored in the keys array
 
 #: ``(before, after)``: memories as cached before a write and as they are now (``None`` before:
 #: a row inserted; ``None`` after: a row removed).
@@ -163,15 +161,8 @@ class TableState:
         return {rid: m for page_no, page in self.pages.items() if page_no not in self.stale for rid, m in page.items()}
 
     def row_of_key(self, rowid: int) -> int | None:
-        """The row listing ``rowid``, or ``None``. A byte search over the keys (C speed: a few ms
-        for a million rows, where ``array.index`` compares them one by one)."""
-        if not len(self.keys):
-            return None
-        data, needle = self.keys.tobytes(), _KEY.pack(rowid)
-        at = data.find(needle)
-        while at != -1 and at % _KEY.size:  # a match straddling two keys: look further
-            at = data.find(needle, at + 1)
-        return None if at == -1 else at // _KEY.size
+        """The row listing ``rowid``, or ``None`` (see :mod:`.positions`)."""
+        return position(self.keys, rowid)
 
     # ----------------------------------------------------------------- selection
     def row_to_select(self, rowid: int | None, place: int) -> int | None:

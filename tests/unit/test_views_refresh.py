@@ -65,6 +65,9 @@ def test_new_rows_are_placed_where_a_key_read_would_list_them(store, query):
     for shift, (pos, memory) in enumerate(plan.inserts):
         placed.insert(pos + shift, memory.rowid)
     assert placed == list(store.row_keys(query))
+    # Keys read after the write list the new rows already: nothing is inserted twice.
+    again = plan_refresh(store, query, store.row_keys(query), Change(added=frozenset({"new-a", "new-b"})))
+    assert not again.reload and not again.inserts
 
 
 def test_removed_rows_with_known_rowids_are_removed_where_they_were(store):
@@ -197,18 +200,24 @@ def test_shift_facets_moves_an_edited_memory_between_values_as_a_fresh_count_wou
     assert shift_facets({**groups, "type": {"task": 3}}, [old], [new], now=now) is None
 
 
-def test_positions_of_a_few_rowids_and_of_many_agree():
+@pytest.mark.parametrize("numpy_loaded", [True, False], ids=["numpy loaded", "no numpy"])
+def test_positions_are_found_across_slices_and_key_borders(monkeypatch, numpy_loaded):
+    import sys
     from array import array
 
-    from ora_desktop.views.refresh import FEW_ROWIDS, _positions
+    from ora_desktop.views import positions as found_in
 
-    keys = array("q", [5, 1 << 40, 7, 256, -3, 9])  # 1 << 40 and 256 share bytes across key borders
-    few = [7, 256, -3, 4, 1 << 40]
-    assert len(few) <= FEW_ROWIDS
-    expected = {7: 2, 256: 3, -3: 4, 1 << 40: 1}
-    assert _positions(keys, few) == expected
-    many = few + list(range(1000, 1000 + FEW_ROWIDS))
-    assert _positions(keys, many) == expected
+    if numpy_loaded:
+        import numpy  # noqa: F401
+    else:
+        monkeypatch.setitem(sys.modules, "numpy", None)  # the byte search, slice by slice
+    monkeypatch.setattr(found_in, "SLICE_KEYS", 4)
+    keys = array("q", [5, 1 << 40, 7, 256, -3, 9, 11, 256 << 8, 13])  # 1 << 40 and 256 share bytes across key borders
+    few = [7, 256, -3, 4, 1 << 40, 13]
+    expected = {7: 2, 256: 3, -3: 4, 1 << 40: 1, 13: 8}
+    assert found_in.positions(keys, few) == expected
+    assert found_in.positions(keys, few + list(range(1000, 1020))) == expected
+    assert found_in.position(keys, 13) == 8 and found_in.position(keys, 4) is None
 
 
 def test_an_edit_names_the_columns_it_wrote_and_only_a_health_edit_can_move_file_health(seed_db) -> None:
