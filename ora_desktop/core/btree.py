@@ -224,41 +224,50 @@ def find_row(root: int, rowid: int, page: Callable[[int], bytes | None], usable:
             return cell
         if page_type(content, at) != TABLE_INTERIOR or len(content) < head + 12:
             return None
-        child = int.from_bytes(content[head + 8:head + 12], "big")  # right-most: rowids past every key
-        try:
-            for pointer in _cell_pointers(content, head, 12):
-                key, _ = varint(content, pointer + 4)
-                if key >= 1 << 63:
-                    key -= 1 << 64
-                if rowid <= key:
-                    child = int.from_bytes(content[pointer:pointer + 4], "big")
-                    break
+        pointers = _cell_pointers(content, head, 12)
+        try:  # the first cell whose key is at least rowid (cells are in key order); past all: the right-most
+            low, high = 0, len(pointers)
+            while low < high:
+                middle = (low + high) // 2
+                key, _ = varint(content, pointers[middle] + 4)
+                if (key - (1 << 64) if key >= 1 << 63 else key) < rowid:
+                    low = middle + 1
+                else:
+                    high = middle
+            pointer = pointers[low] if low < len(pointers) else None
+            at = int.from_bytes(content[pointer:pointer + 4] if pointer is not None else content[head + 8:head + 12],
+                                "big")
         except IndexError:
             return None
-        at = child
     return None
 
 
-def index_rowids(page: bytes, usable: int) -> dict[bytes, int]:
-    """``{cell bytes: rowid}`` of an index-leaf page's entries (a rowid is an index record's last
-    value); entries too long for the page are left out. Empty when it is not one."""
+def index_entries(page: bytes, usable: int) -> list[bytes]:
+    """The records of an index-leaf page's entries (those held whole on the page); empty when
+    it is not one."""
     if page_type(page) != INDEX_PAGES[1]:
-        return {}
+        return []
     most = (usable - 12) * 64 // 255 - 23
-    out: dict[bytes, int] = {}
+    out: list[bytes] = []
     try:
         for pointer in _cell_pointers(page, 0, 8):
             size, pos = varint(page, pointer)
-            header = _record_types(page[pos:pos + size]) if size <= most else None
-            if header is None or not header[1] or not 1 <= header[1][-1] <= 9 or header[1][-1] == 7:
-                continue
-            serial = header[1][-1]  # 1-6: a big-endian integer of 1-8 bytes; 8, 9: the rowid 0, 1
-            value = page[pos + size - (_serial_size(serial) or 0):pos + size]
-            rowid = serial - 8 if serial >= 8 else int.from_bytes(value, "big", signed=True)
-            out[bytes(page[pointer:pos + size])] = rowid
+            if size <= most:
+                out.append(bytes(page[pos:pos + size]))
     except IndexError:
-        return {}
+        return []
     return out
+
+
+def index_rowid(record: bytes) -> int | None:
+    """The rowid an index entry points to (its record's last value), None when it has none."""
+    header = _record_types(record)
+    if header is None or not header[1] or header[1][-1] not in (1, 2, 3, 4, 5, 6, 8, 9):
+        return None
+    serial = header[1][-1]  # 1-6: a big-endian integer of 1-8 bytes; 8, 9: the rowid 0, 1
+    if serial >= 8:
+        return serial - 8
+    return int.from_bytes(record[len(record) - (_serial_size(serial) or 0):], "big", signed=True)
 
 
 def children(page: bytes, pgno: int = 2) -> set[int] | None:

@@ -32,7 +32,7 @@ import os
 import struct
 import sys
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,8 +49,9 @@ MAX_IDS = 5000
 #: Table pages kept as of the last look (4 MB of 4 KB pages): the earlier version of a page an
 #: agent writes again and again (the newest leaf, its parents), whatever a checkpoint did.
 KEPT_PAGES = 1024
-#: Rows an index's changed entries name, looked up in the table's b-tree to find which row an
-#: overflow page rewritten in place belongs to (:meth:`ChangeFeed._overflow_edits`).
+#: Rows too long for their page whose overflow pages one look reads, to name the columns an edit
+#: wrote (:meth:`ChangeFeed._overflow_edits`); also how many rows an index's changed entries name
+#: are looked up in the table's b-tree to find which row an overflow page rewritten in place is.
 MAX_OWNERS = 64
 Query = Callable[[str, Sequence[object]], list[tuple]]
 
@@ -573,10 +574,10 @@ class ChangeFeed:
             pair = pages.get(pgno)
             return pair[0] if pair is not None else now(pgno)
         payloads: dict[int, tuple[bytes, bytes]] = {}
-        for rowid in rewritten:
-            old, new = old_cells.get(rowid), new_cells.get(rowid)
-            before = btree.payload(old, then, usable) if old is not None else None
-            after = btree.payload(new, now, usable) if new is not None else None
+        edited = [r for r in sorted(rewritten) if r in old_cells and r in new_cells]
+        for rowid in edited[:MAX_OWNERS]:  # (past that, the rows' pages alone are compared)
+            before = btree.payload(old_cells[rowid], then, usable)
+            after = btree.payload(new_cells[rowid], now, usable) if before is not None else None
             if before is not None and after is not None:
                 payloads[rowid] = (before, after)
         if _backfilled(self.path) != backfilled:
@@ -605,13 +606,14 @@ class ChangeFeed:
     def _index_rowids(pages: dict[int, tuple[bytes | None, bytes]], usable: int) -> list[int]:
         """The rowids of the index entries the commits added or removed (their rows' indexed
         columns were written), in order."""
-        rowids: set[int] = set()
+        before: Counter[bytes] = Counter()
+        after: Counter[bytes] = Counter()
         for old, new in pages.values():
-            if old and btree.page_type(new) == btree.INDEX_PAGES[1]:
-                before, after = btree.index_rowids(old, usable), btree.index_rowids(new, usable)
-                rowids.update(before[k] for k in before.keys() - after.keys())
-                rowids.update(after[k] for k in after.keys() - before.keys())
-        return sorted(rowids)
+            if old and btree.page_type(new) == btree.INDEX_PAGES[1]:  # (entries that moved between pages cancel)
+                before.update(btree.index_entries(old, usable))
+                after.update(btree.index_entries(new, usable))
+        rowids = {btree.index_rowid(entry) for entry in (before - after) + (after - before)}
+        return sorted(r for r in rowids if r is not None)
 
     def _present(self, cells: dict[int, btree.Cell]) -> dict[int, str]:
         if not cells:
