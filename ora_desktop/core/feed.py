@@ -7,17 +7,17 @@ before (an earlier frame of the log, or the database file while no checkpoint ha
 frames into it). Rows whose stored bytes differ are changed, rows that appear are added, rows
 that left every page and whose id is gone from ``memories`` are removed; every answer is checked
 against the database by rowid and id. An edited row's two records, compared value by value
-(through its overflow pages when it is too long for its page), name the columns it wrote.
-A person's edit, an agent's raw SQL (with or without a new
-``updated_at``), a job or a sync in another process all read the same way.
+(through its overflow pages when it is too long for its page), name the columns it wrote. A
+person's edit, an agent's raw SQL (with or without a new ``updated_at``), a job or a sync in
+another process all read the same way.
 
 When the log cannot vouch for the whole interval — no log (a rollback-journal file), a log
 restarted more than once or over frames not read yet, a checkpoint that copied unread frames,
 a page whose earlier version is unknown, a changed page that belongs to no row it can name
 (an overflow page rewritten in place of a row no changed index entry names, a pointer-map
-page), a leaf freed without being rewritten,
-more than :data:`MAX_IDS` rows — :meth:`ChangeFeed.poll` answers ``Change.reload()``: views read
-everything again. Correct first; the ids are the fast path.
+page), a leaf freed without being rewritten, more than :data:`MAX_IDS` rows —
+:meth:`ChangeFeed.poll` answers ``Change.reload()``: views read everything again. Correct
+first; the ids are the fast path.
 
 The store's own commits are not the feed's to report (the operation that made them emits its
 own ``Change``). Inside its write the store holds the write lock, so the log's published end then
@@ -183,9 +183,9 @@ class ChangeFeed:
     def own_commit(self, end: LogEnd | None, ours: bool) -> tuple[bool, Change | None]:
         """The store committed right after the log's ``end`` (:meth:`log_end`; ``ours``: a
         commit that wrote frames, not an empty one): read up to ``end`` as other programs'
-        commits, then step past ours. Returns (whether the feed followed — False: its next
-        :meth:`poll` answers ``Change.reload()`` —, what others changed before ours, as
-        :meth:`poll` says it)."""
+        commits, then step past ours. Returns (whether the feed followed — False: it is no longer
+        started, and takes the file as seen again at the next look —, what others changed before
+        ours, as :meth:`poll` says it)."""
         with self._lock:
             if not self._started or end is None:
                 self._started = False
