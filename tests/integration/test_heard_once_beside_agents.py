@@ -5,6 +5,7 @@ the feed; no change the feed says is another program's names a memory only we ed
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 from ora_desktop.core import Change, Initiator, open_store
@@ -26,7 +27,7 @@ def test_commits_interleaved_with_an_agents_are_heard_once_each(tmp_path: Path):
     writer = agent_writer.start(path, "ag", log, stop)
     try:
         while not log.exists() or len(log.read_text().split()) < 20:  # the agent is writing
-            pass
+            time.sleep(0.01)
         heard: list[Change] = []
 
         def edit(ids: list[str]) -> None:
@@ -38,6 +39,7 @@ def test_commits_interleaved_with_an_agents_are_heard_once_each(tmp_path: Path):
         while any(t.is_alive() for t in threads):
             if (change := store.external_change()) is not None:
                 heard.append(change)
+            time.sleep(0.002)  # (the window's watcher looks every few milliseconds at most)
         for thread in threads:
             thread.join()
     finally:
