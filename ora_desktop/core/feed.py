@@ -73,20 +73,6 @@ class LogEnd:
         return HEADER + self.frames * (FRAME_HEADER + self.page_size)
 
 
-def _index(path: Path) -> LogEnd | None:
-    """The wal-index header's view of the log, None when it cannot tell (no ``-shm``, no index
-    yet, a writer mid-update)."""
-    try:
-        index = read_header(f"{path}-shm", 96)
-    except OSError:
-        return None
-    if len(index) < 96 or index[:48] != index[48:] or index[12] != 1:
-        return None
-    page_size = int.from_bytes(index[14:16], sys.byteorder)
-    return LogEnd(struct.unpack(">II", index[32:40]), 65536 if page_size == 1 else page_size,
-                  int.from_bytes(index[16:20], sys.byteorder))
-
-
 @dataclass(slots=True)
 class _Log:
     """Where the feed stopped reading: the log's salts and sequence, its page size, the byte
@@ -152,33 +138,46 @@ class ChangeFeed:
         the header cannot tell (no ``-shm`` or log yet, a rollback-journal file): the first
         :meth:`poll` then starts the feed."""
         with self._lock:
-            index = _index(self.path)
             try:
+                index = read_header(f"{self.path}-shm", 96)
                 log_head = read_at(f"{self.path}-wal", HEADER, 0)
             except OSError:
                 return False
-            if index is None:
+            if len(index) < 96 or index[:48] != index[48:] or index[12] != 1:
                 return False  # no index yet, or a writer mid-update: the first poll starts
+            frames = int.from_bytes(index[16:20], sys.byteorder)
             head = _header(log_head)
             if head is None:
-                if index.frames or log_head:
+                if frames or log_head:
                     return False
                 # An empty log: the first writer starts one; read it whole, while the file is as now.
                 self._started, self._db_stat, self._log = True, self._stat(), None
                 self._seen.clear()
                 return True
-            if index.page_size != head[0] or index.salts != head[1:3]:
+            page_size = int.from_bytes(index[14:16], sys.byteorder)
+            page_size = 65536 if page_size == 1 else page_size
+            salts = struct.unpack(">II", index[32:40])
+            if page_size != head[0] or salts != head[1:3]:
                 return False
             self._started = True
             self._db_stat = self._stat()
             self._seen.clear()
-            self._log = _Log(index.salts, head[3], index.page_size, index.offset, None)
+            self._log = _Log(salts, head[3], page_size, HEADER + frames * (FRAME_HEADER + page_size), None)
             return True
 
     def log_end(self) -> LogEnd | None:
-        """Where the log's published commits end now. Read inside our write (we hold the write
-        lock): every commit before it is another program's, ours begins there."""
-        return _index(self.path)
+        """Where the log's published commits end now (the wal-index header in ``-shm``), None
+        when it cannot tell. Read inside our write (we hold the write lock): every commit before
+        it is another program's, ours begins there."""
+        try:
+            index = read_header(f"{self.path}-shm", 96)
+        except OSError:
+            return None
+        if len(index) < 96 or index[:48] != index[48:] or index[12] != 1:
+            return None
+        page_size = int.from_bytes(index[14:16], sys.byteorder)
+        return LogEnd(struct.unpack(">II", index[32:40]), 65536 if page_size == 1 else page_size,
+                      int.from_bytes(index[16:20], sys.byteorder))
 
     def own_commit(self, end: LogEnd | None, ours: bool) -> tuple[bool, Change | None]:
         """The store committed right after the log's ``end`` (:meth:`log_end`; ``ours``: a
