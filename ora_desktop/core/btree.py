@@ -29,7 +29,7 @@ class Cell:
 
 def varint(page: bytes | memoryview, at: int) -> tuple[int, int]:
     """SQLite's variable-length integer at ``at``: (value, offset after it). The one reader of
-    them: the feed, the log scan (:mod:`.walscan`) and salvage (:mod:`.pages`) share it."""
+    them: the feed, the search index's log cursor and salvage (:mod:`.pages`) share it."""
     value = 0
     for i in range(8):
         byte = page[at + i]
@@ -65,6 +65,24 @@ def _cell_pointers(page: bytes, at: int, header: int) -> list[int]:
     if start + 2 * cells > len(page):
         return []
     return [int.from_bytes(page[start + 2 * i:start + 2 * i + 2], "big") for i in range(cells)]
+
+
+def leaf_rowids(page: bytes, pgno: int = 2) -> list[int]:
+    """Rowids of a table-leaf page's cells, without reading their records (empty for any other
+    page, or garbage)."""
+    at = _header_at(pgno)
+    if page_type(page, pgno) != TABLE_LEAF:
+        return []
+    out = []
+    try:
+        for pointer in _cell_pointers(page, at, 8):
+            if pointer < at + 8 or pointer >= len(page):
+                return []
+            rowid = varint(page, varint(page, pointer)[1])[0]
+            out.append(rowid - (1 << 64) if rowid >= 1 << 63 else rowid)
+    except IndexError:
+        return []
+    return out
 
 
 def leaf_cells(page: bytes, usable: int, pgno: int = 2) -> dict[int, Cell] | None:

@@ -2,14 +2,14 @@
 
 SQLite's commit counter (:class:`~.connection.ChangeWatch`) says *that* someone else committed;
 this module says *what*: it reads the frames the write-ahead log gained since the last look
-(:mod:`.walscan`'s format), and compares each changed table-leaf page with the version it had
-before (an earlier frame of the log, or the database file while no checkpoint has copied later
-frames into it). Rows whose stored bytes differ are changed, rows that appear are added, rows
-that left every page and whose id is gone from ``memories`` are removed; every answer is checked
-against the database by rowid and id. An edited row's two records, compared value by value
-(through its overflow pages when it is too long for its page), name the columns it wrote. A
-person's edit, an agent's raw SQL (with or without a new ``updated_at``), a job or a sync in
-another process all read the same way.
+(through :mod:`.wallog`, the one reader of the log), and compares each changed table-leaf page
+with the version it had before (an earlier frame of the log, or the database file while no
+checkpoint has copied later frames into it). Rows whose stored bytes differ are changed, rows
+that appear are added, rows that left every page and whose id is gone from ``memories`` are
+removed; every answer is checked against the database by rowid and id. A person's edit, an
+agent's raw SQL (with or without a new ``updated_at``), a job or a sync in another process all
+read the same way. An edited row's two records, compared value by value (through its overflow
+pages when it is too long for its page), name the columns it wrote.
 
 When the log cannot vouch for the whole interval — no log (a rollback-journal file), a log
 restarted more than once or over frames not read yet, a checkpoint that copied unread frames,
@@ -34,7 +34,7 @@ import sys
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import btree
@@ -42,7 +42,8 @@ from .errors import OraError
 from .fileheader import read_at, read_header
 from .records import Change, Initiator
 from .schema import MEMORY_COLUMNS
-from .walscan import FRAME_HEADER, HEADER, MAX_LOG, _header
+from .wallog import FRAME_HEADER, HEADER, Log, LogUnknown, published_place, read_since
+from .wallog import header as wallog_header
 
 #: Past this many changed memories a reload is as cheap as naming them.
 MAX_IDS = 5000
@@ -56,8 +57,7 @@ MAX_OWNERS = 64
 Query = Callable[[str, Sequence[object]], list[tuple]]
 
 
-class _Unknown(Exception):
-    """The log cannot say which rows changed: reload."""
+_Unknown = LogUnknown  # the log cannot say which rows changed: reload
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,23 +73,6 @@ class LogEnd:
         return HEADER + self.frames * (FRAME_HEADER + self.page_size)
 
 
-@dataclass(slots=True)
-class _Log:
-    """Where the feed stopped reading: the log's salts and sequence, its page size, the byte
-    after the last commit read, and the offset of the latest frame of each page up to there."""
-
-    salts: tuple[int, int]
-    seq: int
-    page_size: int
-    offset: int
-    #: None until indexed (a mark taken at open reads no frame: see :meth:`ChangeFeed.mark`).
-    frames: dict[int, int] | None = field(default_factory=dict)
-
-    @property
-    def frame_count(self) -> int:
-        return (self.offset - HEADER) // (FRAME_HEADER + self.page_size)
-
-
 class ChangeFeed:
     """Detector of other programs' changes to one WAL file's memories (see the module docstring).
 
@@ -101,7 +84,7 @@ class ChangeFeed:
         self.path = Path(path)
         self._query = query
         self._lock = threading.Lock()
-        self._log: _Log | None = None
+        self._log: Log | None = None
         self._started = False
         self._db_stat: tuple | None = None
         self._usable: int | None = None
@@ -139,30 +122,12 @@ class ChangeFeed:
         :meth:`poll` then starts the feed."""
         with self._lock:
             try:
-                index = read_header(f"{self.path}-shm", 96)
-                log_head = read_at(f"{self.path}-wal", HEADER, 0)
-            except OSError:
-                return False
-            if len(index) < 96 or index[:48] != index[48:] or index[12] != 1:
-                return False  # no index yet, or a writer mid-update: the first poll starts
-            frames = int.from_bytes(index[16:20], sys.byteorder)
-            head = _header(log_head)
-            if head is None:
-                if frames or log_head:
-                    return False
-                # An empty log: the first writer starts one; read it whole, while the file is as now.
-                self._started, self._db_stat, self._log = True, self._stat(), None
-                self._seen.clear()
-                return True
-            page_size = int.from_bytes(index[14:16], sys.byteorder)
-            page_size = 65536 if page_size == 1 else page_size
-            salts = struct.unpack(">II", index[32:40])
-            if page_size != head[0] or salts != head[1:3]:
-                return False
-            self._started = True
-            self._db_stat = self._stat()
+                log = published_place(self.path)
+            except (_Unknown, OSError):
+                return False  # the first poll starts
+            # (None: an empty log; the first writer starts one, read whole while the file is as now)
+            self._started, self._db_stat, self._log = True, self._stat(), log
             self._seen.clear()
-            self._log = _Log(salts, head[3], page_size, HEADER + frames * (FRAME_HEADER + page_size), None)
             return True
 
     def log_end(self) -> LogEnd | None:
@@ -206,7 +171,7 @@ class ChangeFeed:
 
     def _read_before(self, end: LogEnd) -> Change | None:
         """Others' commits from the position up to ``end`` (see :meth:`own_commit`)."""
-        head = _header(read_at(f"{self.path}-wal", HEADER, 0))
+        head = wallog_header(read_at(f"{self.path}-wal", HEADER, 0))
         if head is None or head[1:3] != end.salts:  # our commit restarted the log
             at = HEADER if self._log is None else self._log.offset if self._log.salts == end.salts else None
             if at != end.offset:
@@ -256,8 +221,8 @@ class ChangeFeed:
         return st.st_mtime_ns, st.st_size, st.st_ino
 
     # ----------------------------------------------------------------- the log
-    def _read_log(self, log: _Log | None, commits: int | None = None, whole: bool = False, upto: int | None = None
-                  ) -> tuple[_Log, dict[int, tuple[bytes | None, bytes]]]:
+    def _read_log(self, log: Log | None, commits: int | None = None, whole: bool = False, upto: int | None = None
+                  ) -> tuple[Log, dict[int, tuple[bytes | None, bytes]]]:
         """The log after the frames of the next ``commits`` commits (all: None; up to offset
         ``upto`` at most) past ``log``,
         and ``{page: (version before, version after)}`` of the pages they wrote (before: None
@@ -268,98 +233,17 @@ class ChangeFeed:
         A log restarted once since ``log`` (a checkpoint copied every frame into the file, then a
         writer began again at the log's start) is read too: the old generation's frames past
         ``log`` that the new one has not overwritten, then the new generation's."""
-        wal = f"{self.path}-wal"
-        try:
-            size = os.stat(wal).st_size
-        except FileNotFoundError:
-            if log is None:
-                raise _Unknown("no log: a rollback-journal file (or not one yet)") from None
-            raise
-        head = _header(read_at(wal, HEADER, 0))
-        if head is None:
-            raise _Unknown("no usable log header")
-        page_size, salt1, salt2, seq = head
-        tail: dict[int, int] = {}  # page -> newest frame of the old generation past ``log`` (restarted)
-        if log is None:
-            if not whole and self._db_stat != self._stat():
-                raise _Unknown("a log that appeared after the file itself changed")
-            old = new = _Log((salt1, salt2), seq, page_size, HEADER)
-        elif (salt1, salt2) != log.salts:
-            # Each restart adds one to salt-1 (the checkpoint sequence in the header is each
-            # writer connection's own count: it can skip or repeat).
-            if salt1 != (log.salts[0] + 1) & 0xFFFFFFFF or page_size != log.page_size:
-                raise _Unknown("the log restarted more than once since the last look")
-            old, new = log, _Log((salt1, salt2), seq, page_size, HEADER)
-        else:
-            old = log
-            if log.frames is None:  # marked at open: index the frames up to the mark now
-                log.frames = self._scan(wal, _Log(log.salts, log.seq, log.page_size, HEADER), log.offset, None)[0]
-            new = _Log(log.salts, log.seq, log.page_size, log.offset, dict(log.frames))
-        if size - new.offset > MAX_LOG or size < new.offset:
-            raise _Unknown("the log shrank, or grew past what is worth reading")
-        published = min(size, self._published(page_size, (salt1, salt2), size), size if upto is None else upto)
-        written, end, extent, first = self._scan(wal, new, published, commits)
-        if old is not new and old.salts != new.salts:
-            if published < size:  # frames written but not published may overwrite old ones too
-                extent = max(extent, self._scan(wal, new, size, None)[2])
-            if extent > old.offset:
-                raise _Unknown("the restarted log overwrote frames not read yet")
-            if commits is None:
-                tail = self._scan(wal, old, size, None)[0]
-            elif read_at(wal, FRAME_HEADER, old.offset)[8:16] == struct.pack(">II", *old.salts):
-                raise _Unknown("our commit is not where it should be")
-        self._last_written = written
-        pages = {} if whole or commits is not None else self._versions(old, new, written, tail, extent, first)
-        new.frames.update(written)
-        new.offset = end
-        return new, pages
+        if log is None and not whole and self._db_stat != self._stat():
+            if not os.path.exists(f"{self.path}-wal"):
+                raise _Unknown("no log: a rollback-journal file (or not one yet)")
+            raise _Unknown("a log that appeared after the file itself changed")
+        read = read_since(self.path, log, commits, upto)
+        self._last_written = read.written
+        pages = {} if whole or commits is not None else self._versions(
+            read.old, read.new, read.written, read.tail, read.extent, read.first)
+        return read.new, pages
 
-    def _published(self, page_size: int, salts: tuple[int, int], size: int) -> int:
-        """Where the log's published commits end: a writer appends a commit's frames before the
-        wal-index (``-shm``) publishes them, and until then SQL cannot see its rows (they would be
-        taken for another table's and never named). ``size`` when the index cannot tell (being
-        rewritten, of another generation): those frames are read as before."""
-        try:
-            index = read_header(f"{self.path}-shm", 48 * 2)
-        except OSError:
-            return size
-        if len(index) < 96 or index[:48] != index[48:] or struct.unpack(">II", index[32:40]) != salts:
-            return size
-        frames = int.from_bytes(index[16:20], sys.byteorder)
-        return HEADER + frames * (FRAME_HEADER + page_size)
-
-    @staticmethod
-    def _scan(wal: str, log: _Log, size: int, commits: int | None
-              ) -> tuple[dict[int, int], int, int, dict[int, int]]:
-        """From ``log``'s offset, frames of its salts: (page -> offset of its newest committed
-        frame, the offset after the last commit read, after the last frame of these salts,
-        page -> offset of its first frame)."""
-        frame = FRAME_HEADER + log.page_size
-        data = read_at(wal, max(0, size - log.offset), log.offset)
-        written: dict[int, int] = {}
-        pending: dict[int, int] = {}
-        end = extent = log.offset
-        done = 0
-        first: dict[int, int] = {}  # page -> its first frame in this read (see _versions)
-        for at in range(0, len(data) - frame + 1, frame):
-            pgno, commit, s1, s2 = struct.unpack(">IIII", data[at:at + 16])
-            if (s1, s2) != log.salts:
-                break
-            extent = log.offset + at + frame
-            pending[pgno] = log.offset + at
-            first.setdefault(pgno, log.offset + at)
-            if commit:
-                written.update(pending)
-                pending = {}
-                end = extent
-                done += 1
-                if commits is not None and done >= commits:
-                    break
-        if commits is not None and done < commits:
-            raise _Unknown("our commit is not where it should be")
-        return written, end, extent, first
-
-    def _versions(self, old: _Log, new: _Log, written: dict[int, int], tail: dict[int, int], extent: int,
+    def _versions(self, old: Log, new: Log, written: dict[int, int], tail: dict[int, int], extent: int,
                   first: dict[int, int]) -> dict[int, tuple[bytes | None, bytes]]:
         """Each page's version at ``old`` (an earlier frame still in the log, or the database file
         while it holds nothing newer: no checkpoint copied a frame of that page written since)
@@ -417,7 +301,7 @@ class ChangeFeed:
         return _Beyond(count, free)
 
     # ----------------------------------------------------------------- the rows
-    def _diff(self, log: _Log, pages: dict[int, tuple[bytes | None, bytes]]) -> Change | None:
+    def _diff(self, log: Log, pages: dict[int, tuple[bytes | None, bytes]]) -> Change | None:
         if not pages:
             return None
         usable = self._usable_size(log.page_size)
@@ -543,7 +427,7 @@ class ChangeFeed:
                 seen.update(leaves)
         return seen, rewritten
 
-    def _overflow_edits(self, log: _Log, pages: dict[int, tuple[bytes | None, bytes]], usable: int,
+    def _overflow_edits(self, log: Log, pages: dict[int, tuple[bytes | None, bytes]], usable: int,
                         unexplained: set[int], rewritten: set[int], old_cells: dict[int, btree.Cell],
                         new_cells: dict[int, btree.Cell]) -> tuple[set[int], dict[int, tuple[bytes, bytes]]]:
         """Rows too long for their page, edited: (the overflow pages they explain, each row's two
@@ -583,7 +467,7 @@ class ChangeFeed:
             return set(), {}  # a checkpoint ran meanwhile: pages read from the file may be newer
         return explained, payloads
 
-    def _pages_now(self, log: _Log, pages: dict[int, tuple[bytes | None, bytes]]
+    def _pages_now(self, log: Log, pages: dict[int, tuple[bytes | None, bytes]]
                    ) -> Callable[[int], bytes | None] | None:
         """A reader of each page as of ``log``'s position (its newest frame there, else the
         database file); None when a checkpoint may have copied newer frames into the file."""

@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ora_desktop.core import open_store, walscan
+from ora_desktop.core import open_store, wallog
 from ora_desktop.core.search import drop_index, ensure_index, extract_tags, index_state, search, sidecar_path
 from ora_desktop.core.search.index import get_index
 from ora_desktop.core.search.sidecar import SETTLE_NS
@@ -186,7 +186,7 @@ def _run(source: Path, memories: int) -> list[Row]:
             writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         # When the log cannot tell what changed (no position yet, or restarted more than once
         # by the writer's automatic checkpoints) the refresh scans the table instead.
-        logged = walscan.read_changes(str(ours_path), walscan.WalPosition.from_list(index.meta().get("wal")))
+        logged = wallog.rows_since(ours_path, wallog.Cursor.from_list(index.meta().get("wal")))
         started = time.perf_counter()
         assert index.refresh()
         timings[logged is not None].append(time.perf_counter() - started)

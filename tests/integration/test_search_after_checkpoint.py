@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from ora_desktop.core.search import search
+from tests.unit.log_support import agent as commit
+from tests.unit.log_support import checkpoint
 from tests.unit.search_support import ids, make_file
 
 EDITED = [f"m{i}" for i in range(1, 301, 3)]  # 100 rows spread over the file's pages
@@ -76,3 +78,22 @@ def test_with_the_file_open_here_the_feed_names_the_rows_and_nothing_is_compared
         assert sorted(ids(store.search("narwhal", limit=200))) == sorted(EDITED)
         assert ids(store.search("walrus", limit=200)) == ["m2"]
     assert len(whole) == compared  # the log could not vouch, the feed could
+
+
+def test_a_new_memory_at_a_reused_rowid_is_found_after_the_log_was_truncated(ora_home: Path) -> None:
+    """An agent deletes the two last memories and adds two with an old ``updated_at`` (they take
+    the same rowids, so the row count is as it was), then a checkpoint truncates the log: the
+    memory at the lower reused rowid is found, and the deleted one's words are not."""
+    rows = [{"id": f"m{i}", "content": f"memory {i} " + "padding " * 20} for i in range(1, 301)]
+    rows[298]["content"] = "an okapi grazes"
+    path = make_file(ora_home / "agent.site.db", rows)
+    assert ids(search(path, "okapi")) == ["m299"]
+    insert = ("INSERT INTO memories (id, content, created_at, updated_at) "
+              "VALUES (?, ?, '2001-01-01 00:00:00', '2001-01-01 00:00:00')")
+    commit(path, "DELETE FROM memories WHERE id IN ('m299', 'm300')", insert, insert,
+           params=[[], ["new-299", "a giraffe grazes"], ["new-300", "a zebra grazes"]])
+    busy, frames, copied = checkpoint(path, "TRUNCATE")
+    assert busy == 0 and frames == copied
+    assert ids(search(path, "giraffe")) == ["new-299"]
+    assert ids(search(path, "zebra")) == ["new-300"]
+    assert ids(search(path, "okapi")) == []

@@ -20,20 +20,9 @@ from ora_desktop.core.fileheader import read_at
 from ora_desktop.core.operations import edits
 
 from ..conftest import raw_seed_db
+from .log_support import agent, checkpoint, index_header, write_index_header
 
 ROWS = [(f"m{i:03d}", f"memory number {i} " + "words " * (i % 40), "fact", 1 + i % 10) for i in range(120)]
-
-
-def agent(path: Path, *statements: str, params: list | None = None) -> None:
-    """Commit ``statements`` in one transaction from another process, as an agent does."""
-    code = ("import json, sqlite3, sys\n"
-            "conn = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
-            "conn.execute('BEGIN IMMEDIATE')\n"
-            "for sql, args in json.loads(sys.argv[2]):\n"
-            "    conn.execute(sql, args)\n"
-            "conn.execute('COMMIT')\n")
-    plan = [[sql, (params or [[]] * len(statements))[i]] for i, sql in enumerate(statements)]
-    subprocess.run([sys.executable, "-c", code, str(path), json.dumps(plan)], check=True)
 
 
 def heard(store) -> list[Change]:  # noqa: ANN001
@@ -368,32 +357,43 @@ def test_every_reader_hears_each_commit_once_whoever_looks_first(watched):
     assert sidecar.poll() is None and store.changed_externally() and not store.changed_externally()
 
 
-def _write_index_header(path: Path, header: bytes) -> None:
-    """Put ``header`` at the start of the file's ``-shm`` from another process (this one keeps its
-    descriptors: closing one would drop its locks)."""
-    code = ("import os, sys\n"
-            "fd = os.open(sys.argv[1], os.O_WRONLY)\n"
-            "os.pwrite(fd, bytes.fromhex(sys.argv[2]), 0)\n"
-            "os.close(fd)\n")
-    subprocess.run([sys.executable, "-c", code, f"{path}-shm", header.hex()], check=True)
-
-
 def test_a_commit_in_the_log_but_not_yet_published_is_named_once_it_is(watched):
     """A writer appends a commit's frames to the log before the wal-index publishes them; a look
     in between must not read that commit (SQL cannot see its rows yet, and they were dropped for
     good). Replayed exactly: the index header is put back as it was before the second commit."""
-    from ora_desktop.core.fileheader import read_at
-
     path, store = watched
     insert = ("INSERT INTO memories (id, content, created_at, updated_at) "
               "VALUES (?, 'an agent wrote this', datetime('now'), datetime('now'))")
     agent(path, insert, params=[["published-1"]])
-    before = read_at(f"{path}-shm", 136, 0)  # the two header copies and the checkpoint info
+    before = index_header(path)
     agent(path, insert, params=[["written-2"]])
-    after = read_at(f"{path}-shm", 136, 0)
-    _write_index_header(path, before)  # the second commit's frames are in the log, not published
+    after = index_header(path)
+    write_index_header(path, before)  # the second commit's frames are in the log, not published
     [first] = heard(store)
     assert first.added == {"published-1"}
-    _write_index_header(path, after)  # now it is
+    write_index_header(path, after)  # now it is
     [second] = heard(store)
     assert second.added == {"written-2"} and not second.removed
+
+
+def test_a_commit_restarting_the_log_is_named_once_it_is_published(watched):
+    """The first commit after a checkpoint copied the whole log writes from the log's start under
+    new salts, and publishes them after: a look in between reads none of it (the index still
+    names the generation before), and the next look names it."""
+    path, store = watched
+    insert = ("INSERT INTO memories (id, content, created_at, updated_at) "
+              "VALUES (?, 'an agent wrote this', datetime('now'), datetime('now'))")
+    agent(path, "UPDATE memories SET content = content || '.' WHERE rowid <= 60")
+    assert heard(store)
+    agent(path, insert, params=[["published"]])  # heard below, after the log restarted
+    busy, frames, copied = checkpoint(path)
+    assert busy == 0 and frames == copied  # every frame copied: the next commit restarts the log
+    before = index_header(path)
+    agent(path, insert, params=[["restarting"]])
+    after = index_header(path)
+    write_index_header(path, before)  # the restart's frames are in the log, not published
+    first = heard(store)
+    assert first and not any("restarting" in change.added for change in first)
+    write_index_header(path, after)  # now they are
+    [change] = heard(store)
+    assert change.added == {"restarting"} and not change.removed

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ora_desktop.core import fileheader, residue, walscan
+from ora_desktop.core import fileheader, residue, wallog
 from ora_desktop.core.private import touch_private
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX locks")
@@ -40,8 +40,8 @@ def held_by_us(path: Path) -> bool:
 
 def _wal(path: Path) -> None:
     db = str(path)[: -len("-wal")]
-    walscan.read_changes(db, None, whole=True)
-    walscan.current_position(db)
+    wallog.rows_since(db, None, whole=True)
+    wallog.cursor_now(db)
 
 
 def _copy(path: Path) -> None:

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from .. import paths, timestamps, walscan
+from .. import paths, timestamps, wallog
 from ..errors import OraError, WrongSchema
 from ..private import private_dir
 from ..schema import sniff_file
@@ -162,7 +162,7 @@ def _build_into(tmp: Path, source: Path, progress: ProgressFn | None, cancel: ob
         _refuse_without_memories(conn, source)
         started = timestamps.now()
         stats, ident = file_stats(source), identity(source)
-        log = walscan.current_position(str(source))
+        log = wallog.cursor_now(source)  # before the table is read: see refresh
         total = conn.execute("SELECT count(*) FROM src.memories").fetchone()[0]
         if progress:
             progress(0, 2 * total)

@@ -18,9 +18,11 @@ Bringing the index up to date (:meth:`SearchIndex.refresh`):
 1. nothing to do when the file's (mtime, size) and its ``-wal``'s are those last seen;
 2. a different inode (the file was replaced, e.g. restored) or a sample row found at another
    rowid (``VACUUM`` renumbered) → full reconcile by id;
-3. otherwise one scan for rows with ``rowid >= high-water rowid`` or ``updated_at`` at or after
-   the previous refresh (minus a margin; any format that does not sort as text is always
-   checked), compared with ``docs.ver`` — only rows added or changed are re-indexed;
+3. otherwise the rows on the table-leaf pages the write-ahead log gained since the index's
+   cursor (:mod:`..wallog`, read before the table) and the rows past the high-water rowid have
+   their text compared with the indexed text — only rows added or changed are re-indexed; when
+   the log cannot vouch, the memories a store's change feed named here, else every memory's
+   text (one join, :func:`.refresh._text_differs`);
 4. ``count(*)`` compared with ``docs``: a difference means deletions, found per 1,024-rowid
    bucket whose counts differ; if the counts still differ, full reconcile.
 
@@ -41,7 +43,7 @@ from typing import Any
 
 import filelock
 
-from .. import feedreaders, paths, timestamps, walscan
+from .. import feedreaders, paths, timestamps, wallog
 from ..connection import BUSY_TIMEOUT_MS
 from ..errors import FileMissing, OraError
 from ..private import refuse_link
@@ -244,11 +246,13 @@ class SearchIndex(RefreshMixin):
                     self._seen = stats
                     return False
                 started = timestamps.now()
-                log = walscan.current_position(str(self.db_path))
+                # The log is read before the table: a commit published after is read again next time.
+                logged = self._logged(meta)
+                log = logged.cursor if logged is not None else wallog.cursor_now(self.db_path)
                 named = self._named_by_feed()
                 conn.execute("BEGIN IMMEDIATE")
                 try:
-                    changed, position = self._refresh_locked(conn, meta, log, named)
+                    changed, position = self._refresh_locked(conn, meta, log, logged, named)
                     vouch = settled(stats)  # else the next search looks again (see SETTLE_NS)
                     self.set_meta(conn, stats=stats, vouched=vouch, identity=identity(self.db_path),
                                   since=timestamps.to_sql(started - MARGIN),

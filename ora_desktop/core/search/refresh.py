@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from .. import walscan
+from .. import wallog
 from .sidecar import BUCKET_BITS, _chunks, _delete_fids, _insert_docs, _samples, _text, file_stats, identity
 
 
@@ -15,18 +15,25 @@ class RefreshMixin:
 
     db_path: Any
 
-    def _refresh_locked(self, conn: sqlite3.Connection, meta: dict[str, Any], log: walscan.WalPosition | None,
-                        named: frozenset[str] | None = None) -> tuple[bool, walscan.WalPosition | None]:
-        """Re-index what changed; returns (changed?, the log position now processed). ``named``:
-        every memory changed since this process's last refresh, when a store's change feed
-        says (used when the log cannot vouch)."""
+    def _logged(self, meta: dict[str, Any]) -> wallog.LeafRows | None:
+        """The rows the log says changed since the index's cursor, and the cursor after them;
+        None when it cannot vouch. Read *before* the table is (a commit landing between the two
+        is then read again next time, never stepped over)."""
+        cursor = wallog.Cursor.from_list(meta.get("wal"))
+        # No log at the last look, and the file itself untouched since: every change is in the log.
+        untouched = bool(meta.get("stats")) and meta["stats"][0] == file_stats(self.db_path)[0]
+        return wallog.rows_since(self.db_path, cursor, whole=cursor is None and untouched)
+
+    def _refresh_locked(self, conn: sqlite3.Connection, meta: dict[str, Any], log: wallog.Cursor | None,
+                        logged: wallog.LeafRows | None, named: frozenset[str] | None = None
+                        ) -> tuple[bool, wallog.Cursor | None]:
+        """Re-index what changed; returns (changed?, the log cursor now processed). ``log``: the
+        cursor before this refresh read the table; ``logged``: :meth:`_logged`, read then too.
+        ``named``: every memory changed since this process's last refresh, when a store's change
+        feed says (used when the log cannot vouch)."""
         if meta.get("identity") != identity(self.db_path) or self._renumbered(conn, meta):
             return self._reconcile(conn), log
         max_row = int(meta.get("max_row") or 0)
-        position = walscan.WalPosition.from_list(meta.get("wal"))
-        # No log at the last look, and the file itself untouched since: every change is in the log.
-        untouched = bool(meta.get("stats")) and meta["stats"][0] == file_stats(self.db_path)[0]
-        logged = walscan.read_changes(str(self.db_path), position, whole=position is None and untouched)
         if logged is not None:
             # Rows on the pages the log says changed, and anything past the last rowid seen.
             rowids = sorted(logged.rowids)
@@ -41,15 +48,15 @@ class RefreshMixin:
             changed = self._apply(conn, candidates, compare=True)
             if conn.execute("SELECT count(*) FROM src.memories").fetchone()[0] != self._rows(conn):
                 changed = self._remove_deleted_near(conn, logged.pages) or changed
-            log = logged.position
+            log = logged.cursor
         else:
             # The log cannot vouch for the interval (a checkpoint truncated or restarted it twice,
-            # a rollback-journal file): updated_at cannot either, so every row's text is compared
-            # (unless the change feed of a store open here named the changed memories).
-            since = str(meta.get("since") or "0000")
-            candidates = conn.execute(
-                "SELECT rowid, id, updated_at FROM src.memories WHERE rowid >= ? OR updated_at >= ? "
-                "OR typeof(updated_at) != 'text'", (max_row, since)).fetchall()
+            # a rollback-journal file): updated_at cannot either, so the rows past the last rowid
+            # seen and every memory whose text or rowid differs from the index's are read (unless
+            # the change feed of a store open here named the changed memories). A new
+            # updated_at over the same text changes nothing searched: it is not looked for.
+            candidates = conn.execute("SELECT rowid, id, updated_at FROM src.memories WHERE rowid >= ?",
+                                      (max_row,)).fetchall()
             if named is None:
                 candidates.extend(_text_differs(conn))
             else:  # the change feed of a store open here named them all
@@ -249,10 +256,24 @@ class RefreshMixin:
 def _text_differs(conn: sqlite3.Connection, renumbered: bool = False) -> list[tuple[int, Any, Any]]:
     """(rowid, id, updated_at) of every memory whose text is not the text indexed for it: what
     a log that cannot vouch for an interval leaves to find, whatever ``updated_at`` says. Each
-    indexed row is found at the rowid it had (``docs.srow``: a third quicker at a million), or
-    by id when the rowids were renumbered."""
+    indexed row is looked for at the rowid it had (``docs.srow``: a third quicker at a million);
+    a rowid that holds another memory now names both (the one there, and the indexed one, found
+    by id, wherever it went). With ``renumbered`` every row is found by id."""
     text = "(CASE WHEN m.content IS NULL THEN '' ELSE CAST(m.content AS TEXT) END)"
-    where = "m.id = d.mid" if renumbered else "m.rowid = d.srow"
-    return conn.execute(
-        f"SELECT m.rowid, m.id, m.updated_at FROM docs d CROSS JOIN src.memories m ON {where} "
-        f"CROSS JOIN fts_content f ON f.id = d.fid WHERE m.id = d.mid AND f.c0 IS NOT {text}").fetchall()
+    if renumbered:
+        return conn.execute(
+            f"SELECT m.rowid, m.id, m.updated_at FROM docs d CROSS JOIN src.memories m ON m.id = d.mid "
+            f"CROSS JOIN fts_content f ON f.id = d.fid WHERE f.c0 IS NOT {text}").fetchall()
+    out: list[tuple[int, Any, Any]] = []
+    elsewhere: list[str] = []
+    for rowid, mid, ver, indexed in conn.execute(
+            f"SELECT m.rowid, m.id, m.updated_at, d.mid FROM docs d LEFT JOIN src.memories m ON m.rowid = d.srow "
+            f"CROSS JOIN fts_content f ON f.id = d.fid WHERE m.id IS NOT d.mid OR f.c0 IS NOT {text}"):
+        if mid is not None:
+            out.append((rowid, mid, ver))
+        if mid is None or str(mid) != indexed:
+            elsewhere.append(indexed)
+    for chunk in _chunks(elsewhere):
+        out.extend(conn.execute(
+            f"SELECT rowid, id, updated_at FROM src.memories WHERE id IN ({','.join('?' * len(chunk))})", chunk))
+    return out

@@ -9,7 +9,7 @@ it loses nothing) holds:
 * ``meta`` — the provider, model and dimensions (another model re-embeds everything), the
   FTS index state the vectors match, and a ``generation`` bumped by every write.
 
-Change detection is the full-text index's (:mod:`.refresh`, :mod:`..walscan`): the FTS sidecar
+Change detection is the full-text index's (:mod:`.refresh`, :mod:`..wallog`): the FTS sidecar
 is refreshed first, and when its recorded file stats differ from those these vectors were
 made against, its ``docs`` are compared with ``vecs`` — new, edited (another ``updated_at``
 or text length) and deleted memories are found in one pass and only those are embedded.

@@ -35,7 +35,7 @@ from .. import feedreaders, timestamps
 from ..rawsql import all_rows
 from ..records import Change, Initiator
 from ..store import Store
-from . import baseline, clock, local
+from . import baseline, clock, heard, local
 from .clock import Clock
 from .local import Decision, SyncState
 from .marks import sync_marks
@@ -143,6 +143,11 @@ def _edited(values: tuple, base_fp: str | None, base_updated: str | None, offset
 def _run(store: Store, server: Server, state: SyncState | None, site: str, agent: str,
          tick: Callable[[], None], progress: Callable[[int, int], None] | None) -> SyncResult:
     started = timestamps.now_sql()
+    # What the feed heard since the last sync read the file (None: compare every row), then a
+    # cursor for the next sync, taken before this one writes or reads anything: a commit not
+    # looked at yet is heard by it, so one made meanwhile is pushed by this sync or the next.
+    named = heard.changed(store.path, server.server_id)
+    cursor = heard.start(store.path, server.server_id)
     origin = socket.gethostname()
     offset = _measure(server)
     server_now = server.now()
@@ -181,7 +186,7 @@ def _run(store: Store, server: Server, state: SyncState | None, site: str, agent
     # ---- push
     pushed = 0
     tick()
-    todo = local.outgoing(store, server_id)  # one pass over the file
+    todo = local.outgoing(store, server_id, named)  # one pass over the file, or over what was named
     # Nothing of this agent on the server yet (and we hold its lock): every page is new rows, so
     # they are COPYed straight in. Ids are unique in the file, so pages never collide.
     fresh = bool(todo) and server.is_empty(site, agent)
@@ -224,6 +229,7 @@ def _run(store: Store, server: Server, state: SyncState | None, site: str, agent
     # ---- pins and typed links
     tick()
     marked = sync_marks(store, server, server_id, site, agent, origin, offset)
+    heard.keep(store.path, server_id, cursor)
     changed |= marked.ids
     change = Change(frozenset(added), frozenset(changed - added - removed), frozenset(removed), source="sync",
                     initiator=Initiator.SYNC)

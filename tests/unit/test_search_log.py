@@ -1,4 +1,4 @@
-"""Reading changed rowids from the write-ahead log, and refresh using it."""
+"""The search index's cursor in the write-ahead log: changed rowids since it, and refresh using it."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from ora_desktop.core import walscan
+from ora_desktop.core import btree, wallog
 from ora_desktop.core.search import search
 from ora_desktop.core.search.index import get_index
+from tests.unit.log_support import agent, index_header, write_index_header
 from tests.unit.search_support import ids, make_file
 
 
@@ -24,34 +25,34 @@ def test_leaf_rowids_of_a_real_page(db: Path) -> None:
     data = db.read_bytes()
     found: list[int] = []
     for page in range(1, len(data) // page_size):  # page 0 (file page 1) is the schema
-        found += walscan.leaf_rowids(data[page * page_size:(page + 1) * page_size])
+        found += btree.leaf_rowids(data[page * page_size:(page + 1) * page_size])
     with sqlite3.connect(db) as conn:
         rowids = {r[0] for r in conn.execute("SELECT rowid FROM memories")}
     assert rowids <= set(found)
 
 
 def test_garbage_pages_give_no_rowids() -> None:
-    assert walscan.leaf_rowids(b"") == []
-    assert walscan.leaf_rowids(b"\x0d" + b"\xff" * 4095) == []
-    assert walscan.leaf_rowids(b"\x0a" + b"\x00" * 4095) == []
+    assert btree.leaf_rowids(b"") == []
+    assert btree.leaf_rowids(b"\x0d" + b"\xff" * 4095) == []
+    assert btree.leaf_rowids(b"\x0a" + b"\x00" * 4095) == []
 
 
 def test_changes_since_a_position(db: Path) -> None:
     writer = sqlite3.connect(db, isolation_level=None)
     writer.execute("UPDATE memories SET content = 'warm up' WHERE rowid = 1")
-    start = walscan.current_position(str(db))
+    start = wallog.cursor_now(db)
     assert start is not None
     writer.execute("UPDATE memories SET content = 'changed' WHERE rowid IN (5, 300)")
-    changes = walscan.read_changes(str(db), start)
+    changes = wallog.rows_since(db, start)
     assert changes is not None and {5, 300} <= changes.rowids
-    assert changes.position.offset > start.offset
-    again = walscan.read_changes(str(db), changes.position)
+    assert changes.cursor.offset > start.offset
+    again = wallog.rows_since(db, changes.cursor)
     assert again is not None and again.rowids == set()
     writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     writer.execute("UPDATE memories SET content = 'after restart' WHERE rowid = 7")
-    assert walscan.read_changes(str(db), changes.position) is None  # a restarted log cannot vouch
+    assert wallog.rows_since(db, changes.cursor) is None  # a restarted log cannot vouch
     writer.close()
-    assert walscan.read_changes(str(db), None) is None
+    assert wallog.rows_since(db, None) is None
 
 
 def test_refresh_through_the_log(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -60,14 +61,14 @@ def test_refresh_through_the_log(db: Path, monkeypatch: pytest.MonkeyPatch) -> N
     writer.execute("UPDATE memories SET content = 'a warm-up edit' WHERE rowid = 2")
     search(db, "giraffe")  # records the log position
     used: list[bool] = []
-    real = walscan.read_changes
+    real = wallog.rows_since
 
-    def spy(path: str, since: walscan.WalPosition | None, whole: bool = False) -> walscan.WalChanges | None:
+    def spy(path: Path, since: wallog.Cursor | None, whole: bool = False) -> wallog.LeafRows | None:
         result = real(path, since, whole)
         used.append(result is not None)
         return result
 
-    monkeypatch.setattr(walscan, "read_changes", spy)
+    monkeypatch.setattr(wallog, "rows_since", spy)
     writer.execute("UPDATE memories SET content = 'a giraffe appears', updated_at = datetime('now') WHERE id = 'm10'")
     assert ids(search(db, "giraffe")) == ["m10"]
     # Two edits in the same second keep updated_at: the log still shows the page changed.
@@ -86,17 +87,17 @@ def test_refresh_through_the_log(db: Path, monkeypatch: pytest.MonkeyPatch) -> N
 def test_one_restart_keeps_the_unread_old_frames(db: Path) -> None:
     writer = sqlite3.connect(db, isolation_level=None)
     writer.execute("UPDATE memories SET content = 'one' WHERE rowid BETWEEN 1 AND 300")  # a long log
-    start = walscan.current_position(str(db))
+    start = wallog.cursor_now(db)
     writer.execute("UPDATE memories SET content = 'two' WHERE rowid = 250")  # after our position
     busy, frames, done = writer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
     assert busy == 0 and frames == done
     writer.execute("UPDATE memories SET content = 'three' WHERE rowid = 3")  # restarts the log
-    assert walscan.current_position(str(db)).seq == start.seq + 1
-    changes = walscan.read_changes(str(db), start)
+    assert wallog.cursor_now(db).seq == start.seq + 1
+    changes = wallog.rows_since(db, start)
     assert changes is not None and {3, 250} <= changes.rowids
     writer.execute("PRAGMA wal_checkpoint(PASSIVE)")
     writer.execute("UPDATE memories SET content = 'four' WHERE rowid = 4")  # a second restart
-    assert walscan.read_changes(str(db), start) is None
+    assert wallog.rows_since(db, start) is None
     writer.close()
 
 
@@ -108,8 +109,8 @@ def test_refresh_survives_a_checkpoint_restart(db: Path, monkeypatch: pytest.Mon
     writer.execute("PRAGMA wal_checkpoint(PASSIVE)")
     writer.execute("UPDATE memories SET content = 'another okapi', updated_at = '2001-01-01' WHERE id = 'm7'")
     scans: list[bool] = []
-    real = walscan.read_changes
-    monkeypatch.setattr(walscan, "read_changes",
+    real = wallog.rows_since
+    monkeypatch.setattr(wallog, "rows_since",
                         lambda p, s, whole=False: scans.append(real(p, s, whole) is None) or real(p, s, whole))
     assert set(ids(search(db, "okapi"))) == {"m150", "m7"}
     assert scans == [False]  # read from the log, no table scan
@@ -123,9 +124,61 @@ def test_a_log_that_appeared_after_the_build_is_read_whole(db: Path, monkeypatch
     writer = sqlite3.connect(db, isolation_level=None)
     writer.execute("UPDATE memories SET content = 'an okapi', updated_at = '2001-01-01' WHERE id = 'm9'")
     scans: list[bool] = []
-    real = walscan.read_changes
-    monkeypatch.setattr(walscan, "read_changes",
+    real = wallog.rows_since
+    monkeypatch.setattr(wallog, "rows_since",
                         lambda p, s, whole=False: scans.append(real(p, s, whole) is None) or real(p, s, whole))
     assert ids(search(db, "okapi")) == ["m9"]
     assert scans == [False]
     writer.close()
+
+
+@pytest.mark.parametrize("log", ["appended to", "restarted by"])
+def test_an_edit_in_the_log_but_not_yet_published_is_found_once_it_is(ora_home: Path, log: str) -> None:
+    """A writer appends a commit's frames to the log before the wal-index publishes them; a
+    refresh in between must not take that commit as read (SQL showed the old text, and an edit of
+    an existing memory was then missed by search for good). Replayed exactly: the index header is
+    put back as it was before the edit, then restored. The edit either follows other frames in
+    the log or is the first of a log it restarts."""
+    rows = [{"id": f"m{i}", "content": f"memory {i} " + "padding " * 20} for i in range(1, 301)]
+    rows[9]["content"] = "an okapi grazes"
+    db = make_file(ora_home / "agent.site.db", rows)
+    assert ids(search(db, "okapi")) == ["m10"]  # built; its reader keeps the log from now on
+    if log == "appended to":
+        agent(db, "UPDATE memories SET content = 'a warm-up edit' WHERE id = 'm2'")
+        assert ids(search(db, "okapi")) == ["m10"]  # the log read to its end
+    before = index_header(db)
+    agent(db, "UPDATE memories SET content = 'a giraffe grazes' WHERE id = 'm10'")  # updated_at kept
+    after = index_header(db)
+    write_index_header(db, before)  # the edit's frames are in the log, not yet published
+    assert ids(search(db, "giraffe")) == []
+    write_index_header(db, after)  # now it is
+    assert ids(search(db, "giraffe")) == ["m10"]
+    assert ids(search(db, "okapi")) == []
+
+
+def test_a_commit_landing_while_the_table_is_read_is_read_next_time(ora_home: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The log is read before the table: an edit committed once the refresh's read of the table
+    has begun (so it shows the old text) is left for the next refresh, not stepped over."""
+    from ora_desktop.core.search.refresh import RefreshMixin
+
+    rows = [{"id": f"m{i}", "content": f"memory {i} " + "padding " * 20} for i in range(1, 301)]
+    rows[9]["content"] = "an okapi grazes"
+    db = make_file(ora_home / "agent.site.db", rows)
+    assert ids(search(db, "okapi")) == ["m10"]
+    real = RefreshMixin._renumbered
+    landed: list[bool] = []
+
+    def then_an_edit_lands(self: RefreshMixin, conn: sqlite3.Connection, meta: dict) -> bool:
+        answer = real(self, conn, meta)  # the table's snapshot is taken
+        if not landed:
+            agent(db, "UPDATE memories SET content = 'a giraffe grazes' WHERE id = 'm10'")
+            landed.append(True)
+        return answer
+
+    monkeypatch.setattr(RefreshMixin, "_renumbered", then_an_edit_lands)
+    agent(db, "UPDATE memories SET content = 'a warm-up edit' WHERE id = 'm2'")
+    assert ids(search(db, "okapi")) == ["m10"]  # the edit landed during this refresh
+    assert landed
+    assert ids(search(db, "giraffe")) == ["m10"]
+    assert ids(search(db, "okapi")) == []

@@ -1,0 +1,97 @@
+"""A sync in a process that holds the file open pushes from the change feed: only the memories
+the feed heard changing since the last sync are compared with what was synced, and whatever the
+feed cannot vouch for falls back to the pass over every row."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ora_desktop.core.sync import baseline
+
+from .sync_support import Machine, server_rows
+
+MEMORIES = 300
+
+
+def _raw(path: Path, sql: str, *params: object) -> None:
+    """An agent's own write, in another process, leaving ``sync_status`` alone."""
+    code = ("import sqlite3, sys, json; c = sqlite3.connect(sys.argv[1], timeout=30); "
+            "c.execute(sys.argv[2], json.loads(sys.argv[3])); c.commit(); c.close()")
+    subprocess.run([sys.executable, "-c", code, str(path), sql, json.dumps(list(params))], check=True, timeout=60)
+
+
+@pytest.fixture
+def fingerprinted(monkeypatch) -> list[int]:
+    """How many rows each sync's outgoing pass fingerprinted (the count grows by one a row)."""
+    calls = [0]
+    real = baseline.row_fingerprint
+
+    def counted(values):  # noqa: ANN001, ANN202
+        calls[0] += 1
+        return real(values)
+
+    monkeypatch.setattr(baseline, "row_fingerprint", counted)
+    return calls
+
+
+@pytest.fixture
+def machine(tmp_path: Path) -> Machine:
+    laptop = Machine(tmp_path, "laptop")
+    with laptop.store() as store:
+        store.add_many({"id": f"m{i:04d}", "content": f"memory {i}", "type": "fact"} for i in range(MEMORIES))
+    return laptop
+
+
+def test_a_window_open_on_the_file_syncs_only_what_its_feed_heard(pg_url: str, machine: Machine,
+                                                                  fingerprinted: list[int]) -> None:
+    with machine.store() as window:  # the window (or a library user) holds the file open
+        window.list(limit=1)
+        assert machine.sync(pg_url).pushed == MEMORIES  # the first sync: every row, one pass
+        # The next one compares the rows the first one marked synced (its own writes, heard), no more.
+        assert machine.sync(pg_url).pushed == 0
+        _raw(machine.path, "UPDATE memories SET content = 'edited by the agent' WHERE id = 'm0007'")
+        _raw(machine.path, "INSERT INTO memories (id, content, created_at, updated_at) "
+             "VALUES ('agent-new', 'written by the agent', datetime('now'), datetime('now'))")
+        window.update("m0100", importance=9)
+        fingerprinted[0] = 0
+        result = machine.sync(pg_url)
+        assert result.pushed == 3
+        assert fingerprinted[0] < 50, "the whole file was fingerprinted again"
+        rows = server_rows(pg_url)
+        assert rows["m0007"]["content"] == "edited by the agent" and "agent-new" in rows
+        assert rows["m0100"]["importance"] == 9
+    # Nobody holds the file open between these syncs: nothing heard the agent, so every row is compared.
+    machine.sync(pg_url)
+    _raw(machine.path, "UPDATE memories SET content = 'edited with no window open' WHERE id = 'm0200'")
+    fingerprinted[0] = 0
+    assert machine.sync(pg_url).pushed == 1
+    assert fingerprinted[0] >= MEMORIES
+    assert server_rows(pg_url)["m0200"]["content"] == "edited with no window open"
+
+
+def test_a_failed_sync_leaves_the_next_one_to_compare_every_row(pg_url: str, machine: Machine,
+                                                                fingerprinted: list[int], monkeypatch) -> None:
+    from ora_desktop.core.sync import engine
+
+    with machine.store() as window:
+        window.list(limit=1)
+        machine.sync(pg_url)
+        _raw(machine.path, "UPDATE memories SET content = 'edited before a failed sync' WHERE id = 'm0003'")
+        real = engine.sync_marks
+
+        def fails(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            raise RuntimeError("the connection dropped")
+
+        monkeypatch.setattr(engine, "sync_marks", fails)
+        with pytest.raises(RuntimeError):
+            machine.sync(pg_url)
+        monkeypatch.setattr(engine, "sync_marks", real)
+        fingerprinted[0] = 0
+        machine.sync(pg_url)
+        assert fingerprinted[0] >= MEMORIES
+        assert server_rows(pg_url)["m0003"]["content"] == "edited before a failed sync"
