@@ -4,8 +4,8 @@ and which written pages the rows and the freelist explain (:func:`accounted`).
 
 The change feed (:mod:`.feed`) compares two versions of a page (before and after another
 program's commit) with these, and the search index's log cursor (:func:`.wallog.rows_since`)
-names the rows on the pages written; everything here is a pure function of bytes, and garbage in gives
-"nothing found" (empty results), never an exception.
+names the rows on the pages written; everything here is a pure function of bytes, and garbage
+in gives "nothing found" (empty results), never an exception.
 """
 
 from __future__ import annotations
@@ -148,43 +148,146 @@ def _serial_size(serial: int) -> int | None:
     return (0, 1, 2, 3, 4, 6, 8, 8, 0, 0, None, None)[serial]
 
 
-def record_values(cell: Cell) -> list[tuple[int, bytes]] | None:
-    """Each column's (serial type, stored bytes) of a row held whole on its page, in the table's
-    column order; ``None`` when its record overflows the page or cannot be read."""
-    if cell.overflow:
-        return None
+def record_values(cell: Cell, payload: bytes | None = None) -> list[tuple[int, bytes | None]] | None:
+    """Each column's (serial type, stored bytes) of a row, in the table's column order; the bytes
+    are ``None`` for a value that lies (partly) on overflow pages, unless ``payload`` (the whole
+    record, its overflow pages read) is given. ``None`` when the record cannot be read."""
     data = cell.data
     try:
         _, pos = varint(data, 0)  # payload size
         _, pos = varint(data, pos)  # rowid
     except IndexError:
         return None
-    record = data[pos:]
+    record = payload if payload is not None else data[pos:len(data) - 4] if cell.overflow else data[pos:]
+    whole = payload is not None or not cell.overflow
     header = _record_types(record)
     if header is None:
         return None
     size, types, end = header
-    values, body = [], size
+    values: list[tuple[int, bytes | None]] = []
+    body = size
     for serial in types:
         length = _serial_size(serial)
         if length is None:
             return None
-        values.append((serial, record[body:body + length]))
+        values.append((serial, record[body:body + length] if body + length <= len(record) else None))
         body += length
-    return values if end == size and body == len(record) else None
+    if end != size or (whole and body != len(record)) or (not whole and body <= len(record)):
+        return None
+    return values
 
 
-def changed_columns(old: Cell, new: Cell, names: Sequence[str]) -> set[str] | None:
-    """The names of the columns whose stored values differ between two versions of one row
-    (``names``: the table's columns in order; a record shorter than the table holds the
-    defaults of its last columns, so those are compared as unknown); ``None`` when either version
-    cannot be read whole from its page."""
-    before, after = record_values(old), record_values(new)
+def changed_columns(old: Cell, new: Cell, names: Sequence[str], payloads: tuple[bytes, bytes] | None = None
+                    ) -> set[str] | None:
+    """The names of the columns whose stored values may differ between two versions of one row
+    (``names``: the table's columns in order; ``payloads``: both whole records, when the row's
+    overflow pages were read). A row that overflows its page is compared as far as its page
+    holds it: its record header (each value's type and length) and the values stored there; a
+    value that lies on overflow pages counts as changed unless its type says it is the same
+    (NULL, 0 or 1, or of another length: changed). ``None`` when either version cannot be read, or
+    a record shorter than the table (the defaults of its last columns) is met."""
+    before = record_values(old, payloads[0] if payloads else None)
+    after = record_values(new, payloads[1] if payloads else None)
     if before is None or after is None or max(len(before), len(after)) > len(names):
         return None
     if len(before) != len(after):
         return None
-    return {names[i] for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b}
+    return {names[i] for i, (a, b) in enumerate(zip(before, after, strict=True))
+            if a[0] != b[0] or a[1] is None or b[1] is None or a[1] != b[1]}
+
+
+def payload(cell: Cell, page: Callable[[int], bytes | None], usable: int, most: int = 256) -> bytes | None:
+    """The whole record of ``cell``: its local bytes, then its overflow pages' (``page(pgno)``:
+    one page's bytes, None when not known); None past ``most`` overflow pages or when a page
+    is not known."""
+    try:
+        size, pos = varint(cell.data, 0)
+        _, pos = varint(cell.data, pos)
+    except IndexError:
+        return None
+    parts = [cell.data[pos:len(cell.data) - 4 if cell.overflow else len(cell.data)]]
+    held, at = len(parts[0]), cell.overflow
+    while at and held < size and len(parts) <= most:
+        content = page(at)
+        if content is None or len(content) < usable:
+            return None
+        parts.append(content[4:usable])
+        held += usable - 4
+        at = overflow_next(content)
+    return b"".join(parts)[:size] if held >= size else None
+
+
+def overflow_pages(cell: Cell, page: Callable[[int], bytes | None], most: int = 256) -> list[int] | None:
+    """The overflow pages of ``cell`` in order (None when one is not known or past ``most``)."""
+    out: list[int] = []
+    at = cell.overflow
+    while at and len(out) < most:
+        out.append(at)
+        content = page(at)
+        if content is None:
+            return None
+        at = overflow_next(content)
+    return None if at else out
+
+
+def find_row(root: int, rowid: int, page: Callable[[int], bytes | None], usable: int) -> Cell | None:
+    """The cell of ``rowid`` in the table whose b-tree starts at page ``root`` (each page read
+    with ``page(pgno)``), None when it is not there or a page is not known."""
+    at = root
+    for _depth in range(20):
+        content = page(at)
+        if content is None:
+            return None
+        head = _header_at(at)
+        if page_type(content, at) == TABLE_LEAF:
+            cell = (leaf_cells(content, usable, at) or {}).get(rowid)
+            return cell
+        if page_type(content, at) != TABLE_INTERIOR or len(content) < head + 12:
+            return None
+        pointers = _cell_pointers(content, head, 12)
+        try:  # the first cell whose key is at least rowid (cells are in key order); past all: the right-most
+            low, high = 0, len(pointers)
+            while low < high:
+                middle = (low + high) // 2
+                key, _ = varint(content, pointers[middle] + 4)
+                if (key - (1 << 64) if key >= 1 << 63 else key) < rowid:
+                    low = middle + 1
+                else:
+                    high = middle
+            pointer = pointers[low] if low < len(pointers) else None
+            at = int.from_bytes(content[pointer:pointer + 4] if pointer is not None else content[head + 8:head + 12],
+                                "big")
+        except IndexError:
+            return None
+    return None
+
+
+def index_entries(page: bytes, usable: int) -> list[bytes]:
+    """The records of an index-leaf page's entries (those held whole on the page); empty when
+    it is not one."""
+    if page_type(page) != INDEX_PAGES[1]:
+        return []
+    most = (usable - 12) * 64 // 255 - 23
+    out: list[bytes] = []
+    try:
+        for pointer in _cell_pointers(page, 0, 8):
+            size, pos = varint(page, pointer)
+            if size <= most:
+                out.append(bytes(page[pos:pos + size]))
+    except IndexError:
+        return []
+    return out
+
+
+def index_rowid(record: bytes) -> int | None:
+    """The rowid an index entry points to (its record's last value), None when it has none."""
+    header = _record_types(record)
+    if header is None or not header[1] or header[1][-1] not in (1, 2, 3, 4, 5, 6, 8, 9):
+        return None
+    serial = header[1][-1]  # 1-6: a big-endian integer of 1-8 bytes; 8, 9: the rowid 0, 1
+    if serial >= 8:
+        return serial - 8
+    return int.from_bytes(record[len(record) - (_serial_size(serial) or 0):], "big", signed=True)
 
 
 def children(page: bytes, pgno: int = 2) -> set[int] | None:

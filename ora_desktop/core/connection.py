@@ -14,6 +14,7 @@ import sqlite3
 import sys
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -272,7 +273,8 @@ class ChangeWatch:
         self._guard = threading.Lock()
         self._known: int | None = None  # the commit counter as of our last look or our last commit
         self._foreign = False  # someone else committed before one of our own commits
-        self._begun: dict[int, tuple[int | None, int]] = {}  # thread -> (counter, total_changes) at BEGIN
+        #: thread -> (counter, total_changes, counter at the last look) at BEGIN
+        self._begun: dict[int, tuple[int | None, int, int | None]] = {}
 
     def fingerprint(self, db: peewee.SqliteDatabase, immutable: bool) -> tuple:
         """What identifies the file's current state for this kind of connection."""
@@ -313,7 +315,7 @@ class ChangeWatch:
         with self._guard:
             if counter is not None and self._known is not None and counter != self._known:
                 self._foreign = True
-            self._begun[threading.get_ident()] = (counter, connection.total_changes)
+            self._begun[threading.get_ident()] = (counter, connection.total_changes, self._known)
 
     @property
     def counter(self) -> int | None:
@@ -324,21 +326,37 @@ class ChangeWatch:
         """Inside our write, before COMMIT: the counter our commit brings the file to (we hold
         the write lock since :meth:`own_commit_begins`), None when it changes nothing or the
         counter is not known."""
-        begun, changes = self._begun.get(threading.get_ident(), (None, 0))
+        begun, changes, _ = self._begun.get(threading.get_ident(), (None, 0, None))
         return None if begun is None or connection.total_changes == changes else begun + 1
 
-    def own_commit_ended(self, connection: sqlite3.Connection) -> bool:
+    def own_commit_ended(self, connection: sqlite3.Connection) -> OwnCommit | None:
         """Called after our commit: it added one to the counter if it changed anything; more than
-        that is someone else's commit landing right after ours. True when the counter moved by
-        exactly our one commit and nobody else's came since the last look (the change feed then
-        steps past it)."""
-        begun, changes = self._begun.pop(threading.get_ident(), (None, 0))
+        that is someone else's commit landing right after ours. Which commits were whose
+        (:class:`OwnCommit`), None when the counter cannot tell (someone else's then counts as
+        seen at the next look)."""
+        begun, changes, seen = self._begun.pop(threading.get_ident(), (None, 0, None))
         counter = commit_counter(self.path)
         with self._guard:
             if counter is None or begun is None:
-                return False
+                return None
             ours = 1 if connection.total_changes != changes else 0
             if counter not in (begun, begun + ours):  # (a schema-only commit of ours also lands here: harmless)
                 self._foreign = True
             self._known = counter
-            return ours == 1 and counter == begun + 1 and not self._foreign
+            return OwnCommit(seen, begun, ours == 1 and counter >= begun + 1)
+
+    def accounted(self, commit: OwnCommit) -> None:
+        """The change feed read every commit up to ours (others' before it, then ours): only
+        commits after ours are someone else's news at the next look."""
+        with self._guard:
+            self._known, self._foreign = commit.begun + commit.ours, False
+
+
+@dataclass(frozen=True, slots=True)
+class OwnCommit:
+    """Our commit as the counter saw it: the counter at the last look (``seen``), at our BEGIN
+    (``begun``: others' commits in between), and whether ours wrote anything (``ours``)."""
+
+    seen: int | None
+    begun: int
+    ours: bool

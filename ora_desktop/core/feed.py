@@ -8,17 +8,22 @@ checkpoint has copied later frames into it). Rows whose stored bytes differ are 
 that appear are added, rows that left every page and whose id is gone from ``memories`` are
 removed; every answer is checked against the database by rowid and id. A person's edit, an
 agent's raw SQL (with or without a new ``updated_at``), a job or a sync in another process all
-read the same way.
+read the same way. An edited row's two records, compared value by value (through its overflow
+pages when it is too long for its page), name the columns it wrote.
 
 When the log cannot vouch for the whole interval — no log (a rollback-journal file), a log
 restarted more than once or over frames not read yet, a checkpoint that copied unread frames,
 a page whose earlier version is unknown, a changed page that belongs to no row it can name
-(an overflow page rewritten in place, a pointer-map page), a leaf freed without being rewritten,
-more than :data:`MAX_IDS` rows — :meth:`ChangeFeed.poll` answers ``Change.reload()``: views read
-everything again. Correct first; the ids are the fast path.
+(an overflow page rewritten in place of a row no changed index entry names, a pointer-map
+page), a leaf freed without being rewritten, more than :data:`MAX_IDS` rows —
+:meth:`ChangeFeed.poll` answers ``Change.reload()``: views read everything again. Correct
+first; the ids are the fast path.
 
 The store's own commits are not the feed's to report (the operation that made them emits its
-own ``Change``): :meth:`ChangeFeed.own_commit` steps past exactly one commit's frames.
+own ``Change``). Inside its write the store holds the write lock, so the log's published end then
+(:meth:`ChangeFeed.log_end`) is where other programs' commits end and ours begins:
+:meth:`ChangeFeed.own_commit` reads the log up to there as theirs, then steps past our commit's
+frames, whoever commits right before or after us.
 """
 
 from __future__ import annotations
@@ -27,25 +32,45 @@ import os
 import struct
 import sys
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import btree
+from .errors import OraError
 from .fileheader import read_at, read_header
 from .records import Change, Initiator
 from .schema import MEMORY_COLUMNS
 from .wallog import FRAME_HEADER, HEADER, Log, LogUnknown, published_place, read_since
+from .wallog import header as wallog_header
 
 #: Past this many changed memories a reload is as cheap as naming them.
 MAX_IDS = 5000
 #: Table pages kept as of the last look (4 MB of 4 KB pages): the earlier version of a page an
 #: agent writes again and again (the newest leaf, its parents), whatever a checkpoint did.
 KEPT_PAGES = 1024
+#: Rows too long for their page whose overflow pages one look reads, to name the columns an edit
+#: wrote (:meth:`ChangeFeed._overflow_edits`); also how many rows an index's changed entries name
+#: are looked up in the table's b-tree to find which row an overflow page rewritten in place is.
+MAX_OWNERS = 64
 Query = Callable[[str, Sequence[object]], list[tuple]]
 
 
 _Unknown = LogUnknown  # the log cannot say which rows changed: reload
+
+
+@dataclass(frozen=True, slots=True)
+class LogEnd:
+    """The log's published end (``-shm``): its salts, page size and committed frame count."""
+
+    salts: tuple[int, int]
+    page_size: int
+    frames: int
+
+    @property
+    def offset(self) -> int:
+        return HEADER + self.frames * (FRAME_HEADER + self.page_size)
 
 
 class ChangeFeed:
@@ -105,20 +130,58 @@ class ChangeFeed:
             self._seen.clear()
             return True
 
-    def own_commit(self) -> None:
-        """The store committed one transaction right after the position: step past it."""
+    def log_end(self) -> LogEnd | None:
+        """Where the log's published commits end now (the wal-index header in ``-shm``), None
+        when it cannot tell. Read inside our write (we hold the write lock): every commit before
+        it is another program's, ours begins there."""
+        try:
+            index = read_header(f"{self.path}-shm", 96)
+        except OSError:
+            return None
+        if len(index) < 96 or index[:48] != index[48:] or index[12] != 1:
+            return None
+        page_size = int.from_bytes(index[14:16], sys.byteorder)
+        return LogEnd(struct.unpack(">II", index[32:40]), 65536 if page_size == 1 else page_size,
+                      int.from_bytes(index[16:20], sys.byteorder))
+
+    def own_commit(self, end: LogEnd | None, ours: bool) -> tuple[bool, Change | None]:
+        """The store committed right after the log's ``end`` (:meth:`log_end`; ``ours``: a
+        commit that wrote frames, not an empty one): read up to ``end`` as other programs'
+        commits, then step past ours. Returns (whether the feed followed — False: it is no longer
+        started, and takes the file as seen again at the next look —, what others changed before
+        ours, as :meth:`poll` says it)."""
         with self._lock:
-            if not self._started:
-                return
+            if not self._started or end is None:
+                self._started = False
+                return False, None
             try:
-                log, _ = self._read_log(self._log, commits=1)
-                wal = f"{self.path}-wal"
-                for pgno, at in self._last_written.items():  # keep the pages we hold current
-                    if pgno in self._seen:
-                        self._seen[pgno] = read_at(wal, log.page_size, at + FRAME_HEADER)
-                self._log = log
-            except (_Unknown, OSError):
-                self._start()
+                change = self._read_before(end)
+                if ours:
+                    log, _ = self._read_log(self._log, commits=1)
+                    wal = f"{self.path}-wal"
+                    for pgno, at in self._last_written.items():  # keep the pages we hold current
+                        if pgno in self._seen:
+                            self._seen[pgno] = read_at(wal, log.page_size, at + FRAME_HEADER)
+                    self._log = log
+                return True, change
+            except (_Unknown, OSError, OraError) as exc:  # (our commit stands: never fail the write)
+                self.last_reason = str(exc) or type(exc).__name__
+                self._started = False
+                return False, None
+
+    def _read_before(self, end: LogEnd) -> Change | None:
+        """Others' commits from the position up to ``end`` (see :meth:`own_commit`)."""
+        head = wallog_header(read_at(f"{self.path}-wal", HEADER, 0))
+        if head is None or head[1:3] != end.salts:  # our commit restarted the log
+            at = HEADER if self._log is None else self._log.offset if self._log.salts == end.salts else None
+            if at != end.offset:
+                raise _Unknown("our commit restarted the log over others' frames not read yet")
+            return None
+        log, pages = self._read_log(self._log, upto=end.offset)
+        change = self._diff(log, pages)
+        self._log = log
+        self._remember(pages)
+        return change
 
     def poll(self) -> Change | None:
         """What others committed since the last look: a ``Change`` with ids (initiator external),
@@ -158,9 +221,10 @@ class ChangeFeed:
         return st.st_mtime_ns, st.st_size, st.st_ino
 
     # ----------------------------------------------------------------- the log
-    def _read_log(self, log: Log | None, commits: int | None = None, whole: bool = False
+    def _read_log(self, log: Log | None, commits: int | None = None, whole: bool = False, upto: int | None = None
                   ) -> tuple[Log, dict[int, tuple[bytes | None, bytes]]]:
-        """The log after the frames of the next ``commits`` commits (all: None) past ``log``,
+        """The log after the frames of the next ``commits`` commits (all: None; up to offset
+        ``upto`` at most) past ``log``,
         and ``{page: (version before, version after)}`` of the pages they wrote (before: None
         when unknown; none with ``commits`` or ``whole``). ``log`` None: from the log's first
         frame (a log new since the last look, the database file untouched; ``whole``: any log,
@@ -173,7 +237,7 @@ class ChangeFeed:
             if not os.path.exists(f"{self.path}-wal"):
                 raise _Unknown("no log: a rollback-journal file (or not one yet)")
             raise _Unknown("a log that appeared after the file itself changed")
-        read = read_since(self.path, log, commits)
+        read = read_since(self.path, log, commits, upto)
         self._last_written = read.written
         pages = {} if whole or commits is not None else self._versions(
             read.old, read.new, read.written, read.tail, read.extent, read.first)
@@ -275,7 +339,9 @@ class ChangeFeed:
         if dropped - adopted - set(pages):  # (a child moved to another interior page is no loss)
             raise _Unknown("a leaf freed without being rewritten: its rows went unseen")
         accounted, rewritten = self._accounted(pages, old_cells, new_cells)
-        if others - accounted:
+        explained, payloads = self._overflow_edits(log, pages, usable, others - accounted, rewritten,
+                                                   old_cells, new_cells)
+        if others - accounted - explained:
             raise _Unknown("a page no row names (an overflow rewritten in place, a pointer map)")
         added: set[str] = set()
         changed: set[str] = set()
@@ -292,7 +358,7 @@ class ChangeFeed:
                     left[old.key] = rowid
             elif old.data != cell.data or rowid in rewritten:
                 changed.add(cell.key)
-                wrote = None if rowid in rewritten else btree.changed_columns(old, cell, self._column_names)
+                wrote = btree.changed_columns(old, cell, self._column_names, payloads.get(rowid))
                 columns = None if wrote is None or columns is None else columns | wrote
         for rowid, cell in old_cells.items():
             if rowid not in new_cells:
@@ -342,6 +408,77 @@ class ChangeFeed:
         def version(side: int) -> Callable[[int], bytes | None]:
             return lambda pgno: pages[pgno][side] if pgno in pages else None
         return btree.accounted(pages, ((version(1), new_cells), (version(0), old_cells)))
+
+    def _overflow_edits(self, log: Log, pages: dict[int, tuple[bytes | None, bytes]], usable: int,
+                        unexplained: set[int], rewritten: set[int], old_cells: dict[int, btree.Cell],
+                        new_cells: dict[int, btree.Cell]) -> tuple[set[int], dict[int, tuple[bytes, bytes]]]:
+        """Rows too long for their page, edited: (the overflow pages they explain, each row's two
+        whole records, read through its overflow pages, so the columns it wrote are named).
+
+        An edit that keeps a row's length rewrites only the overflow pages whose bytes changed,
+        not its leaf: the rows an index's changed entries name (an indexed column was written)
+        are found by rowid in the table's b-tree, and own those pages when their chain holds
+        them (added to ``rewritten``, ``old_cells`` and ``new_cells``)."""
+        now = self._pages_now(log, pages)
+        if now is None or not (unexplained or rewritten):
+            return set(), {}
+        backfilled = _backfilled(self.path)
+        explained: set[int] = set()
+        if unexplained:
+            rowids = [r for r in self._index_rowids(pages, usable) if r not in new_cells][:MAX_OWNERS]
+            root = self._query("SELECT rootpage FROM sqlite_schema WHERE type = 'table' AND name = 'memories'", ())
+            for rowid in rowids if root else ():
+                cell = btree.find_row(int(root[0][0]), rowid, now, usable)
+                chain = set(btree.overflow_pages(cell, now) or ()) if cell is not None else set()
+                if cell is not None and chain & unexplained and cell.columns <= self._columns():
+                    explained |= chain
+                    old_cells[rowid] = new_cells[rowid] = cell  # (its leaf was not written)
+                    rewritten.add(rowid)
+
+        def then(pgno: int) -> bytes | None:
+            pair = pages.get(pgno)
+            return pair[0] if pair is not None else now(pgno)
+        payloads: dict[int, tuple[bytes, bytes]] = {}
+        edited = [r for r in sorted(rewritten) if r in old_cells and r in new_cells]
+        for rowid in edited[:MAX_OWNERS]:  # (past that, the rows' pages alone are compared)
+            before = btree.payload(old_cells[rowid], then, usable)
+            after = btree.payload(new_cells[rowid], now, usable) if before is not None else None
+            if before is not None and after is not None:
+                payloads[rowid] = (before, after)
+        if _backfilled(self.path) != backfilled:
+            return set(), {}  # a checkpoint ran meanwhile: pages read from the file may be newer
+        return explained, payloads
+
+    def _pages_now(self, log: Log, pages: dict[int, tuple[bytes | None, bytes]]
+                   ) -> Callable[[int], bytes | None] | None:
+        """A reader of each page as of ``log``'s position (its newest frame there, else the
+        database file); None when a checkpoint may have copied newer frames into the file."""
+        backfilled = _backfilled(self.path)
+        if log.frames is None or backfilled is None or backfilled > log.frame_count:
+            return None
+        wal, size, frames = f"{self.path}-wal", log.page_size, log.frames
+
+        def read(pgno: int) -> bytes | None:
+            if pgno in pages:
+                return pages[pgno][1]
+            at = frames.get(pgno)
+            if at is None:
+                return read_at(self.path, size, (pgno - 1) * size)
+            return read_at(wal, size, at + FRAME_HEADER)
+        return read
+
+    @staticmethod
+    def _index_rowids(pages: dict[int, tuple[bytes | None, bytes]], usable: int) -> list[int]:
+        """The rowids of the index entries the commits added or removed (their rows' indexed
+        columns were written), in order."""
+        before: Counter[bytes] = Counter()
+        after: Counter[bytes] = Counter()
+        for old, new in pages.values():
+            if old and btree.page_type(new) == btree.INDEX_PAGES[1]:  # (entries that moved between pages cancel)
+                before.update(btree.index_entries(old, usable))
+                after.update(btree.index_entries(new, usable))
+        rowids = {btree.index_rowid(entry) for entry in (before - after) + (after - before)}
+        return sorted(r for r in rowids if r is not None)
 
     def _present(self, cells: dict[int, btree.Cell]) -> dict[int, str]:
         if not cells:
@@ -412,4 +549,4 @@ def _backfilled(path: Path) -> int | None:
     return int.from_bytes(data[96:100], sys.byteorder)
 
 
-__all__ = ["KEPT_PAGES", "MAX_IDS", "ChangeFeed"]
+__all__ = ["KEPT_PAGES", "MAX_IDS", "ChangeFeed", "LogEnd"]

@@ -60,6 +60,13 @@ class FeedLog:
                 sure = moved is not None
             return FeedReader(self, self._seq, own, sure)
 
+    def heard(self, change: Change | None) -> None:
+        """Other programs' commits, found by the store's writer (those right before its own
+        commit): readers hear them as the detector's (``None``: no memory changed)."""
+        with self._lock:
+            self._seq += 1
+            self._entries.append((self._seq, change, False))
+
     def publish(self, change: Change) -> None:
         """The store committed ``change`` (called once per commit, after it)."""
         with self._lock:

@@ -197,8 +197,8 @@ class Change:
     source: str = ""
     kind: ChangeKind | None = None
     initiator: Initiator | None = None
-    #: The columns an in-place edit of ``changed`` wrote, ``None`` when not known (then views
-    #: assume any may have changed).
+    #: The columns an in-place edit of ``changed`` wrote (at most: a value the feed could not
+    #: read counts as written), ``None`` when not known (then views assume any may have changed).
     columns: frozenset[str] | None = None
     #: The rowids the ``removed`` rows had, when known (the change feed reads them from the
     #: log): a view holding row keys drops these without reading its keys again.

@@ -29,7 +29,7 @@ from .connection import BUSY_TIMEOUT_MS, ChangeWatch, file_stamp, make_database,
 from .decoding import is_undecodable_error, tolerant_text
 from .errors import InvalidValue, NotFound, OraError, ReadOnlyDatabase
 from .facets import count_facets
-from .feed import ChangeFeed
+from .feed import ChangeFeed, LogEnd
 from .feedreaders import FeedLog, FeedReader
 from .fingerprint import row_fingerprint
 from .graph import GraphMixin
@@ -90,7 +90,9 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         self._watch = ChangeWatch(self.path)
         #: What other programs changed, by id (read on the watcher's thread, see :meth:`external_change`).
         self.feed = ChangeFeed(self.path, self._fetch_all)
-        self._writing: set[int] = set()  # threads inside a write of ours (the feed waits for them)
+        #: Held from our BEGIN IMMEDIATE until the feed has accounted for our commit: the detector
+        #: looks only while it is free, so it never reads our commit as another program's.
+        self._owning = threading.Lock()
         self._feed_log = FeedLog(self._detect)
         self.subscribe(self._feed_log.publish)  # our own commits, once each, for readers that want them
         # (from the file as opened: the feed's mark below is where they start)
@@ -202,21 +204,40 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
                 return True, Change.reload()
             if self.immutable:
                 return (True, Change.reload()) if self._watch.changed(self.db, True) else (False, None)
-            if self._writing:
+            if not self._owning.acquire(blocking=False):
                 return None, None  # our commit is being accounted for: look at the next tick
-            first = not self.feed.started
-            if first:
-                self.feed.start()  # before the counter is read: nothing lands between unseen
-            before = self._watch.counter
-            if not self._watch.changed(self.db, False):
-                return False, None
-            if first:
-                return True, Change.reload()
-            change = self.feed.poll()  # (read also when ours: the feed steps past those frames)
-            ours = feedreaders.claimed(self.path, before, self._watch.counter, self)
-            if ours is not None:  # another store of this process: a job, a sync, an import
-                return True, feedreaders.heard_as(ours, change)
-            return True, change
+            try:
+                first = not self.feed.started
+                if first:
+                    self.feed.start()  # before the counter is read: nothing lands between unseen
+                before = self._watch.counter
+                if not self._watch.changed(self.db, False):
+                    return False, None
+                if first:
+                    return True, Change.reload()
+                return True, self._whose(before, self._watch.counter, self.feed.poll())
+            finally:
+                self._owning.release()
+
+    def _whose(self, after: int | None, upto: int | None, change: Change | None) -> Change | None:
+        """Others' commits after counter ``after`` up to ``upto`` as the feed read them, or as
+        their operations said them when another store of this process made them (a job, a sync,
+        an import)."""
+        ours = feedreaders.claimed(self.path, after, upto, self)
+        return change if ours is None else feedreaders.heard_as(ours, change)
+
+    def _own_commit_heard(self, end: LogEnd | None) -> None:
+        """After our COMMIT: others' commits before ours go to the feed's log as theirs (before
+        our own change is published), and the feed steps past ours (:meth:`ChangeFeed.own_commit`)."""
+        commit = self._watch.own_commit_ended(self.db.connection())
+        if commit is None:
+            return
+        followed, theirs = self.feed.own_commit(end, commit.ours)
+        if not followed:
+            return  # the next look starts the feed again, and reloads if anyone else committed
+        if theirs is not None or commit.seen != commit.begun:
+            self._feed_log.heard(self._whose(commit.seen, commit.begun, theirs))
+        self._watch.accounted(commit)
 
     def _follow_file(self) -> None:
         """An immutable connection cannot see other writers: reopen it when the file moved."""
@@ -284,11 +305,15 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         self._require_writable()
         outermost = not self.db.in_transaction()
         claimed: int | None = None
+        owning = False
+        end: LogEnd | None = None
         try:
             with translated(self.path), self.db.atomic("IMMEDIATE"):
                 if outermost:
-                    self._writing.add(threading.get_ident())
+                    self._owning.acquire()
+                    owning = True
                     self._watch.own_commit_begins(self.db.connection())
+                    end = self.feed.log_end()  # we hold the write lock: others' commits end here
                     if not self._engine_checked:
                         engine_tables.prepare(self.db.connection(), self.path)
                 yield
@@ -299,7 +324,8 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
                             list(self._pending()), getattr(self._local, "announced", None)))
         except BaseException:
             if outermost:
-                self._writing.discard(threading.get_ident())
+                if owning:
+                    self._owning.release()
                 self._pending().clear()
                 self._local.announced = None
                 if claimed is not None:
@@ -308,10 +334,9 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         if outermost:
             self._engine_checked = True
             try:
-                if self._watch.own_commit_ended(self.db.connection()):
-                    self.feed.own_commit()
+                self._own_commit_heard(end)
             finally:
-                self._writing.discard(threading.get_ident())
+                self._owning.release()
             pending, self._local.pending = self._pending(), []
             announced, self._local.announced = getattr(self._local, "announced", None), None
             change = self._one_change(pending, announced)

@@ -146,8 +146,8 @@ def edges_kept(looked: bool, change: Change | None) -> bool:
     """Whether the commits the change feed reported as ``change`` (None: no memory changed; not
     a word unless it ``looked`` at the file now) leave every supersession edge as it was: only
     rows edited in place (no row added, removed or moved) in columns other than ``id`` and
-    ``superseded_by``. A change whose columns are not known (a row too long for its page, a file
-    with a rollback journal) cannot say so."""
+    ``superseded_by``. A change whose columns are not known (a file with a rollback journal,
+    whose feed names no rows; an overflow page the feed could not read) cannot say so."""
     if not looked:
         return False
     if change is None:

@@ -83,10 +83,11 @@ def header(data: bytes) -> tuple[int, int, int, int] | None:
     return page_size, salt1, salt2, seq
 
 
-def read_since(path: Path | str, log: Log | None, commits: int | None = None) -> Frames:
+def read_since(path: Path | str, log: Log | None, commits: int | None = None, upto: int | None = None) -> Frames:
     """The frames of the next ``commits`` published commits (all: None) past ``log`` (None: from
-    the log's first frame). ``log`` itself is left as it was; ``log.frames`` None is indexed up
-    to its offset first (the feed's mark at open reads no frame)."""
+    the log's first frame), none past offset ``upto``. ``log`` itself is left as it was;
+    ``log.frames`` None is indexed up to its offset first (the feed's mark at open reads no
+    frame)."""
     wal = f"{path}-wal"
     try:
         size = os.stat(wal).st_size
@@ -114,7 +115,7 @@ def read_since(path: Path | str, log: Log | None, commits: int | None = None) ->
         new = Log(log.salts, log.seq, log.page_size, log.offset, dict(log.frames))
     if size - new.offset > MAX_LOG or size < new.offset:
         raise LogUnknown("the log shrank, or grew past what is worth reading")
-    published = min(size, _published(path, page_size, salts, size))
+    published = min(size, _published(path, page_size, salts, size), size if upto is None else upto)
     written, end, extent, first = _scan(wal, new, published, commits)
     tail: dict[int, int] = {}
     if old.salts != salts:

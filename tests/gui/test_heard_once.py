@@ -1,5 +1,6 @@
-"""A job run from the window's Jobs view works on a store of its own: the views hear its commit
-once, as a job's, with the ids it removed (the watched store's feed tells them)."""
+"""Every commit is heard once by the window's views, as whoever made it: a job run from the Jobs
+view (on a store of its own: the watched store's feed tells them, with the ids it removed), a
+restore, the person's edit with an agent's commit right before it."""
 
 from __future__ import annotations
 
@@ -91,3 +92,33 @@ def test_a_restore_from_the_window_is_heard_once_as_the_persons(ctx, loop, ora_h
     loop.run_until_complete(scenario())
     [(where, change)] = heard
     assert where == path.resolve() and change.initiator is Initiator.USER and not change.ids
+
+
+def test_an_agents_commit_right_before_the_persons_edit_is_heard_once_each(ctx, loop, ora_home: Path,
+                                                                           qtbot) -> None:
+    """An agent commits, then the person's edit commits before the window's watcher looks: the
+    views hear the edit once, as the person's, and the agent's commit once, as the agent's —
+    never the edit a second time, as another program's."""
+    from ora_desktop.core import AgentFile
+    from ora_desktop.core.demo import write_agent
+    from ora_desktop.core.operations import edits
+
+    from ..unit.test_feed import agent
+
+    path = ora_home / "sites" / "anwe-sh" / "ora.site.db"
+    write_agent(path, 30, seed=7)
+    heard = []
+
+    async def scenario() -> None:
+        ctx.set_current(AgentFile("anwe-sh", "ora", path))
+        store = await ctx.run(ctx.store_for, path)  # the Memories tab holds the file open
+        ours, theirs = (m.id for m in await ctx.run(store.list, None, limit=2))
+        ctx.store_changed.connect(lambda where, change: heard.append(change))
+        agent(path, "UPDATE memories SET importance = 1 + importance % 9 WHERE id = ?", params=[[theirs]])
+        await ctx.run(edits.edit, store, ours, {"importance": 10})
+        ctx.start_watching(20)
+        await until(lambda: len(heard) >= 2, what="both commits heard")
+        await asyncio.sleep(0.3)  # more looks of the watcher: nothing more is heard
+        assert [(c.ids, c.initiator) for c in heard] == [({ours}, Initiator.USER), ({theirs}, Initiator.EXTERNAL)]
+
+    loop.run_until_complete(scenario())

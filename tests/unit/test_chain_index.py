@@ -108,6 +108,20 @@ def test_our_own_edit_of_other_columns_keeps_the_index(store: Store, db: Path) -
     assert ids(store, "m003") == ["m002", "m001", "m003", "m000"] and ids(store, "m050") == ["m050", "m040"]
 
 
+def test_an_agents_edit_of_a_long_memorys_importance_keeps_the_index(store: Store, db: Path) -> None:
+    """A memory too long for its page: the feed reads its overflow pages to tell an importance
+    edit (which rewrites one overflow page, not the row's leaf) from an edge moved. A
+    rollback-journal file keeps no earlier version: there the edges are read anew."""
+    raw(db, f"UPDATE memories SET content = '{'a long memory ' * 1500}' WHERE id = 'm001'")
+    assert ids(store, "m003") == ["m002", "m001", "m003", "m000"]
+    raw(db, "UPDATE memories SET importance = 9 WHERE id = 'm001'")
+    wal = Path(f"{db}-wal").exists()
+    assert bool(scanned(store, lambda: store.chain("m003"))) is not wal
+    raw(db, "UPDATE memories SET superseded_by = 'm050' WHERE id = 'm001'")  # the long memory's edge moved
+    assert scanned(store, lambda: store.chain("m003"))
+    assert ids(store, "m050") == ["m050", "m001", "m003", "m000"]
+
+
 def test_the_stores_own_write_is_seen_at_once(store: Store) -> None:
     assert ids(store, "m010") == ["m010"]
     store.supersede("m010", "m011")

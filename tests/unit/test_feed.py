@@ -16,6 +16,8 @@ import pytest
 
 from ora_desktop.core import Change, Initiator, open_store
 from ora_desktop.core.demo import write_agent
+from ora_desktop.core.fileheader import read_at
+from ora_desktop.core.operations import edits
 
 from ..conftest import raw_seed_db
 from .log_support import agent, checkpoint, index_header, write_index_header
@@ -63,7 +65,9 @@ def test_an_agents_update_of_one_row_names_that_row_alone(watched, sql):
 def test_an_agents_edit_names_the_columns_it_wrote(watched):
     """The feed compares the row's stored values: readers that depend on a few columns (the
     supersession edges, the health counts, the review rules) can leave the rest alone. A row
-    too long for its page cannot be compared there, and says so (columns unknown)."""
+    too long for its page is compared through its overflow pages; an edit that keeps its length
+    rewrites only the overflow page it changed (not the row's leaf), found through the index
+    entry the edit moved."""
     path, store = watched
     agent(path, "UPDATE memories SET importance = 1 + importance % 10 WHERE id = 'm042'",
           "UPDATE memories SET health_score = 0.5 WHERE id = 'm043'")
@@ -73,7 +77,12 @@ def test_an_agents_edit_names_the_columns_it_wrote(watched):
     assert [c.columns for c in heard(store)] == [{"superseded_by"}]
     agent(path, "UPDATE memories SET content = ? WHERE id = 'm045'", params=[["long " * 5000]])
     [change] = heard(store)
-    assert change.changed == {"m045"} and change.columns is None
+    assert change.changed == {"m045"} and change.columns == {"content"}
+    agent(path, "UPDATE memories SET importance = 1 + importance % 9 WHERE id = 'm045'")  # same length
+    [change] = heard(store)
+    assert change.changed == {"m045"} and change.columns == {"importance"}
+    agent(path, "UPDATE memories SET superseded_by = 'm001' WHERE id = 'm045'")
+    assert [c.columns for c in heard(store)] == [{"superseded_by"}]
 
 
 def test_an_agents_delete_names_the_id_and_the_rowid_it_had(watched):
@@ -92,6 +101,105 @@ def test_our_own_writes_are_not_heard_again(watched):
     assert heard(store) == []
     agent(path, "UPDATE memories SET importance = 2 WHERE id = 'm002'")
     assert [c.changed for c in heard(store)] == [{"m002"}]
+
+
+def _heard_once(store, change: Change, theirs: set[str]) -> None:  # noqa: ANN001
+    """Our commit was heard once as ``change`` (a person's edit of m001), the agent's commit once
+    as another program's, naming ``theirs``; no change said to be someone else's names ours."""
+    from_feed = heard(store)
+    assert [c.ids for c in from_feed] == [theirs] and from_feed[0].initiator is Initiator.EXTERNAL
+    assert change.ids == {"m001"} and change.initiator is Initiator.USER
+
+
+def _edit_heard(store) -> Change:  # noqa: ANN001
+    told: list[Change] = []
+    unsubscribe = store.subscribe(told.append)
+    edits.edit(store, "m001", {"importance": 9})
+    unsubscribe()
+    [ours] = told
+    return ours
+
+
+def test_an_agents_commit_right_before_ours_is_heard_once_and_ours_once(watched):
+    """An agent commits, then the person's edit commits before the window looks: each commit is
+    heard once, by whom it was made (ours was heard twice: a second time as the agent's)."""
+    path, store = watched
+    notices = store.feed_reader()  # as the MCP server's notices read the feed
+    agent(path, "UPDATE memories SET importance = 2 WHERE id = 'm002'")
+    ours = _edit_heard(store)
+    assert notices.poll().ids == {"m002"} and notices.poll() is None
+    _heard_once(store, ours, {"m002"})
+
+
+def test_an_agents_commit_right_after_ours_is_heard_once_and_ours_once(watched, monkeypatch):
+    """The agent's commit lands between our COMMIT and our reading of the counter."""
+    path, store = watched
+    ended = store._watch.own_commit_ended
+
+    def agent_first(connection):  # noqa: ANN001, ANN202
+        agent(path, "INSERT INTO memories (id, content, created_at, updated_at) "
+                    "VALUES ('after-1', 'an agent wrote this', datetime('now'), datetime('now'))")
+        return ended(connection)
+    monkeypatch.setattr(store._watch, "own_commit_ended", agent_first)
+    ours = _edit_heard(store)
+    monkeypatch.undo()
+    _heard_once(store, ours, {"after-1"})
+
+
+def test_agents_commits_before_and_after_ours_are_heard_once_each(watched, monkeypatch):
+    path, store = watched
+    agent(path, "DELETE FROM memories WHERE id = 'm003'")
+    ended = store._watch.own_commit_ended
+
+    def agent_first(connection):  # noqa: ANN001, ANN202
+        agent(path, "UPDATE memories SET content = 'after ours' WHERE id = 'm004'")
+        return ended(connection)
+    monkeypatch.setattr(store._watch, "own_commit_ended", agent_first)
+    ours = _edit_heard(store)
+    monkeypatch.undo()
+    [theirs] = heard(store)  # (the window's one look hears both, composed)
+    assert (theirs.removed, theirs.changed, theirs.added) == ({"m003"}, {"m004"}, set())
+    assert theirs.initiator is Initiator.EXTERNAL and ours.ids == {"m001"}
+
+
+def test_our_commit_that_restarts_the_log_over_an_agents_is_heard_once(watched):
+    """The agent's commit was checkpointed whole, so our commit starts the log again over its
+    frames: what it changed can no longer be read (a reload), but ours is still not the agent's."""
+    path, store = watched
+    agent(path, "UPDATE memories SET importance = 2 WHERE id = 'm002'")
+    subprocess.run([sys.executable, "-c", "import sqlite3, sys\n"
+                    "print(sqlite3.connect(sys.argv[1]).execute('PRAGMA wal_checkpoint(PASSIVE)').fetchone())",
+                    str(path)], check=True, capture_output=True)
+    salts = read_at(f"{path}-wal", 8, 16)
+    ours = _edit_heard(store)
+    assert read_at(f"{path}-wal", 8, 16) != salts  # (ours did restart the log)
+    [theirs] = heard(store)
+    assert not theirs and theirs.initiator is Initiator.EXTERNAL  # a reload
+    assert ours.ids == {"m001"}
+    agent(path, "UPDATE memories SET importance = 3 WHERE id = 'm005'")
+    assert [c.ids for c in heard(store)] == [{"m005"}]
+
+
+def test_a_nested_write_of_ours_after_an_agents_commit_is_heard_once(watched):
+    """Savepoints inside our transaction: still one commit of ours, stepped past once."""
+    path, store = watched
+    agent(path, "UPDATE memories SET importance = 2 WHERE id = 'm002'")
+    told: list[Change] = []
+    store.subscribe(told.append)
+    with store.write():
+        store.update("m001", importance=9)
+        with store.write():
+            store.update("m003", importance=9)
+    assert [c.ids for c in heard(store)] == [{"m002"}]
+    assert [c.ids for c in told] == [{"m001", "m003"}]
+
+
+def test_an_empty_commit_of_ours_after_an_agents_hears_the_agents_once(watched):
+    path, store = watched
+    agent(path, "UPDATE memories SET importance = 2 WHERE id = 'm002'")
+    with store.write():
+        pass
+    assert [c.ids for c in heard(store)] == [{"m002"}]
 
 
 def test_a_job_in_another_process_is_heard_with_its_ids(watched):
@@ -136,6 +244,14 @@ def test_a_rollback_journal_file_is_heard_as_a_reload(tmp_path):
     agent(path, "UPDATE memories SET importance = 9 WHERE id = 'm001'")
     [change] = heard(store)
     assert not change and change.initiator is Initiator.EXTERNAL  # rows unknown: views read again
+    # No log to split at our BEGIN: an agent's commit right before ours is a reload too, and
+    # ours is heard once, as ours; ours alone is nothing to the feed.
+    agent(path, "UPDATE memories SET importance = 9 WHERE id = 'm002'")
+    ours = _edit_heard(store)
+    [theirs] = heard(store)
+    assert not theirs and ours.ids == {"m001"}
+    store.update("m003", importance=1)
+    assert heard(store) == []
     store.close()
 
 
@@ -156,6 +272,7 @@ def test_random_writes_are_named_exactly_or_heard_as_a_reload(tmp_path, seed):
     heard(store)
     conn = sqlite3.connect(path, isolation_level=None)
     before, named, n = _rows(conn), 0, 0
+    names = ["rowid", *(r[1] for r in conn.execute("PRAGMA table_info(memories)"))]
     for _step in range(150):
         conn.execute("BEGIN IMMEDIATE")
         for _ in range(rng.randint(1, 3)):
@@ -196,6 +313,9 @@ def test_random_writes_are_named_exactly_or_heard_as_a_reload(tmp_path, seed):
                 assert change.added == added and change.removed == removed and change.changed == changed
                 # (a rowid a new memory took again is left out: a view reloads rather than drop it)
                 assert change.removed_rowids == {before[i][0] for i in removed} - {r[0] for r in after.values()}
+                # The columns named cover every value the edits wrote (rows too long for their page too).
+                wrote = {names[k] for i in changed for k in range(1, len(names)) if after[i][k] != before[i][k]}
+                assert change.columns is None or wrote <= change.columns, (_step, wrote, change.columns)
         before = after
     assert named > 60  # most looks named the rows (a reload is the exception)
     conn.close()

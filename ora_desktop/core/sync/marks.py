@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from .. import engine_tables, marks, timestamps
 from ..rawsql import all_rows, run_sql
+from ..writes import IDS_JSON
 from .clock import Clock
 
 if TYPE_CHECKING:
@@ -78,9 +79,13 @@ def sync_marks(store: Store, server: Server, server_id: str, site: str, agent: s
             touched.update(ids)
             pulled += 1
         here, gone = marks.present(store), marks.removals(store)
-        private = {r[0] for r in all_rows(store, "SELECT id FROM memories WHERE sync_status = 'local_only'")}
-        outgoing = [(kind, key, True, clock.to_server(at) or now) for (kind, key), at in here.items()
-                    if not base.get((kind, key)) and not private.intersection(marks.ends((kind, key)))]
+        new = {mark: at for mark, at in here.items() if not base.get(mark)}
+        ends = sorted({end for mark in new for end in marks.ends(mark)})
+        private = {r[0] for r in all_rows(  # (the ends of new marks only: not every private id of the file)
+            store, f"SELECT id FROM memories WHERE sync_status = 'local_only' AND id IN {IDS_JSON}",
+            (json.dumps(ends),))} if ends else set()
+        outgoing = [(kind, key, True, clock.to_server(at) or now) for (kind, key), at in new.items()
+                    if not private.intersection(marks.ends((kind, key)))]
         outgoing += [(kind, key, False, clock.to_server(gone.get((kind, key))) or now)
                      for (kind, key), on in base.items() if on and (kind, key) not in here]
         top = max((row.change for row in rows), default=after)
