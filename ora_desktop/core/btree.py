@@ -10,12 +10,13 @@ in gives "nothing found" (empty results), never an exception.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 TABLE_LEAF = 0x0D
 TABLE_INTERIOR = 0x05
 INDEX_PAGES = (0x02, 0x0A)
+LOCK_BYTE = 0x40000000  # the file offset of SQLite's lock bytes: the page holding it is never used
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,15 +309,17 @@ def is_btree(page: bytes, pgno: int) -> bool:
     return page_type(page, pgno) in (TABLE_LEAF, TABLE_INTERIOR, *INDEX_PAGES)
 
 
-def accounted(written: Container[int], versions: Iterable[tuple[Callable[[int], bytes | None], Mapping[int, Cell]]]
-              ) -> tuple[set[int], set[int]]:
-    """Which ``written`` pages the rows and the freelist explain, and which rows wrote past their
-    page. ``versions``: for each version of the pages compared (after, before), a page's bytes in
-    it (None: not known) and the cells of the table leaves written in it. Each cell's overflow
-    chain is followed through written pages, then the freelist named by page 1 (its trunk pages
-    and their leaves). Returns (the pages explained, the rowids whose overflow pages were
-    written). A written page that is no b-tree page and not explained belongs to no row one can
-    name: an overflow page rewritten in place (a same-length edit past the leaf), a pointer map."""
+def accounted(written: Collection[int], versions: Iterable[tuple[Callable[[int], bytes | None], Mapping[int, Cell]]],
+              header: bytes = b"", page_size: int = 0) -> tuple[set[int], set[int]]:
+    """Which ``written`` pages the rows, the freelist and the pointer map explain, and which rows
+    wrote past their page. ``versions``: for each version of the pages compared (after, before),
+    a page's bytes in it (None: not known) and the cells of the table leaves written in it. Each
+    cell's overflow chain is followed through written pages, then the freelist named by page 1
+    (its trunk pages and their leaves); with the database ``header`` and ``page_size``, an
+    auto-vacuum file's pointer-map pages (each page's parent: no row's bytes) count too.
+    Returns (the pages explained, the rowids whose overflow pages were written). A written page
+    that is no b-tree page and not explained belongs to no row one can name: an overflow page
+    rewritten in place (a same-length edit past the leaf)."""
     versions = list(versions)
     seen: set[int] = set()
     rewritten: set[int] = set()
@@ -333,7 +336,19 @@ def accounted(written: Container[int], versions: Iterable[tuple[Callable[[int], 
             seen.add(trunk)
             trunk, leaves = trunk_pages(version(trunk) or b"")
             seen.update(leaves)
+    if page_size and len(header) >= 56 and int.from_bytes(header[52:56], "big"):  # (a largest root: auto-vacuum)
+        seen.update(p for p in written if _pointer_map_page(p, page_size, page_size - header[20]))
     return seen, rewritten
+
+
+def _pointer_map_page(pgno: int, page_size: int, usable: int) -> bool:
+    """Whether page ``pgno`` of an auto-vacuum file is a pointer-map page (SQLite's
+    ``ptrmapPageno``: page 2, then one every usable/5 + 1 pages, past the lock-byte page)."""
+    if pgno < 2:
+        return False
+    per_map = usable // 5 + 1
+    first = (pgno - 2) // per_map * per_map + 2
+    return pgno == (first + 1 if first == LOCK_BYTE // page_size + 1 else first)
 
 
 def overflow_next(page: bytes) -> int:

@@ -14,10 +14,9 @@ pages when it is too long for its page), name the columns it wrote.
 When the log cannot vouch for the whole interval — no log (a rollback-journal file), a log
 restarted more than once or over frames not read yet, a checkpoint that copied unread frames,
 a page whose earlier version is unknown, a changed page that belongs to no row it can name
-(an overflow page rewritten in place of a row no changed index entry names, a pointer-map
-page), a leaf freed without being rewritten, more than :data:`MAX_IDS` rows —
-:meth:`ChangeFeed.poll` answers ``Change.reload()``: views read everything again. Correct
-first; the ids are the fast path.
+(an overflow page rewritten in place of a row no changed index entry names), a leaf freed
+without being rewritten, more than :data:`MAX_IDS` rows — :meth:`ChangeFeed.poll` answers
+``Change.reload()``: views read everything again. Correct first; the ids are the fast path.
 
 The store's own commits are not the feed's to report (the operation that made them emits its
 own ``Change``). Inside its write the store holds the write lock, so the log's published end then
@@ -338,11 +337,11 @@ class ChangeFeed:
                 others.add(pgno)
         if dropped - adopted - set(pages):  # (a child moved to another interior page is no loss)
             raise _Unknown("a leaf freed without being rewritten: its rows went unseen")
-        accounted, rewritten = self._accounted(pages, old_cells, new_cells)
+        accounted, rewritten = self._accounted(pages, old_cells, new_cells, log.page_size)
         explained, payloads = self._overflow_edits(log, pages, usable, others - accounted, rewritten,
                                                    old_cells, new_cells)
         if others - accounted - explained:
-            raise _Unknown("a page no row names (an overflow rewritten in place, a pointer map)")
+            raise _Unknown("a page no row names (an overflow rewritten in place)")
         added: set[str] = set()
         changed: set[str] = set()
         left: dict[str, int] = {}
@@ -402,12 +401,13 @@ class ChangeFeed:
         return False
 
     def _accounted(self, pages: dict[int, tuple[bytes | None, bytes]], old_cells: dict[int, btree.Cell],
-                   new_cells: dict[int, btree.Cell]) -> tuple[set[int], set[int]]:
-        """Non-b-tree pages the changed rows explain (their overflow chains, the freelist), and
-        the rows whose overflow pages were written (an edit past the page, in place)."""
+                   new_cells: dict[int, btree.Cell], page_size: int) -> tuple[set[int], set[int]]:
+        """Non-b-tree pages the changed rows explain (their overflow chains, the freelist, the
+        pointer map), and the rows whose overflow pages were written (an edit past the page)."""
         def version(side: int) -> Callable[[int], bytes | None]:
             return lambda pgno: pages[pgno][side] if pgno in pages else None
-        return btree.accounted(pages, ((version(1), new_cells), (version(0), old_cells)))
+        return btree.accounted(pages, ((version(1), new_cells), (version(0), old_cells)),
+                               read_header(self.path, 100), page_size)
 
     def _overflow_edits(self, log: Log, pages: dict[int, tuple[bytes | None, bytes]], usable: int,
                         unexplained: set[int], rewritten: set[int], old_cells: dict[int, btree.Cell],

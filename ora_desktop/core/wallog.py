@@ -301,14 +301,15 @@ def rows_since(path: Path | str, since: Cursor | None, whole: bool = False) -> L
 def _explained(others: set[int], written: dict[int, int], version: Callable[[int], bytes | None],
                leaves: list[int], path: Path | str, page_size: int) -> bool:
     """Whether the written pages that are no b-tree page (``others``) are the overflow pages of
-    rows on the written leaves, or the freelist's: else they belong to a row no leaf names (an
-    agent's same-length edit past a long memory's leaf rewrites only its overflow page)."""
-    head = read_header(path, 100)
-    usable = page_size - (head[20] if len(head) > 20 else 0)  # (the reserved bytes never change)
+    rows on the written leaves, the freelist's or the pointer map's: else they belong to a row no
+    leaf names (an agent's same-length edit past a long memory's leaf rewrites only its overflow
+    page)."""
+    head = read_header(path, 100)  # (its reserved bytes and vacuum mode stay as created)
+    usable = page_size - (head[20] if len(head) > 20 else 0)
     cells: dict[int, Cell] = {}
     for pgno in leaves:
         cells.update(leaf_cells(version(pgno) or b"", usable, pgno) or {})
-    return others <= accounted(written, [(version, cells)])[0]
+    return others <= accounted(written, [(version, cells)], head, page_size)[0]
 
 
 def _cursor(log: Log) -> Cursor:

@@ -51,6 +51,26 @@ def test_an_agents_insert_is_one_change_naming_the_new_id(watched):
     assert change.initiator is Initiator.EXTERNAL
 
 
+def test_an_agents_long_memory_in_an_auto_vacuum_file_is_named(tmp_path):
+    """An auto-vacuum file keeps each page's parent in pointer-map pages, written whenever a
+    page is allocated (here the new memory's overflow pages): bookkeeping, no row's bytes, so the
+    new memory is still named, not heard as a reload."""
+    path = tmp_path / "vacuumed.site.db"
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA auto_vacuum = FULL")  # (before any table exists)
+    conn.close()
+    raw_seed_db(path, ROWS)
+    store = open_store(path)
+    try:
+        assert heard(store) == []
+        agent(path, "INSERT INTO memories (id, content, created_at, updated_at) "
+                    "VALUES ('long-1', ?, datetime('now'), datetime('now'))", params=[["long " * 5000]])
+        [change] = heard(store)
+        assert change.added == {"long-1"} and not change.changed and not change.removed
+    finally:
+        store.close()
+
+
 @pytest.mark.parametrize("sql", [
     "UPDATE memories SET content = 'rewritten', updated_at = datetime('now', '+1 minute') WHERE id = 'm042'",
     "UPDATE memories SET importance = 1 + importance % 10 WHERE id = 'm042'",  # updated_at untouched
