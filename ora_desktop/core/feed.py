@@ -41,7 +41,7 @@ from .errors import OraError
 from .fileheader import read_at, read_header
 from .records import Change, Initiator
 from .schema import MEMORY_COLUMNS
-from .wallog import FRAME_HEADER, HEADER, Log, LogUnknown, published_place, read_since
+from .wallog import FRAME_HEADER, HEADER, Log, LogUnknown, database_header, published_place, read_since
 from .wallog import header as wallog_header
 
 #: Past this many changed memories a reload is as cheap as naming them.
@@ -337,7 +337,7 @@ class ChangeFeed:
                 others.add(pgno)
         if dropped - adopted - set(pages):  # (a child moved to another interior page is no loss)
             raise _Unknown("a leaf freed without being rewritten: its rows went unseen")
-        accounted, rewritten = self._accounted(pages, old_cells, new_cells, log.page_size)
+        accounted, rewritten = self._accounted(pages, old_cells, new_cells, log)
         explained, payloads = self._overflow_edits(log, pages, usable, others - accounted, rewritten,
                                                    old_cells, new_cells)
         if others - accounted - explained:
@@ -401,13 +401,13 @@ class ChangeFeed:
         return False
 
     def _accounted(self, pages: dict[int, tuple[bytes | None, bytes]], old_cells: dict[int, btree.Cell],
-                   new_cells: dict[int, btree.Cell], page_size: int) -> tuple[set[int], set[int]]:
+                   new_cells: dict[int, btree.Cell], log: Log) -> tuple[set[int], set[int]]:
         """Non-b-tree pages the changed rows explain (their overflow chains, the freelist, the
         pointer map), and the rows whose overflow pages were written (an edit past the page)."""
         def version(side: int) -> Callable[[int], bytes | None]:
             return lambda pgno: pages[pgno][side] if pgno in pages else None
         return btree.accounted(pages, ((version(1), new_cells), (version(0), old_cells)),
-                               read_header(self.path, 100), page_size)
+                               database_header(self.path, log), log.page_size)
 
     def _overflow_edits(self, log: Log, pages: dict[int, tuple[bytes | None, bytes]], usable: int,
                         unexplained: set[int], rewritten: set[int], old_cells: dict[int, btree.Cell],

@@ -161,6 +161,14 @@ def published_place(path: Path | str) -> Log | None:
     return Log(salts, head[3], page_size, HEADER + frames * (FRAME_HEADER + page_size), None)
 
 
+def database_header(path: Path | str, log: Log) -> bytes:
+    """The database header (page 1's first 100 bytes) as of ``log``'s position: page 1's newest
+    frame in the log up to there, else the database file's (which a checkpoint brought up to
+    date when the log restarted)."""
+    at = (log.frames or {}).get(1)
+    return read_at(f"{path}-wal", 100, at + FRAME_HEADER) if at is not None else read_header(path, 100)
+
+
 def _published(path: Path | str, page_size: int, salts: tuple[int, int], size: int) -> int:
     """Where the log's published commits end (the wal-index header's last frame). An index of
     the generation before is a restart not published yet: none of the log's frames are. ``size``
@@ -291,7 +299,7 @@ def rows_since(path: Path | str, since: Cursor | None, whole: bool = False) -> L
                 leaves.append(pgno)
             elif not is_btree(page, pgno):
                 others.add(pgno)
-        if others and not _explained(others, newest, version, leaves, path, size):
+        if others and not _explained(others, newest, version, leaves, database_header(path, frames.new), size):
             return None
     except (LogUnknown, OSError):
         return None
@@ -299,12 +307,11 @@ def rows_since(path: Path | str, since: Cursor | None, whole: bool = False) -> L
 
 
 def _explained(others: set[int], written: dict[int, int], version: Callable[[int], bytes | None],
-               leaves: list[int], path: Path | str, page_size: int) -> bool:
+               leaves: list[int], head: bytes, page_size: int) -> bool:
     """Whether the written pages that are no b-tree page (``others``) are the overflow pages of
-    rows on the written leaves, the freelist's or the pointer map's: else they belong to a row no
-    leaf names (an agent's same-length edit past a long memory's leaf rewrites only its overflow
-    page)."""
-    head = read_header(path, 100)  # (its reserved bytes and vacuum mode stay as created)
+    rows on the written leaves, the freelist's or the pointer map's (``head``: the database
+    header now): else they belong to a row no leaf names (an agent's same-length edit past a long
+    memory's leaf rewrites only its overflow page)."""
     usable = page_size - (head[20] if len(head) > 20 else 0)
     cells: dict[int, Cell] = {}
     for pgno in leaves:
@@ -317,4 +324,4 @@ def _cursor(log: Log) -> Cursor:
 
 
 __all__ = ["FRAME_HEADER", "HEADER", "MAX_LOG", "Cursor", "LeafRows", "Log", "LogUnknown", "cursor_now",
-           "header", "published_place", "read_since", "rows_since"]
+           "database_header", "header", "published_place", "read_since", "rows_since"]
