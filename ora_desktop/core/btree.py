@@ -88,8 +88,9 @@ def leaf_rowids(page: bytes, pgno: int = 2) -> list[int]:
     return out
 
 
-def leaf_cells(page: bytes, usable: int, pgno: int = 2) -> dict[int, Cell] | None:
-    """``{rowid: Cell}`` of a table-leaf page; ``None`` when it is not one (or is garbage)."""
+def leaf_cells(page: bytes, usable: int, pgno: int = 2, records: bool = True) -> dict[int, Cell] | None:
+    """``{rowid: Cell}`` of a table-leaf page; ``None`` when it is not one (or is garbage).
+    ``records`` False: the records' heads are not read (each cell's ``columns`` 0, ``key`` None)."""
     at = _header_at(pgno)
     if page_type(page, pgno) != TABLE_LEAF:
         return None
@@ -107,7 +108,7 @@ def leaf_cells(page: bytes, usable: int, pgno: int = 2) -> dict[int, Cell] | Non
             if end > len(page):
                 return None
             overflow = int.from_bytes(page[end - 4:end], "big") if local < payload else 0
-            columns, key = _record_head(page[pos:pos + local])
+            columns, key = _record_head(page[pos:pos + local]) if records else (0, None)
             out[rowid] = Cell(bytes(page[pointer:end]), columns, key, overflow)
     except IndexError:
         return None

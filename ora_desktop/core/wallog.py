@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 import struct
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -282,41 +281,35 @@ def rows_since(path: Path | str, since: Cursor | None, whole: bool = False) -> L
                 return None  # (a cursor saved before sequences were kept cannot vouch for a restart)
             start = Log((since.salt1, since.salt2), since.seq, head[0], since.offset)
         frames = read_since(path, start)
-        newest = {**frames.tail, **frames.written}
         wal, size = f"{path}-wal", frames.new.page_size
-
-        def version(pgno: int) -> bytes | None:
-            return read_at(wal, size, newest[pgno] + FRAME_HEADER) if pgno in newest else None
-
+        newest = {pgno: read_at(wal, size, at + FRAME_HEADER) for pgno, at in {**frames.tail, **frames.written}.items()}
         pages, leaves, others = [], [], set()
-        for pgno in newest:
+        for pgno, page in newest.items():
             if pgno == 1:
                 continue  # the schema page
-            page = version(pgno)
             rowids = leaf_rowids(page, pgno)
             if rowids:
                 pages.append(tuple(rowids))
                 leaves.append(pgno)
             elif not is_btree(page, pgno):
                 others.add(pgno)
-        if others and not _explained(others, newest, version, leaves, database_header(path, frames.new), size):
+        if others and not _explained(others, newest, leaves, database_header(path, frames.new), size):
             return None
     except (LogUnknown, OSError):
         return None
     return LeafRows(tuple(pages), _cursor(frames.new))
 
 
-def _explained(others: set[int], written: dict[int, int], version: Callable[[int], bytes | None],
-               leaves: list[int], head: bytes, page_size: int) -> bool:
+def _explained(others: set[int], newest: dict[int, bytes], leaves: list[int], head: bytes, page_size: int) -> bool:
     """Whether the written pages that are no b-tree page (``others``) are the overflow pages of
-    rows on the written leaves, the freelist's or the pointer map's (``head``: the database
-    header now): else they belong to a row no leaf names (an agent's same-length edit past a long
-    memory's leaf rewrites only its overflow page)."""
+    rows on the written leaves, the freelist's or the pointer map's (``newest``: each written
+    page's newest version; ``head``: the database header now): else they belong to a row no leaf
+    names (an agent's same-length edit past a long memory's leaf rewrites only its overflow page)."""
     usable = page_size - (head[20] if len(head) > 20 else 0)
     cells: dict[int, Cell] = {}
     for pgno in leaves:
-        cells.update(leaf_cells(version(pgno) or b"", usable, pgno) or {})
-    return others <= accounted(written, [(version, cells)], head, page_size)[0]
+        cells.update(leaf_cells(newest[pgno], usable, pgno, records=False) or {})
+    return others <= accounted(newest, [(newest.get, cells)], head, page_size)[0]
 
 
 def _cursor(log: Log) -> Cursor:
