@@ -282,18 +282,21 @@ def rows_since(path: Path | str, since: Cursor | None, whole: bool = False) -> L
             start = Log((since.salt1, since.salt2), since.seq, head[0], since.offset)
         frames = read_since(path, start)
         wal, size = f"{path}-wal", frames.new.page_size
-        newest = {pgno: read_at(wal, size, at + FRAME_HEADER) for pgno, at in {**frames.tail, **frames.written}.items()}
         pages, leaves, others = [], [], set()
-        for pgno, page in newest.items():
+        kept: dict[int, bytes] = {}  # the newest versions of page 1, the table leaves and the other pages
+        for pgno, at in {**frames.tail, **frames.written}.items():
+            page = kept[pgno] = read_at(wal, size, at + FRAME_HEADER)
             if pgno == 1:
-                continue  # the schema page
+                continue  # the schema page (its header names the freelist)
             rowids = leaf_rowids(page, pgno)
             if rowids:
                 pages.append(tuple(rowids))
                 leaves.append(pgno)
-            elif not is_btree(page, pgno):
+            elif is_btree(page, pgno):
+                del kept[pgno]  # an interior or index page: nothing to account for
+            else:
                 others.add(pgno)
-        if others and not _explained(others, newest, leaves, database_header(path, frames.new), size):
+        if others and not _explained(others, kept, leaves, database_header(path, frames.new), size):
             return None
     except (LogUnknown, OSError):
         return None
@@ -302,9 +305,10 @@ def rows_since(path: Path | str, since: Cursor | None, whole: bool = False) -> L
 
 def _explained(others: set[int], newest: dict[int, bytes], leaves: list[int], head: bytes, page_size: int) -> bool:
     """Whether the written pages that are no b-tree page (``others``) are the overflow pages of
-    rows on the written leaves, the freelist's or the pointer map's (``newest``: each written
-    page's newest version; ``head``: the database header now): else they belong to a row no leaf
-    names (an agent's same-length edit past a long memory's leaf rewrites only its overflow page)."""
+    rows on the written leaves, the freelist's or the pointer map's (``newest``: those pages',
+    the leaves' and page 1's newest versions; ``head``: the database header now): else they
+    belong to a row no leaf names (an agent's same-length edit past a long memory's leaf rewrites
+    only its overflow page)."""
     usable = page_size - (head[20] if len(head) > 20 else 0)
     cells: dict[int, Cell] = {}
     for pgno in leaves:
