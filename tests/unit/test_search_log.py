@@ -186,7 +186,7 @@ def test_a_commit_landing_while_the_table_is_read_is_read_next_time(ora_home: Pa
     assert ids(search(db, "okapi")) == []
 
 
-@pytest.fixture(params=["NONE", "FULL"], ids=["", "auto-vacuum"])
+@pytest.fixture(params=["NONE", "FULL"], ids=["plain", "auto-vacuum"])
 def long_file(ora_home: Path, request: pytest.FixtureRequest) -> Iterator[Path]:
     """A file whose first memory spills to overflow pages, with its last word in that tail (not
     the last row: that one is always read again), then 500 short ones; the index built, its
@@ -228,6 +228,21 @@ def test_a_same_length_edit_in_a_long_memory_s_overflow_is_found(long_file: Path
     assert wallog.rows_since(long_file, start) is None  # no leaf page names the row: the log cannot vouch
     assert ids(search(long_file, "swordfish")) == ["big"]
     assert ids(search(long_file, "zebrafish")) == []
+
+
+def test_the_same_edit_is_found_with_a_store_of_the_file_open_here(long_file: Path) -> None:
+    """With a store open in this process (the window, the MCP server), whose change feed cannot
+    name the row either: the search still compares the texts, and finds the new word."""
+    from ora_desktop.core import open_store
+
+    store = open_store(long_file)
+    try:
+        assert ids(search(long_file, "zebrafish")) == ["big"]  # the feed's reader starts
+        agent(long_file, "UPDATE memories SET content = replace(content, 'zebrafish', 'swordfish') WHERE id = 'big'")
+        assert ids(search(long_file, "swordfish")) == ["big"]
+        assert ids(search(long_file, "zebrafish")) == []
+    finally:
+        store.close()
 
 
 @pytest.mark.parametrize("secure_delete", ["ON", "OFF"])
