@@ -575,8 +575,8 @@ class MainWindow(QMainWindow):
         if self._build is not None and self._build.error:
             self.ctx.status.emit(f"The search index could not be built: {self._build.error}")
         self._poll_index()
-        if self.browser.store is store and self.browser.controller.is_searching:
-            self.browser.controller.apply()
+        if self.browser.store is store:
+            self.browser.controller.index_ready(store)
 
     # ----------------------------------------------------------------- about and closing
     def about(self) -> None:

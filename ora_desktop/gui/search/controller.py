@@ -225,6 +225,18 @@ class SearchController(QObject):
         self._search_task = asyncio.ensure_future(
             self._search(self._generation, store, request, self._cancel), loop=self.ctx.loop)
 
+    def index_ready(self, store: Store) -> None:
+        """``store``'s search index finished building: a search runs again on it, and a listing's
+        facets are counted again (tag counts read the index: counted during the build, they had
+        none)."""
+        if store is not self.model.store:
+            return
+        if self.is_searching:
+            self.apply()
+            return
+        self.state.written()
+        self._compute_facets(store, None, self.model.rowCount())
+
     def _was_searching(self) -> bool:
         return isinstance(self.model.loader, SearchLoader)
 
