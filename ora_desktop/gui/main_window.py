@@ -13,6 +13,7 @@ import contextlib
 import logging
 import platform
 import sqlite3
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -567,16 +568,17 @@ class MainWindow(QMainWindow):
             self.ctx.from_thread(self.index_label.setText, f"Index: building {done * 100 // max(total, 1)}%")
 
         def finished(_state: object) -> None:
-            self.ctx.from_thread(self._index_built, store)
+            self.ctx.from_thread(self._index_built, store, started)
 
+        started = time.monotonic()
         self._build = BuildTask(store.path, progress, finished)
 
-    def _index_built(self, store: Store) -> None:
+    def _index_built(self, store: Store, started: float) -> None:
         if self._build is not None and self._build.error:
             self.ctx.status.emit(f"The search index could not be built: {self._build.error}")
         self._poll_index()
         if self.browser.store is store:
-            self.browser.controller.index_ready(store)
+            self.browser.controller.index_ready(store, started)
 
     # ----------------------------------------------------------------- about and closing
     def about(self) -> None:

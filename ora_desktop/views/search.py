@@ -113,6 +113,19 @@ class SearchState:
             self._listing_counts[(store, listing)] = counts
         self.facets_shown(counts)
 
+    def add_groups(self, store: object, generation: int, groups: dict[str, dict[str, int]]) -> bool:
+        """Groups counted later (the tag groups, once the index a count ran beside is built) join
+        the counts shown, if those still describe ``store``'s request ``generation``."""
+        if not groups or self.shown is None or self.shown[:2] != (store, generation):
+            return False
+        counts = self.shown[2]
+        joined = FacetCounts(counts.total, {**counts.groups, **groups})
+        for key, kept in list(self._listing_counts.items()):
+            if kept is counts:
+                self._listing_counts[key] = joined
+        self.show(store, generation, joined)
+        return True
+
     def listing_counts(self, store: object, listing: str, total: int) -> FacetCounts | None:
         """The counts of a listing kept from before a search, if they still describe ``total`` rows."""
         counts = self._listing_counts.get((store, listing))

@@ -70,3 +70,19 @@ def test_a_listings_counts_come_back_after_a_search_until_a_file_is_written():
     assert state.listing_counts(STORE, listing, 4) is None  # another number of rows
     state.written()
     assert state.listing_counts(STORE, listing, 3) is None
+
+
+def test_tag_groups_counted_later_join_the_counts_of_the_same_request_only():
+    state = SearchState()
+    state.ask(STORE, state.request(sort="created_at", descending=True))
+    listing = state.request(sort="created_at", descending=True).query_text()
+    state.show(STORE, state.generation, shown_counts(), listing=listing, writes=state.writes)
+    tags = {"tag:session": {"sess-1": 2}}
+    assert state.add_groups(STORE, state.generation, tags)
+    assert state.shown[2].groups["tag:session"] == {"sess-1": 2}
+    assert state.shown[2].groups["type"] == shown_counts().groups["type"]  # the others hold
+    assert state.listing_counts(STORE, listing, 3).groups["tag:session"] == {"sess-1": 2}  # kept with them
+    asked = state.generation
+    state.ask(STORE, state.request(sort="importance", descending=True))
+    assert not state.add_groups(STORE, asked, {"tag:topic": {"x": 1}})  # another request is shown now
+    assert not state.add_groups(object(), state.generation, tags)

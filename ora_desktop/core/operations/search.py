@@ -319,14 +319,21 @@ def count_answer_facets(store: Store, answer: SearchAnswer, cancel: object = Non
         wider = parse_query(request.query_text(without=group))
         groups[group] = _counts(store, wider, None, cancel).get(group, {})
     _stop(cancel)
-    # Tag counts over tens of thousands of memories take seconds at 1M: only below that.
-    if total is not None and total <= TAG_FACETS_UP_TO:
-        for kind, values in _tag_counts(store, answer.parsed).items():
-            groups[f"tag:{kind}"] = dict(sorted(values.items(), key=lambda kv: -kv[1])[:TAG_VALUES])
+    groups.update(tag_groups(store, answer.parsed, total))
     notes = answer.notes
     if answer.total is None and total is not None and total > len(answer.keys):
         notes = (f"Showing the best {len(answer.keys):,} of {total:,} matches", *notes)
     return replace(answer, facets=groups, total=total, notes=notes)
+
+
+def tag_groups(store: Store, parsed: ParsedQuery, total: int | None) -> dict[str, dict[str, int]]:
+    """The ``tag:<kind>`` facet groups of the ``total`` memories ``parsed`` matches (none past
+    :data:`TAG_FACETS_UP_TO`: tag counts over tens of thousands of memories take seconds at 1M;
+    none while this process builds the file's index: they read it)."""
+    if total is None or total > TAG_FACETS_UP_TO:
+        return {}
+    return {f"tag:{kind}": dict(sorted(values.items(), key=lambda kv: -kv[1])[:TAG_VALUES])
+            for kind, values in _tag_counts(store, parsed).items()}
 
 
 def _tag_counts(store: Store, parsed: ParsedQuery) -> dict[str, dict[str, int]]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from dataclasses import replace
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -29,6 +30,7 @@ from ...core.operations.search import (
     count_answer_facets,
     listing_query,
     search_memories,
+    tag_groups,
 )
 from ...core.search import parse_query
 from ...views.filters import FilterState
@@ -77,6 +79,9 @@ class SearchController(QObject):
         self._everywhere_asked: tuple[str, str] | None = None
         self._count_again = False  # count once more when the running count ends (an edit came)
         self._facet_for: tuple[Store, int] | None = None  # the store and request being counted
+        self._counted_at = float("-inf")  # when the last count ended (time.monotonic())
+        self._index_built: tuple[Store, float] | None = None  # the file whose index was built last, and when
+        self._tag_task: asyncio.Task | None = None
         self._search_cleared = False  # the listing being loaded replaces a search's hits
         model.loaded.connect(self._after_load)
         ctx.store_changed.connect(self._written)
@@ -225,17 +230,36 @@ class SearchController(QObject):
         self._search_task = asyncio.ensure_future(
             self._search(self._generation, store, request, self._cancel), loop=self.ctx.loop)
 
-    def index_ready(self, store: Store) -> None:
-        """``store``'s search index finished building: a search runs again on it, and a listing's
-        facets are counted again (tag counts read the index: counted during the build, they had
-        none)."""
+    def index_ready(self, store: Store, building_since: float) -> None:
+        """``store``'s search index, building since ``building_since`` (``time.monotonic()``), is
+        built: a search runs again on it, and a listing's facets counted since the build began get
+        their tag groups (tag counts read the index: counted during the build, they had none)."""
         if store is not self.model.store:
             return
         if self.is_searching:
             self.apply()
             return
-        self.state.written()
-        self._compute_facets(store, None, self.model.rowCount())
+        self._index_built = (store, time.monotonic())
+        counting = self._facet_task is not None and not self._facet_task.done()
+        if not counting and self._counted_at >= building_since:
+            self._add_tag_groups(store)  # (a count running now adds them when it ends)
+
+    def _add_tag_groups(self, store: Store) -> None:
+        """Count the tag groups of the listing shown and add them to its counts (the others hold)."""
+        if not self.state.holds(store) or self.state.shown is None:
+            return
+        generation, total = self.state.generation, self.state.shown[2].total
+        query = parse_query(self.request().query_text())
+
+        async def add() -> None:
+            try:
+                groups = await self.ctx.run(tag_groups, store, query, total)
+            except OraError as exc:
+                log.info("tag facets: %s", exc)
+                return
+            self.state.add_groups(store, generation, groups)
+
+        self._tag_task = asyncio.ensure_future(add(), loop=self.ctx.loop)
 
     def _was_searching(self) -> bool:
         return isinstance(self.model.loader, SearchLoader)
@@ -324,7 +348,9 @@ class SearchController(QObject):
                 answer = await self.ctx.run(search_memories, store, answer.request.with_(facets=False), cancel, False)
                 if generation == self._generation:
                     self.answer = answer
+            began = time.monotonic()
             counted: SearchAnswer = await self.ctx.run(count_answer_facets, store, answer, cancel)
+            self._counted_at = time.monotonic()
         except Cancelled:
             return
         except OraError as exc:
@@ -340,6 +366,9 @@ class SearchController(QObject):
         # A listing's counts are kept while no write comes (clearing a search shows them at once).
         self.state.show(store, generation, FacetCounts(total, groups),
                         listing=None if answer.ranked else answer.request.query_text(), writes=writes)
+        built = self._index_built
+        if not answer.ranked and built is not None and built[0] is store and built[1] >= began:
+            self._add_tag_groups(store)  # the index was built while this count ran
         self._count_after(generation, store)
 
     def _lists(self, answer: SearchAnswer) -> bool:
