@@ -116,7 +116,7 @@ class SearchState:
     def add_groups(self, store: object, generation: int, groups: dict[str, dict[str, int]]) -> bool:
         """Groups counted later (the tag groups, once the index a count ran beside is built) join
         the counts shown, if those still describe ``store``'s request ``generation``."""
-        if not groups or self.shown is None or self.shown[:2] != (store, generation):
+        if not groups or generation != self.generation or self.shown is None or self.shown[:2] != (store, generation):
             return False
         counts = self.shown[2]
         joined = FacetCounts(counts.total, {**counts.groups, **groups})
