@@ -8,7 +8,9 @@
   here (push) and after 100 changed on the server (pull), end to end (connect, schema check, lock,
   pull, push, mark, tombstones), target under 1 s, vs raw: connect, read the 100 pending rows,
   COPY + upsert them, mark them synced; and the push again while a store holds the file open (the
-  window's case: only what the change feed heard since the last sync is compared).
+  window's case: only what the change feed heard since the last sync is compared), and while
+  another process holds it open and none here does (the command line or the daemon beside an
+  agent: only the rows on the pages the file's log wrote since the last sync are compared).
 * throughput of those push and pull runs (memories a second) beside ``COPY``'s;
 * a team at once: 20 homes syncing one agent through the server, 5,000 changes each (random edits
   and touches of the same 2,000 memories, seeded), syncing every 500 changes, all in parallel,
@@ -24,6 +26,8 @@ from __future__ import annotations
 import gc
 import sqlite3
 import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -176,6 +180,32 @@ def _held_open(big: Path, url: str, raw: list[float]) -> Row:
                statistics.median(raw), f"runs {min(held):.2f}-{max(held):.2f} s")
 
 
+#: Another program holding the file open (an agent, an MCP server) until its stdin closes.
+HOLD = ("import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('SELECT count(*) FROM memories').fetchone(); "
+        "print('open', flush=True); sys.stdin.read()")
+
+
+def _held_elsewhere(big: Path, url: str, raw: list[float]) -> Row:
+    """The same incremental push while another process holds the file open and none here does
+    (the command line, the daemon): the sync follows the file's log from the last sync's place in
+    it (``core/sync/logged.py``)."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(big)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+    held = []
+    try:
+        holder.stdout.readline()
+        sync_file(big, url)  # the log starts with this one's writes: no place in it to keep yet
+        sync_file(big, url)  # the full pass, and the place in the log the next one starts from
+        for i in range(ROUNDS):
+            _change_here(big, i + 3 * ROUNDS)
+            held.append(_timed(lambda: sync_file(big, url)))
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=60)
+    return Row(f"incremental: {CHANGED} changed, the file held open by another process", statistics.median(held),
+               statistics.median(raw), f"runs {min(held):.2f}-{max(held):.2f} s")
+
+
 def run(memories: int) -> None:
     rows: list[Row] = []
     with running_server() as server:
@@ -235,4 +265,5 @@ def run(memories: int) -> None:
         rows.append(Row(f"incremental: {CHANGED} changed on the server", statistics.median(there),
                         statistics.median(raw), f"< 1 s; runs {min(there):.2f}-{max(there):.2f} s"))
         rows.append(_held_open(big, url, raw))
+        rows.append(_held_elsewhere(big, url, raw))
     report(f"sync with PostgreSQL (raw = psycopg COPY into the same table; {ROUNDS} runs each, median)", rows)

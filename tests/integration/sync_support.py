@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import psycopg
@@ -52,3 +55,11 @@ def digest(path: Path) -> str:
         if p.exists():
             h.update(p.read_bytes())
     return h.hexdigest()
+
+
+def agent_sql(path: Path, sql: str, *params: object) -> None:
+    """An agent's own write, in another process, leaving ``sync_status`` alone (the seed's agents
+    write raw SQL)."""
+    code = ("import sqlite3, sys, json; c = sqlite3.connect(sys.argv[1], timeout=30); "
+            "c.execute(sys.argv[2], json.loads(sys.argv[3])); c.commit(); c.close()")
+    subprocess.run([sys.executable, "-c", code, str(path), sql, json.dumps(list(params))], check=True, timeout=60)

@@ -4,39 +4,14 @@ feed cannot vouch for falls back to the pass over every row."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from ora_desktop.core.sync import baseline
-
 from .sync_support import Machine, server_rows
+from .sync_support import agent_sql as _raw
 
 MEMORIES = 300
-
-
-def _raw(path: Path, sql: str, *params: object) -> None:
-    """An agent's own write, in another process, leaving ``sync_status`` alone."""
-    code = ("import sqlite3, sys, json; c = sqlite3.connect(sys.argv[1], timeout=30); "
-            "c.execute(sys.argv[2], json.loads(sys.argv[3])); c.commit(); c.close()")
-    subprocess.run([sys.executable, "-c", code, str(path), sql, json.dumps(list(params))], check=True, timeout=60)
-
-
-@pytest.fixture
-def fingerprinted(monkeypatch) -> list[int]:
-    """How many rows each sync's outgoing pass fingerprinted (the count grows by one a row)."""
-    calls = [0]
-    real = baseline.row_fingerprint
-
-    def counted(values):  # noqa: ANN001, ANN202
-        calls[0] += 1
-        return real(values)
-
-    monkeypatch.setattr(baseline, "row_fingerprint", counted)
-    return calls
 
 
 @pytest.fixture

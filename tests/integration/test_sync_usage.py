@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from ora_desktop.core.sync import conflicts
 from tests.integration.sync_support import Machine
+from tests.integration.sync_support import agent_sql as _raw
 
 pytestmark = pytest.mark.slow  # a real server
 
@@ -33,15 +32,6 @@ def _shared(url: str, a: Machine, b: Machine, health: float = 0.5) -> str:
 def _usage(machine: Machine, memory_id: str) -> tuple:
     m = machine.memories()[memory_id]
     return m.access_count, m.last_accessed_at, round(m.health_score, 6)
-
-
-def _raw(path: Path, sql: str, *params: object) -> None:
-    """An agent's own write, in another process (the seed's agents write raw SQL)."""
-    code = ("import sqlite3, sys, json; c = sqlite3.connect(sys.argv[1], timeout=30); "
-            "c.execute(sys.argv[2], json.loads(sys.argv[3])); c.commit(); c.close()")
-    import json
-
-    subprocess.run([sys.executable, "-c", code, str(path), sql, json.dumps(list(params))], check=True, timeout=60)
 
 
 def test_touches_on_two_machines_add_up_everywhere(pg_url: str, homes) -> None:

@@ -9,11 +9,13 @@ Order and crash safety:
 3. Pull pages of rows changed since the file's last pull; each page is applied in one local
    ``BEGIN IMMEDIATE`` transaction together with the new "last pull" mark (:mod:`.pull`: content
    settled in server time, usage merged, the synced baseline of each row recorded).
-4. Push every memory that differs from its baseline (:mod:`.baseline`), page by page: one server
-   transaction (COPY + upsert) carrying the content's edit time in server time, then one local
-   transaction marking exactly the versions sent as ``synced``, recording them as the baseline
-   and moving the mark past our own changes (safe: we hold the lock, nobody else wrote in between).
-   Under the lock the server holds exactly our baselines, so the merged values are pushed whole.
+4. Push every memory that differs from its baseline (:mod:`.baseline`; the change feed of a
+   store open here (:mod:`.heard`) or the file's log (:mod:`.logged`) narrows the rows
+   compared), page by page: one server transaction (COPY + upsert) carrying the content's edit
+   time in server time, then one local transaction marking exactly the versions sent as
+   ``synced``, recording them as the baseline and moving the mark past our own changes (safe: we
+   hold the lock, nobody else wrote in between). Under the lock the server holds exactly our
+   baselines, so the merged values are pushed whole.
 5. Send tombstones (id and deletion time only) for memories deleted here since the last sync.
 6. Pins and typed links (:mod:`.marks`): pull, the later of two changes wins, push.
 
@@ -35,7 +37,7 @@ from .. import feedreaders, timestamps
 from ..rawsql import all_rows
 from ..records import Change, Initiator
 from ..store import Store
-from . import baseline, clock, heard, local
+from . import baseline, clock, heard, local, logged
 from .clock import Clock
 from .local import Decision, SyncState
 from .marks import sync_marks
@@ -148,6 +150,10 @@ def _run(store: Store, server: Server, state: SyncState | None, site: str, agent
     # looked at yet is heard by it, so one made meanwhile is pushed by this sync or the next.
     named = heard.changed(store.path, server.server_id)
     cursor = heard.start(store.path, server.server_id)
+    # Without a feed (no store of the file open here all along), the file's log since the last
+    # sync's place in it: that place first, then what the log wrote since the saved one.
+    place = logged.now(store)
+    rowids = logged.changed(store, server.server_id) if named is None and state is not None else None
     origin = socket.gethostname()
     offset = _measure(server)
     server_now = server.now()
@@ -161,6 +167,7 @@ def _run(store: Store, server: Server, state: SyncState | None, site: str, agent
             baseline.adopt_synced(store, state.server_id)  # a file synced before baselines were kept
         state = replace(state, clock_offset=offset.offset)
         local.save_state(store, state)
+        logged.forget(store, state.server_id)  # kept again only once this sync succeeds
     server_id = state.server_id
     added: set[str] = set()
     changed: set[str] = set()
@@ -186,7 +193,7 @@ def _run(store: Store, server: Server, state: SyncState | None, site: str, agent
     # ---- push
     pushed = 0
     tick()
-    todo = local.outgoing(store, server_id, named)  # one pass over the file, or over what was named
+    todo = local.outgoing(store, server_id, named, rowids)  # one pass over the file, or over what was named
     # Nothing of this agent on the server yet (and we hold its lock): every page is new rows, so
     # they are COPYed straight in. Ids are unique in the file, so pages never collide.
     fresh = bool(todo) and server.is_empty(site, agent)
@@ -229,6 +236,8 @@ def _run(store: Store, server: Server, state: SyncState | None, site: str, agent
     # ---- pins and typed links
     tick()
     marked = sync_marks(store, server, server_id, site, agent, origin, offset)
+    with store.write():
+        logged.keep(store, server_id, place)
     heard.keep(store.path, server_id, cursor)
     changed |= marked.ids
     change = Change(frozenset(added), frozenset(changed - added - removed), frozenset(removed), source="sync",

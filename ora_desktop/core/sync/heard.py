@@ -7,7 +7,8 @@ this process holds the file open (the window; a library user), its change feed
 job's — by id. A cursor on that feed is taken right before each sync reads what to push and kept
 once the sync succeeds; the next sync then compares only the memories it names. Whenever the feed
 cannot vouch (no store held the file open all along, the feed fell behind and answered a reload,
-the last sync failed, another server), the answer is ``None``: the full pass, as before.
+the last sync failed, another server), the answer is ``None``: the file's log (:mod:`.logged`),
+else the full pass.
 """
 
 from __future__ import annotations

@@ -139,17 +139,20 @@ def pending_count(store: Store, server_id: str | None = None) -> int:
     return all_rows(store, f"SELECT count(*) FROM {source} WHERE {where}", params)[0][0]
 
 
-def outgoing(store: Store, server_id: str | None, among: frozenset[str] | None = None) -> list[int]:
+def outgoing(store: Store, server_id: str | None, among: frozenset[str] | None = None,
+             rowids: frozenset[int] | None = None) -> list[int]:
     """The rowids of every memory a sync with ``server_id`` pushes, in rowid order: one pass over
     the file (the content fingerprint of each row is computed here, once per sync), or over the
-    memories ``among`` names when every other is known unchanged since the last sync
-    (:mod:`.heard`)."""
+    memories ``among`` names (ids, :mod:`.heard`) or at ``rowids`` (:mod:`.logged`) when every
+    other is known unchanged since the last sync."""
     source, where, params = _outgoing(store, server_id)
-    if among is not None:
-        if not among:
+    for column, named in (("m.id", among), ("m.rowid", rowids)):
+        if named is None:
+            continue
+        if not named:
             return []
-        where += " AND m.id IN (SELECT value FROM json_each(?))"
-        params = [*params, json.dumps(sorted(among))]
+        where += f" AND {column} IN (SELECT value FROM json_each(?))"
+        params = [*params, json.dumps(sorted(named))]
     return [r[0] for r in all_rows(store, f"SELECT m.rowid FROM {source} WHERE {where} ORDER BY m.rowid", params)]
 
 
