@@ -198,7 +198,9 @@ def _held_elsewhere(big: Path, url: str, raw: list[float]) -> Row:
         sync_file(big, url)  # the full pass, and the place in the log the next one starts from
         for i in range(ROUNDS):
             _change_here(big, i + 3 * ROUNDS)
-            held.append(_timed(lambda: sync_file(big, url)))
+            results = []
+            held.append(_timed(lambda: results.append(sync_file(big, url))))
+            assert results[0].pushed == CHANGED, results[0].summary
     finally:
         holder.stdin.close()
         holder.wait(timeout=60)
