@@ -190,3 +190,20 @@ def test_a_column_added_with_a_default_is_pushed_for_every_row(pg_url: str, tmp_
         agent(path, "ALTER TABLE memories ADD COLUMN importance INTEGER DEFAULT 9")
         assert sync_file(path, pg_url).pushed == 50
     assert {row["importance"] for row in server_rows(pg_url, agent="ora").values()} == {9}
+
+
+def test_edits_on_both_sides_of_a_restart_of_the_log_are_pushed(pg_url: str, machine: Machine, held) -> None:
+    agent(machine.path, "UPDATE memories SET content = 'before the restart' WHERE id = 'm0100'")
+    held.execute("PRAGMA wal_checkpoint(RESTART)").fetchall()  # the next commit starts the log again
+    agent(machine.path, "UPDATE memories SET content = 'after the restart' WHERE id = 'm0700'")
+    assert machine.sync(pg_url).pushed == 2
+    rows = server_rows(pg_url)
+    assert (rows["m0100"]["content"], rows["m0700"]["content"]) == ("before the restart", "after the restart")
+
+
+def test_an_edit_then_a_vacuum_is_pushed(pg_url: str, machine: Machine, held) -> None:
+    agent(machine.path, "DELETE FROM memories WHERE id BETWEEN 'm0010' AND 'm0400'")
+    agent(machine.path, "UPDATE memories SET content = 'edited before a vacuum' WHERE id = 'm0900'")
+    agent(machine.path, "VACUUM")  # every page written again, rows moved
+    machine.sync(pg_url)
+    assert server_rows(pg_url)["m0900"]["content"] == "edited before a vacuum"
