@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import psycopg
+import pytest
 
 import ora_desktop
 from ora_desktop.core.records import Memory
@@ -23,6 +24,14 @@ class Machine:
     def __init__(self, root: Path, name: str) -> None:
         self.home = ora_desktop.OraHome(root / name)
         self.path = self.home.create_agent(SITE, AGENT)
+
+    @classmethod
+    def with_memories(cls, root: Path, count: int, name: str = "laptop") -> Machine:
+        """A home whose file holds ``count`` short memories, ``m0000`` upwards."""
+        machine = cls(root, name)
+        with machine.store() as store:
+            store.add_many({"id": f"m{i:04d}", "content": f"memory {i}", "type": "fact"} for i in range(count))
+        return machine
 
     def store(self, readonly: bool = False) -> ora_desktop.Store:
         return ora_desktop.open_store(self.path, readonly=readonly)
@@ -63,3 +72,16 @@ def agent_sql(path: Path, sql: str, *params: object) -> None:
     code = ("import sqlite3, sys, json; c = sqlite3.connect(sys.argv[1], timeout=30); "
             "c.execute(sys.argv[2], json.loads(sys.argv[3])); c.commit(); c.close()")
     subprocess.run([sys.executable, "-c", code, str(path), sql, json.dumps(list(params))], check=True, timeout=60)
+
+
+def failed_sync(machine: Machine, url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sync that fails at its last step (pins and typed links: the connection dropped)."""
+    from ora_desktop.core.sync import engine
+
+    def fails(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise RuntimeError("the connection dropped")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(engine, "sync_marks", fails)
+        with pytest.raises(RuntimeError):
+            machine.sync(url)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from .sync_support import Machine, server_rows
+from .sync_support import Machine, failed_sync, server_rows
 from .sync_support import agent_sql as _raw
 
 MEMORIES = 300
@@ -16,10 +16,7 @@ MEMORIES = 300
 
 @pytest.fixture
 def machine(tmp_path: Path) -> Machine:
-    laptop = Machine(tmp_path, "laptop")
-    with laptop.store() as store:
-        store.add_many({"id": f"m{i:04d}", "content": f"memory {i}", "type": "fact"} for i in range(MEMORIES))
-    return laptop
+    return Machine.with_memories(tmp_path, MEMORIES)
 
 
 def test_a_window_open_on_the_file_syncs_only_what_its_feed_heard(pg_url: str, machine: Machine,
@@ -51,21 +48,11 @@ def test_a_window_open_on_the_file_syncs_only_what_its_feed_heard(pg_url: str, m
 
 def test_a_failed_sync_leaves_the_next_one_to_compare_every_row(pg_url: str, machine: Machine,
                                                                 fingerprinted: list[int], monkeypatch) -> None:
-    from ora_desktop.core.sync import engine
-
     with machine.store() as window:
         window.list(limit=1)
         machine.sync(pg_url)
         _raw(machine.path, "UPDATE memories SET content = 'edited before a failed sync' WHERE id = 'm0003'")
-        real = engine.sync_marks
-
-        def fails(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
-            raise RuntimeError("the connection dropped")
-
-        monkeypatch.setattr(engine, "sync_marks", fails)
-        with pytest.raises(RuntimeError):
-            machine.sync(pg_url)
-        monkeypatch.setattr(engine, "sync_marks", real)
+        failed_sync(machine, pg_url, monkeypatch)
         fingerprinted[0] = 0
         machine.sync(pg_url)
         assert fingerprinted[0] >= MEMORIES

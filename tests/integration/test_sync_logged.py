@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from ora_desktop.core.sync import engine, sync_file
+from ora_desktop.core.sync import sync_file
 
-from .sync_support import Machine, server_rows
+from .sync_support import Machine, failed_sync, server_rows
 from .sync_support import agent_sql as agent
 
 pytestmark = pytest.mark.slow  # a real server
@@ -34,10 +34,7 @@ def _holder(path: Path) -> sqlite3.Connection:
 
 @pytest.fixture
 def machine(tmp_path: Path) -> Machine:
-    laptop = Machine(tmp_path, "laptop")
-    with laptop.store() as store:
-        store.add_many({"id": f"m{i:04d}", "content": f"memory {i}", "type": "fact"} for i in range(MEMORIES))
-    return laptop
+    return Machine.with_memories(tmp_path, MEMORIES)
 
 
 @pytest.fixture
@@ -114,15 +111,7 @@ def test_an_edit_only_in_a_long_memorys_overflow_page_is_pushed(pg_url: str, mac
 def test_after_a_failed_sync_the_next_compares_every_row(pg_url: str, machine: Machine, held,
                                                         fingerprinted: list[int], monkeypatch) -> None:
     agent(machine.path, "UPDATE memories SET content = 'edited before a failed sync' WHERE id = 'm0003'")
-    real = engine.sync_marks
-
-    def fails(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
-        raise RuntimeError("the connection dropped")
-
-    monkeypatch.setattr(engine, "sync_marks", fails)
-    with pytest.raises(RuntimeError):
-        machine.sync(pg_url)
-    monkeypatch.setattr(engine, "sync_marks", real)
+    failed_sync(machine, pg_url, monkeypatch)
     agent(machine.path, "UPDATE memories SET content = 'edited after it' WHERE id = 'm0900'")
     fingerprinted[0] = 0
     machine.sync(pg_url)
