@@ -116,3 +116,33 @@ def test_an_agents_insert_moves_the_sidebar_count_without_counting_any_file(make
     qtbot.waitUntil(lambda: window.sidebar.item_for(path).text(1) == "11", timeout=10000)
     qtbot.wait(500)
     assert counted == [] and scans == []  # shifted by the new row: no file counted again (yet)
+
+
+def test_rows_an_agent_inserts_above_the_row_being_read_leave_it_where_it_is(make_window, filled_db, qtbot):
+    from PySide6.QtCore import QModelIndex
+
+    path = filled_db(60)
+    window = make_window()
+    wait_idle(qtbot, window)
+    table, model = window.browser.table, window.browser.model
+    table.setFocus()
+    table.select_row(5)
+    chosen = model.memory_at(5).id
+    on_screen = table.visualRect(model.index(5, 0)).top()
+    window.ctx.start_watching(50)
+    insert = ("INSERT INTO memories (id, content, type, importance, created_at, updated_at) "
+              "VALUES (?, 'the agent noted this', 'fact', 5, datetime('now', '+1 day'), datetime('now'))")
+    for n in range(3):
+        agent(path, insert, (f"agent-{n}",))
+    qtbot.waitUntil(lambda: model.rowCount() == 63, timeout=5000)
+    wait_idle(qtbot, window)
+    assert table.currentIndex().row() == 8 and model.memory_at(8).id == chosen
+    assert table.visualRect(model.index(8, 0)).top() == on_screen  # the row read did not move on screen
+    # With no current row on screen, the newest rows come into view on top as they arrive.
+    table.selectionModel().clear()
+    table.setCurrentIndex(QModelIndex())
+    table.scrollToTop()
+    agent(path, insert, ("agent-3",))
+    qtbot.waitUntil(lambda: model.rowCount() == 64, timeout=5000)
+    wait_idle(qtbot, window)
+    assert table.verticalScrollBar().value() == 0 and model.memory_at(0).id == "agent-3"
