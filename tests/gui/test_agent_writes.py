@@ -116,3 +116,63 @@ def test_an_agents_insert_moves_the_sidebar_count_without_counting_any_file(make
     qtbot.waitUntil(lambda: window.sidebar.item_for(path).text(1) == "11", timeout=10000)
     qtbot.wait(500)
     assert counted == [] and scans == []  # shifted by the new row: no file counted again (yet)
+
+
+def test_rows_an_agent_inserts_above_the_row_being_read_leave_it_where_it_is(make_window, filled_db, qtbot):
+    from PySide6.QtCore import QModelIndex
+
+    path = filled_db(60)
+    window = make_window()
+    wait_idle(qtbot, window)
+    table, model = window.browser.table, window.browser.model
+    table.setFocus()
+    table.select_row(5)
+    chosen = model.memory_at(5).id
+    on_screen = table.visualRect(model.index(5, 0)).top()
+    window.ctx.start_watching(50)
+    insert = ("INSERT INTO memories (id, content, type, importance, created_at, updated_at) "
+              "VALUES (?, 'the agent noted this', 'fact', 5, datetime('now', '+1 day'), datetime('now'))")
+    for n in range(3):
+        agent(path, insert, (f"agent-{n}",))
+    qtbot.waitUntil(lambda: model.rowCount() == 63, timeout=5000)
+    wait_idle(qtbot, window)
+    assert table.currentIndex().row() == 8 and model.memory_at(8).id == chosen
+    assert table.visualRect(model.index(8, 0)).top() == on_screen  # the row read did not move on screen
+    # With no current row on screen, the newest rows come into view on top as they arrive.
+    table.selectionModel().clear()
+    table.setCurrentIndex(QModelIndex())
+    table.scrollToTop()
+    agent(path, insert, ("agent-3",))
+    qtbot.waitUntil(lambda: model.rowCount() == 64, timeout=5000)
+    wait_idle(qtbot, window)
+    assert table.verticalScrollBar().value() == 0 and model.memory_at(0).id == "agent-3"
+
+
+def test_a_count_taken_while_an_agent_writes_is_not_moved_twice_by_the_same_rows(make_window, filled_db, qtbot,
+                                                                                  monkeypatch):
+    """A health edit has the file counted again while an agent is adding rows; a row committed
+    just before that count is in it, and its change is heard after: the sidebar's count must
+    still equal the file's."""
+    from ora_desktop.gui.sidebar import view as sidebar_view
+
+    path = filled_db(10)
+    window = make_window()
+    wait_idle(qtbot, window)
+    qtbot.waitUntil(lambda: (item := window.sidebar.item_for(path)) is not None
+                    and "Average health" in item.toolTip(0), timeout=10000)
+    window.ctx.start_watching(50)
+    insert = ("INSERT INTO memories (id, content, created_at, updated_at) "
+              "VALUES (?, 'noted', datetime('now'), datetime('now'))")
+    agent(path, insert, ("agent-1",))
+    qtbot.waitUntil(lambda: window.sidebar.item_for(path).text(1) == "11", timeout=10000)
+    real = sidebar_view.file_info
+
+    def counted_after_a_commit(*args):  # noqa: ANN002, ANN202
+        agent(path, insert, ("agent-2",))  # lands just before the count; heard after it
+        return real(*args)
+
+    monkeypatch.setattr(sidebar_view, "file_info", counted_after_a_commit)
+    window.ctx.store_for(path).update("m001", health_score=0.05)  # the file's health: counted again
+    qtbot.waitUntil(lambda: window.sidebar.item_for(path).text(1) == "12", timeout=10000)
+    qtbot.wait(1000)  # every change heard
+    assert window.sidebar.item_for(path).text(1) == "12"

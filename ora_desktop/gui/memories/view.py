@@ -40,6 +40,11 @@ class MemoryTable(QTableView):
         # removed, and this must see the row first (Qt calls slots in the order they connected).
         self._takes_place: int | None = None  # the current row is being removed: its place, to select after
         model.rowsAboutToBeRemoved.connect(self._removing)
+        # Rows inserted above the current row while it is on screen (an agent writing) scroll
+        # the list by as many rows, so the row being read or edited stays where it was.
+        self._anchor: int | None = None
+        model.rowsAboutToBeInserted.connect(self._inserting)
+        model.rowsInserted.connect(self._inserted)
         self.setModel(model)
         self.memory_model = model
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -189,6 +194,17 @@ class MemoryTable(QTableView):
     def _removing(self, _parent, first: int, last: int) -> None:  # noqa: ANN001
         current = self.currentIndex().row()
         self._takes_place = first if first <= current <= last else None
+
+    def _inserting(self, _parent, first: int, _last: int) -> None:  # noqa: ANN001
+        current = self.currentIndex()
+        shown = current.isValid() and self.viewport().rect().intersects(self.visualRect(current))
+        self._anchor = self.verticalScrollBar().value() if shown and first <= current.row() else None
+
+    def _inserted(self, _parent, first: int, last: int) -> None:  # noqa: ANN001
+        anchor, self._anchor = self._anchor, None
+        if anchor is not None:
+            self.updateGeometries()  # the scroll range grows with the rows
+            self.verticalScrollBar().setValue(anchor + last - first + 1)
 
     def _removed(self, *_args: object) -> None:
         """The current row was removed in place (a delete, here or by another program): the row

@@ -179,6 +179,12 @@ class Sidebar(QTreeWidget):
             if item is None or not info.ok:
                 self.rescan_soon()
                 return
+            current = self.infos.get(path)
+            if path in self._settling and current is not None:
+                # Rows still come and go (an agent writing): the count kept follows them by their
+                # ids. This count may hold a commit whose change is still to be heard, which would
+                # then move it a second time; it is taken once the writes rest (_recount_settled).
+                info = replace(info, count=current.count)
             self.infos[path] = info
             item.setText(1, "" if info.count is None else f"{info.count:,}")
             item.setToolTip(0, info.tooltip())
