@@ -199,7 +199,7 @@ def _held_elsewhere(big: Path, url: str, raw: list[float]) -> Row:
         for i in range(ROUNDS):
             _change_here(big, i + 3 * ROUNDS)
             results = []
-            held.append(_timed(lambda: results.append(sync_file(big, url))))
+            held.append(_timed(lambda results=results: results.append(sync_file(big, url))))
             assert results[0].pushed == CHANGED, results[0].summary
     finally:
         holder.stdin.close()
