@@ -196,3 +196,13 @@ def test_an_edit_then_a_vacuum_is_pushed(pg_url: str, machine: Machine, held) ->
     agent(machine.path, "VACUUM")  # every page written again, rows moved
     machine.sync(pg_url)
     assert server_rows(pg_url)["m0900"]["content"] == "edited before a vacuum"
+
+
+def test_a_dry_run_leaves_the_place_in_the_log_alone(pg_url: str, machine: Machine, held,
+                                                    fingerprinted: list[int]) -> None:
+    agent(machine.path, "UPDATE memories SET content = 'edited before a dry run' WHERE id = 'm0321'")
+    assert sync_file(machine.path, pg_url, dry_run=True).pushed == 1  # (its count compares every row)
+    fingerprinted[0] = 0
+    assert machine.sync(pg_url).pushed == 1
+    assert fingerprinted[0] < FEW
+    assert server_rows(pg_url)["m0321"]["content"] == "edited before a dry run"
