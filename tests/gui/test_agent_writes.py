@@ -116,6 +116,8 @@ def test_an_agents_insert_moves_the_sidebar_count_without_counting_any_file(make
     qtbot.waitUntil(lambda: window.sidebar.item_for(path).text(1) == "11", timeout=10000)
     qtbot.wait(500)
     assert counted == [] and scans == []  # shifted by the new row: no file counted again (yet)
+    site = window.sidebar.item_for(path).parent()
+    assert site.text(1) == "16"  # the site's total follows its file (11 + 5)
 
 
 def test_rows_an_agent_inserts_above_the_row_being_read_leave_it_where_it_is(make_window, filled_db, qtbot):

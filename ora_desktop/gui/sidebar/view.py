@@ -157,6 +157,7 @@ class Sidebar(QTreeWidget):
         if info is not None and item is not None and info.count is not None and delta:
             self.infos[path] = info = replace(info, count=max(0, info.count + delta))
             item.setText(1, f"{info.count:,}")
+            self._sum_site(item)
         self._settling.add(path)
         self._settle.start()
 
@@ -187,6 +188,7 @@ class Sidebar(QTreeWidget):
                 info = replace(info, count=current.count)
             self.infos[path] = info
             item.setText(1, "" if info.count is None else f"{info.count:,}")
+            self._sum_site(item)
             item.setToolTip(0, info.tooltip())
             item.setToolTip(1, info.tooltip())
             if not info.damaged:
@@ -261,6 +263,15 @@ class Sidebar(QTreeWidget):
             self.setCurrentItem(current_item)
         self.blockSignals(False)
         self.scanned.emit(len(self.infos))
+
+    def _sum_site(self, item: QTreeWidgetItem) -> None:
+        """The site's row shows the sum of its files' counts (again, after one of them moved)."""
+        top = item.parent()
+        if top is None or top.data(0, GROUP_ROLE):
+            return  # "Opened files" shows no total
+        counts = [info.count for i in range(top.childCount())
+                  if (info := self.info_for(top.child(i))) is not None]
+        top.setText(1, f"{sum(c or 0 for c in counts):,}")
 
     def _opened_top(self) -> QTreeWidgetItem:
         """The "Opened files" group (files from outside ORA_HOME), last; made when first needed."""
