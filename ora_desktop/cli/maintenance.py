@@ -146,8 +146,11 @@ def _print_report(report: JobReport, show: int) -> None:
     listed = report.would_change if show <= 0 else report.would_change[:show]
     for memory_id, text in listed:
         print(f"  {memory_id}  {text}")
-    if len(listed) < len(report.would_change):
-        print(f"  … and {len(report.would_change) - len(listed)} more (--show 0 or --json lists them all)")
+    if len(listed) < report.would_change_count:
+        capped = len(report.would_change) < report.would_change_count
+        how = f"the first {len(report.would_change):,} are listed by --show 0 or --json" if capped \
+            else "--show 0 or --json lists them all"
+        print(f"  … and {report.would_change_count - len(listed):,} more ({how})")
 
 
 # ---------------------------------------------------------------------- daemon

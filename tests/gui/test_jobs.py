@@ -333,3 +333,26 @@ def test_a_check_that_saw_the_file_change_is_shown_checked_again_not_damaged(ctx
     assert "damaged" not in view.message.text()
     row = next(row for row in history_rows(view) if row[1] == "check")
     assert row[3] == "ok"
+
+
+def test_a_preview_past_its_list_names_how_many_would_change(ctx, loop, ora_home: Path, qtbot, monkeypatch) -> None:
+    from ora_desktop.core.maintenance import cleanup
+
+    monkeypatch.setattr(cleanup, "PREVIEW_LIMIT", 1)  # two expired memories, one listed
+    agent, _path = agent_with_expired(ora_home)
+    view = JobsView(ctx)
+    qtbot.addWidget(view)
+
+    async def scenario() -> None:
+        ctx.set_current(agent)
+        await until(lambda: view.snapshot is not None and view.snapshot.schedule, what="schedule")
+        view.job.setCurrentIndex(view.job.findData("cleanup"))
+        view.run_button.click()
+        await until(lambda: isinstance(view.preview, PreviewDialog) and view.preview.isVisible(), what="preview")
+        dialog = view.preview
+        assert dialog.table.rowCount() == 1
+        assert "would change 2 memories (the first 1 listed)" in dialog.headline.text()
+        assert "2 to change" in view.message.text()
+        dialog.reject()
+
+    loop.run_until_complete(scenario())

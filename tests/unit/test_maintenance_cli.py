@@ -123,3 +123,16 @@ def test_run_all_reports_a_broken_file_once_and_still_runs_the_others(capsys, db
     # one report line, "decay PATH: failed … PATH: not an SQLite database", and no second copy from the log
     assert (result.out + result.err).count(str(broken)) == 2
     assert result.out.count(": ok in ") == 2
+
+
+def test_a_preview_past_its_list_says_how_many_would_change_not_how_many_are_listed(capsys, ora_home: Path,
+                                                                                     monkeypatch) -> None:
+    from ora_desktop.core.maintenance import cleanup
+
+    monkeypatch.setattr(cleanup, "PREVIEW_LIMIT", 10)
+    db = make_db(ora_home / "sites" / "big" / "ora.site.db",
+                 [{"id": f"e{i:02}", "expires_at": ago(1)} for i in range(30)])
+    report = cli(capsys, "run", "cleanup", "--db", str(db), "--dry-run", "--json").json()[0]
+    assert len(report["would_change"]) == 10 and report["would_change_total"] == 30
+    text = cli(capsys, "run", "cleanup", "--db", str(db), "--dry-run", "--show", "5")
+    assert "… and 25 more (the first 10 are listed by --show 0 or --json)" in text.out

@@ -35,7 +35,7 @@ def run(ctx: JobContext) -> Outcome:
             ).fetchall()
             more = f" (first {PREVIEW_LIMIT} listed)" if total > PREVIEW_LIMIT else ""
             return Outcome({"expired": total}, f"would delete {total} expired memories{more}",
-                           [summary(r[0], r[1], f"expired {r[2]}") for r in rows])
+                           [summary(r[0], r[1], f"expired {r[2]}") for r in rows], would_change_total=total)
         try:
             with ctx.interruptible(store):
                 removed = store.remove_where_recoverably(EXPIRED, params, reason="expired",

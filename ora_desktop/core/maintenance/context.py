@@ -112,6 +112,8 @@ class Outcome:
     counts: dict[str, int] = field(default_factory=dict)
     message: str = ""
     would_change: list[tuple[str, str]] = field(default_factory=list)
+    #: How many would change when that is more than ``would_change`` lists (a preview is capped).
+    would_change_total: int | None = None
     #: The job's own result record, for callers that want more than counts (e.g. a SyncResult).
     detail: object | None = None
     #: ``"ok"``, or ``"problems"`` when the job finished but found the file damaged (check).

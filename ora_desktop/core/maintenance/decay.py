@@ -338,5 +338,5 @@ def _preview(ctx: JobContext, store: Store, now: datetime) -> Outcome:
     changes = [summary(r[0], r[1], f"health {_health(r[2])} → {_health(r[3])}") for r in rows]
     more = f" (first {PREVIEW_LIMIT} listed)" if total > PREVIEW_LIMIT else ""
     return Outcome({"days": days, "decayed": total}, f"would lower the health of {total} memories "
-                   f"by up to {days} day(s){more}", changes)
+                   f"by up to {days} day(s){more}", changes, would_change_total=total)
 

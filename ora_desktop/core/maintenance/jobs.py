@@ -66,6 +66,13 @@ class JobReport:
     change: Change | None = None
     #: The file ``change`` is about, when not ``path`` (promote changes the parent agent's file).
     changed_path: Path | None = None
+    #: How many would change, when more than ``would_change`` lists (a preview is capped).
+    would_change_total: int | None = None
+
+    @property
+    def would_change_count(self) -> int:
+        """How many memories a dry run found to change (listed or not)."""
+        return max(self.would_change_total or 0, len(self.would_change))
 
     @property
     def changed_file(self) -> Path:
@@ -156,7 +163,7 @@ def run_job(name: str, db_path: str | Path, *, dry_run: bool = False, progress: 
             outcome = spec.function(ctx)
         report = JobReport(name, path, started, _now(), outcome.outcome, outcome.counts, outcome.message,
                            outcome.would_change, dry_run, outcome.detail, _change(spec, outcome, dry_run),
-                           outcome.changed_path)
+                           outcome.changed_path, outcome.would_change_total)
     except CancelledPartWay as exc:
         report = JobReport(name, path, started, _now(), "cancelled", message=f"{name}: {exc}", dry_run=dry_run)
     except Cancelled:

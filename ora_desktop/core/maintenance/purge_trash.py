@@ -32,8 +32,10 @@ def run(ctx: JobContext) -> Outcome:
                 "SELECT memory_id, json_extract(row_json, '$.content'), deleted_at FROM ora_desktop_trash "
                 "WHERE julianday(deleted_at) < julianday(?) - ? ORDER BY julianday(deleted_at) "
                 f"LIMIT {PREVIEW_LIMIT}", [now, age])
+            more = f" (first {PREVIEW_LIMIT} listed)" if len(ids) > PREVIEW_LIMIT else ""
             return Outcome({"purged": len(ids)}, f"would purge {len(ids)} memories deleted more than "
-                           f"{keep.value:g} days ago", [summary(r[0], r[1], f"deleted {r[2]}") for r in rows])
+                           f"{keep.value:g} days ago{more}", [summary(r[0], r[1], f"deleted {r[2]}") for r in rows],
+                           would_change_total=len(ids))
         with ctx.interruptible(store):
             result = empty_trash(store, age, config=ctx.config, now=now)
     ctx.step(1, 1)

@@ -82,8 +82,9 @@ def _preview(store: Store, ctx: JobContext) -> Outcome:
             seen.setdefault(r[0], summary(r[0], r[1], f"{name.replace('_', ' ')}, created {r[2]}"))
     counts["removed"] = len(seen)
     listed = list(seen.values())[:PREVIEW_LIMIT]
+    more = f"; first {PREVIEW_LIMIT} listed" if len(seen) > PREVIEW_LIMIT else ""
     return Outcome(counts, f"would remove {len(seen)} memories ({_describe(ctx.config.retention(ctx.site))}; "
-                   "importance 10 kept)", listed)
+                   f"importance 10 kept{more})", listed, would_change_total=len(seen))
 
 
 def _describe(policy) -> str:

@@ -41,8 +41,10 @@ class PreviewDialog(QDialog):
         if not changes:
             self.resize(560, 220)
         if changes:
-            noun = "memory" if len(changes) == 1 else "memories"
-            headline = f"Running {report.job} on {label} would change {len(changes):,} {noun}:"
+            total = report.would_change_count
+            noun = "memory" if total == 1 else "memories"
+            listed = f" (the first {len(changes):,} listed)" if total > len(changes) else ""
+            headline = f"Running {report.job} on {label} would change {total:,} {noun}{listed}:"
         else:
             headline = f"Running {report.job} on {label} would change nothing right now."
         self.headline = QLabel(headline)

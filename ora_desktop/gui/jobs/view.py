@@ -347,7 +347,7 @@ class JobsView(QWidget):
         report = await self._execute(name, path, dry_run=True, what=f"Previewing {name} on {label}…")
         if report is None or not report.ok:
             return report
-        self.message.setText(f"Preview of {name} on {label}: {len(report.would_change):,} to change. Confirm to run.")
+        self.message.setText(f"Preview of {name} on {label}: {report.would_change_count:,} to change. Confirm to run.")
         dialog = PreviewDialog(report, label, self)
         dialog.accepted.connect(lambda: self._start_confirmed(name, path))
         dialog.rejected.connect(lambda: self.message.setText(f"{name} on {label} was not run."))
