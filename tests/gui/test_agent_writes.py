@@ -178,3 +178,25 @@ def test_a_count_taken_while_an_agent_writes_is_not_moved_twice_by_the_same_rows
     qtbot.waitUntil(lambda: window.sidebar.item_for(path).text(1) == "12", timeout=10000)
     qtbot.wait(1000)  # every change heard
     assert window.sidebar.item_for(path).text(1) == "12"
+
+
+def test_rows_added_in_the_same_look_as_a_health_edit_are_counted(make_window, filled_db, qtbot):
+    """An agent adds a row and edits a health in commits heard in one look (one change naming
+    both): the sidebar's count moves by the row, while the file's health is read again."""
+    path = filled_db(10)
+    window = make_window()
+    wait_idle(qtbot, window)
+    qtbot.waitUntil(lambda: (item := window.sidebar.item_for(path)) is not None
+                    and "Average health" in item.toolTip(0), timeout=10000)
+    insert = ("INSERT INTO memories (id, content, created_at, updated_at) "
+              "VALUES (?, 'noted', datetime('now'), datetime('now'))")
+    window.ctx.start_watching(50)
+    agent(path, insert, ("agent-1",))
+    qtbot.waitUntil(lambda: window.sidebar.item_for(path).text(1) == "11", timeout=10000)
+    window.ctx.start_watching(3_600_000)  # the next two commits are heard in one look
+    agent(path, insert, ("agent-2",))
+    agent(path, "UPDATE memories SET health_score = 0.05 WHERE id = 'm001'")
+    window.ctx.start_watching(50)
+    qtbot.waitUntil(lambda: window.browser.model.rowCount() == 12, timeout=10000)  # heard
+    qtbot.wait(1000)  # the count the health edit asks for has run
+    assert window.sidebar.item_for(path).text(1) == "12"

@@ -141,12 +141,13 @@ class Sidebar(QTreeWidget):
         if not change or self.item_for(Path(path)) is None:
             self.rescan_soon()
             return
-        if change.membership_changed and not (change.changed and health_may_change(change)):
+        if change.membership_changed:
             self._shift_count(resolved(path), len(change.added) - len(change.removed))
-            return
+            if not change.changed:
+                return
         if not health_may_change(change):
             return  # an importance, content or type edit: the count and health shown still hold
-        self._edited.add(resolved(path))
+        self._edited.add(resolved(path))  # (a count taken now keeps the shifted one: see _recount)
         self._edit_debounce.start()
 
     def _shift_count(self, path: Path, delta: int) -> None:
