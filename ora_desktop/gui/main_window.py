@@ -135,6 +135,9 @@ class MainWindow(QMainWindow):
         ctx.current_changed.connect(self._current_changed)
         self.browser.store_shown.connect(self._store_shown)
         self.browser.counts_changed.connect(self._counts)
+        # "(N superseded hidden)" is the file's count less the rows listed: said again when either moves.
+        self.sidebar.count_moved.connect(
+            lambda _path: self._counts(self.browser.model.rowCount(), self.browser.table.selected_count()))
         self.browser.hits_shown.connect(self._hits_counted)
         self.browser.model.loaded.connect(lambda _n: self._poll_index())
         self.browser.table.selection_size.connect(lambda _n: self.curator.update_actions())

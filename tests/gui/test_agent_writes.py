@@ -200,3 +200,19 @@ def test_rows_added_in_the_same_look_as_a_health_edit_are_counted(make_window, f
     qtbot.waitUntil(lambda: window.browser.model.rowCount() == 12, timeout=10000)  # heard
     qtbot.wait(1000)  # the count the health edit asks for has run
     assert window.sidebar.item_for(path).text(1) == "12"
+
+
+def test_the_status_line_counts_a_superseded_row_an_agent_adds(make_window, filled_db, qtbot):
+    """The rows listed do not move (superseded ones are hidden), the file's count does: the
+    status line's "superseded hidden" follows it."""
+    path = filled_db(10)
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE memories SET superseded_by = 'm001' WHERE id IN ('m002', 'm003')")
+    window = make_window()
+    wait_idle(qtbot, window)
+    qtbot.waitUntil(lambda: window.count_label.text().startswith("8 memories (2 superseded hidden)"), timeout=10000)
+    window.ctx.start_watching(50)
+    agent(path, "INSERT INTO memories (id, content, superseded_by, created_at, updated_at) "
+                "VALUES ('old-version', 'replaced', 'm001', datetime('now'), datetime('now'))")
+    qtbot.waitUntil(lambda: window.sidebar.item_for(path).text(1) == "11", timeout=10000)
+    qtbot.waitUntil(lambda: window.count_label.text().startswith("8 memories (3 superseded hidden)"), timeout=5000)

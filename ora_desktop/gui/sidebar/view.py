@@ -60,6 +60,7 @@ class Sidebar(QTreeWidget):
     """The file tree (see the module docstring)."""
 
     scanned = Signal(int)  # number of files listed
+    count_moved = Signal(object)  # the path of a file whose count changed (moved by rows, or read again)
     recover_requested = Signal(object)  # the path of a file to salvage
 
     def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
@@ -159,6 +160,7 @@ class Sidebar(QTreeWidget):
             self.infos[path] = info = replace(info, count=max(0, info.count + delta))
             item.setText(1, f"{info.count:,}")
             self._sum_site(item)
+            self.count_moved.emit(path)
         self._settling.add(path)
         self._settle.start()
 
@@ -190,6 +192,7 @@ class Sidebar(QTreeWidget):
             self.infos[path] = info
             item.setText(1, "" if info.count is None else f"{info.count:,}")
             self._sum_site(item)
+            self.count_moved.emit(path)
             item.setToolTip(0, info.tooltip())
             item.setToolTip(1, info.tooltip())
             if not info.damaged:
