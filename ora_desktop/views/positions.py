@@ -56,7 +56,7 @@ def position(keys: Sequence[int], rowid: int) -> int | None:
     return positions(keys, [rowid]).get(rowid)
 
 
-def as_numpy(keys: Sequence[int]):  # noqa: ANN201 (NumPy is imported only when asked for)
+def _as_numpy(keys: Sequence[int]):  # noqa: ANN201 (NumPy is imported only when asked for)
     """The keys as an int64 NumPy array (no copy of an ``array("q")``)."""
     import numpy as np
 
@@ -68,7 +68,7 @@ def as_numpy(keys: Sequence[int]):  # noqa: ANN201 (NumPy is imported only when 
 def _vectorised(keys: Sequence[int], rowids: Sequence[int]) -> dict[int, int]:
     import numpy as np
 
-    listed = as_numpy(keys)
+    listed = _as_numpy(keys)
     if len(rowids) <= 16:  # one comparison each: C loops that release the GIL
         found = {}
         for rowid in rowids:
@@ -83,4 +83,4 @@ def _vectorised(keys: Sequence[int], rowids: Sequence[int]) -> dict[int, int]:
     return out
 
 
-__all__ = ["SLICE_KEYS", "as_numpy", "position", "positions"]
+__all__ = ["SLICE_KEYS", "position", "positions"]

@@ -48,6 +48,16 @@ def history_rows(view: JobsView) -> list[tuple[str, ...]]:
             for r in range(view.history.rowCount())]
 
 
+async def cleanup_preview(ctx, view: JobsView, agent: AgentFile) -> PreviewDialog:  # noqa: ANN001
+    """Show ``agent``'s file, choose cleanup, press Run now: its preview, once shown."""
+    ctx.set_current(agent)
+    await until(lambda: view.snapshot is not None and view.snapshot.schedule, what="schedule")
+    view.job.setCurrentIndex(view.job.findData("cleanup"))
+    view.run_button.click()
+    await until(lambda: isinstance(view.preview, PreviewDialog) and view.preview.isVisible(), what="preview")
+    return view.preview
+
+
 def test_run_now_previews_then_runs_after_confirm_and_history_shows_it(ctx, loop, ora_home: Path, qtbot) -> None:
     agent, path = agent_with_expired(ora_home)
     view = JobsView(ctx)
@@ -56,12 +66,7 @@ def test_run_now_previews_then_runs_after_confirm_and_history_shows_it(ctx, loop
     ctx.data_changed.connect(changes.append)
 
     async def scenario() -> None:
-        ctx.set_current(agent)
-        await until(lambda: view.snapshot is not None and view.snapshot.schedule, what="schedule")
-        view.job.setCurrentIndex(view.job.findData("cleanup"))
-        view.run_button.click()
-        await until(lambda: isinstance(view.preview, PreviewDialog) and view.preview.isVisible(), what="preview")
-        dialog = view.preview
+        dialog = await cleanup_preview(ctx, view, agent)
         table = dialog.table
         listed = {table.item(r, 0).text(): table.item(r, 1).text() for r in range(table.rowCount())}
         assert set(listed) == {"old-1", "old-2"}
@@ -95,12 +100,7 @@ def test_declining_the_preview_changes_nothing(ctx, loop, ora_home: Path, qtbot)
     qtbot.addWidget(view)
 
     async def scenario() -> None:
-        ctx.set_current(agent)
-        await until(lambda: view.snapshot is not None)
-        view.job.setCurrentIndex(view.job.findData("cleanup"))
-        view.run_button.click()
-        await until(lambda: view.preview is not None and view.preview.isVisible())
-        view.preview.reject()
+        (await cleanup_preview(ctx, view, agent)).reject()
         await until(lambda: "was not run" in view.message.text())
         await until(lambda: view.run_button.isEnabled())
 
@@ -344,12 +344,7 @@ def test_a_preview_past_its_list_names_how_many_would_change(ctx, loop, ora_home
     qtbot.addWidget(view)
 
     async def scenario() -> None:
-        ctx.set_current(agent)
-        await until(lambda: view.snapshot is not None and view.snapshot.schedule, what="schedule")
-        view.job.setCurrentIndex(view.job.findData("cleanup"))
-        view.run_button.click()
-        await until(lambda: isinstance(view.preview, PreviewDialog) and view.preview.isVisible(), what="preview")
-        dialog = view.preview
+        dialog = await cleanup_preview(ctx, view, agent)
         assert dialog.table.rowCount() == 1
         assert "would change 2 memories (the first 1 listed)" in dialog.headline.text()
         assert "2 to change" in view.message.text()
