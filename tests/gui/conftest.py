@@ -112,11 +112,14 @@ def started_window(ora_home, qsettings, qtbot):
 def wait_idle(qtbot, window, timeout: int = 10000) -> None:
     """Until the table's keys are loaded and the rows on screen are fetched."""
     model = window.browser.model
-    qtbot.waitUntil(lambda: not model.is_loading(), timeout=timeout)
-    for row in range(min(model.rowCount(), 20)):
-        model.data(model.index(row, 0))
-    qtbot.waitUntil(lambda: all(model.memory_at(r) is not None for r in range(min(model.rowCount(), 20))),
-                    timeout=timeout)
+
+    def fetched() -> bool:
+        rows = range(min(model.rowCount(), 20))
+        for row in rows:  # asked again at every look, as a painting view does: a reload that began
+            model.data(model.index(row, 0))  # after the first ask dropped the pages then asked for
+        return not model.is_loading() and all(model.memory_at(r) is not None for r in rows)
+
+    qtbot.waitUntil(fetched, timeout=timeout)
 
 
 def db_rows(path, sql: str, params=()):

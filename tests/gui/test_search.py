@@ -89,9 +89,11 @@ def test_quick_filters(make_window, filled_db, qtbot):
     qtbot.waitUntil(lambda: not browser.model.is_loading() and browser.model.rowCount() < 30, timeout=10000)
     wait_idle(qtbot, window)
     assert shown(window) and all(m.health_score <= 0.3 for m in shown(window))
+    low_health = browser.model.query
     browser.search.quick["low_health"].click()
     browser.search.quick["at_risk"].click()
-    qtbot.waitUntil(lambda: not browser.model.is_loading() and browser.model.rowCount() < 30, timeout=10000)
+    qtbot.waitUntil(lambda: browser.model.query != low_health and not browser.model.is_loading()
+                    and browser.model.rowCount() < 30, timeout=10000)
     wait_idle(qtbot, window)
     assert all(m.importance >= 7 and m.health_score <= 0.5 for m in shown(window))
 
