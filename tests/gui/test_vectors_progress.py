@@ -91,11 +91,17 @@ def test_cancel_stops_the_build_and_keeps_what_was_done(make_window, seed_db, qt
         kept = conn.execute("SELECT count(*) FROM vecs").fetchone()[0]
     assert 0 < kept < MEMORIES + 1  # partial work kept for the next build
     assert strip.build_button.isVisible()
+    qtbot.waitUntil(lambda: NOT_BUILT in bar.note.text(), timeout=15000)  # words answer meanwhile, and say so
+    notes_when_built: list[str] = []
+    strip.finished.connect(lambda ok: notes_when_built.append(bar.note.text()))  # after the bar's own slot
     strip.build_button.click()  # asking again carries on and finishes
-    qtbot.waitUntil(lambda: strip.isHidden() and "deploy" in _shown_ids(window), timeout=60000)
+    assert NOT_BUILT not in bar.note.text()  # untrue from the press on: it is building
+    qtbot.waitUntil(lambda: strip.isHidden() and bool(notes_when_built), timeout=60000)
     assert has_vectors(path)
-    assert NOT_BUILT not in bar.note.text()
+    assert NOT_BUILT not in notes_when_built[0]
+    qtbot.waitUntil(lambda: "deploy" in _shown_ids(window), timeout=15000)
     wait_idle(qtbot, window)
+    assert NOT_BUILT not in bar.note.text()
 
 
 def _kept(path) -> int:

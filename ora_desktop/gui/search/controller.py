@@ -134,7 +134,21 @@ class SearchController(QObject):
         store = self.model.store
         if store is not None:
             self.declined.discard(str(store.path))
+        self._drop_not_built()
         self.apply()
+
+    def vectors_built(self) -> None:
+        """The shown file's meaning index is built: the search runs again, by meaning."""
+        self._drop_not_built()
+        self.apply()
+
+    def _drop_not_built(self) -> None:
+        """The note that words answer for a cancelled meaning index goes as soon as it is untrue
+        (Build pressed, or the build done), not when the next search answers."""
+        answer = self.answer
+        if answer is not None and NOT_BUILT in answer.notes:
+            self.answer = replace(answer, notes=tuple(n for n in answer.notes if n != NOT_BUILT))
+            self.note.emit("; ".join(n for n in self.answer.notes if n))
 
     def vectors_cancelled(self, store: Store) -> None:
         """The person cancelled ``store``'s build: later searches answer by words until they ask

@@ -99,7 +99,7 @@ class SearchBar(QWidget):
 
     def _vectors_built(self, ok: bool) -> None:
         if ok:
-            self.controller.apply()
+            self.controller.vectors_built()
 
     def focus_search(self) -> None:
         self.field.setFocus(Qt.FocusReason.ShortcutFocusReason)
