@@ -115,8 +115,10 @@ def cmd_undelete(args: argparse.Namespace) -> int:
         result = edits.restore(store, wanted)
     restored, skipped = list(result.restored), result.skipped
     if args.json:
-        emit_json({"restored": restored, "skipped_existing": list(skipped)})
+        emit_json({"restored": restored, "skipped_existing": list(skipped), "note": result.note})
     else:
+        if result.note:
+            print(result.note)
         for memory_id in restored:
             print(f"restored {memory_id}")
         for memory_id in skipped:

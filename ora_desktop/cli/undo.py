@@ -12,7 +12,7 @@ import argparse
 from typing import Any
 
 from ..core import Change, Conflict, InvalidValue
-from ..core.operations import journal
+from ..core.operations import chunked_undo, journal
 from ..core.operations.undo import Undone, drop_latest, redo, undo
 from . import common
 from .common import command, emit_json, open_target, table
@@ -39,11 +39,16 @@ def register(sub: Any) -> None:
     p.add_argument("--list", action="store_true", help="show what can be redone, next first (changes nothing)")
 
 
-def _list(args: argparse.Namespace, entries: list[journal.Entry], nothing: str) -> int:
+def _list(args: argparse.Namespace, entries: list[journal.Entry], nothing: str, store: Any) -> int:
+    mark = chunked_undo.stopped(store)
     if args.json:
         emit_json([{"entry": e.id, "at": e.at, "kind": e.kind.value, "label": e.label, "by": e.who}
                    for e in entries])
-    elif not entries:
+        return 0
+    if mark is not None:
+        print(f"“{mark['verb']} {mark['label']}” (in chunks, process {mark['pid']}) has not finished: if that "
+              "process ended, the next undo or redo takes back what it wrote first")
+    if not entries:
         print(nothing)
     else:
         print(table(("STEP", "AT (UTC)", "KIND", "BY", "WHAT"),
@@ -62,14 +67,15 @@ def cmd_redo(args: argparse.Namespace) -> int:
     """Redo, or list, the steps undone in the file."""
     if args.list:
         with open_target(args, readonly=True) as store:
-            return _list(args, journal.redoable(store), f"nothing to redo in {store.path}")
+            return _list(args, journal.redoable(store), f"nothing to redo in {store.path}", store)
     with open_target(args) as store:
         done: Undone = redo(store)
     change = done.change
     if args.json:
         emit_json({"redone": done.entry.label, "added": sorted(change.added), "changed": sorted(change.changed),
-                   "removed": sorted(change.removed)})
+                   "removed": sorted(change.removed), "note": done.note})
     else:
+        _note(done.note)
         print(f"redid “{done.entry.label}” in {store.path} ({_changed(change)})")
     return 0
 
@@ -80,8 +86,9 @@ def cmd_undo(args: argparse.Namespace) -> int:
         raise InvalidValue("undo", "give --list or --forget, not both")
     if args.list:
         with open_target(args, readonly=True) as store:
-            return _list(args, journal.entries(store), f"nothing to undo in {store.path}")
+            return _list(args, journal.entries(store), f"nothing to undo in {store.path}", store)
     with open_target(args) as store:
+        note = None
         if args.forget:
             entry = drop_latest(store)
             change = None
@@ -92,12 +99,15 @@ def cmd_undo(args: argparse.Namespace) -> int:
                 raise Conflict(exc.memory_id, f"{exc} ('ora-desktop undo --forget' drops this step so the one "
                                "before can be undone)") from None
             entry, change = done.entry, done.change
+            note = done.note
     if args.json:
         emit_json({"undone": None if change is None else entry.label, "forgotten": entry.label if change is None
                    else None, "added": sorted(change.added) if change else [],
                    "changed": sorted(change.changed) if change else [],
-                   "removed": sorted(change.removed) if change else []})
-    elif change is None:
+                   "removed": sorted(change.removed) if change else [], "note": note})
+        return 0
+    _note(note)
+    if change is None:
         print(f"forgot “{entry.label}” without undoing it; 'ora-desktop undo' now takes back the step before")
     else:
         what, then = _changed(change), "; 'ora-desktop redo' does it again"
@@ -105,3 +115,9 @@ def cmd_undo(args: argparse.Namespace) -> int:
             what, then = f"{what}, health values and the decay mark put back".removeprefix("no rows, "), ""
         print(f"undid “{entry.label}” in {store.path} ({what}{then})")
     return 0
+
+
+def _note(note: str | None) -> None:
+    """What an earlier step in chunks, stopped part-way, left, and what was done about it."""
+    if note:
+        print(note)

@@ -128,6 +128,21 @@ class TrashMixin:
             return 0
         return self._one("SELECT count(*) FROM ora_desktop_trash")[0]
 
+    def restore_choice(self: Store, trash_ids: Sequence[int]) -> tuple[dict[int, str], tuple[str, ...]]:
+        """(trash id -> memory id of the rows a restore of ``trash_ids`` brings back, the memory
+        ids it leaves): of several trashed copies of one id, the latest deleted comes back; the
+        rest, and any whose id exists again, stay in the trash and are reported as skipped."""
+        wanted = "(SELECT value FROM json_each(?))"
+        chosen = {tid: mid for tid, mid in self._execute(
+            f"SELECT max(id), memory_id FROM ora_desktop_trash WHERE id IN {wanted} "
+            "AND memory_id NOT IN (SELECT id FROM memories) GROUP BY memory_id",
+            [json.dumps(list(trash_ids))],
+        )}
+        present = {tid: mid for tid, mid in self._execute(
+            f"SELECT id, memory_id FROM ora_desktop_trash WHERE id IN {wanted}", [json.dumps(list(trash_ids))]
+        )}
+        return chosen, tuple(dict.fromkeys(mid for tid, mid in present.items() if tid not in chosen))
+
     def restore_deleted(self: Store, trash_ids: Iterable[int]) -> tuple[Change, tuple[str, ...]]:
         """Put trashed rows back. Returns (what was added, ids left in the trash because a memory
         with that id exists again or a later-deleted copy of it was restored)."""
@@ -139,17 +154,7 @@ class TrashMixin:
         cols = ", ".join(f'"{c}"' for c in self.columns)
         extracts = ", ".join(f"json_extract(row_json, '$.\"{c}\"')" for c in self.columns)
         with self.write():
-            # Of several trashed copies of one id, the latest deleted comes back; the rest, and
-            # any whose id exists again, stay in the trash and are reported as skipped.
-            chosen = {tid: mid for tid, mid in self._execute(
-                f"SELECT max(id), memory_id FROM ora_desktop_trash WHERE id IN {wanted} "
-                "AND memory_id NOT IN (SELECT id FROM memories) GROUP BY memory_id",
-                [json.dumps(trash_ids)],
-            )}
-            present = {tid: mid for tid, mid in self._execute(
-                f"SELECT id, memory_id FROM ora_desktop_trash WHERE id IN {wanted}", [json.dumps(trash_ids)]
-            )}
-            skipped = tuple(dict.fromkeys(mid for tid, mid in present.items() if tid not in chosen))
+            chosen, skipped = self.restore_choice(trash_ids)
             relinked: frozenset[str] = frozenset()
             if chosen:
                 batches = [b for (b,) in self._execute(
@@ -167,6 +172,50 @@ class TrashMixin:
                         kind=ChangeKind.RESTORED)
         self._emit(change)
         return change, skipped
+
+    # --- parts of a restore or an undo written in chunks (core/operations/chunked_undo.py) ---
+    def trash_part(self: Store, ids: Sequence[str], reason: str, batch: str,
+                   among: Linkers | None = None) -> tuple[frozenset[str], frozenset[str]]:
+        """Inside a write: move memories ``ids`` to the trash under ``batch`` (links kept whole, as
+        :meth:`remove_where_recoverably` does; ``among``: who linked to them, read before the
+        first part), telling no listener. Returns (the ids removed, the other memories that lost
+        a link)."""
+        done = _Removal(self, reason, batch, timestamps.now_sql(), False, None)
+        done.among = among
+        done.step(f"id IN {_IDS_JSON}", [json.dumps(list(ids))])
+        _removed, gone, relinked, _count = done.chunk
+        return gone, relinked
+
+    def put_back_part(self: Store, trash_ids: Sequence[int]) -> list[tuple[int, str, str, str, str]]:
+        """Inside a write: put the rows ``trash_ids`` hold back into ``memories`` and take them out
+        of the trash, leaving a row whose memory exists again; no links, no listener (the caller
+        restores the batches' links once, at its end). Returns (trash id, memory id, deleted at,
+        reason, batch) of each row put back, what :meth:`take_back_part` needs to undo it."""
+        wanted = json.dumps([int(t) for t in trash_ids])
+        records = [tuple(r) for r in self._execute(
+            f"SELECT id, memory_id, deleted_at, reason, batch FROM ora_desktop_trash WHERE id IN {_IDS_JSON} "
+            "AND memory_id NOT IN (SELECT id FROM memories) ORDER BY id", [wanted])]
+        if records:
+            chosen = json.dumps([r[0] for r in records])
+            cols = ", ".join(f'"{c}"' for c in self.columns)
+            extracts = ", ".join(f"json_extract(row_json, '$.\"{c}\"')" for c in self.columns)
+            self._execute(f"INSERT INTO memories ({cols}) SELECT {extracts} FROM ora_desktop_trash "
+                          f"WHERE id IN {_IDS_JSON}", [chosen])
+            self._execute(f"DELETE FROM ora_desktop_trash WHERE id IN {_IDS_JSON}", [chosen])
+        return records  # type: ignore[return-value]
+
+    def take_back_part(self: Store, records: Sequence[Sequence[Any]]) -> None:
+        """Inside a write: undo :meth:`put_back_part` — each memory back in the trash under its
+        old trash id, batch, reason and time, and out of ``memories``."""
+        if not records:
+            return
+        pairs = ", ".join(f"'{c}', m.\"{c}\"" for c in self.columns)
+        self._execute(
+            "INSERT INTO ora_desktop_trash (id, memory_id, deleted_at, reason, batch, row_json) "
+            f"SELECT r.value ->> 0, m.id, r.value ->> 2, r.value ->> 3, r.value ->> 4, json_object({pairs}) "
+            "FROM json_each(?) r JOIN memories m ON m.id = r.value ->> 1",
+            [json.dumps([list(r) for r in records])])
+        self._execute(f"DELETE FROM memories WHERE id IN {_IDS_JSON}", [json.dumps([r[1] for r in records])])
 
     def purge_trash(self: Store, older_than_days: float) -> int:
         """Forget trashed rows deleted more than N days ago; returns how many."""

@@ -29,8 +29,8 @@ ROWS = 200_000
 EXPIRING = ROWS * 3 // 4  # i % 4 != 0
 
 
-def big_file(path: Path) -> Path:
-    """``ROWS`` memories created 60 days ago, three in four expired a month ago (raw SQL, fast)."""
+def big_file(path: Path, rows: int = ROWS) -> Path:
+    """``rows`` memories created 60 days ago, three in four expired a month ago (raw SQL, fast)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, isolation_level=None)
     conn.executescript(INIT_SQL)
@@ -40,7 +40,7 @@ def big_file(path: Path) -> Path:
         "INSERT INTO memories (id, content, type, importance, health_score, created_at, updated_at, expires_at) "
         "SELECT 'm-' || i, 'memory number ' || i || ' about deploys, caches and the release calendar', 'fact', 5, "
         "1.0, datetime('now', '-60 days'), datetime('now', '-60 days'), "
-        "CASE WHEN i % 4 != 0 THEN datetime('now', '-30 days') END FROM n", (ROWS - 1,))
+        "CASE WHEN i % 4 != 0 THEN datetime('now', '-30 days') END FROM n", (rows - 1,))
     conn.close()
     return path
 

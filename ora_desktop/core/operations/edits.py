@@ -19,7 +19,7 @@ from ..errors import InvalidValue, NotFound
 from ..fingerprint import check_version
 from ..records import Change, ChangeKind, Initiator, Memory, Removed
 from ..validation import check_id
-from . import journal
+from . import chunked_undo, journal
 from .undo import undo
 
 if TYPE_CHECKING:
@@ -62,10 +62,12 @@ class Deleted(Written):
 
 @dataclass(frozen=True, slots=True)
 class Restored(Written):
-    """Memories brought back from the trash; ``skipped`` ids exist again, so stayed in the trash."""
+    """Memories brought back from the trash; ``skipped`` ids exist again, so stayed in the trash;
+    ``note``: a step in chunks stopped part-way before, taken back first (:mod:`.chunked_undo`)."""
 
     restored: tuple[str, ...]
     skipped: tuple[str, ...]
+    note: str | None = None
 
 
 def require_ids(store: Store, ids: Sequence[str]) -> dict[str, Memory]:
@@ -254,17 +256,52 @@ def restore(store: Store, trash_ids: Iterable[int], *, initiator: Initiator = In
             journal_it: bool = True, actor: str | None = None) -> Restored:
     """Bring trashed rows back by trash id (``NotFound`` for an unknown one, nothing restored)."""
     wanted = list(dict.fromkeys(int(t) for t in trash_ids))
+    note = None
+    if not store.db.in_transaction():
+        note = chunked_undo.recover(store)  # a step in chunks whose process ended: taken back first
+        if len(wanted) > chunks.FIRST:
+            _unknown_trash_rows(store, wanted)
+            return _restore_in_chunks(store, wanted, initiator, journal_it, actor, note)
     with store.write():
-        known = store.trash_ids_present(wanted)
-        unknown = [t for t in wanted if t not in known]
-        if unknown or not wanted:
-            raise NotFound(f"{store.path}: no trash row {', '.join(map(str, unknown)) or '(none given)'} "
-                           "(see 'ora-desktop trash'; nothing restored)")
+        _unknown_trash_rows(store, wanted)
         change, skipped = store.restore_deleted(wanted)
         change = change.but(initiator=initiator)
         entry = _finish(store, change, f"restore {_plural(len(change.added))} from the trash",
                         journal.Undo(added=tuple(sorted(change.added))), journal_it, actor)
-    return Restored(change, entry, tuple(sorted(change.added)), skipped)
+    return Restored(change, entry, tuple(sorted(change.added)), skipped, note)
+
+
+def _unknown_trash_rows(store: Store, wanted: list[int]) -> None:
+    known = store.trash_ids_present(wanted)
+    unknown = [t for t in wanted if t not in known]
+    if unknown or not wanted:
+        raise NotFound(f"{store.path}: no trash row {', '.join(map(str, unknown)) or '(none given)'} "
+                       "(see 'ora-desktop trash'; nothing restored)")
+
+
+def _restore_in_chunks(store: Store, wanted: list[int], initiator: Initiator, journal_it: bool, actor: str | None,
+                       note: str | None) -> Restored:
+    """:func:`restore` of many rows in short transactions (:mod:`.chunked_undo`), one journal
+    step, heard once at the last chunk."""
+    chosen, skipped = store.restore_choice(wanted)
+    label = f"restore {_plural(len(chosen))} from the trash"
+    entry: list[int | None] = []
+
+    def finish(progress: chunked_undo.Progress) -> Change:
+        change = _restored(progress, initiator)
+        undo = journal.Undo(added=tuple(sorted(change.added)))
+        entry.append(journal.record(store, change, label, undo, actor, after=progress.after)
+                     if journal_it and change else None)
+        return change
+
+    progress = chunked_undo.apply(store, chunked_undo.Plan("restore", label, trash=list(chosen), skip_present=True),
+                                  finish)
+    change = _restored(progress, initiator)
+    return Restored(change, entry[-1], tuple(sorted(change.added)), (*skipped, *progress.skipped), note)
+
+
+def _restored(progress: chunked_undo.Progress, initiator: Initiator) -> Change:
+    return progress.change().but(source="restore", kind=ChangeKind.RESTORED, initiator=initiator)
 
 
 def restore_latest(store: Store, ids: Sequence[str], *, initiator: Initiator = Initiator.USER,

@@ -219,11 +219,29 @@ def forget(store: Store, entry_id: int) -> None:
     run_sql(store, f"DELETE FROM {TABLE} WHERE id = ?", [int(entry_id)])
 
 
-def flip(store: Store, entry: Entry, reverse: Undo, ids: Iterable[str]) -> None:
+def flip(store: Store, entry: Entry, reverse: Undo, ids: Iterable[str], after: Ahead | None = None,
+         rows: Ahead | None = None) -> None:
     """Mark ``entry`` undone (or done again) with ``reverse``, what takes this step back, and the
-    fingerprints of ``ids`` as it left them; call inside the write that undid (redid) it."""
+    fingerprints of ``ids`` as it left them; call inside the write that undid (redid) it. An undo
+    in chunks passes what its chunks kept (``after``: the fingerprints they left; ``rows``: more
+    previous values, beside ``reverse.rows``): only the other ids are read here."""
+    after = after or Ahead()
+    text = after.text(fingerprints(store, set(ids) - after.ids))
     run_sql(store, f"UPDATE {TABLE} SET undone = ?, undo = ?, after = ? WHERE id = ?",
-            [int(not entry.undone), reverse.to_json(), json.dumps(fingerprints(store, ids)), entry.id])
+            [int(not entry.undone), reverse.to_json(rows), text, entry.id])
+
+
+def write_back(store: Store, rows: Mapping[str, Mapping[str, Any]]) -> None:
+    """Put previous column values back exactly (no sync rule), one ``executemany`` per set of
+    columns; call inside a write. Tells no listener (the caller does)."""
+    groups: dict[tuple[str, ...], list[list[object]]] = {}
+    for memory_id, values in rows.items():
+        cols = tuple(c for c in values if c in store.columns)
+        groups.setdefault(cols, []).append([values[c] for c in cols] + [memory_id])
+    for cols, params in groups.items():
+        if cols:
+            sets = ", ".join(f'"{c}" = ?' for c in cols)
+            store.db.cursor().executemany(f"UPDATE memories SET {sets} WHERE id = ?", params)
 
 
 def forget_memories(store: Store, ids: Iterable[str]) -> int:

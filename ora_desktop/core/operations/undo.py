@@ -28,9 +28,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .. import chunks
 from ..errors import Conflict, NotFound
 from ..records import Change, ChangeKind, Initiator
-from . import journal, review
+from . import chunked_undo, journal, review
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -38,10 +39,12 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class Undone:
-    """The journal entry that was undone and what the undo changed."""
+    """The journal entry that was undone and what the undo changed; ``note``: a step in chunks
+    stopped part-way before, whose writes were taken back first (:mod:`.chunked_undo`)."""
 
     entry: journal.Entry
     change: Change
+    note: str | None = None
 
 
 def undo(store: Store, entry_id: int | None = None, *, initiator: Initiator = Initiator.USER) -> Undone:
@@ -66,20 +69,65 @@ _MISSING = {
 
 
 def _step(store: Store, entry_id: int | None, verb: str, initiator: Initiator) -> Undone:
-    undoing = verb == "undo"
+    note = None
+    if not store.db.in_transaction():
+        note = chunked_undo.recover(store)  # a step in chunks whose process ended: taken back first
+        entry = _find(store, entry_id, verb)
+        if _in_chunks(entry):
+            change = _take_back_in_chunks(store, entry, verb, initiator)
+            return Undone(entry, change, note)
     with store.write():
-        if entry_id is None:
-            latest = (journal.entries if undoing else journal.redoable)(store, limit=1)
-            entry = latest[0] if latest else None
-            missing = _MISSING[verb][0]
-        else:
-            entry = journal.get(store, entry_id)
-            entry = entry if entry is not None and entry.undone != undoing else None
-            missing = _MISSING[verb][1]
-        if entry is None:
-            raise NotFound(f"{store.path}: {missing}")
+        entry = _find(store, entry_id, verb)
         change = _take_back(store, entry, verb)
-    return Undone(entry, change.but(kind=ChangeKind.UNDONE, initiator=initiator, source=f"{verb} {entry.label}"))
+    return Undone(entry, change.but(kind=ChangeKind.UNDONE, initiator=initiator, source=f"{verb} {entry.label}"),
+                  note)
+
+
+def _find(store: Store, entry_id: int | None, verb: str) -> journal.Entry:
+    undoing = verb == "undo"
+    if entry_id is None:
+        latest = (journal.entries if undoing else journal.redoable)(store, limit=1)
+        entry = latest[0] if latest else None
+        missing = _MISSING[verb][0]
+    else:
+        entry = journal.get(store, entry_id)
+        entry = entry if entry is not None and entry.undone != undoing else None
+        missing = _MISSING[verb][1]
+    if entry is None:
+        raise NotFound(f"{store.path}: {missing}")
+    return entry
+
+
+def _in_chunks(entry: journal.Entry) -> bool:
+    """Whether ``entry`` touches enough memories to be taken back in chunks (decays and review
+    marks never are: their reverse lives in their own tables)."""
+    return entry.undo.decay is None and entry.undo.review is None and len(entry.after) > chunks.FIRST
+
+
+def _take_back_in_chunks(store: Store, entry: journal.Entry, verb: str, initiator: Initiator) -> Change:
+    """:func:`_take_back` in short transactions (:mod:`.chunked_undo`): one step still, moved to
+    the other list with the last chunk."""
+    plan = chunked_undo.Plan(
+        verb, entry.label, again=entry.undo.added, reason=f"{'redo' if entry.undone else 'undo'} {entry.label}",
+        trash=_trash_rows(store, entry, verb) if entry.undo.batch is not None else (),
+        rows=entry.undo.rows, expect=entry.after)
+
+    def finish(progress: chunked_undo.Progress) -> Change:
+        now = journal.get(store, entry.id)
+        if now is None or now.undone != entry.undone:
+            raise Conflict(next(iter(entry.after)), f"{store.path}: cannot {verb} “{entry.label}”: another "
+                           f"process {verb}ne it meanwhile, or it left the journal; nothing {verb}ne")
+        change = progress.change()
+        reverse = journal.Undo(added=tuple(sorted(change.added)), batch=progress.batch)
+        journal.flip(store, entry, reverse, [*entry.after, *change.ids], after=progress.after,
+                     rows=progress.previous)
+        return change.but(kind=ChangeKind.UNDONE, initiator=initiator, source=f"{verb} {entry.label}")
+
+    return _announced(chunked_undo.apply(store, plan, finish), initiator, f"{verb} {entry.label}")
+
+
+def _announced(progress: chunked_undo.Progress, initiator: Initiator, source: str) -> Change:
+    return progress.change().but(kind=ChangeKind.UNDONE, initiator=initiator, source=source)
 
 
 def _take_back(store: Store, entry: journal.Entry, verb: str) -> Change:
@@ -171,13 +219,6 @@ def _revert(store: Store, entry: journal.Entry, trash_rows: list[int]) -> tuple[
 
 def _write_back(store: Store, rows: Mapping[str, Mapping[str, object]], source: str) -> None:
     """Put previous column values back exactly (no sync rule: the row returns to how it was)."""
-    groups: dict[tuple[str, ...], list[list[object]]] = {}
-    for memory_id, values in rows.items():
-        cols = tuple(c for c in values if c in store.columns)
-        groups.setdefault(cols, []).append([values[c] for c in cols] + [memory_id])
-    for cols, params in groups.items():
-        if cols:
-            sets = ", ".join(f'"{c}" = ?' for c in cols)
-            store.db.cursor().executemany(f"UPDATE memories SET {sets} WHERE id = ?", params)
+    journal.write_back(store, rows)
     # Listeners hear of the rows written back (after the commit, as with every write).
     store._emit(Change(changed=frozenset(rows), source=source, kind=ChangeKind.UNDONE))  # noqa: SLF001

@@ -175,7 +175,8 @@ class UndoRedo(QObject):
             if verb == "Undo" and path == self._path:
                 self.redo_action.setEnabled(True)  # a Redo pressed at once waits for its name too
         if done is not None:
-            self.ctx.status.emit(f"{did.capitalize()} “{done.entry.label}” in {path.name}")
+            said = f"{did.capitalize()} “{done.entry.label}” in {path.name}"
+            self.ctx.status.emit(f"{done.note}. {said}" if done.note else said)
 
     async def _apply(self, path: Path, work: Callable[[Store], Undone], verb: str) -> Undone | None:
         async with self.serial():  # after the window's own steps still running

@@ -1,0 +1,87 @@
+"""An undo in chunks whose process is killed part-way never leaves a silently half-undone file.
+
+A real process undoes a 3,000-memory delete in chunks and is killed (SIGKILL) after a few of them:
+while it ran, another process's undo was refused; afterwards the file says a step stopped
+part-way, and the next undo takes back what the killed one wrote, says so, and undoes the step
+whole (one step, redo working).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from ora_desktop.core import DatabaseLocked, open_store
+from ora_desktop.core.operations import chunked_undo, edits, journal
+from ora_desktop.core.operations.undo import redo, undo
+
+ROOT = Path(__file__).resolve().parents[2]
+IDS = [f"m{i:04d}" for i in range(3000)]
+# Chunks of 300 rows, 0.3 s apart: slow enough to be killed part-way.
+SLOW_UNDO = """
+import sys
+from ora_desktop.core import chunks, open_store
+from ora_desktop.core.operations.undo import undo
+chunks.GAP, chunks.SMALLEST, chunks.LARGEST = 0.3, 300, 300
+with open_store(sys.argv[1]) as store:
+    undo(store)
+"""
+
+
+def rows(path: Path) -> list[tuple]:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT * FROM memories ORDER BY id").fetchall()
+    finally:
+        conn.close()
+
+
+def parts_written(path: Path) -> int:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT count(*) FROM ora_desktop_state WHERE key LIKE 'undo.pending.%'").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def test_a_killed_undo_is_taken_back_by_the_next_and_the_step_undone_whole(seed_db: Callable[..., Path]) -> None:
+    db = seed_db([*[(i, f"memory {i}", "fact", 5) for i in IDS], ("keep", "links", "fact", 5)])
+    with sqlite3.connect(db) as conn:
+        conn.execute("""UPDATE memories SET related_to = '["m0001", "m2999"]' WHERE id = 'keep'""")
+    before = rows(db)
+    with open_store(db) as store:
+        deleted = edits.delete(store, IDS)
+        after = rows(db)
+    process = subprocess.Popen([sys.executable, "-c", SLOW_UNDO, str(db)], cwd=ROOT,
+                               env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        deadline = time.monotonic() + 60
+        while parts_written(db) < 3:
+            assert process.poll() is None and time.monotonic() < deadline, "the undo ended before it was killed"
+            time.sleep(0.02)
+        with open_store(db) as store, pytest.raises(DatabaseLocked, match="running on this file"):
+            undo(store)  # one step at a time: refused while the other process takes it back
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.wait(timeout=30)
+    half = rows(db)
+    assert len(after) < len(half) < len(before)  # what the killed undo left: part of the memories back
+    with open_store(db) as store:
+        mark = chunked_undo.stopped(store)
+        assert mark is not None and mark["verb"] == "undo" and mark["label"] == "delete 3,000 memories"
+        assert [(e.id, e.undone) for e in journal.entries(store, limit=1)] == [(deleted.entry, False)]
+        done = undo(store)
+        assert done.note is not None and "stopped part-way" in done.note and "taken back" in done.note
+        assert done.entry.id == deleted.entry and done.change.added == frozenset(IDS)
+        assert rows(db) == before and store.trash_count() == 0
+        assert chunked_undo.stopped(store) is None
+        redo(store)
+        assert rows(db) == after
