@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import filelock
 
 from .. import chunks, engine_tables, locks, timestamps
-from ..errors import Conflict, DatabaseLocked
+from ..errors import Conflict, DatabaseLocked, FileProblem
 from ..rawsql import run_sql
 from ..records import Change
 from ..trash_links import forget_batches, linkers, restore_links
@@ -146,6 +146,8 @@ def apply(store: Store, plan: Plan, finish: Callable[[Progress], Change]) -> Pro
                 said += f" except memories {', '.join(map(repr, left[:5]))} another program changed since"
             if isinstance(exc, Conflict):
                 raise Conflict(exc.memory_id, f"{exc} ({said})") from exc
+            if isinstance(exc, FileProblem):
+                raise type(exc)(exc.path, f"{exc.problem} ({said}; nothing changed)") from exc
             raise
     return progress
 
@@ -218,6 +220,7 @@ def _chunk(store: Store, plan: Plan, progress: Progress, kind: str, part: Sequen
         kept.update(added=ids, skipped=skipped, batches={r[4] for r in records}, after=after)
     elif kind == "links":
         record = _links(store, plan, progress, kept)
+        part = ()  # (one chunk whatever its size: the sizer learns nothing from it)
     else:
         _check(store, plan, progress, part)
         values = {i: plan.rows[i] for i in part}
@@ -277,7 +280,7 @@ def _last(store: Store, plan: Plan, progress: Progress, finish: Callable[[Progre
         forget_batches(store)  # (the links records of the batches emptied)
     store.announce(finish(progress))
     run_sql(store, f"DELETE FROM {_STATE} WHERE key = ? OR key LIKE ?", [MARK, _PARTS])
-    return 1
+    return 0
 
 
 def _take_back(store: Store) -> list[str]:
