@@ -2,8 +2,8 @@
 
 A real process undoes a 3,000-memory delete in chunks and is killed (SIGKILL) after a few of them:
 while it ran, another process's undo was refused; afterwards the file says a step stopped
-part-way, and the next undo takes back what the killed one wrote, says so, and undoes the step
-whole (one step, redo working).
+part-way (``undo --list``), and the next ``ora-desktop undo`` takes back what the killed one wrote,
+says so, and undoes the step whole (one step, redo working).
 """
 
 from __future__ import annotations
@@ -78,10 +78,21 @@ def test_a_killed_undo_is_taken_back_by_the_next_and_the_step_undone_whole(seed_
         mark = chunked_undo.stopped(store)
         assert mark is not None and mark["verb"] == "undo" and mark["label"] == "delete 3,000 memories"
         assert [(e.id, e.undone) for e in journal.entries(store, limit=1)] == [(deleted.entry, False)]
-        done = undo(store)
-        assert done.note is not None and "stopped part-way" in done.note and "taken back" in done.note
-        assert done.entry.id == deleted.entry and done.change.added == frozenset(IDS)
-        assert rows(db) == before and store.trash_count() == 0
-        assert chunked_undo.stopped(store) is None
+    listed = ora("undo", "--list", "--db", db)
+    assert "“undo delete 3,000 memories” (in chunks, process" in listed and "has not finished" in listed
+    said = ora("undo", "--db", db)  # a person's next undo, from a terminal
+    assert "had stopped part-way (its process ended); what it had written was taken back" in said
+    assert "undid “delete 3,000 memories”" in said
+    assert rows(db) == before
+    with open_store(db) as store:
+        assert store.trash_count() == 0 and chunked_undo.stopped(store) is None
+        assert [e.id for e in journal.redoable(store)] == [deleted.entry]  # one step, now redoable
         redo(store)
         assert rows(db) == after
+
+
+def ora(*argv: object) -> str:
+    result = subprocess.run([sys.executable, "-m", "ora_desktop", *map(str, argv)], capture_output=True, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    return result.stdout

@@ -121,3 +121,19 @@ def test_restoring_many_from_the_trash_is_one_step_heard_once_with_links_back(db
         assert journal.entries(store, limit=1)[0].id == restored.entry
         undo(store)  # one step: all of them back in the trash
         assert store.count() == 1 and store.trash_count() == len(IDS)
+
+
+def test_a_restore_whose_trash_row_is_purged_between_chunks_puts_the_trash_back_as_it_was(
+        db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with open_store(db) as store:
+        deleted = edits.delete(store, IDS)
+        last = max(deleted.trash_ids)
+        between_chunks(monkeypatch, db, f"DELETE FROM ora_desktop_trash WHERE id = {last}")
+        memories = rows(db)
+        trash = [r for r in rows(db, "ora_desktop_trash") if r[0] != last]
+        entries = journal.entries(store)
+        with pytest.raises(Conflict, match=f"trash row {last} is no longer in the trash.*nothing restored.*taken back"):
+            edits.restore(store, deleted.trash_ids)
+        assert rows(db) == memories
+        assert rows(db, "ora_desktop_trash") == trash  # the same rows, ids, batch and times
+        assert journal.entries(store) == entries and chunked_undo.stopped(store) is None
