@@ -150,21 +150,11 @@ class TrashMixin:
         self._require_writable()
         if not trash_ids or not self.has_table("ora_desktop_trash"):
             return Change(), ()
-        wanted = "(SELECT value FROM json_each(?))"
-        cols = ", ".join(f'"{c}"' for c in self.columns)
-        extracts = ", ".join(f"json_extract(row_json, '$.\"{c}\"')" for c in self.columns)
         with self.write():
             chosen, skipped = self.restore_choice(trash_ids)
             relinked: frozenset[str] = frozenset()
             if chosen:
-                batches = [b for (b,) in self._execute(
-                    f"SELECT DISTINCT batch FROM ora_desktop_trash WHERE id IN {wanted}", [json.dumps(list(chosen))])]
-                chosen_json = json.dumps(list(chosen))
-                self._execute(
-                    f"INSERT INTO memories ({cols}) SELECT {extracts} FROM ora_desktop_trash "
-                    f"WHERE id IN {wanted}", [chosen_json],
-                )
-                self._execute(f"DELETE FROM ora_desktop_trash WHERE id IN {wanted}", [chosen_json])
+                batches = {r[4] for r in self.put_back_part(list(chosen))}
                 relinked = restore_links(self, batches, chosen.values())
                 forget_batches(self)
         restored = tuple(chosen.values())

@@ -9,7 +9,6 @@ locked", and the result is whole — every memory back exactly, one journal step
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from ora_desktop.core.operations import edits, journal
 from ora_desktop.core.operations.undo import redo, undo
 from tests.integration import impatient_agent
 from tests.integration.test_lock_budget import big_file, one
+from tests.unit.test_operations_undo import rows
 
 pytestmark = pytest.mark.slow  # real processes, 100,000 rows
 
@@ -27,11 +27,7 @@ CHOSEN = [f"m-{i}" for i in range(COUNT)]
 
 
 def every_row(db: Path) -> list[tuple]:
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute("SELECT * FROM memories WHERE id LIKE 'm-%' ORDER BY id").fetchall()
-    finally:
-        conn.close()
+    return [r for r in rows(db) if r[0].startswith("m-")]
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ import pytest
 from ora_desktop.core import DatabaseLocked, open_store
 from ora_desktop.core.operations import chunked_undo, edits, journal
 from ora_desktop.core.operations.undo import redo, undo
+from tests.unit.test_operations_undo import rows
 
 ROOT = Path(__file__).resolve().parents[2]
 IDS = [f"m{i:04d}" for i in range(3000)]
@@ -34,14 +35,6 @@ chunks.GAP, chunks.SMALLEST, chunks.LARGEST = 0.3, 300, 300
 with open_store(sys.argv[1]) as store:
     undo(store)
 """
-
-
-def rows(path: Path) -> list[tuple]:
-    conn = sqlite3.connect(path)
-    try:
-        return conn.execute("SELECT * FROM memories ORDER BY id").fetchall()
-    finally:
-        conn.close()
 
 
 def parts_written(path: Path) -> int:

@@ -20,6 +20,10 @@ the window's Undo/Redo): one history per file, the file's :mod:`.journal`.
 
 :func:`redo` does the same with the step undone last, checked the same way, and marks it done
 again. A new journalled write drops every undone step (:func:`.journal.record`).
+
+A step touching more than :data:`~..chunks.FIRST` memories, asked outside a caller's transaction,
+goes in short transactions instead (:mod:`.chunked_undo`): the same checks, each in the chunk that
+touches the memory, the chunks written taken back on a refusal, the entry moved with the last one.
 """
 
 from __future__ import annotations
