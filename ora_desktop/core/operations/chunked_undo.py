@@ -33,10 +33,10 @@ from typing import TYPE_CHECKING, Any
 
 import filelock
 
-from .. import chunks, engine_tables, locks, timestamps
+from .. import chunks, engine_tables, feedreaders, locks, timestamps
 from ..errors import Conflict, DatabaseLocked, FileProblem
 from ..rawsql import run_sql
-from ..records import Change
+from ..records import Change, Initiator
 from ..trash_links import forget_batches, linkers, restore_links
 from . import journal
 
@@ -63,6 +63,8 @@ class Plan:
     expect: Mapping[str, str | None] = field(default_factory=dict)
     #: A memory present again stays in the trash, reported as skipped (a restore), instead of refusing.
     skip_present: bool = False
+    #: Whose step it is: this process's other stores of the file hear each chunk's commit as theirs.
+    initiator: Initiator = Initiator.USER
 
 
 @dataclass
@@ -121,7 +123,7 @@ def apply(store: Store, plan: Plan, finish: Callable[[Progress], Change]) -> Pro
     step) and returns the ``Change`` listeners hear, once, at its commit. On any failure the
     chunks written are taken back and the failure raised, saying so."""
     progress = Progress(batch=uuid.uuid4().hex[:12] if plan.again else None)
-    with _running(store):
+    with _running(store), feedreaders.initiated(plan.initiator):
         among = linkers(store, plan.again) if plan.again else None  # (read once, before the first chunk)
         linked = [i for i in among[0] if i in plan.expect] if among else []
         sizer = chunks.new_sizer()

@@ -294,8 +294,8 @@ def _restore_in_chunks(store: Store, wanted: list[int], initiator: Initiator, jo
                      if journal_it and change else None)
         return change
 
-    progress = chunked_undo.apply(store, chunked_undo.Plan("restore", label, trash=list(chosen), skip_present=True),
-                                  finish)
+    plan = chunked_undo.Plan("restore", label, trash=list(chosen), skip_present=True, initiator=initiator)
+    progress = chunked_undo.apply(store, plan, finish)
     change = _restored(progress, initiator)
     return Restored(change, entry[-1], tuple(sorted(change.added)), (*skipped, *progress.skipped), note)
 

@@ -114,7 +114,7 @@ def _take_back_in_chunks(store: Store, entry: journal.Entry, verb: str, initiato
     plan = chunked_undo.Plan(
         verb, entry.label, again=entry.undo.added, reason=f"{'redo' if entry.undone else 'undo'} {entry.label}",
         trash=_trash_rows(store, entry, verb) if entry.undo.batch is not None else (),
-        rows=entry.undo.rows, expect=entry.after)
+        rows=entry.undo.rows, expect=entry.after, initiator=initiator)
 
     def finish(progress: chunked_undo.Progress) -> Change:
         now = journal.get(store, entry.id)
