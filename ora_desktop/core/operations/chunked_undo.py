@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import filelock
 
 from .. import chunks, engine_tables, feedreaders, locks, timestamps
-from ..errors import Conflict, DatabaseLocked, FileProblem
+from ..errors import Conflict, DatabaseLocked, FileProblem, OraError
 from ..rawsql import run_sql
 from ..records import Change, Initiator
 from ..trash_links import forget_batches, linkers, restore_links
@@ -104,12 +104,15 @@ def recover(store: Store) -> str | None:
     returns what to tell the person (``None``: nothing stopped). ``DatabaseLocked`` when the
     step is still running in another process."""
     if stopped(store) is None:
+        if store.has_table(_STATE) and _parts(store, 1):
+            with _running(store):  # a finished step's records its process had no time to drop
+                _drop_parts(store, chunks.Sizer())
         return None
     with _running(store):
         mark = stopped(store)
         if mark is None:
             return None
-        left = _take_back(store)
+        left = _take_back(store, chunks.Sizer())
     note = (f"{store.path}: “{mark['verb']} {mark['label']}” had stopped part-way (its process ended); "
             "what it had written was taken back")
     if left:
@@ -142,7 +145,7 @@ def apply(store: Store, plan: Plan, finish: Callable[[Progress], Change]) -> Pro
         except BaseException as exc:
             if not progress.parts:
                 raise
-            left = _take_back(store)
+            left = _take_back(store, sizer)
             said = "the chunks already written were taken back"
             if left:
                 said += f" except memories {', '.join(map(repr, left[:5]))} another program changed since"
@@ -151,6 +154,8 @@ def apply(store: Store, plan: Plan, finish: Callable[[Progress], Change]) -> Pro
             if isinstance(exc, FileProblem):
                 raise type(exc)(exc.path, f"{exc.problem} ({said}; nothing changed)") from exc
             raise
+        with contextlib.suppress(OraError):  # (done: what is left is dropped by the next step)
+            _drop_parts(store, sizer)
     return progress
 
 
@@ -281,17 +286,35 @@ def _last(store: Store, plan: Plan, progress: Progress, finish: Callable[[Progre
     if progress.batches:
         forget_batches(store)  # (the links records of the batches emptied)
     store.announce(finish(progress))
-    run_sql(store, f"DELETE FROM {_STATE} WHERE key = ? OR key LIKE ?", [MARK, _PARTS])
+    # (the records of the chunks, as large as the journal entry, are dropped after this chunk: a
+    # record without its mark is a finished step's)
+    run_sql(store, f"DELETE FROM {_STATE} WHERE key = ?", [MARK])
     return 0
 
 
-def _take_back(store: Store) -> list[str]:
+def _parts(store: Store, limit: int, order: str = "ASC") -> list[str]:
+    """The keys of the chunks' records, first (or last) ``limit`` of them."""
+    return [k for (k,) in run_sql(store, f"SELECT key FROM {_STATE} WHERE key LIKE ? ORDER BY key {order} LIMIT ?",
+                                  [_PARTS, limit])]
+
+
+def _drop_parts(store: Store, sizer: chunks.Sizer, each: int = 4) -> None:
+    """Drop a finished step's records, ``each`` to a short transaction."""
+    while keys := _parts(store, each):
+
+        def drop(keys: list[str] = keys) -> int:
+            run_sql(store, f"DELETE FROM {_STATE} WHERE key IN (SELECT value FROM json_each(?))", [json.dumps(keys)])
+            return 0  # (not rows: the sizer keeps its size)
+
+        chunks.timed_write(store, sizer, drop)
+
+
+def _take_back(store: Store, sizer: chunks.Sizer) -> list[str]:
     """Undo the recorded chunks, newest first, each in a short transaction, then drop the mark;
     returns the memories left as they are because another program changed them since."""
     mark = stopped(store) or {}
-    keys = [k for (k,) in run_sql(store, f"SELECT key FROM {_STATE} WHERE key LIKE ? ORDER BY key DESC", [_PARTS])]
+    keys = _parts(store, -1, "DESC")
     left: list[str] = []
-    sizer = chunks.new_sizer()
     for key in keys:
         chunks.timed_write(store, sizer, lambda key=key: _take_back_part(store, key, mark.get("batch"), left))
 

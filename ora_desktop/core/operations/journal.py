@@ -214,6 +214,16 @@ def get(store: Store, entry_id: int) -> Entry | None:
     return None if row is None else _entry(row)
 
 
+def undone_now(store: Store, entry_id: int) -> bool | None:
+    """Whether entry ``entry_id`` is undone now (``None``: the journal no longer holds it), without
+    reading the entry itself (a large step's is megabytes)."""
+    if not store.has_table(TABLE):
+        return None
+    row = run_sql(store, f"SELECT {_columns(store).rsplit(', ', 1)[1]} FROM {TABLE} WHERE id = ?",
+                  [int(entry_id)]).fetchone()
+    return None if row is None else bool(row[0])
+
+
 def forget(store: Store, entry_id: int) -> None:
     """Drop an entry (it cannot be redone, or was refused); call inside a write."""
     run_sql(store, f"DELETE FROM {TABLE} WHERE id = ?", [int(entry_id)])

@@ -117,8 +117,7 @@ def _take_back_in_chunks(store: Store, entry: journal.Entry, verb: str, initiato
         rows=entry.undo.rows, expect=entry.after, initiator=initiator)
 
     def finish(progress: chunked_undo.Progress) -> Change:
-        now = journal.get(store, entry.id)
-        if now is None or now.undone != entry.undone:
+        if journal.undone_now(store, entry.id) != entry.undone:
             raise Conflict(next(iter(entry.after)), f"{store.path}: cannot {verb} “{entry.label}”: another "
                            f"process {verb}ne it meanwhile, or it left the journal; nothing {verb}ne")
         change = progress.change()
