@@ -94,7 +94,7 @@ def test_a_bulk_delete_never_locks_out_an_agent_and_one_undo_brings_it_back(agen
         seen = finish()
         assert seen["locked"] == 0, seen
         assert len(deleted.removed) == len(doomed) and deleted.entry is not None
-        undone = undo(store)  # (an undo puts the rows back in one transaction: the agent has stopped)
+        undone = undo(store)  # (beside an agent too: test_lock_budget_undo.py)
     assert len(undone.change.added) == len(doomed)
     assert one(db, "SELECT count(*) FROM memories WHERE id LIKE 'm-%'") == ROWS
     assert one(db, "SELECT count(*) FROM ora_desktop_trash") == 0

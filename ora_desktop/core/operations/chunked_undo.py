@@ -87,6 +87,7 @@ class Progress:
     parts: int = 0
 
     def change(self) -> Change:
+        """What the chunks did to memories, as one ``Change`` (kind and initiator: the caller's)."""
         added, removed = frozenset(self.added), frozenset(self.removed)
         return Change(added=added, changed=frozenset(self.changed) - added - removed, removed=removed)
 
@@ -161,6 +162,7 @@ def apply(store: Store, plan: Plan, finish: Callable[[Progress], Change]) -> Pro
 
 @contextlib.contextmanager
 def _running(store: Store) -> Iterator[None]:
+    """Hold the file's ``undo`` lock (``DatabaseLocked`` at once when another step holds it)."""
     lock = locks.job_lock("undo", store.path)
     try:
         lock.acquire(timeout=0)
