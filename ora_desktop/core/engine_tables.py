@@ -11,6 +11,7 @@ write that needs it (:func:`create`), which also records the version.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -26,6 +27,8 @@ VERSION = 4
 VERSION_KEY = "engine.schema_version"
 
 STATE = "ora_desktop_state"
+#: The ``STATE`` key marking an undo, redo or restore in chunks not finished (operations/chunked_undo.py).
+UNFINISHED_STEP = "undo.pending"
 TRASH = "ora_desktop_trash"
 TRASH_LINKS = "ora_desktop_trash_links"
 JOURNAL = "ora_desktop_journal"
@@ -150,6 +153,18 @@ def version_of(conn: sqlite3.Connection) -> int | None:
             except (TypeError, ValueError):
                 return VERSION + 1  # not a version this one wrote: do not guess
     return 1
+
+
+def unfinished_step(conn: sqlite3.Connection) -> dict | None:
+    """The mark of an undo, redo or restore written in chunks and not finished (``verb``,
+    ``label``, ``pid``, ``at``), or ``None`` (none, or a file we cannot read it from)."""
+    try:
+        if STATE not in _existing(conn):
+            return None
+        row = conn.execute(f'SELECT value FROM "{STATE}" WHERE key = ?', (UNFINISHED_STEP,)).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+    except (sqlite3.Error, TypeError, ValueError):
+        return None
 
 
 def prepare(conn: sqlite3.Connection, path: str | Path) -> int | None:

@@ -105,6 +105,12 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
             except BaseException:
                 self.db.close_all()
                 raise
+        unfinished = engine_tables.unfinished_step(self.db.connection())
+        if unfinished is not None:  # (a step in chunks: operations/chunked_undo.py)
+            self.report = replace(self.report, warnings=(*self.report.warnings, (
+                f"“{unfinished.get('verb')} {unfinished.get('label')}” was written in chunks and has not "
+                "finished (running in another process, or its process ended): the next undo, redo or "
+                "restore of this file takes back what it wrote")))
         if self.immutable:  # an immutable connection reports "delete"; the header says WAL
             self.report = replace(self.report, journal_mode="wal")
         elif readonly and wal_before and not shm_before and shm.exists():

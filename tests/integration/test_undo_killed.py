@@ -71,6 +71,8 @@ def test_a_killed_undo_is_taken_back_by_the_next_and_the_step_undone_whole(seed_
         mark = chunked_undo.stopped(store)
         assert mark is not None and mark["verb"] == "undo" and mark["label"] == "delete 3,000 memories"
         assert [(e.id, e.undone) for e in journal.entries(store, limit=1)] == [(deleted.entry, False)]
+        assert any("“undo delete 3,000 memories” was written in chunks and has not finished" in w
+                   for w in store.warnings)  # (what the window says on opening the file)
     listed = ora("undo", "--list", "--db", db)
     assert "“undo delete 3,000 memories” (in chunks, process" in listed and "has not finished" in listed
     said = ora("undo", "--db", db)  # a person's next undo, from a terminal

@@ -43,7 +43,7 @@ from . import journal
 if TYPE_CHECKING:
     from ..store import Store
 
-MARK = "undo.pending"
+MARK = engine_tables.UNFINISHED_STEP
 _STATE = engine_tables.STATE
 _PARTS = f"{MARK}.%"  # (LIKE: "." is no wildcard)
 
