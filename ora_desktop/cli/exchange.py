@@ -86,6 +86,8 @@ def _import(args: argparse.Namespace) -> int:
         return 0
     if result.origin_warning:
         print(f"warning: {result.origin_warning}", file=sys.stderr)
+    for line in result.recovered:
+        print(f"note: {line}", file=sys.stderr)
     verb = "would import" if result.dry_run else "imported"
     print(f"{verb} {result.added + result.replaced} memories from {result.source} ({result.format}) into "
           f"{result.target}: {result.added} new, {result.replaced} replaced, {result.kept} already there "
@@ -111,7 +113,7 @@ def summary(result: ImportResult) -> dict[str, Any]:
         "dry_run": result.dry_run, "added": result.added, "replaced": result.replaced, "kept": result.kept,
         "collapsed": result.collapsed, "by_type": result.by_type,
         "origins": [{"site": site, "agent": agent} for site, agent in result.origins],
-        "warning": result.origin_warning,
+        "warning": result.origin_warning, "recovered": list(result.recovered),
         "skipped": [{"where": s.where, "field": s.field, "problem": s.problem} for s in result.skipped],
         "sample": common.to_jsonable(list(result.sample)),
     }

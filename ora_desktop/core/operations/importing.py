@@ -1,8 +1,13 @@
 """Import memories from our JSONL/CSV, another ``.site.db`` or a neighbouring store, and undo it.
 
-One operation for every face (library, CLI, window). By default the import is one
-``BEGIN IMMEDIATE`` transaction: nothing is written unless every row is valid; with
-``skip_bad`` the valid rows go in and the result lists the skipped ones (line number and field).
+One operation for every face (library, CLI, window). Every row is read and checked before the
+first is written: by default nothing is written unless every row is valid; with ``skip_bad`` the
+valid rows go in and the result lists the skipped ones (line number and field). The rows then go
+in short ``BEGIN IMMEDIATE`` transactions (:mod:`..chunks`: an agent writing beside the import
+never waits long for the lock), each deciding its rows' conflicts against the file as it is then
+(an agent may have written one of those ids meanwhile). To the person the import stays
+all-or-nothing: one that fails part-way takes back what it wrote, and one whose process was killed
+is taken back by the next import into the file (:mod:`..exchange.pending`).
 The source is only ever read. Ids of neighbouring stores derive from the source, so a second
 import of the same source adds nothing. A conflicting id is skipped, replaced, replaced only
 when the incoming row is newer (``updated_at`` compared as time), or replaced only when its
@@ -18,17 +23,17 @@ again. A bigger import is not journalled (the journal would hold every id and pr
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import feedreaders, timestamps
+from .. import chunks, feedreaders, timestamps
 from ..decoding import RawText, Replaced
 from ..errors import InvalidValue, OraError
+from ..exchange import pending as import_pending
 from ..exchange.detect import open_source
 from ..exchange.orafile import KIND as ORA_KIND
 from ..exchange.rows import BadRow, BadSource, Skipped, check_row
@@ -92,6 +97,9 @@ class ImportResult:
     #: The ``(site, agent)`` pairs the source says its memories came from (an Ora export's
     #: columns, another ``.site.db``'s place); empty when the source does not say.
     origins: tuple[tuple[str, str], ...] = ()
+    #: Earlier imports into the file that were stopped part-way (their process killed), taken
+    #: back before this one, each said in one line (:mod:`..exchange.pending`).
+    recovered: tuple[str, ...] = ()
 
     @property
     def conflicts(self) -> int:
@@ -121,8 +129,9 @@ class ImportResult:
 def import_memories(store: Store, source: str | Path, format: str = "auto", *, on_conflict: str | None = None,
                     dry_run: bool = False, skip_bad: bool = False, options: ImportOptions | None = None,
                     sample: int = 10, progress: Progress | None = None,
-                    cancel: Callable[[], bool] | None = None) -> ImportResult:
-    """Import ``source`` into ``store`` (see the module docstring); ``dry_run`` writes nothing.
+                    cancel: Callable[[], bool] | None = None, whole: bool = False) -> ImportResult:
+    """Import ``source`` into ``store`` (see the module docstring); ``dry_run`` writes nothing;
+    ``whole`` writes in one transaction (a new file no agent has open: :mod:`.import_new`).
 
     ``options.sync_status`` (pending or local_only) applies to neighbouring stores; our own
     formats keep each row's sync status unless ``options.force_sync_status``.
@@ -143,33 +152,25 @@ def import_memories(store: Store, source: str | Path, format: str = "auto", *, o
     try:
         with open_source(path, format, options) as src:
             force = options.force_sync_status or src.kind not in _OWN_FORMATS
-            with contextlib.nullcontext() if dry_run else store.write():
-                for item in src.rows:
-                    if isinstance(item, BadRow):
-                        run.bad(path, item.skipped)
-                        continue
-                    try:
-                        values = check_row(item)
-                    except BadRow as bad:
-                        run.bad(path, bad.skipped)
-                        continue
-                    origin = item.values.get("site"), item.values.get("agent")
-                    if isinstance(origin[0], str) and isinstance(origin[1], str):
-                        run.origins.add(origin)
-                    if force and values[_SYNC] != options.sync_status:
-                        values = (*values[:_SYNC], options.sync_status, *values[_SYNC + 1:])
-                    run.take(path, values, item.where, item.may_repeat)
-                    if len(run.batch) >= _CHUNK:
-                        run.flush()
-                        if cancel is not None and cancel():
-                            raise OraError(f"{path}: import cancelled; nothing was imported")
-                        if progress is not None:
-                            progress(run.read, max(src.total, run.read))
-                run.flush()
-                if run.skipped and not skip_bad:
-                    raise ImportRefused(path, run.skipped)
-                if not dry_run:
-                    run.journal(path)
+            for item in src.rows:  # every row read and checked before the first is written
+                if isinstance(item, BadRow):
+                    run.bad(path, item.skipped)
+                    continue
+                try:
+                    values = check_row(item)
+                except BadRow as bad:
+                    run.bad(path, bad.skipped)
+                    continue
+                origin = item.values.get("site"), item.values.get("agent")
+                if isinstance(origin[0], str) and isinstance(origin[1], str):
+                    run.origins.add(origin)
+                if force and values[_SYNC] != options.sync_status:
+                    values = (*values[:_SYNC], options.sync_status, *values[_SYNC + 1:])
+                run.take(path, values, item.where, item.may_repeat)
+                if run.read % _CHUNK == 0 and cancel is not None and cancel():
+                    raise OraError(f"{path}: import cancelled; nothing was imported")
+            if run.skipped and not skip_bad:
+                raise ImportRefused(path, run.skipped)
             kind = src.kind
             if kind == ORA_KIND and path.name.endswith(SUFFIX):  # an agent's file: its place says whose
                 run.origins.add(site_and_agent(path))
@@ -177,6 +178,13 @@ def import_memories(store: Store, source: str | Path, format: str = "auto", *, o
         raise BadSource(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except BadRow as exc:  # the source's structure (a header, a dump's layout), not one row
         raise BadSource(f"{path}: {exc}; nothing was imported") from None
+    recovered: tuple[str, ...] = ()
+    if dry_run:
+        for part in chunks.slices(run.rows, chunks.Sizer(size=_CHUNK)):
+            run.decide(part)
+    else:
+        recovered = tuple(str(t) for t in import_pending.recover(store))
+        _write(run, path, whole, progress, cancel)
     if progress is not None:
         progress(run.read, run.read)
     change = Change(added=frozenset(run.added_ids), changed=frozenset(run.replaced_ids), source="import",
@@ -187,12 +195,62 @@ def import_memories(store: Store, source: str | Path, format: str = "auto", *, o
         source=path, format=kind, target=store.path, added=len(run.added_ids), replaced=len(run.replaced_ids),
         kept=run.kept, collapsed=run.collapsed, skipped=tuple(run.skipped), by_type=dict(sorted(run.types.items())),
         sample=tuple(run.samples), dry_run=dry_run, replaced_batches=tuple(run.batches),
-        change=Change() if dry_run else change, origins=tuple(sorted(run.origins)),
+        change=Change() if dry_run else change, origins=tuple(sorted(run.origins)), recovered=recovered,
     )
 
 
+def _write(run: _Run, path: Path, whole: bool, progress: Progress | None, cancel: Callable[[], bool] | None) -> None:
+    """Write the checked rows in short transactions (:mod:`..chunks`), each deciding its rows'
+    conflicts against the file as it is then; all of them inside the caller's transaction, or in
+    one when ``whole``. The last chunk journals the import; a failure part-way takes the chunks
+    before it back (:mod:`..exchange.pending`) and says so."""
+    store, rows = run.store, run.rows
+    sizer = chunks.new_sizer()
+    if whole or store.db.in_transaction():
+        sizer.size = max(1, len(rows))
+    mark, at = import_pending.Mark(), 0
+    with mark:
+        try:
+            while True:
+                part = rows[at:at + sizer.size]
+                at += len(part)
+
+                def chunk(part: list[tuple[Any, ...]] = part, final: bool = at >= len(rows)) -> int:
+                    run.write(part)
+                    if final:
+                        mark.end(store)
+                        run.journal(path)
+                    else:
+                        if not mark.chunks:
+                            mark.begin(store, str(path))
+                        mark.chunk(store, *run.chunk_ids())
+                    return len(part)
+
+                chunks.timed_write(store, sizer, chunk)
+                run.keep()
+                if at >= len(rows):
+                    return
+                if cancel is not None and cancel():
+                    raise OraError(f"{path}: import cancelled")
+                if progress is not None:
+                    progress(at, len(rows))
+        except BaseException as exc:
+            if not mark.chunks:  # (nothing committed: a failed chunk rolled back by itself)
+                raise
+            try:
+                taken = import_pending.take_back(store, mark.run)
+            except Exception as again:
+                raise OraError(f"{exc}; the import stopped part-way and the {run.written:,} memories it had written "
+                               f"could not be taken back ({again}); the next import into {store.path} takes them "
+                               "back") from exc
+            if isinstance(exc, OraError | OSError):
+                raise OraError(f"{exc}; the import stopped part-way: the {taken.removed:,} memories it had written "
+                               "were taken back, nothing was imported") from exc
+            raise
+
+
 class _Run:
-    """The state of one import: rows waiting to be written, counts, and what was written."""
+    """The state of one import: the checked rows, counts, and what was written."""
 
     def __init__(self, store: Store, on_conflict: str, dry_run: bool, skip_bad: bool, sample: int) -> None:
         self.store, self.on_conflict, self.dry_run, self.skip_bad = store, on_conflict, dry_run, skip_bad
@@ -200,18 +258,26 @@ class _Run:
         present = [c for c in MEMORY_COLUMNS if c in store.columns]
         self.positions = [MEMORY_COLUMNS.index(c) for c in present]
         self.insert_sql = store._insert_sql()
-        self.batch: list[tuple[Any, ...]] = []
+        self.rows: list[tuple[Any, ...]] = []
         self.seen: set[str] = set()
         self.added_ids: list[str] = []
         self.replaced_ids: list[str] = []
         self.batches: list[str] = []
-        #: The replaced rows as they were (for the journal), while the import is small enough.
+        #: The replaced rows as they were and the rows as written, for the journal (while the
+        #: import is small enough): the last chunk's below, the chunks' before it encoded ahead.
         self.previous: dict[str, dict[str, Any]] = {}
+        self.before, self.after = journal.Ahead(), journal.Ahead()
         self.skipped: list[Skipped] = []
         self.samples: list[Memory] = []
         self.types: Counter[str] = Counter()
         self.kept = self.collapsed = self.read = 0
         self.origins: set[tuple[str, str]] = set()
+        #: What the chunk being written did: (added, replaced, trash batch, written versions).
+        self.chunk: tuple[list[str], list[str], str | None, dict[str, str | None]] = ([], [], None, {})
+
+    @property
+    def written(self) -> int:
+        return len(self.added_ids) + len(self.replaced_ids)
 
     def bad(self, path: Path, skipped: Skipped) -> None:
         self.skipped.append(skipped)
@@ -228,18 +294,16 @@ class _Run:
                 self.bad(path, Skipped(where, "id", f"{memory_id!r} appears earlier in the source"))
             return
         self.seen.add(memory_id)
-        self.batch.append(values)
+        self.rows.append(values)
 
-    def flush(self) -> None:
-        """Write (or, on a dry run, only count) the waiting rows."""
-        batch, self.batch = self.batch, []
-        if not batch:
-            return
-        ids = json.dumps([v[0] for v in batch])
+    def decide(self, part: Sequence[tuple[Any, ...]]) -> tuple[list[tuple[Any, ...]], list[str], list[str]]:
+        """Which of ``part`` go in, against the file as it is now: (rows to write, ids they
+        replace, ids they add); counts them."""
+        ids = json.dumps([v[0] for v in part])
         column = "content" if self.on_conflict == "changed" else "updated_at"
         existing = dict(run_sql(self.store, f"SELECT id, {column} FROM memories WHERE id IN {IDS_JSON}", [ids]))
         rows, replace = [], []
-        for values in batch:
+        for values in part:
             current = existing.get(values[0], _ABSENT)
             if current is not _ABSENT:
                 keep = self.on_conflict == "skip" or (
@@ -253,16 +317,22 @@ class _Run:
             self.types[values[_TYPE] or "untyped"] += 1
             if len(self.samples) < self.sample_size:
                 self.samples.append(row_to_memory((None, *_readable(values))))
+        added = [v[0] for v in rows if v[0] not in existing]
         self.replaced_ids += replace
-        self.added_ids += [v[0] for v in rows if v[0] not in existing]
-        if self.dry_run or self.skipped and not self.skip_bad:
-            return  # a refused import reads on only to report every bad row
+        self.added_ids += added
+        return rows, replace, added
+
+    def write(self, part: Sequence[tuple[Any, ...]]) -> None:
+        """Decide and write one chunk (inside its write transaction)."""
+        rows, replace, added = self.decide(part)
+        journalled = self.written <= JOURNAL_LIMIT
+        batch = None
+        self.previous = {}
         if replace:
-            if len(self.added_ids) + len(self.replaced_ids) <= JOURNAL_LIMIT:
-                self.previous.update(journal.capture(self.store, replace, self.store.columns))
-            removed = self.store.remove_where_recoverably(f"id IN {IDS_JSON}", [json.dumps(replace)],
-                                                          "replaced by import", return_records=False)
-            self.batches.append(removed.batch)
+            if journalled:
+                self.previous = journal.capture(self.store, replace, self.store.columns)
+            batch = self.store.remove_where_recoverably(f"id IN {IDS_JSON}", [json.dumps(replace)],
+                                                        "replaced by import", return_records=False).batch
         raw_text = [v[0] for v in rows if v[1].__class__ is RawText]
         positions = self.positions
         if len(positions) < len(MEMORY_COLUMNS):  # a file lacking some columns: leave them out
@@ -271,17 +341,33 @@ class _Run:
         if raw_text:  # bound as bytes (a BLOB); stored as the TEXT it was, byte for byte
             run_sql(self.store, f"UPDATE memories SET content = CAST(content AS TEXT) WHERE id IN {IDS_JSON}",
                     [json.dumps(raw_text)])
+        versions = journal.fingerprints(self.store, [*added, *replace]) if journalled else {}
+        self.chunk = (added, replace, batch, versions)
 
+    def chunk_ids(self) -> tuple[list[str], list[str], str | None]:
+        """What the chunk being written added and replaced, and the trash batch of the replaced."""
+        return self.chunk[:3]
+
+    def keep(self) -> None:
+        """The chunk committed: keep its batch, and encode its journal pieces (outside the lock)."""
+        _added, _replace, batch, versions = self.chunk
+        if batch is not None:
+            self.batches.append(batch)
+        self.before.add(self.previous)
+        self.after.add(versions)
+        self.previous, self.chunk = {}, ([], [], None, {})
 
     def journal(self, path: Path) -> None:
-        """Journal the import as one undo step (inside its write), unless it is too big."""
-        count = len(self.added_ids) + len(self.replaced_ids)
+        """Journal the import as one undo step (inside its last chunk's write), unless it is too big."""
+        count = self.written
         if not count or count > JOURNAL_LIMIT:
             return
         change = Change(added=frozenset(self.added_ids), changed=frozenset(self.replaced_ids), source="import",
                         initiator=Initiator.IMPORT)
+        self.after.add(self.chunk[3])  # (this chunk's versions: none left to read again)
         journal.record(self.store, change, f"import of {count:,} memor{'y' if count == 1 else 'ies'} from {path.name}",
-                       journal.Undo(added=tuple(self.added_ids), rows=self.previous))
+                       journal.Undo(added=tuple(self.added_ids), rows=self.previous), after=self.after,
+                       rows=self.before)
 
 
 _ABSENT = object()
