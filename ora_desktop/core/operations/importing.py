@@ -38,6 +38,7 @@ from ..exchange.detect import open_source
 from ..exchange.orafile import KIND as ORA_KIND
 from ..exchange.rows import BadRow, BadSource, Skipped, check_row
 from ..exchange.sources import ImportOptions
+from ..exchange.spool import Spool
 from ..home import SUFFIX
 from ..rawsql import run_sql
 from ..records import Change, Initiator, Memory, row_to_memory
@@ -145,14 +146,40 @@ def import_memories(store: Store, source: str | Path, format: str = "auto", *, o
         raise InvalidValue("sync_status", f"imported memories are pending or local_only, not {options.sync_status!r}")
     if not dry_run:
         store._require_writable()
-    run = _Run(store, on_conflict, dry_run, skip_bad, sample)
     path = Path(source).expanduser()
     if path.exists() and path.resolve() == store.path.resolve():
         raise BadSource(f"{path}: is the file being imported into; import from another file")
+    run = _Run(store, on_conflict, dry_run, skip_bad, sample)
+    with run.rows:
+        kind = _read(run, path, format, options, cancel)
+        recovered: tuple[str, ...] = ()
+        if dry_run:
+            for part in run.rows.parts(lambda: _CHUNK):
+                run.decide(part)
+        else:
+            recovered = tuple(str(t) for t in import_pending.recover(store))
+            _write(run, path, whole, progress, cancel)
+    if progress is not None:
+        progress(run.read, run.read)
+    change = Change(added=frozenset(run.added_ids), changed=frozenset(run.replaced_ids), source="import",
+                    initiator=Initiator.IMPORT)
+    if not dry_run:
+        store._emit(change)
+    return ImportResult(
+        source=path, format=kind, target=store.path, added=len(run.added_ids), replaced=len(run.replaced_ids),
+        kept=run.kept, collapsed=run.collapsed, skipped=tuple(run.skipped), by_type=dict(sorted(run.types.items())),
+        sample=tuple(run.samples), dry_run=dry_run, replaced_batches=tuple(run.batches),
+        change=Change() if dry_run else change, origins=tuple(sorted(run.origins)), recovered=recovered,
+    )
+
+
+def _read(run: _Run, path: Path, format: str, options: ImportOptions, cancel: Callable[[], bool] | None) -> str:
+    """Read and check every row of the source into ``run`` (nothing is written); returns its kind.
+    Bad rows refuse the import unless ``skip_bad``."""
     try:
         with open_source(path, format, options) as src:
             force = options.force_sync_status or src.kind not in _OWN_FORMATS
-            for item in src.rows:  # every row read and checked before the first is written
+            for item in src.rows:
                 if isinstance(item, BadRow):
                     run.bad(path, item.skipped)
                     continue
@@ -169,34 +196,15 @@ def import_memories(store: Store, source: str | Path, format: str = "auto", *, o
                 run.take(path, values, item.where, item.may_repeat)
                 if run.read % _CHUNK == 0 and cancel is not None and cancel():
                     raise OraError(f"{path}: import cancelled; nothing was imported")
-            if run.skipped and not skip_bad:
+            if run.skipped and not run.skip_bad:
                 raise ImportRefused(path, run.skipped)
-            kind = src.kind
-            if kind == ORA_KIND and path.name.endswith(SUFFIX):  # an agent's file: its place says whose
+            if src.kind == ORA_KIND and path.name.endswith(SUFFIX):  # an agent's file: its place says whose
                 run.origins.add(site_and_agent(path))
+            return src.kind
     except UnicodeDecodeError as exc:
         raise BadSource(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except BadRow as exc:  # the source's structure (a header, a dump's layout), not one row
         raise BadSource(f"{path}: {exc}; nothing was imported") from None
-    recovered: tuple[str, ...] = ()
-    if dry_run:
-        for part in chunks.slices(run.rows, chunks.Sizer(size=_CHUNK)):
-            run.decide(part)
-    else:
-        recovered = tuple(str(t) for t in import_pending.recover(store))
-        _write(run, path, whole, progress, cancel)
-    if progress is not None:
-        progress(run.read, run.read)
-    change = Change(added=frozenset(run.added_ids), changed=frozenset(run.replaced_ids), source="import",
-                    initiator=Initiator.IMPORT)
-    if not dry_run:
-        store._emit(change)
-    return ImportResult(
-        source=path, format=kind, target=store.path, added=len(run.added_ids), replaced=len(run.replaced_ids),
-        kept=run.kept, collapsed=run.collapsed, skipped=tuple(run.skipped), by_type=dict(sorted(run.types.items())),
-        sample=tuple(run.samples), dry_run=dry_run, replaced_batches=tuple(run.batches),
-        change=Change() if dry_run else change, origins=tuple(sorted(run.origins)), recovered=recovered,
-    )
 
 
 def _write(run: _Run, path: Path, whole: bool, progress: Progress | None, cancel: Callable[[], bool] | None) -> None:
@@ -204,18 +212,17 @@ def _write(run: _Run, path: Path, whole: bool, progress: Progress | None, cancel
     conflicts against the file as it is then; all of them inside the caller's transaction, or in
     one when ``whole``. The last chunk journals the import; a failure part-way takes the chunks
     before it back (:mod:`..exchange.pending`) and says so."""
-    store, rows = run.store, run.rows
+    store, total = run.store, run.rows.count
     sizer = chunks.new_sizer()
     if whole or store.db.in_transaction():
-        sizer.size = max(1, len(rows))
+        sizer.size = max(1, total)
     mark, at = import_pending.Mark(), 0
     with mark:
         try:
-            while True:
-                part = rows[at:at + sizer.size]
+            for part in run.rows.parts(lambda: sizer.size):
                 at += len(part)
 
-                def chunk(part: list[tuple[Any, ...]] = part, final: bool = at >= len(rows)) -> int:
+                def chunk(part: list[tuple[Any, ...]] = part, final: bool = at >= total) -> int:
                     run.write(part)
                     if final:
                         mark.end(store)
@@ -228,12 +235,12 @@ def _write(run: _Run, path: Path, whole: bool, progress: Progress | None, cancel
 
                 chunks.timed_write(store, sizer, chunk)
                 run.keep()
-                if at >= len(rows):
+                if at >= total:
                     return
                 if cancel is not None and cancel():
                     raise OraError(f"{path}: import cancelled")
                 if progress is not None:
-                    progress(at, len(rows))
+                    progress(at, total)
         except BaseException as exc:
             if not mark.chunks:  # (nothing committed: a failed chunk rolled back by itself)
                 raise
@@ -258,7 +265,7 @@ class _Run:
         present = [c for c in MEMORY_COLUMNS if c in store.columns]
         self.positions = [MEMORY_COLUMNS.index(c) for c in present]
         self.insert_sql = store._insert_sql()
-        self.rows: list[tuple[Any, ...]] = []
+        self.rows = Spool()
         self.seen: set[str] = set()
         self.added_ids: list[str] = []
         self.replaced_ids: list[str] = []
