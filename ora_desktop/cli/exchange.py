@@ -32,7 +32,8 @@ def register(sub: Any) -> None:
 
     p = common.command(
         sub, "import", _import, "import memories from an export or a neighbouring memory store",
-        description="Import SOURCE into a memory file in one transaction: Ora JSONL/CSV exports, a Markdown "
+        description="Import SOURCE into a memory file, all or nothing (every row checked first; written in short "
+        "transactions an agent never waits long for): Ora JSONL/CSV exports, a Markdown "
         "review export (--format md), another .site.db, a context-memory context.db, a zoo memory.sqlite, a "
         "chat-log database or a semantica JSON dump (detected from the content); with --from markdown, a "
         "folder (or file) of ordinary Markdown notes, one context memory per section. The source is never "
