@@ -214,7 +214,8 @@ def _write(run: _Run, path: Path, whole: bool, progress: Progress | None, cancel
     before it back (:mod:`..exchange.pending`) and says so."""
     store, total = run.store, run.rows.count
     sizer = chunks.new_sizer()
-    if whole or store.db.in_transaction():
+    single = whole or store.db.in_transaction() or total <= chunks.FIRST
+    if single:
         sizer.size = max(1, total)
     mark, at = import_pending.Mark(), 0
     with mark:
@@ -222,12 +223,11 @@ def _write(run: _Run, path: Path, whole: bool, progress: Progress | None, cancel
             for part in run.rows.parts(lambda: sizer.size):
                 at += len(part)
 
-                def chunk(part: list[tuple[Any, ...]] = part, final: bool = at >= total) -> int:
+                def chunk(part: list[tuple[Any, ...]] = part) -> int:
                     run.write(part)
-                    if final:
-                        mark.end(store)
+                    if single:
                         run.journal(path)
-                    else:
+                    else:  # (every chunk marked: the journal comes after them all, below)
                         if not mark.chunks:
                             mark.begin(store, str(path))
                         mark.chunk(store, *run.chunk_ids())
@@ -235,12 +235,18 @@ def _write(run: _Run, path: Path, whole: bool, progress: Progress | None, cancel
 
                 chunks.timed_write(store, sizer, chunk)
                 run.keep()
-                if at >= total:
-                    return
-                if cancel is not None and cancel():
+                if at < total and cancel is not None and cancel():
                     raise OraError(f"{path}: import cancelled")
-                if progress is not None:
+                if at < total and progress is not None:
                     progress(at, total)
+            if not single:  # the journal entry, encoded ahead, and the mark gone, in one short transaction
+
+                def finish() -> int:
+                    mark.end(store)
+                    run.journal(path)
+                    return 0
+
+                chunks.timed_write(store, sizer, finish)
         except BaseException as exc:
             if not mark.chunks:  # (nothing committed: a failed chunk rolled back by itself)
                 raise
@@ -357,24 +363,29 @@ class _Run:
 
     def keep(self) -> None:
         """The chunk committed: keep its batch, and encode its journal pieces (outside the lock)."""
-        _added, _replace, batch, versions = self.chunk
+        batch = self.chunk[2]
         if batch is not None:
             self.batches.append(batch)
+        self._encode()
+        self.chunk = ([], [], None, {})
+
+    def _encode(self) -> None:
+        """Add the chunk's previous values and versions to what the journal entry will hold."""
         self.before.add(self.previous)
-        self.after.add(versions)
-        self.previous, self.chunk = {}, ([], [], None, {})
+        self.after.add(self.chunk[3])
+        self.previous, self.chunk = {}, (*self.chunk[:3], {})
 
     def journal(self, path: Path) -> None:
-        """Journal the import as one undo step (inside its last chunk's write), unless it is too big."""
+        """Journal the import as one undo step (inside a write: its only chunk's, or its own
+        after the last), unless it is too big."""
         count = self.written
         if not count or count > JOURNAL_LIMIT:
             return
+        self._encode()  # (one transaction: its only chunk's pieces)
         change = Change(added=frozenset(self.added_ids), changed=frozenset(self.replaced_ids), source="import",
                         initiator=Initiator.IMPORT)
-        self.after.add(self.chunk[3])  # (this chunk's versions: none left to read again)
         journal.record(self.store, change, f"import of {count:,} memor{'y' if count == 1 else 'ies'} from {path.name}",
-                       journal.Undo(added=tuple(self.added_ids), rows=self.previous), after=self.after,
-                       rows=self.before)
+                       journal.Undo(added=tuple(self.added_ids)), after=self.after, rows=self.before)
 
 
 _ABSENT = object()
