@@ -7,7 +7,8 @@ in short ``BEGIN IMMEDIATE`` transactions (:mod:`..chunks`: an agent writing bes
 never waits long for the lock), each deciding its rows' conflicts against the file as it is then
 (an agent may have written one of those ids meanwhile). To the person the import stays
 all-or-nothing: one that fails part-way takes back what it wrote, and one whose process was killed
-is taken back by the next import into the file (:mod:`..exchange.pending`).
+is taken back by the next import into the file (:mod:`..exchange.pending`). Each chunk's commit is
+heard once, as the import's, naming the ids it added and replaced.
 The source is only ever read. Ids of neighbouring stores derive from the source, so a second
 import of the same source adds nothing. A conflicting id is skipped, replaced, replaced only
 when the incoming row is newer (``updated_at`` compared as time), or replaced only when its
@@ -161,10 +162,7 @@ def import_memories(store: Store, source: str | Path, format: str = "auto", *, o
             _write(run, path, whole, progress, cancel)
     if progress is not None:
         progress(run.read, run.read)
-    change = Change(added=frozenset(run.added_ids), changed=frozenset(run.replaced_ids), source="import",
-                    initiator=Initiator.IMPORT)
-    if not dry_run:
-        store._emit(change)
+    change = _change(run.added_ids, run.replaced_ids)
     return ImportResult(
         source=path, format=kind, target=store.path, added=len(run.added_ids), replaced=len(run.replaced_ids),
         kept=run.kept, collapsed=run.collapsed, skipped=tuple(run.skipped), by_type=dict(sorted(run.types.items())),
@@ -210,24 +208,39 @@ def _read(run: _Run, path: Path, format: str, options: ImportOptions, cancel: Ca
 def _write(run: _Run, path: Path, whole: bool, progress: Progress | None, cancel: Callable[[], bool] | None) -> None:
     """Write the checked rows in short transactions (:mod:`..chunks`), each deciding its rows'
     conflicts against the file as it is then; all of them inside the caller's transaction, or in
-    one when ``whole``. The last chunk journals the import; a failure part-way takes the chunks
-    before it back (:mod:`..exchange.pending`) and says so."""
+    one when ``whole`` or few. The last chunk journals the import (it is kept small: the entry
+    holds every chunk's ids); a failure part-way takes the chunks before it back
+    (:mod:`..exchange.pending`) and says so."""
     store, total = run.store, run.rows.count
     sizer = chunks.new_sizer()
-    single = whole or store.db.in_transaction() or total <= chunks.FIRST
+    nested = store.db.in_transaction()
+    single = whole or nested or total <= chunks.FIRST
     if single:
         sizer.size = max(1, total)
     mark, at = import_pending.Mark(), 0
+
+    def size() -> int:
+        left = total - at
+        if single or left <= chunks.FIRST or left > sizer.size:
+            return sizer.size
+        return left - chunks.FIRST  # (and then a last chunk of FIRST rows, with the journal entry)
+
     with mark:
         try:
-            for part in run.rows.parts(lambda: sizer.size):
+            for part in run.rows.parts(size):
                 at += len(part)
 
-                def chunk(part: list[tuple[Any, ...]] = part) -> int:
+                def chunk(part: list[tuple[Any, ...]] = part, final: bool = at >= total) -> int:
                     run.write(part)
-                    if single:
+                    heard = _change(*run.chunk_ids()[:2])  # (each commit heard once, as the import's)
+                    if nested:
+                        store._emit(heard)  # (with the caller's own changes, at its commit)
+                    else:
+                        store.announce(heard)
+                    if final:
+                        mark.end(store)
                         run.journal(path)
-                    else:  # (every chunk marked: the journal comes after them all, below)
+                    else:
                         if not mark.chunks:
                             mark.begin(store, str(path))
                         mark.chunk(store, *run.chunk_ids())
@@ -239,14 +252,6 @@ def _write(run: _Run, path: Path, whole: bool, progress: Progress | None, cancel
                     raise OraError(f"{path}: import cancelled")
                 if at < total and progress is not None:
                     progress(at, total)
-            if not single:  # the journal entry, encoded ahead, and the mark gone, in one short transaction
-
-                def finish() -> int:
-                    mark.end(store)
-                    run.journal(path)
-                    return 0
-
-                chunks.timed_write(store, sizer, finish)
         except BaseException as exc:
             if not mark.chunks:  # (nothing committed: a failed chunk rolled back by itself)
                 raise
@@ -376,19 +381,21 @@ class _Run:
         self.previous, self.chunk = {}, (*self.chunk[:3], {})
 
     def journal(self, path: Path) -> None:
-        """Journal the import as one undo step (inside a write: its only chunk's, or its own
-        after the last), unless it is too big."""
+        """Journal the import as one undo step (inside its last chunk's write), unless it is too big."""
         count = self.written
         if not count or count > JOURNAL_LIMIT:
             return
-        self._encode()  # (one transaction: its only chunk's pieces)
-        change = Change(added=frozenset(self.added_ids), changed=frozenset(self.replaced_ids), source="import",
-                        initiator=Initiator.IMPORT)
+        self._encode()  # (the last chunk's pieces; the others' were encoded between chunks)
+        change = _change(self.added_ids, self.replaced_ids)
         journal.record(self.store, change, f"import of {count:,} memor{'y' if count == 1 else 'ies'} from {path.name}",
                        journal.Undo(added=tuple(self.added_ids)), after=self.after, rows=self.before)
 
 
 _ABSENT = object()
+
+
+def _change(added: list[str], replaced: list[str]) -> Change:
+    return Change(added=frozenset(added), changed=frozenset(replaced), source="import", initiator=Initiator.IMPORT)
 
 
 def _readable(values: tuple[Any, ...]) -> tuple[Any, ...]:
