@@ -83,8 +83,9 @@ class TakenBack:
     restored: int
 
     def __str__(self) -> str:
-        return (f"an import of {self.source} stopped part-way was taken back: the {self.removed:,} memories it had "
-                f"written are in the trash ('{REASON}'), the {self.restored:,} it had replaced are back")
+        back = f", {_memories(self.restored)} it had replaced came back" if self.restored else ""
+        return (f"an import of {self.source} stopped part-way was taken back: {_memories(self.removed)} it had "
+                f"written went to the trash ('{REASON}'){back}")
 
 
 def take_back(store: Store, run: str) -> TakenBack:
@@ -127,6 +128,10 @@ def stale(store: Store) -> dict[str, str]:
 def recover(store: Store) -> list[TakenBack]:
     """Take back every stale import of this file (see :func:`stale`)."""
     return [take_back(store, run) for run in stale(store)]
+
+
+def _memories(count: int) -> str:
+    return f"{count:,} memor{'y' if count == 1 else 'ies'}"
 
 
 def _alive(pid: Any) -> bool:
