@@ -22,7 +22,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .. import engine_tables, timestamps
+from .. import engine_tables, processes, timestamps
 from ..rawsql import run_sql
 from ..writes import IDS_JSON
 
@@ -135,17 +135,8 @@ def _memories(count: int) -> str:
 
 
 def _alive(pid: Any) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    if pid == os.getpid():
-        return False  # (this process runs no import of that run: see _running)
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    """Whether the import's process runs (this one runs none but those in ``_running``)."""
+    return isinstance(pid, int) and pid > 0 and pid != os.getpid() and processes.alive(pid)
 
 
 def _read(store: Store, run: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
