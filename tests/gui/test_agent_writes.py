@@ -269,3 +269,30 @@ def test_rows_an_agent_adds_while_every_file_is_counted_are_counted_once(make_wi
     qtbot.wait(1500)  # every change heard, every count read
     assert window.sidebar.item_for(path).text(1) == "14"
     assert window.sidebar.item_for(path).parent().text(1) == "14"  # the site's total too
+
+
+def test_rows_counted_by_a_scan_and_heard_after_it_are_not_counted_twice(make_window, filled_db, qtbot, monkeypatch):
+    """An agent's rows land before the sidebar counts every file, and the watcher hears them
+    only after the counts are shown: the file's count must not move by them a second time."""
+    from ora_desktop.gui.sidebar import view as sidebar_view
+
+    monkeypatch.setattr(sidebar_view, "SETTLE_MS", 3_600_000)  # the count after a rest is not what mends it
+    path = filled_db(10)
+    window = make_window()
+    window.ctx.start_watching(3_600_000)  # nobody looks until the test says
+    wait_idle(qtbot, window)
+    qtbot.waitUntil(lambda: (item := window.sidebar.item_for(path)) is not None
+                    and "Average health" in item.toolTip(0), timeout=10000)
+    insert = ("INSERT INTO memories (id, content, created_at, updated_at) "
+              "VALUES (?, 'noted', datetime('now'), datetime('now'))")
+    for n in range(2):
+        agent(path, insert, (f"agent-{n}",))
+    task = window.sidebar.rescan()
+    qtbot.waitUntil(task.done, timeout=10000)
+    assert window.sidebar.item_for(path).text(1) == "12"  # counted by the scan
+    heard: list[set[str]] = []
+    window.ctx.store_changed.connect(lambda _path, change: heard.append(set(change.added)))
+    window.ctx.start_watching(50)  # now the rows are heard
+    qtbot.waitUntil(lambda: {"agent-0", "agent-1"} <= set().union(*heard), timeout=10000)
+    qtbot.wait(3000)  # and the count read again
+    assert window.sidebar.item_for(path).text(1) == "12"

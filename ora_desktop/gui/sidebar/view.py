@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -31,6 +32,9 @@ SETTLE_MS = 30_000
 #: landed unheard as it began) is taken again after this long, then twice as long, and so on.
 RECHECK_MS = 1_000
 RECHECKS = 6
+#: Rows heard this many seconds after a scan's counts were shown may have been counted in them
+#: (committed before the scan read, heard after: the watcher looks about every second).
+SCAN_DOUBT_S = 2.0
 
 log = logging.getLogger("ora_desktop.gui")
 ITEM_ROLE = Qt.ItemDataRole.UserRole + 10
@@ -110,6 +114,7 @@ class Sidebar(QTreeWidget):
         self._recheck = QTimer(self, singleShot=True, interval=RECHECK_MS)
         self._recheck.timeout.connect(self._recount_unsure)
         self._scan_heard: set[Path] | None = None  # files whose rows moved while a scan read the counts
+        self._scan_doubted_until = 0.0  # (time.monotonic) rows heard before this may be in the last scan
         ctx.store_changed.connect(self._store_changed)
 
     # ----------------------------------------------------------------- scanning
@@ -154,8 +159,10 @@ class Sidebar(QTreeWidget):
             self.rescan_soon()
             return
         if change.membership_changed:
-            if self._scan_heard is not None:
+            if self._scan_heard is not None:  # the scan's count may hold these rows, or not
                 self._scan_heard.add(resolved(path))
+            elif time.monotonic() < self._scan_doubted_until:  # heard after the scan, maybe counted in it
+                self._doubt(resolved(path))
             self._shift_count(resolved(path), len(change.added) - len(change.removed))
             if not change.changed:
                 return
@@ -193,7 +200,7 @@ class Sidebar(QTreeWidget):
             return
         self._unsure[path] = tries + 1
         if not self._recheck.isActive():
-            self._recheck.start(RECHECK_MS * 2 ** min(self._unsure.values(), default=0))
+            self._recheck.start(RECHECK_MS * 2 ** (min(self._unsure.values()) - 1))
 
     def _recount_edited(self) -> asyncio.Task:
         paths, self._edited = sorted(self._edited), set()
@@ -253,6 +260,7 @@ class Sidebar(QTreeWidget):
             finally:
                 heard, self._scan_heard = self._scan_heard, None
             self._fill(sites, others)
+            self._scan_doubted_until = time.monotonic() + SCAN_DOUBT_S
             for path in heard:  # rows came or went while the scan counted: its count may hold them, or not
                 self._doubt(path)
             self._watch(sites)
