@@ -26,6 +26,16 @@ def agent(path: Path, sql: str, params: tuple = ()) -> None:
     subprocess.run([sys.executable, "-c", code, str(path), sql, *map(str, params)], check=True)
 
 
+INSERT = ("INSERT INTO memories (id, content, created_at, updated_at) "
+          "VALUES (?, 'noted', datetime('now'), datetime('now'))")
+
+
+def _sidebar_counted(qtbot, window, path: Path) -> None:  # noqa: ANN001
+    """Wait until the sidebar has read ``path``'s count and health."""
+    qtbot.waitUntil(lambda: (item := window.sidebar.item_for(path)) is not None
+                    and "Average health" in item.toolTip(0), timeout=10000)
+
+
 def test_an_agents_update_repaints_that_row_alone_without_reading_the_keys(ctx, qtbot, filled_db):
     path = filled_db(40)
     model = loaded_model(ctx, qtbot, path, page_size=10)
@@ -104,8 +114,7 @@ def test_an_agents_insert_moves_the_sidebar_count_without_counting_any_file(make
     window = make_window()
     window.ctx.start_watching(3_600_000)
     wait_idle(qtbot, window)
-    qtbot.waitUntil(lambda: (item := window.sidebar.item_for(path)) is not None
-                    and "Average health" in item.toolTip(0), timeout=10000)
+    _sidebar_counted(qtbot, window, path)
     counted, scans = [], []
     real_info, real_scan = sidebar_view.file_info, sidebar_view.scan
     monkeypatch.setattr(sidebar_view, "file_info", lambda *args: counted.append(args[1]) or real_info(*args))
@@ -160,12 +169,9 @@ def test_a_count_taken_while_an_agent_writes_is_not_moved_twice_by_the_same_rows
     path = filled_db(10)
     window = make_window()
     wait_idle(qtbot, window)
-    qtbot.waitUntil(lambda: (item := window.sidebar.item_for(path)) is not None
-                    and "Average health" in item.toolTip(0), timeout=10000)
+    _sidebar_counted(qtbot, window, path)
     window.ctx.start_watching(50)
-    insert = ("INSERT INTO memories (id, content, created_at, updated_at) "
-              "VALUES (?, 'noted', datetime('now'), datetime('now'))")
-    agent(path, insert, ("agent-1",))
+    agent(path, INSERT, ("agent-1",))
     qtbot.waitUntil(lambda: window.sidebar.item_for(path).text(1) == "11", timeout=10000)
     real, real_in = sidebar_view.file_info, sidebar_view.file_info_in
     committed: list[int] = []
@@ -173,7 +179,7 @@ def test_a_count_taken_while_an_agent_writes_is_not_moved_twice_by_the_same_rows
     def commit_once() -> None:
         if not committed:
             committed.append(1)
-            agent(path, insert, ("agent-2",))  # lands as the count is read; heard after it
+            agent(path, INSERT, ("agent-2",))  # lands as the count is read; heard after it
 
     def counted_after_a_commit(*args, **kw):  # noqa: ANN002, ANN003, ANN202
         commit_once()
@@ -197,15 +203,12 @@ def test_rows_added_in_the_same_look_as_a_health_edit_are_counted(make_window, f
     path = filled_db(10)
     window = make_window()
     wait_idle(qtbot, window)
-    qtbot.waitUntil(lambda: (item := window.sidebar.item_for(path)) is not None
-                    and "Average health" in item.toolTip(0), timeout=10000)
-    insert = ("INSERT INTO memories (id, content, created_at, updated_at) "
-              "VALUES (?, 'noted', datetime('now'), datetime('now'))")
+    _sidebar_counted(qtbot, window, path)
     window.ctx.start_watching(50)
-    agent(path, insert, ("agent-1",))
+    agent(path, INSERT, ("agent-1",))
     qtbot.waitUntil(lambda: window.sidebar.item_for(path).text(1) == "11", timeout=10000)
     window.ctx.start_watching(3_600_000)  # the next two commits are heard in one look
-    agent(path, insert, ("agent-2",))
+    agent(path, INSERT, ("agent-2",))
     agent(path, "UPDATE memories SET health_score = 0.05 WHERE id = 'm001'")
     window.ctx.start_watching(50)
     qtbot.waitUntil(lambda: window.browser.model.rowCount() == 12, timeout=10000)  # heard
@@ -241,8 +244,7 @@ def test_rows_an_agent_adds_while_every_file_is_counted_are_counted_once(make_wi
     path = filled_db(10)
     window = make_window()
     wait_idle(qtbot, window)
-    qtbot.waitUntil(lambda: (item := window.sidebar.item_for(path)) is not None
-                    and "Average health" in item.toolTip(0), timeout=10000)
+    _sidebar_counted(qtbot, window, path)
     window.ctx.start_watching(50)
     counted, shown = threading.Event(), threading.Event()
     real_scan = sidebar_view.scan
@@ -256,15 +258,13 @@ def test_rows_an_agent_adds_while_every_file_is_counted_are_counted_once(make_wi
     monkeypatch.setattr(sidebar_view, "scan", scan_then_wait)
     task = window.sidebar.rescan()
     qtbot.waitUntil(counted.is_set, timeout=10000)
-    insert = ("INSERT INTO memories (id, content, created_at, updated_at) "
-              "VALUES (?, 'noted', datetime('now'), datetime('now'))")
     for n in range(3):
-        agent(path, insert, (f"agent-{n}",))
+        agent(path, INSERT, (f"agent-{n}",))
     qtbot.waitUntil(lambda: window.sidebar.item_for(path).text(1) == "13", timeout=10000)  # moved by the ids
     shown.set()
     qtbot.waitUntil(task.done, timeout=10000)  # the scan's 10 is shown, then read again exactly
     qtbot.waitUntil(lambda: window.sidebar.item_for(path).text(1) == "13", timeout=10000)
-    agent(path, insert, ("agent-3",))
+    agent(path, INSERT, ("agent-3",))
     qtbot.waitUntil(lambda: window.sidebar.item_for(path).text(1) == "14", timeout=10000)
     qtbot.wait(1500)  # every change heard, every count read
     assert window.sidebar.item_for(path).text(1) == "14"
@@ -281,12 +281,9 @@ def test_rows_counted_by_a_scan_and_heard_after_it_are_not_counted_twice(make_wi
     window = make_window()
     window.ctx.start_watching(3_600_000)  # nobody looks until the test says
     wait_idle(qtbot, window)
-    qtbot.waitUntil(lambda: (item := window.sidebar.item_for(path)) is not None
-                    and "Average health" in item.toolTip(0), timeout=10000)
-    insert = ("INSERT INTO memories (id, content, created_at, updated_at) "
-              "VALUES (?, 'noted', datetime('now'), datetime('now'))")
+    _sidebar_counted(qtbot, window, path)
     for n in range(2):
-        agent(path, insert, (f"agent-{n}",))
+        agent(path, INSERT, (f"agent-{n}",))
     task = window.sidebar.rescan()
     qtbot.waitUntil(task.done, timeout=10000)
     assert window.sidebar.item_for(path).text(1) == "12"  # counted by the scan
