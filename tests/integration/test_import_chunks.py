@@ -229,3 +229,30 @@ def _chunks_marked(db: Path) -> int:
         return rows(db, "SELECT count(*) FROM ora_desktop_state WHERE key LIKE 'import.pending.%.%'")[0][0]
     except sqlite3.OperationalError:  # (no such table yet)
         return 0
+
+
+def test_a_take_back_that_stops_part_way_is_finished_by_the_next_one(tmp_path: Path, monkeypatch) -> None:
+    """The take-back of a cancelled import fails after moving the import's rows to the trash (the
+    disk, say): the mark stays, says how far it got, and the next import finishes it without
+    trashing the rows it brought back."""
+    db = agent_file(tmp_path / "agent.site.db", ["own-1", "imp-5"])
+    before = rows(db, "SELECT * FROM memories ORDER BY id")
+    source = jsonl(tmp_path / "in.jsonl", 3000, stamp="2026-01-01 00:00:00")
+    with open_store(db) as store:
+        real = type(store).restore_deleted
+
+        def failing(self, trash_ids):  # noqa: ANN001, ANN202
+            raise OraError("disk I/O error")
+
+        monkeypatch.setattr(type(store), "restore_deleted", failing)
+        with pytest.raises(OraError) as error:
+            import_memories(store, source, on_conflict="replace", cancel=lambda: True)
+        assert "could not be taken back (disk I/O error)" in str(error.value)
+        assert "the next import into" in str(error.value)
+        assert rows(db, "SELECT id FROM memories") == [("own-1",)]  # imp-5 still in the trash
+        monkeypatch.setattr(type(store), "restore_deleted", real)
+        result = import_memories(store, jsonl(tmp_path / "small.jsonl", 1, prefix="next"))
+    [line] = result.recovered
+    assert "1 memory it had replaced came back" in line
+    assert rows(db, "SELECT * FROM memories WHERE id != 'next-0' ORDER BY id") == before
+    assert rows(db, "SELECT count(*) FROM ora_desktop_state WHERE key LIKE 'import.pending.%'") == [(0,)]
