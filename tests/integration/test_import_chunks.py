@@ -112,17 +112,17 @@ def test_an_id_an_agent_writes_between_chunks_is_decided_against_the_agents_row(
     keeps it in the trash (an undo brings it back)."""
     db = agent_file(tmp_path / "agent.site.db", ["own-1"])
     source = jsonl(tmp_path / "in.jsonl", 3000)
-    wrote: list[int] = []
+    wrote: list[tuple[int, int]] = []
 
     def between(done: int, total: int) -> None:  # (called between chunks, the lock free)
         if not wrote:
             as_agent(db, "INSERT INTO memories (id, content, type, importance, created_at, updated_at) VALUES "
                          "('imp-2999', 'the agent wrote this first', 'fact', 5, datetime('now'), datetime('now'))")
-            wrote.append(done)
+            wrote.append((done, total))
 
     with open_store(db) as store:
         result = import_memories(store, source, on_conflict=policy, progress=between)
-        assert wrote and wrote[0] < 3000  # the agent wrote while the import was under way
+        assert wrote and wrote[0][0] < wrote[0][1]  # the agent wrote while the import was under way
         [(content,)] = rows(db, "SELECT content FROM memories WHERE id = 'imp-2999'")
         if policy == "replace":
             assert (result.added, result.replaced, result.kept) == (2999, 1, 0)

@@ -152,7 +152,7 @@ def import_memories(store: Store, source: str | Path, format: str = "auto", *, o
         raise BadSource(f"{path}: is the file being imported into; import from another file")
     run = _Run(store, on_conflict, dry_run, skip_bad, sample)
     with run.rows:
-        kind = _read(run, path, format, options, cancel)
+        kind = _read(run, path, format, options, progress, cancel)
         recovered: tuple[str, ...] = ()
         if dry_run:
             for part in run.rows.parts(lambda: _CHUNK):
@@ -171,9 +171,11 @@ def import_memories(store: Store, source: str | Path, format: str = "auto", *, o
     )
 
 
-def _read(run: _Run, path: Path, format: str, options: ImportOptions, cancel: Callable[[], bool] | None) -> str:
+def _read(run: _Run, path: Path, format: str, options: ImportOptions, progress: Progress | None,
+          cancel: Callable[[], bool] | None) -> str:
     """Read and check every row of the source into ``run`` (nothing is written); returns its kind.
-    Bad rows refuse the import unless ``skip_bad``."""
+    Bad rows refuse the import unless ``skip_bad``. Progress counts reading a row and writing it
+    as one step each."""
     try:
         with open_source(path, format, options) as src:
             force = options.force_sync_status or src.kind not in _OWN_FORMATS
@@ -194,6 +196,8 @@ def _read(run: _Run, path: Path, format: str, options: ImportOptions, cancel: Ca
                 run.take(path, values, item.where, item.may_repeat)
                 if run.read % _CHUNK == 0 and cancel is not None and cancel():
                     raise OraError(f"{path}: import cancelled; nothing was imported")
+                if run.read % _CHUNK == 0 and progress is not None:
+                    progress(run.read, 2 * max(src.total, run.read))
             if run.skipped and not run.skip_bad:
                 raise ImportRefused(path, run.skipped)
             if src.kind == ORA_KIND and path.name.endswith(SUFFIX):  # an agent's file: its place says whose
@@ -251,7 +255,7 @@ def _write(run: _Run, path: Path, whole: bool, progress: Progress | None, cancel
                 if at < total and cancel is not None and cancel():
                     raise OraError(f"{path}: import cancelled")
                 if at < total and progress is not None:
-                    progress(at, total)
+                    progress(total + at, 2 * total)
         except BaseException as exc:
             if not mark.chunks:  # (nothing committed: a failed chunk rolled back by itself)
                 raise
