@@ -19,7 +19,7 @@ import pytest
 
 from ora_desktop.core import Initiator, OraError, chunks, create_database, open_store
 from ora_desktop.core.exchange import pending as import_pending
-from ora_desktop.core.operations.importing import ImportRefused, import_memories
+from ora_desktop.core.operations.importing import ImportRefused, import_memories, undo_import
 from ora_desktop.core.operations.undo import undo
 from tests.integration import impatient_agent
 
@@ -256,3 +256,18 @@ def test_a_take_back_that_stops_part_way_is_finished_by_the_next_one(tmp_path: P
     assert "1 memory it had replaced came back" in line
     assert rows(db, "SELECT * FROM memories WHERE id != 'next-0' ORDER BY id") == before
     assert rows(db, "SELECT count(*) FROM ora_desktop_state WHERE key LIKE 'import.pending.%'") == [(0,)]
+
+
+def test_undo_import_of_an_import_too_big_for_the_journal_goes_in_chunks(tmp_path: Path) -> None:
+    """``undo_import`` (the library's take-back of an import over the journal's limit) moves what
+    the import wrote to the trash in short transactions, then brings the replaced rows back."""
+    db = agent_file(tmp_path / "agent.site.db", [f"imp-{i}" for i in range(0, 3000, 100)] + ["own-1"])
+    before = rows(db, "SELECT * FROM memories ORDER BY id")
+    with open_store(db) as store:
+        result = import_memories(store, jsonl(tmp_path / "in.jsonl", 3000, stamp="2026-01-01 00:00:00"),
+                                 on_conflict="replace")
+        chunks.new_sizer()
+        change = undo_import(store, result)
+    assert chunks.last_sizer.chunks > 1
+    assert len(change.removed) == 2970 and len(change.changed) == 30
+    assert rows(db, "SELECT * FROM memories ORDER BY id") == before

@@ -417,13 +417,15 @@ def _newer(incoming: Any, current: Any) -> bool:
 
 
 def undo_import(store: Store, result: ImportResult) -> Change:
-    """Take an import back in one transaction: its new memories go to the trash (recoverable),
-    the rows it replaced come back from the trash."""
+    """Take an import back (one too big for the journal): what it wrote goes to the trash
+    (recoverable) in short transactions (:mod:`..chunks`) under one trash batch, then the rows it
+    replaced come back from the trash."""
     if result.dry_run or not result.change:
         return Change()
     ids = sorted(result.change.ids)
+    store.remove_where_recoverably(f"id IN {IDS_JSON}", [json.dumps(ids)], "import undone", return_records=False,
+                                   recheck="1")
     with store.write():
-        store.remove_where_recoverably(f"id IN {IDS_JSON}", [json.dumps(ids)], "import undone", return_records=False)
         trash_ids = [d.trash_id for batch in result.replaced_batches for d in store.trash(limit=None, batch=batch)]
         store.restore_deleted(trash_ids)
     return Change(removed=frozenset(result.change.added), changed=frozenset(result.change.changed),
