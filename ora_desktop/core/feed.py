@@ -53,6 +53,8 @@ KEPT_PAGES = 1024
 #: wrote (:meth:`ChangeFeed._overflow_edits`); also how many rows an index's changed entries name
 #: are looked up in the table's b-tree to find which row an overflow page rewritten in place is.
 MAX_OWNERS = 64
+#: Long rows per look whose overflow pages are added to the list of their leaves.
+MAX_LISTED = 256
 Query = Callable[[str, Sequence[object]], list[tuple]]
 
 
@@ -318,6 +320,7 @@ class ChangeFeed:
         dropped: set[int] = set()  # children some table-interior page no longer names
         adopted: set[int] = set()  # children the changed interior pages name now
         leaf_touched = False
+        long_cells: list[tuple[int, btree.Cell]] = []  # (leaf, cell) of rows too long for their page
         for pgno, (old, new) in pages.items():
             if pgno == 1:
                 continue
@@ -331,6 +334,8 @@ class ChangeFeed:
             if new_leaf is not None:
                 leaf_touched = True
                 new_cells.update({r: c for r, c in new_leaf.items() if memory_row(c)})
+                if self._owners is not None:
+                    long_cells += [(pgno, c) for c in new_leaf.values() if c.overflow and memory_row(c)]
             if old_leaf:
                 old_cells.update({r: c for r, c in old_leaf.items() if memory_row(c)})
             now_named = btree.children(new) or set()
@@ -343,6 +348,7 @@ class ChangeFeed:
         accounted, rewritten = self._accounted(pages, old_cells, new_cells, log)
         explained, payloads = self._overflow_edits(log, pages, usable, others - accounted, rewritten,
                                                    old_cells, new_cells)
+        self._list_owners(log, pages, long_cells)
         if others - accounted - explained:
             raise _Unknown("a page no row names (an overflow rewritten in place)")
         added: set[str] = set()
@@ -501,6 +507,16 @@ class ChangeFeed:
                     self._owners[pgno] = leaf
         owners = self._owners or {}
         return {owners[p] for p in overflow if p in owners}, listed
+
+    def _list_owners(self, log: Log, pages: dict[int, tuple[bytes | None, bytes]],
+                     cells: list[tuple[int, btree.Cell]]) -> None:
+        """Keep the list of overflow pages' leaves (:meth:`_owner_leaves`) up to date with the
+        long rows on the leaves this look read (a row added, or moved by a split), so a touch of
+        them later needs no listing again."""
+        now = self._pages_now(log, pages) if cells and self._owners is not None else None
+        for leaf, cell in cells[:MAX_LISTED] if now is not None else ():
+            for pgno in btree.overflow_pages(cell, now) or ():
+                self._owners[pgno] = leaf
 
     def _pages_now(self, log: Log, pages: dict[int, tuple[bytes | None, bytes]]
                    ) -> Callable[[int], bytes | None] | None:

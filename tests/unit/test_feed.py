@@ -108,18 +108,27 @@ def test_an_agents_touch_of_a_long_memory_names_it_and_what_it_wrote(long_watche
     assert change.changed == {"m020", "m030"} and change.columns == {"access_count", "last_accessed_at"}
 
 
-def test_a_long_memory_added_then_touched_is_named(long_watched):
-    """The pages of a memory added after the feed last listed the file's overflow pages: listed
-    again, and the touch named."""
+def test_a_long_memory_added_then_touched_is_named(long_watched, monkeypatch):
+    """A memory added after the feed listed the file's overflow pages: the feed read its leaf
+    (the row added), so its touch is named without listing them again."""
     path, store = long_watched
+    query, listings = store.feed._query, []
+
+    def counted(sql, params):  # noqa: ANN001, ANN202
+        listings.extend(["dbstat"] if "dbstat" in sql else [])
+        return query(sql, params)
+
+    monkeypatch.setattr(store.feed, "_query", counted)
     agent(path, TOUCH, params=[["+1 minute", "m010"]])
     assert heard(store)[0].changed == {"m010"}  # (the overflow pages are listed now)
-    agent(path, "INSERT INTO memories (id, content, access_count, created_at, updated_at) "
-                "VALUES ('late', ?, 5, datetime('now'), datetime('now'))", params=[["late words " * 900]])
+    agent(path, "INSERT INTO memories (id, content, access_count, last_accessed_at, created_at, updated_at) "
+                "VALUES ('late', ?, 5, datetime('now'), datetime('now'), datetime('now'))",
+          params=[["late words " * 900]])
     assert heard(store)[0].added == {"late"}
     agent(path, TOUCH, params=[["+2 minutes", "late"]])
     [change] = heard(store)
     assert change.changed == {"late"} and change.columns == {"access_count", "last_accessed_at"}
+    assert listings == ["dbstat"]  # once, at the first touch
 
 
 def test_a_touch_of_a_long_memory_is_a_reload_where_sqlite_cannot_list_its_pages(long_watched, monkeypatch):
