@@ -388,10 +388,13 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         telling = self._telling()
         looked, change = self._watcher.looked()
         heard = self._watch.counter
-        with translated(self.path), self.db.atomic("DEFERRED"):  # a read: no write lock
-            self.db.execute_sql("SELECT count(*) FROM sqlite_schema").fetchone()  # the snapshot is taken
-            snapshot = commit_counter(self.path)  # (a commit just after it makes this larger: no harm)
-            result = read(self)
+        try:
+            with translated(self.path), self.db.atomic("DEFERRED"):  # a read: no write lock
+                self.db.execute_sql("SELECT count(*) FROM sqlite_schema").fetchone()  # the snapshot is taken
+                snapshot = commit_counter(self.path)  # (a commit just after it makes this larger: no harm)
+                result = read(self)
+        except OraError:  # the change looked for is still told; the caller reads its usual way
+            return change, None
         exact = looked and not telling and not self._telling() and heard is not None and snapshot == heard
         return change, result if exact else None
 

@@ -228,7 +228,11 @@ class AppContext(QObject):
         if store is None or self._closed or key in self._replacing:
             return None
         told = self._told.get(key, 0)
-        change, result = await self.run_watch(store.read_as_heard, read)
+        try:
+            change, result = await self.run_watch(store.read_as_heard, read)
+        except OraError as exc:  # (the caller reads the file its usual way, and says what is wrong)
+            log.info("reading %s: %s", key, exc)
+            return None
         exact = result is not None and self._told.get(key, 0) == told and key not in self._replacing
         if change is not None and not self._closed and key not in self._replacing:
             self.notify(key, change)
