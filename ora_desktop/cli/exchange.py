@@ -32,7 +32,8 @@ def register(sub: Any) -> None:
 
     p = common.command(
         sub, "import", _import, "import memories from an export or a neighbouring memory store",
-        description="Import SOURCE into a memory file in one transaction: Ora JSONL/CSV exports, a Markdown "
+        description="Import SOURCE into a memory file, all or nothing (every row checked first; written in short "
+        "transactions an agent never waits long for): Ora JSONL/CSV exports, a Markdown "
         "review export (--format md), another .site.db, a context-memory context.db, a zoo memory.sqlite, a "
         "chat-log database or a semantica JSON dump (detected from the content); with --from markdown, a "
         "folder (or file) of ordinary Markdown notes, one context memory per section. The source is never "
@@ -86,6 +87,8 @@ def _import(args: argparse.Namespace) -> int:
         return 0
     if result.origin_warning:
         print(f"warning: {result.origin_warning}", file=sys.stderr)
+    for line in result.recovered:
+        print(f"note: {line}", file=sys.stderr)
     verb = "would import" if result.dry_run else "imported"
     print(f"{verb} {result.added + result.replaced} memories from {result.source} ({result.format}) into "
           f"{result.target}: {result.added} new, {result.replaced} replaced, {result.kept} already there "
@@ -111,7 +114,7 @@ def summary(result: ImportResult) -> dict[str, Any]:
         "dry_run": result.dry_run, "added": result.added, "replaced": result.replaced, "kept": result.kept,
         "collapsed": result.collapsed, "by_type": result.by_type,
         "origins": [{"site": site, "agent": agent} for site, agent in result.origins],
-        "warning": result.origin_warning,
+        "warning": result.origin_warning, "recovered": list(result.recovered),
         "skipped": [{"where": s.where, "field": s.field, "problem": s.problem} for s in result.skipped],
         "sample": common.to_jsonable(list(result.sample)),
     }

@@ -35,6 +35,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import processes
 from .config import Config
 from .connection import BUSY_TIMEOUT_MS, connect_readonly, file_stamp, translate
 from .errors import FileMissing, OraError
@@ -176,15 +177,7 @@ def _remove_partials(folder: Path) -> list[Path]:
 
 
 def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return pid == os.getpid() or processes.alive(pid)
 
 
 def create_backup(path: str | Path, dest_dir: str | Path | None = None, *, config: Config | None = None,

@@ -53,6 +53,8 @@ KEPT_PAGES = 1024
 #: wrote (:meth:`ChangeFeed._overflow_edits`); also how many rows an index's changed entries name
 #: are looked up in the table's b-tree to find which row an overflow page rewritten in place is.
 MAX_OWNERS = 64
+#: Long rows per look whose overflow pages are added to the list of their leaves.
+MAX_LISTED = 256
 Query = Callable[[str, Sequence[object]], list[tuple]]
 
 
@@ -92,6 +94,9 @@ class ChangeFeed:
         #: Table pages as of the last look (most recently written last), see :meth:`_remember`.
         self._seen: OrderedDict[int, bytes] = OrderedDict()
         self._last_written: dict[int, int] = {}
+        #: overflow page -> the table leaf whose cell's chain held it (SQLite's dbstat, listed
+        #: when a look first needs it: see :meth:`_owner_leaves`)
+        self._owners: dict[int, int] | None = None
         #: Why the last :meth:`poll` answered ``Change.reload()`` (for logs and benchmarks).
         self.last_reason = ""
 
@@ -315,6 +320,7 @@ class ChangeFeed:
         dropped: set[int] = set()  # children some table-interior page no longer names
         adopted: set[int] = set()  # children the changed interior pages name now
         leaf_touched = False
+        long_cells: list[tuple[int, btree.Cell]] = []  # (leaf, cell) of rows too long for their page
         for pgno, (old, new) in pages.items():
             if pgno == 1:
                 continue
@@ -328,6 +334,8 @@ class ChangeFeed:
             if new_leaf is not None:
                 leaf_touched = True
                 new_cells.update({r: c for r, c in new_leaf.items() if memory_row(c)})
+                if self._owners is not None:
+                    long_cells += [(pgno, c) for c in new_leaf.values() if c.overflow and memory_row(c)]
             if old_leaf:
                 old_cells.update({r: c for r, c in old_leaf.items() if memory_row(c)})
             now_named = btree.children(new) or set()
@@ -340,6 +348,7 @@ class ChangeFeed:
         accounted, rewritten = self._accounted(pages, old_cells, new_cells, log)
         explained, payloads = self._overflow_edits(log, pages, usable, others - accounted, rewritten,
                                                    old_cells, new_cells)
+        self._list_owners(log, pages, long_cells)
         if others - accounted - explained:
             raise _Unknown("a page no row names (an overflow rewritten in place)")
         added: set[str] = set()
@@ -416,24 +425,53 @@ class ChangeFeed:
         whole records, read through its overflow pages, so the columns it wrote are named).
 
         An edit that keeps a row's length rewrites only the overflow pages whose bytes changed,
-        not its leaf: the rows an index's changed entries name (an indexed column was written)
-        are found by rowid in the table's b-tree, and own those pages when their chain holds
-        them (added to ``rewritten``, ``old_cells`` and ``new_cells``)."""
+        not its leaf. The rows an index's changed entries name (an indexed column was written)
+        are found by rowid in the table's b-tree; for the pages still unexplained (a touch
+        writes no indexed column), the leaves SQLite's ``dbstat`` lists as holding their chains.
+        A row owns those pages when its chain, as the table's b-tree has it now, holds them
+        (added to ``rewritten``, ``old_cells`` and ``new_cells``)."""
         now = self._pages_now(log, pages)
         if now is None or not (unexplained or rewritten):
             return set(), {}
         backfilled = _backfilled(self.path)
         explained: set[int] = set()
-        if unexplained:
-            rowids = [r for r in self._index_rowids(pages, usable) if r not in new_cells][:MAX_OWNERS]
-            root = self._query("SELECT rootpage FROM sqlite_schema WHERE type = 'table' AND name = 'memories'", ())
-            for rowid in rowids if root else ():
-                cell = btree.find_row(int(root[0][0]), rowid, now, usable)
-                chain = set(btree.overflow_pages(cell, now) or ()) if cell is not None else set()
-                if cell is not None and chain & unexplained and cell.columns <= self._columns():
-                    explained |= chain
-                    old_cells[rowid] = new_cells[rowid] = cell  # (its leaf was not written)
-                    rewritten.add(rowid)
+        root = self._query("SELECT rootpage FROM sqlite_schema WHERE type = 'table' AND name = 'memories'",
+                           ()) if unexplained else None
+
+        def owns(rowid: int, cell: btree.Cell | None) -> bool:
+            """``cell`` is memory ``rowid``'s as the table's b-tree has it now, and its overflow
+            chain holds an unexplained page: the row was edited (its leaf was not written)."""
+            if cell is None or rowid in new_cells or cell.columns > self._columns():
+                return False
+            chain = set(btree.overflow_pages(cell, now) or ())
+            if not chain & (unexplained - explained):
+                return False
+            found = btree.find_row(int(root[0][0]), rowid, now, usable)
+            if found is None or found.overflow != cell.overflow:
+                return False
+            explained.update(chain)
+            old_cells[rowid] = new_cells[rowid] = found
+            rewritten.add(rowid)
+            return True
+        if root:
+            # An indexed column written: the index's changed entries name the rows.
+            for rowid in [r for r in self._index_rowids(pages, usable) if r not in new_cells][:MAX_OWNERS]:
+                owns(rowid, btree.find_row(int(root[0][0]), rowid, now, usable))
+            # Otherwise (a touch: access_count, last_accessed_at), the leaf whose cell's chain
+            # holds the page, as SQLite's dbstat last listed it (listed again when it is not).
+            listed = False
+            for fresh in (False, True):
+                leftover = unexplained - explained
+                if not leftover or len(rewritten) >= MAX_OWNERS or listed:
+                    break
+                leaves, listed = self._owner_leaves(leftover, fresh)
+                if leaves is None:
+                    break
+                for leaf in sorted(leaves):
+                    content = now(leaf) if len(rewritten) < MAX_OWNERS else None
+                    for rowid, cell in ((btree.leaf_cells(content, usable, leaf) or {}) if content else {}).items():
+                        if cell.overflow:
+                            owns(rowid, cell)
 
         def then(pgno: int) -> bytes | None:
             pair = pages.get(pgno)
@@ -448,6 +486,37 @@ class ChangeFeed:
         if _backfilled(self.path) != backfilled:
             return set(), {}  # a checkpoint ran meanwhile: pages read from the file may be newer
         return explained, payloads
+
+    def _owner_leaves(self, overflow: set[int], fresh: bool) -> tuple[set[int] | None, bool]:
+        """(the table-leaf pages whose cells' chains held these overflow pages when SQLite's
+        ``dbstat`` last listed the memories table — None when this SQLite has no ``dbstat`` —,
+        whether it was listed now). It is listed the first time, and again when ``fresh``. What
+        it names is checked against the pages as they are now by the caller."""
+        listed = fresh or self._owners is None
+        if listed:
+            try:
+                rows = self._query("SELECT path, pageno, pagetype FROM dbstat WHERE name = 'memories'", ())
+            except Exception:  # (sqlite3's or an OraError: no dbstat compiled in)
+                return None, False
+            leaf_at: dict[str, int] = {}
+            self._owners = {}
+            for path, pgno, kind in rows:  # (a leaf is listed before its cells' overflow pages)
+                if kind == "leaf":
+                    leaf_at[path] = pgno
+                elif kind == "overflow" and (leaf := leaf_at.get(path[:path.rfind("/") + 1])) is not None:
+                    self._owners[pgno] = leaf
+        owners = self._owners or {}
+        return {owners[p] for p in overflow if p in owners}, listed
+
+    def _list_owners(self, log: Log, pages: dict[int, tuple[bytes | None, bytes]],
+                     cells: list[tuple[int, btree.Cell]]) -> None:
+        """Keep the list of overflow pages' leaves (:meth:`_owner_leaves`) up to date with the
+        long rows on the leaves this look read (a row added, or moved by a split), so a touch of
+        them later needs no listing again."""
+        now = self._pages_now(log, pages) if cells and self._owners is not None else None
+        for leaf, cell in cells[:MAX_LISTED] if now is not None else ():
+            for pgno in btree.overflow_pages(cell, now) or ():
+                self._owners[pgno] = leaf
 
     def _pages_now(self, log: Log, pages: dict[int, tuple[bytes | None, bytes]]
                    ) -> Callable[[int], bytes | None] | None:

@@ -22,10 +22,10 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from . import engine_tables, feedreaders, timestamps
-from .connection import BUSY_TIMEOUT_MS, ChangeWatch, file_stamp, make_database, translated
+from .connection import BUSY_TIMEOUT_MS, ChangeWatch, commit_counter, file_stamp, make_database, translated
 from .decoding import is_undecodable_error, tolerant_text
 from .errors import InvalidValue, NotFound, OraError, ReadOnlyDatabase
 from .facets import count_facets
@@ -66,6 +66,12 @@ def open_store(path: str | Path, readonly: bool = False, *, timeout: float | Non
     return Store(Path(path), readonly=readonly, timeout=timeout)
 
 
+T = TypeVar("T")
+INF = float("inf")
+#: Seconds after a commit of ours within which its operation's change may still be told.
+UNTOLD_S = 2.0
+
+
 class Store(WritesMixin, GraphMixin, TrashMixin):
     """An open memory database. Use as a context manager, or call :meth:`close`.
 
@@ -93,6 +99,9 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         #: Held from our BEGIN IMMEDIATE until the feed has accounted for our commit: the detector
         #: looks only while it is free, so it never reads our commit as another program's.
         self._owning = threading.Lock()
+        #: thread -> when its last commit landed (inf: committing), until that commit's change
+        #: is told to the listeners (see :meth:`read_as_heard`).
+        self._untold: dict[int, float] = {}
         self._feed_log = FeedLog(self._detect)
         self.subscribe(self._feed_log.publish)  # our own commits, once each, for readers that want them
         # (from the file as opened: the feed's mark below is where they start)
@@ -173,6 +182,7 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
             else:
                 for listener in list(self._listeners):
                     listener(change)
+                self._untold.pop(threading.get_ident(), None)
         return change
 
     def _pending(self) -> list[Change]:
@@ -311,8 +321,9 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         self._require_writable()
         outermost = not self.db.in_transaction()
         claimed: int | None = None
-        owning = False
+        owning = telling = False
         end: LogEnd | None = None
+        change: Change | None = None
         try:
             with translated(self.path), self.db.atomic("IMMEDIATE"):
                 if outermost:
@@ -324,12 +335,16 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
                         engine_tables.prepare(self.db.connection(), self.path)
                 yield
                 if outermost:  # our other stores of the file hear this commit as what it is
+                    self._untold[threading.get_ident()] = INF
+                    telling = True
                     claimed = self._watch.our_commit_will_be(self.db.connection())
                     if claimed is not None:
                         feedreaders.claim(self.path, claimed, self, self._one_change(
                             list(self._pending()), getattr(self._local, "announced", None)))
         except BaseException:
             if outermost:
+                if telling:
+                    self._untold.pop(threading.get_ident(), None)
                 if owning:
                     self._owning.release()
                 self._pending().clear()
@@ -340,14 +355,54 @@ class Store(WritesMixin, GraphMixin, TrashMixin):
         if outermost:
             self._engine_checked = True
             try:
-                self._own_commit_heard(end)
+                try:
+                    self._own_commit_heard(end)
+                finally:
+                    self._owning.release()
+                pending, self._local.pending = self._pending(), []
+                announced, self._local.announced = getattr(self._local, "announced", None), None
+                change = self._one_change(pending, announced)
+                if change is not None:
+                    self._emit(change)
             finally:
-                self._owning.release()
-            pending, self._local.pending = self._pending(), []
-            announced, self._local.announced = getattr(self._local, "announced", None), None
-            change = self._one_change(pending, announced)
-            if change is not None:
-                self._emit(change)
+                if telling:  # a change the caller emits after the write is still to be told
+                    if change is None:
+                        self._untold[threading.get_ident()] = time.monotonic()
+                    else:
+                        self._untold.pop(threading.get_ident(), None)
+
+    def _telling(self) -> bool:
+        """Whether a commit of ours may still be on its way to the listeners: being made, or made
+        in the last :data:`UNTOLD_S` seconds by a thread that has emitted nothing since (its
+        operation emits after the write; one that never emits told nothing to be double-counted)."""
+        now = time.monotonic()
+        return any(now - at < UNTOLD_S for at in list(self._untold.values()))
+
+    def read_as_heard(self, read: Callable[[Store], T]) -> tuple[Change | None, T | None]:
+        """Look for others' commits (what :meth:`external_change` answers, taking them from it),
+        then ``read(self)`` in one read transaction. The read is returned only when its snapshot
+        is the file exactly as the changes told so far leave it: no other program's commit
+        landed between the look and the snapshot, and no commit of ours is still on its way to
+        the listeners (commits during the read are after its snapshot, and told after it).
+        Otherwise it is None: ask again later. A count moved by the ids of each change told
+        after it then stays exact (the window's sidebar). Run it on the watcher's thread, in
+        place of a look; :meth:`AppContext.read_as_heard
+        <ora_desktop.gui.context.AppContext.read_as_heard>` also checks that no change of the
+        file reached the views while it ran."""
+        if self.immutable:
+            return self.external_change(), None
+        telling = self._telling()
+        looked, change = self._watcher.looked()
+        heard = self._watch.counter
+        try:
+            with translated(self.path), self.db.atomic("DEFERRED"):  # a read: no write lock
+                self.db.execute_sql("SELECT count(*) FROM sqlite_schema").fetchone()  # the snapshot is taken
+                snapshot = commit_counter(self.path)  # (a commit just after it makes this larger: no harm)
+                result = read(self)
+        except OraError:  # the change looked for is still told; the caller reads its usual way
+            return change, None
+        exact = looked and not telling and not self._telling() and heard is not None and snapshot == heard
+        return change, result if exact else None
 
     def announce(self, change: Change) -> Change:
         """Inside a :meth:`write`: ``change`` is what this transaction does, as the operation

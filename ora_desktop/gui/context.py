@@ -114,6 +114,7 @@ class AppContext(QObject):
         #: The main window once it is built (panels reach its table and curator through it).
         self.window: MainWindow | None = None
         self._stores: dict[Path, Store] = {}
+        self._told: dict[Path, int] = {}  # changes told the views, per file (see read_as_heard)
         self._stores_lock = threading.Lock()
         #: One lock per file being opened: a file that waits (another program's lock, a slow disk)
         #: holds up only the callers that want that file.
@@ -217,6 +218,26 @@ class AppContext(QObject):
             raise asyncio.CancelledError
         return await self.loop.run_in_executor(self._watch_executor, fn, *args)
 
+    async def read_as_heard(self, path: str | Path, read: Callable[[Store], T]) -> T | None:
+        """``read(store)`` of ``path``'s open store, taken on the watcher's thread exactly where
+        the changes told so far leave the file (:meth:`Store.read_as_heard`; the change that
+        look found is told first), or ``None`` when it could not be (a commit landed unheard, a
+        change was told while it ran, the file is being replaced, or not open): ask again later."""
+        key = resolved(path)
+        store = self._stores.get(key)
+        if store is None or self._closed or key in self._replacing:
+            return None
+        told = self._told.get(key, 0)
+        try:
+            change, result = await self.run_watch(store.read_as_heard, read)
+        except OraError as exc:  # (the caller reads the file its usual way, and says what is wrong)
+            log.info("reading %s: %s", key, exc)
+            return None
+        exact = result is not None and self._told.get(key, 0) == told and key not in self._replacing
+        if change is not None and not self._closed and key not in self._replacing:
+            self.notify(key, change)
+        return result if exact else None
+
     def from_thread(self, fn: Callable[..., Any], *args: Any) -> None:
         """Call ``fn(*args)`` on the GUI thread soon (safe from any thread; ignored after closing)."""
         if self._closed:
@@ -235,6 +256,8 @@ class AppContext(QObject):
         """Emit ``store_changed(path, change)`` and ``data_changed(change)`` (GUI thread)."""
         if self._closed:
             return
+        key = resolved(path)
+        self._told[key] = self._told.get(key, 0) + 1
         self.store_changed.emit(path, change)
         self.data_changed.emit(change)
 

@@ -63,28 +63,39 @@ def run(memories: int) -> None:
             print(f"  chain, {label}, {name}: {_ms(samples)}")
         rows.append(Row(f"chain, {label}: first (scans once)", max(first), max(base), "<= 1.5x"))
         rows.append(Row(f"chain, {label}: second (file unchanged)", max(second), max(base), "<= 0.01x"))
-    rows.append(_after_an_agents_edit(memories, _pick(raw, memories)[1]))
+    head = _pick(raw, memories)[1]
+    rows += _after_an_agents_edit(memories, head, "edits the importance of",
+                                  "UPDATE memories SET importance = 1 + ? WHERE id = ?")
+    rows += _after_an_agents_edit(memories, head, "touches", "UPDATE memories SET access_count = 5 + ?, "
+                                  "last_accessed_at = datetime('now') WHERE id = ?")
     raw.close()
     report(f"supersession chain on {memories:,} memories (worst of {RUNS} runs; raw = the old scan in sqlite3)",
            rows)
 
 
-def _after_an_agents_edit(memories: int, head: str) -> Row:
-    """The chain read again after another program edits the importance of a memory too long for
-    its page (in a scratch copy): the edges are kept when the feed can tell no edge moved."""
+def _after_an_agents_edit(memories: int, head: str, what: str, sql: str) -> list[Row]:
+    """The chain read again after another program writes (``sql``, given the run and the id) a
+    memory too long for its page (in a scratch copy): the edges are kept when the feed can tell
+    no edge moved. An importance edit moves an index entry; a touch writes no indexed column
+    and, of a long memory, only its last overflow page: the first look that meets one lists the
+    file's overflow pages through SQLite's dbstat (a row of its own), later ones use that list."""
     path = fresh_copy(bench_file(memories), "chain-agent.site.db")
     agent = sqlite3.connect(path, isolation_level=None)  # (another connection: the store is not told)
     agent.execute("PRAGMA journal_mode = WAL")
-    agent.execute("UPDATE memories SET content = ? WHERE id = ?", ("a long memory " * 1500, head))
+    agent.execute("UPDATE memories SET content = ?, access_count = 4 WHERE id = ?", ("a long memory " * 1500, head))
     raw = _raw_reader(path)
-    after, base = [], []
+    first, after, base = [], [], []
     with open_store(path) as store:
         store.chain(head)
-        for run in range(RUNS):
-            agent.execute("UPDATE memories SET importance = ? WHERE id = ?", (1 + run, head))
-            after.append(_seconds(lambda: store.chain(head)))
+        for run in range(RUNS + 1):
+            agent.execute(sql, (run, head))
+            (after if run else first).append(_seconds(lambda: store.chain(head)))
             base.append(_seconds(lambda: raw.execute(_CHAIN_EDGES, (head,)).fetchall()))
-    print(f"  chain after an agent's importance edit of a long memory: {_ms(after)}; raw scan: {_ms(base)}")
+    print(f"  chain after an agent {what} a long memory: first {_ms(first)}, then {_ms(after)}; "
+          f"raw scan: {_ms(base)}")
     raw.close()
     agent.close()
-    return Row("chain after an agent edits a long memory", max(after), max(base), "< 1x: no scan")
+    rows = [Row(f"chain after an agent {what} a long memory", max(after), max(base), "< 1x: no scan")]
+    if what == "touches":
+        rows.insert(0, Row("  the first such look (lists the overflow pages)", first[0], max(base), "~1x"))
+    return rows

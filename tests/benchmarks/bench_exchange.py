@@ -2,9 +2,10 @@
 
 Export: ours = ``store.export(path)`` (every column, site and agent, the header line); raw = one
 ``SELECT`` of the same columns written as JSON lines with the same encoder. Import: ours =
-``store.import_from(jsonl)`` into a new seed-schema file (every row validated, conflicts looked
-up, one transaction); raw = read the lines, ``json.loads`` each and ``executemany`` one INSERT
-in one transaction. Targets: export at least 50,000 memories/s, import at least 20,000/s.
+``store.import_from(jsonl, whole=True)`` into a new seed-schema file (every row validated,
+conflicts looked up, one transaction, as ``--create`` imports into a new file); raw = read the
+lines, ``json.loads`` each and ``executemany`` one INSERT in one transaction. Targets: export at
+least 50,000 memories/s, import at least 20,000/s.
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ def run(memories: int) -> None:
     target = _new_file(scratch / "import-ours.site.db")
     started = time.perf_counter()
     with open_store(target) as store:
-        result = store.import_from(ours_out)
+        result = store.import_from(ours_out, whole=True)  # (a new file: one transaction, as --create)
     ours = result.added / (time.perf_counter() - started)
     raw_target = _new_file(scratch / "import-raw.site.db")
     started = time.perf_counter()

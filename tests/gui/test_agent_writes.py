@@ -26,6 +26,16 @@ def agent(path: Path, sql: str, params: tuple = ()) -> None:
     subprocess.run([sys.executable, "-c", code, str(path), sql, *map(str, params)], check=True)
 
 
+INSERT = ("INSERT INTO memories (id, content, created_at, updated_at) "
+          "VALUES (?, 'noted', datetime('now'), datetime('now'))")
+
+
+def _sidebar_counted(qtbot, window, path: Path) -> None:  # noqa: ANN001
+    """Wait until the sidebar has read ``path``'s count and health."""
+    qtbot.waitUntil(lambda: (item := window.sidebar.item_for(path)) is not None
+                    and "Average health" in item.toolTip(0), timeout=10000)
+
+
 def test_an_agents_update_repaints_that_row_alone_without_reading_the_keys(ctx, qtbot, filled_db):
     path = filled_db(40)
     model = loaded_model(ctx, qtbot, path, page_size=10)
@@ -104,8 +114,7 @@ def test_an_agents_insert_moves_the_sidebar_count_without_counting_any_file(make
     window = make_window()
     window.ctx.start_watching(3_600_000)
     wait_idle(qtbot, window)
-    qtbot.waitUntil(lambda: (item := window.sidebar.item_for(path)) is not None
-                    and "Average health" in item.toolTip(0), timeout=10000)
+    _sidebar_counted(qtbot, window, path)
     counted, scans = [], []
     real_info, real_scan = sidebar_view.file_info, sidebar_view.scan
     monkeypatch.setattr(sidebar_view, "file_info", lambda *args: counted.append(args[1]) or real_info(*args))
@@ -160,20 +169,28 @@ def test_a_count_taken_while_an_agent_writes_is_not_moved_twice_by_the_same_rows
     path = filled_db(10)
     window = make_window()
     wait_idle(qtbot, window)
-    qtbot.waitUntil(lambda: (item := window.sidebar.item_for(path)) is not None
-                    and "Average health" in item.toolTip(0), timeout=10000)
+    _sidebar_counted(qtbot, window, path)
     window.ctx.start_watching(50)
-    insert = ("INSERT INTO memories (id, content, created_at, updated_at) "
-              "VALUES (?, 'noted', datetime('now'), datetime('now'))")
-    agent(path, insert, ("agent-1",))
+    agent(path, INSERT, ("agent-1",))
     qtbot.waitUntil(lambda: window.sidebar.item_for(path).text(1) == "11", timeout=10000)
-    real = sidebar_view.file_info
+    real, real_in = sidebar_view.file_info, sidebar_view.file_info_in
+    committed: list[int] = []
 
-    def counted_after_a_commit(*args):  # noqa: ANN002, ANN202
-        agent(path, insert, ("agent-2",))  # lands just before the count; heard after it
-        return real(*args)
+    def commit_once() -> None:
+        if not committed:
+            committed.append(1)
+            agent(path, INSERT, ("agent-2",))  # lands as the count is read; heard after it
+
+    def counted_after_a_commit(*args, **kw):  # noqa: ANN002, ANN003, ANN202
+        commit_once()
+        return real(*args, **kw)
+
+    def counted_in_its_snapshot_after_a_commit(*args, **kw):  # noqa: ANN002, ANN003, ANN202
+        commit_once()
+        return real_in(*args, **kw)
 
     monkeypatch.setattr(sidebar_view, "file_info", counted_after_a_commit)
+    monkeypatch.setattr(sidebar_view, "file_info_in", counted_in_its_snapshot_after_a_commit)
     window.ctx.store_for(path).update("m001", health_score=0.05)  # the file's health: counted again
     qtbot.waitUntil(lambda: window.sidebar.item_for(path).text(1) == "12", timeout=10000)
     qtbot.wait(1000)  # every change heard
@@ -186,15 +203,12 @@ def test_rows_added_in_the_same_look_as_a_health_edit_are_counted(make_window, f
     path = filled_db(10)
     window = make_window()
     wait_idle(qtbot, window)
-    qtbot.waitUntil(lambda: (item := window.sidebar.item_for(path)) is not None
-                    and "Average health" in item.toolTip(0), timeout=10000)
-    insert = ("INSERT INTO memories (id, content, created_at, updated_at) "
-              "VALUES (?, 'noted', datetime('now'), datetime('now'))")
+    _sidebar_counted(qtbot, window, path)
     window.ctx.start_watching(50)
-    agent(path, insert, ("agent-1",))
+    agent(path, INSERT, ("agent-1",))
     qtbot.waitUntil(lambda: window.sidebar.item_for(path).text(1) == "11", timeout=10000)
     window.ctx.start_watching(3_600_000)  # the next two commits are heard in one look
-    agent(path, insert, ("agent-2",))
+    agent(path, INSERT, ("agent-2",))
     agent(path, "UPDATE memories SET health_score = 0.05 WHERE id = 'm001'")
     window.ctx.start_watching(50)
     qtbot.waitUntil(lambda: window.browser.model.rowCount() == 12, timeout=10000)  # heard
@@ -216,3 +230,66 @@ def test_the_status_line_counts_a_superseded_row_an_agent_adds(make_window, fill
                 "VALUES ('old-version', 'replaced', 'm001', datetime('now'), datetime('now'))")
     qtbot.waitUntil(lambda: window.sidebar.item_for(path).text(1) == "11", timeout=10000)
     qtbot.waitUntil(lambda: window.count_label.text().startswith("8 memories (3 superseded hidden)"), timeout=5000)
+
+
+def test_rows_an_agent_adds_while_every_file_is_counted_are_counted_once(make_window, filled_db, qtbot, monkeypatch):
+    """The sidebar counts every file again (a file came, a change it could not follow) while an
+    agent adds rows; their changes are heard before the scan's counts are shown. The file's count
+    must come back to the file's, without waiting for the writes to rest."""
+    import threading
+
+    from ora_desktop.gui.sidebar import view as sidebar_view
+
+    monkeypatch.setattr(sidebar_view, "SETTLE_MS", 3_600_000)  # the count after a rest is not what mends it
+    path = filled_db(10)
+    window = make_window()
+    wait_idle(qtbot, window)
+    _sidebar_counted(qtbot, window, path)
+    window.ctx.start_watching(50)
+    counted, shown = threading.Event(), threading.Event()
+    real_scan = sidebar_view.scan
+
+    def scan_then_wait(*args):  # noqa: ANN002, ANN202
+        found = real_scan(*args)  # the counts are read: 10
+        counted.set()
+        shown.wait(20)
+        return found
+
+    monkeypatch.setattr(sidebar_view, "scan", scan_then_wait)
+    task = window.sidebar.rescan()
+    qtbot.waitUntil(counted.is_set, timeout=10000)
+    for n in range(3):
+        agent(path, INSERT, (f"agent-{n}",))
+    qtbot.waitUntil(lambda: window.sidebar.item_for(path).text(1) == "13", timeout=10000)  # moved by the ids
+    shown.set()
+    qtbot.waitUntil(task.done, timeout=10000)  # the scan's 10 is shown, then read again exactly
+    qtbot.waitUntil(lambda: window.sidebar.item_for(path).text(1) == "13", timeout=10000)
+    agent(path, INSERT, ("agent-3",))
+    qtbot.waitUntil(lambda: window.sidebar.item_for(path).text(1) == "14", timeout=10000)
+    qtbot.wait(1500)  # every change heard, every count read
+    assert window.sidebar.item_for(path).text(1) == "14"
+    assert window.sidebar.item_for(path).parent().text(1) == "14"  # the site's total too
+
+
+def test_rows_counted_by_a_scan_and_heard_after_it_are_not_counted_twice(make_window, filled_db, qtbot, monkeypatch):
+    """An agent's rows land before the sidebar counts every file, and the watcher hears them
+    only after the counts are shown: the file's count must not move by them a second time."""
+    from ora_desktop.gui.sidebar import view as sidebar_view
+
+    monkeypatch.setattr(sidebar_view, "SETTLE_MS", 3_600_000)  # the count after a rest is not what mends it
+    path = filled_db(10)
+    window = make_window()
+    window.ctx.start_watching(3_600_000)  # nobody looks until the test says
+    wait_idle(qtbot, window)
+    _sidebar_counted(qtbot, window, path)
+    for n in range(2):
+        agent(path, INSERT, (f"agent-{n}",))
+    task = window.sidebar.rescan()
+    qtbot.waitUntil(task.done, timeout=10000)
+    assert window.sidebar.item_for(path).text(1) == "12"  # counted by the scan
+    heard: list[set[str]] = []
+    window.ctx.store_changed.connect(lambda _path, change: heard.append(set(change.added)))
+    window.ctx.start_watching(50)  # now the rows are heard
+    qtbot.waitUntil(lambda: {"agent-0", "agent-1"} <= set().union(*heard), timeout=10000)
+    qtbot.wait(3000)  # and the count read again
+    assert window.sidebar.item_for(path).text(1) == "12"

@@ -143,3 +143,32 @@ def test_import_into_a_new_agent_named_in_the_dialog_warns_of_another_agents_exp
     qtbot.waitUntil(lambda: window.sidebar.item_for(new) is not None, timeout=10000)  # listed by a rescan
     window.exchanger.summary.close()
     wait_idle(qtbot, window)
+
+
+def test_an_import_stopped_part_way_before_is_taken_back_first_and_the_summary_says_so(make_window, filled_db,
+                                                                                      qtbot, tmp_path):
+    from ora_desktop.core import open_store
+    from ora_desktop.core.exchange import pending
+
+    path = filled_db(5)
+    with open_store(path) as store, store.write():  # what an import killed after its first chunk leaves
+        mark = pending.Mark()
+        mark.begin(store, "/gone/big.jsonl")
+        store.add("half imported", id="half-1")
+        mark.chunk(store, ["half-1"], [], None)
+    window = make_window()
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"id": "new-1", "content": "fine", "created_at": "2025-01-01 00:00:00",
+                                  "updated_at": "2025-01-01 00:00:00"}) + "\n", encoding="utf-8")
+    dialog = window.exchanger.preview(source)
+    qtbot.waitUntil(lambda: dialog.result is not None and dialog.import_button.isEnabled(), timeout=15000)
+    qtbot.mouseClick(dialog.import_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.exchanger.summary is not None and window.exchanger.summary.isVisible(),
+                    timeout=15000)
+    text = window.exchanger.summary.text()
+    assert text.startswith("Imported 1 memory from in.jsonl (jsonl): 1 new")
+    assert ("First, an import of /gone/big.jsonl stopped part-way was taken back: 1 memory it had written went "
+            "to the trash ('interrupted import taken back').") in text
+    assert sorted(r[0] for r in db_rows(path, "SELECT id FROM memories WHERE id IN ('half-1', 'new-1')")) == ["new-1"]
+    window.exchanger.summary.close()
+    wait_idle(qtbot, window)

@@ -59,6 +59,32 @@ def test_an_in_process_import_is_heard_once_as_an_import(tmp_path: Path):
     window.close()
 
 
+def test_an_import_in_chunks_is_heard_as_an_import_each_id_once(tmp_path: Path):
+    """Each chunk's commit is heard once, as the import's, with the ids it added and replaced:
+    the window's store hears them all (none as another program's), the importer's listeners too."""
+    machine = Machine(tmp_path, "one")
+    with machine.store() as writer:
+        kept = [writer.add(f"to be replaced {i}", type="fact").id for i in range(3)]
+    source = tmp_path / "export.jsonl"
+    stamp = "2030-01-02 03:04:05"
+    ids = [f"imp-{i}" for i in range(3000)]
+    source.write_text("".join(json.dumps({"id": i, "content": f"imported {i}", "type": "fact", "created_at": stamp,
+                                          "updated_at": stamp}) + "\n" for i in [*ids, *kept]))
+    window, told = watched(machine.path)
+    looked: list[Change] = []  # (the window's watcher looks now and then: here between chunks)
+    with open_store(machine.path) as importer:
+        mine: list[Change] = []
+        importer.subscribe(mine.append)
+        import_memories(importer, source, on_conflict="replace", progress=lambda *_: looked.extend(heard(window)))
+    looked += heard(window)
+    for changes in (looked, mine):
+        assert len(changes) > 1 and {c.initiator for c in changes} == {Initiator.IMPORT}, changes
+        assert sorted(i for c in changes for i in c.added) == sorted(ids)
+        assert sorted(i for c in changes for i in c.changed) == sorted(kept) and not any(c.removed for c in changes)
+    assert told == []
+    window.close()
+
+
 def test_an_in_process_sync_pull_is_heard_once_as_a_sync(tmp_path: Path, pg_url: str):
     there, here = Machine(tmp_path, "there"), Machine(tmp_path, "here")
     with there.store() as writer:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ora_desktop.core import Change, Initiator, open_store
+from ora_desktop.core import Change, ChangeKind, Initiator, open_store
 from ora_desktop.core.demo import write_agent
 from ora_desktop.core.fileheader import read_at
 from ora_desktop.core.operations import edits
@@ -69,6 +69,83 @@ def test_an_agents_long_memory_in_an_auto_vacuum_file_is_named(tmp_path):
         assert change.added == {"long-1"} and not change.changed and not change.removed
     finally:
         store.close()
+
+
+@pytest.fixture(params=["plain", "auto-vacuum"])
+def long_watched(tmp_path: Path, request: pytest.FixtureRequest):  # noqa: ANN201
+    """A file whose every tenth memory is too long for its page, each touched before (so a
+    touch rewrites only bytes past the leaf, in the memory's last overflow page), and a store of
+    it watching."""
+    path = tmp_path / "long.site.db"
+    if request.param == "auto-vacuum":
+        conn = sqlite3.connect(path)
+        conn.execute("PRAGMA auto_vacuum = FULL")  # (before any table exists)
+        conn.close()
+    rows = [(f"m{i:03d}", f"memory {i} " + ("long words " * 900 if i % 10 == 0 else ""), "fact", 5) for i in range(60)]
+    raw_seed_db(path, rows)
+    agent(path, "UPDATE memories SET access_count = 5, last_accessed_at = datetime('now', '-1 day')")
+    store = open_store(path)
+    assert heard(store) == []
+    yield path, store
+    store.close()
+
+
+TOUCH = ("UPDATE memories SET access_count = access_count + 1, last_accessed_at = datetime('now', ?) "
+         "WHERE id = ?")
+
+
+def test_an_agents_touch_of_a_long_memory_names_it_and_what_it_wrote(long_watched):
+    """A touch writes no indexed column, and of a long memory only its last overflow page: the
+    feed still names the memory and the columns, rather than having every view read again."""
+    path, store = long_watched
+    agent(path, TOUCH, params=[["+1 minute", "m020"]])
+    [change] = heard(store)
+    assert change.changed == {"m020"} and not change.added and not change.removed
+    assert change.columns == {"access_count", "last_accessed_at"}
+    agent(path, TOUCH, params=[["+2 minutes", "m030"]])  # another one, where the first look listed it
+    agent(path, TOUCH, params=[["+3 minutes", "m020"]])
+    [change] = heard(store)
+    assert change.changed == {"m020", "m030"} and change.columns == {"access_count", "last_accessed_at"}
+
+
+def test_a_long_memory_added_then_touched_is_named(long_watched, monkeypatch):
+    """A memory added after the feed listed the file's overflow pages: the feed read its leaf
+    (the row added), so its touch is named without listing them again."""
+    path, store = long_watched
+    query, listings = store.feed._query, []
+
+    def counted(sql, params):  # noqa: ANN001, ANN202
+        listings.extend(["dbstat"] if "dbstat" in sql else [])
+        return query(sql, params)
+
+    monkeypatch.setattr(store.feed, "_query", counted)
+    agent(path, TOUCH, params=[["+1 minute", "m010"]])
+    assert heard(store)[0].changed == {"m010"}  # (the overflow pages are listed now)
+    agent(path, "INSERT INTO memories (id, content, access_count, last_accessed_at, created_at, updated_at) "
+                "VALUES ('late', ?, 5, datetime('now'), datetime('now'), datetime('now'))",
+          params=[["late words " * 900]])
+    assert heard(store)[0].added == {"late"}
+    agent(path, TOUCH, params=[["+2 minutes", "late"]])
+    [change] = heard(store)
+    assert change.changed == {"late"} and change.columns == {"access_count", "last_accessed_at"}
+    assert listings == ["dbstat"]  # once, at the first touch
+
+
+def test_a_touch_of_a_long_memory_is_a_reload_where_sqlite_cannot_list_its_pages(long_watched, monkeypatch):
+    """Without SQLite's dbstat the page's row is not found: every view reads again (never a
+    change that names nothing)."""
+    path, store = long_watched
+    query = store.feed._query
+
+    def no_dbstat(sql, params):  # noqa: ANN001, ANN202
+        if "dbstat" in sql:
+            raise sqlite3.OperationalError("no such table: dbstat")
+        return query(sql, params)
+
+    monkeypatch.setattr(store.feed, "_query", no_dbstat)
+    agent(path, TOUCH, params=[["+1 minute", "m020"]])
+    [change] = heard(store)
+    assert change.kind is ChangeKind.RELOAD
 
 
 @pytest.mark.parametrize("sql", [
@@ -281,7 +358,7 @@ def _rows(conn: sqlite3.Connection) -> dict[str, tuple]:
 
 @pytest.mark.parametrize("seed", [int(s) for s in os.environ.get("FEED_SEEDS", "7").split(",")])
 def test_random_writes_are_named_exactly_or_heard_as_a_reload(tmp_path, seed):
-    """Inserts (small and spilling to overflow pages), edits in place, deletes, replaces and
+    """Inserts (small and spilling to overflow pages), edits in place, touches, deletes, replaces and
     checkpoints, from another connection, several commits between looks: every change the feed
     names is exactly what changed; where it cannot tell it says reload, and never nothing.
     ``FEED_SEEDS=1,2,3`` runs more seeds."""
@@ -304,8 +381,12 @@ def test_random_writes_are_named_exactly_or_heard_as_a_reload(tmp_path, seed):
                 conn.execute("INSERT INTO memories (id, content, created_at, updated_at) "
                              "VALUES (?, ?, datetime('now'), datetime('now'))",
                              (f"new-{n}", "x" * rng.choice([20, 300, 5000, 9000])))
-            elif roll < 0.55:
+            elif roll < 0.45:
                 conn.execute("UPDATE memories SET importance = ? WHERE id = ?", (rng.randint(1, 10), ids[0]))
+            elif roll < 0.55:  # a touch: no indexed column; of a long memory, its overflow pages alone
+                conn.execute("UPDATE memories SET access_count = 2 + (access_count + 1) % 100, "
+                             "last_accessed_at = datetime('now', ?) WHERE id = ?",
+                             (f"-{rng.randint(1, 9)} minutes", ids[0]))
             elif roll < 0.75:  # same length: SQLite may rewrite the overflow pages alone
                 text = conn.execute("SELECT content FROM memories WHERE id = ?", ids).fetchone()[0]
                 conn.execute("UPDATE memories SET content = ? WHERE id = ?",

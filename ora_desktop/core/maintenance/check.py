@@ -1,6 +1,6 @@
 """Check: SQLite's ``integrity_check`` plus a lint of the memories.
 
-Lint findings: values outside the seed's CHECKs (legacy files have none), malformed
+Lint findings: an import stopped part-way, values outside the seed's CHECKs (legacy files have none), malformed
 ``related_to``, links (``related_to`` ids, ``superseded_by``) to memories that do not exist,
 supersession cycles, timestamps SQLite cannot read (``julianday`` gives NULL), and expired
 memories still linked from live ones. The report's ``would_change`` holds one
@@ -9,7 +9,8 @@ memories still linked from live ones. The report's ``would_change`` holds one
 ``--repair`` fixes only what is safe, in one transaction, as single statements, and says what
 it did: dangling ``superseded_by`` cleared (the memory is then live, as it was in effect),
 dangling ids dropped from ``related_to`` (the rest kept, order kept), health outside 0..1
-clamped. Repaired rows get ``updated_at`` now and sync status pending, like any edit.
+clamped; an import stopped part-way (its process killed: :mod:`..exchange.pending`) is taken
+back. Repaired rows get ``updated_at`` now and sync status pending, like any edit.
 Everything else is reported for a person to decide. A damaged file is never repaired.
 
 Damage is reported only when a stable read confirms it: when ``integrity_check`` (or the open)
@@ -24,6 +25,7 @@ from pathlib import Path
 
 from ..connection import commit_counter, file_stamp
 from ..errors import CorruptFile, OraError
+from ..exchange import pending
 from ..rawsql import run_sql
 from ..schema import MEMORY_TYPES, SYNC_STATUSES
 from ..store import Store, open_store
@@ -93,6 +95,7 @@ LABELS = {
     "linked_to_expired": "live memories linked to expired ones",
     "supersession_cycles": "supersession cycles",
     "invalid_utf8": "text values that are not valid UTF-8",
+    "interrupted_imports": "imports stopped part-way",
 }
 
 
@@ -184,6 +187,10 @@ def _check(ctx: JobContext) -> Outcome:
             cycles = supersession_cycles(store)
             counts["supersession_cycles"] = len(cycles)
             findings += [(c[0], "supersession cycle: " + " → ".join([*c, c[0]])) for c in cycles[:SAMPLE]]
+            interrupted = pending.stale(store)
+            counts["interrupted_imports"] = len(interrupted)
+            findings += [("(file)", f"an import of {source} stopped part-way (its process is gone): what it wrote is "
+                          "in the file; --repair or the next import takes it back") for source in interrupted.values()]
         ctx.step(2, 3)
         problems = sum(counts.values())
         message = "no problems found" if not problems else "found " + ", ".join(
@@ -193,6 +200,9 @@ def _check(ctx: JobContext) -> Outcome:
                         "backup (not repaired)")
         elif ctx.repair:
             done = _repair(store, counts, dry_run=ctx.dry_run)
+            if counts.get("interrupted_imports"):
+                done["interrupted_imports"] = counts["interrupted_imports"] if ctx.dry_run else len(
+                    pending.recover(store))
             if counts.get("invalid_utf8"):
                 done["invalid_utf8"] = values.repair_text(store, dry_run=ctx.dry_run)
             counts.update({f"repaired_{k}": v for k, v in done.items()})

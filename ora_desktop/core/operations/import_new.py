@@ -3,7 +3,10 @@ init SQL), and an import that fails leaves no file (and no folder it made) behin
 
 One operation for every face: ``ora-desktop import SOURCE --site S --agent NEW --create`` and the
 window's import dialog ("A new agent…"). A dry run previews against an empty scratch file, so
-nothing is created until the person imports.
+nothing is created until the person imports. The import into the new file is one transaction
+(``whole``): no agent has a file open that did not exist a moment ago, so none waits for its lock,
+and a process killed part-way leaves the new file empty (SQLite takes the transaction back), never
+half-imported.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ def import_into_new(path: str | Path, source: str | Path, format: str = "auto", 
     create_database(path)
     try:
         with open_store(path) as store:
-            return import_memories(store, source, format, **options)
+            return import_memories(store, source, format, whole=True, **options)
     except BaseException:
         _remove(path, made)
         raise

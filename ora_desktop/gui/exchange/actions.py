@@ -268,6 +268,7 @@ class Exchanger(QObject):
         text = (f"Imported {memories(result.added + result.replaced)} from {source.name} ({result.format}){into}: "
                 f"{result.added:,} new, {result.replaced:,} replaced, {result.kept:,} already there, "
                 f"{len(result.skipped):,} invalid rows skipped.{after}")
+        text += "".join(f"\n\nFirst, {line[0].lower()}{line[1:]}." for line in result.recovered)
         self.summary = QMessageBox(QMessageBox.Icon.Information, "Import finished", text,
                                    QMessageBox.StandardButton.Ok, self.window)
         if result.skipped:

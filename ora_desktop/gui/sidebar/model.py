@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...core import AgentFile, CorruptFile, FileProblem, OraError, OraHome
+from ...core import AgentFile, CorruptFile, FileProblem, OraError, OraHome, Store
 from ...core.operations.stats import file_health, last_check_damage
 from ...core.schema import RECALL_THRESHOLD
 
@@ -68,6 +68,11 @@ def file_info(store_for, path: Path, label: str, agent: AgentFile | None = None)
         return FileInfo(path, label, agent, error=f"{type(exc).__name__}: {exc}")
     return FileInfo(path, label, agent, count=health.count, average_health=health.average_health,
                     low_health=health.low_health, warnings=health.warnings, damaged=last_check_damage(path))
+
+
+def file_info_in(store: Store, path: Path, label: str, agent: AgentFile | None = None) -> FileInfo:
+    """:func:`file_info` of ``path`` read through ``store`` (its open store)."""
+    return file_info(lambda _path: store, path, label, agent)
 
 
 def scan(home: OraHome, store_for, extra: list[Path]) -> tuple[list[SiteInfo], list[FileInfo]]:  # noqa: ANN001

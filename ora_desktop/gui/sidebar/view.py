@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QFileSystemWatcher, Qt, QTimer, Signal
@@ -22,10 +24,17 @@ from ..a11y import describe
 from ..context import AppContext, path_of, resolved
 from ..memories.health_bar import health_color
 from ..resources import icon
-from .model import FileInfo, SiteInfo, file_info, scan
+from .model import FileInfo, SiteInfo, file_info, file_info_in, scan
 
 #: How long a file's writes rest before its count and health are read again (its count shifts meanwhile).
 SETTLE_MS = 30_000
+#: A count that could not be taken exactly where the changes heard leave the file (a commit
+#: landed unheard as it began) is taken again after this long, then twice as long, and so on.
+RECHECK_MS = 1_000
+RECHECKS = 6
+#: Rows heard this many seconds after a scan's counts were shown may have been counted in them
+#: (committed before the scan read, heard after: the watcher looks about every second).
+SCAN_DOUBT_S = 2.0
 
 log = logging.getLogger("ora_desktop.gui")
 ITEM_ROLE = Qt.ItemDataRole.UserRole + 10
@@ -99,6 +108,13 @@ class Sidebar(QTreeWidget):
         self._settling: set[Path] = set()
         self._settle = QTimer(self, singleShot=True, interval=SETTLE_MS)
         self._settle.timeout.connect(self._recount_settled)
+        #: Files whose count shown may be off by commits heard around its reading: read again
+        #: exactly (``AppContext.read_as_heard``) soon, with how many tries so far.
+        self._unsure: dict[Path, int] = {}
+        self._recheck = QTimer(self, singleShot=True, interval=RECHECK_MS)
+        self._recheck.timeout.connect(self._recount_unsure)
+        self._scan_heard: set[Path] | None = None  # files whose rows moved while a scan read the counts
+        self._scan_doubted_until = 0.0  # (time.monotonic) rows heard before this may be in the last scan
         ctx.store_changed.connect(self._store_changed)
 
     # ----------------------------------------------------------------- scanning
@@ -143,6 +159,10 @@ class Sidebar(QTreeWidget):
             self.rescan_soon()
             return
         if change.membership_changed:
+            if self._scan_heard is not None:  # the scan's count may hold these rows, or not
+                self._scan_heard.add(resolved(path))
+            elif time.monotonic() < self._scan_doubted_until:  # heard after the scan, maybe counted in it
+                self._doubt(resolved(path))
             self._shift_count(resolved(path), len(change.added) - len(change.removed))
             if not change.changed:
                 return
@@ -168,6 +188,20 @@ class Sidebar(QTreeWidget):
         paths, self._settling = sorted(self._settling), set()
         return asyncio.ensure_future(self._recount(paths), loop=self.ctx.loop)
 
+    def _recount_unsure(self) -> asyncio.Task:
+        return asyncio.ensure_future(self._recount(sorted(self._unsure)), loop=self.ctx.loop)
+
+    def _doubt(self, path: Path) -> None:
+        """``path``'s count was read where a commit may be heard twice or not at all: read it
+        again exactly, soon (a few times, further apart each; then the settle count rules)."""
+        tries = self._unsure.get(path, 0)
+        if tries >= RECHECKS:
+            self._unsure.pop(path, None)
+            return
+        self._unsure[path] = tries + 1
+        if not self._recheck.isActive():
+            self._recheck.start(RECHECK_MS * 2 ** (min(self._unsure.values()) - 1))
+
     def _recount_edited(self) -> asyncio.Task:
         paths, self._edited = sorted(self._edited), set()
         return asyncio.ensure_future(self._recount(paths), loop=self.ctx.loop)
@@ -178,17 +212,25 @@ class Sidebar(QTreeWidget):
             if old is None or not old.ok:
                 self.rescan_soon()
                 return
-            info = await self.ctx.run(file_info, self.ctx.store_for, path, old.label, old.agent)
+            # Taken where the changes heard leave the file, the count is exact, and each change
+            # heard after it moves it by its ids; otherwise it may hold a commit whose change is
+            # still to be heard (or miss one heard meanwhile), and is read again soon.
+            info = await self.ctx.read_as_heard(path, partial(file_info_in, path=path, label=old.label,
+                                                              agent=old.agent))
+            exact = info is not None
+            if info is None:
+                info = await self.ctx.run(file_info, self.ctx.store_for, path, old.label, old.agent)
             item = self.item_for(path)
             if item is None or not info.ok:
                 self.rescan_soon()
                 return
             current = self.infos.get(path)
-            if path in self._settling and current is not None:
-                # Rows still come and go (an agent writing): the count kept follows them by their
-                # ids. This count may hold a commit whose change is still to be heard, which would
-                # then move it a second time; it is taken once the writes rest (_recount_settled).
-                info = replace(info, count=current.count)
+            if exact:
+                self._unsure.pop(path, None)
+            else:
+                self._doubt(path)
+                if path in self._settling and current is not None:
+                    info = replace(info, count=current.count)  # the count kept follows the rows by their ids
             self.infos[path] = info
             item.setText(1, "" if info.count is None else f"{info.count:,}")
             self._sum_site(item)
@@ -212,8 +254,15 @@ class Sidebar(QTreeWidget):
     async def _rescan(self) -> None:
         while True:
             self._again = False
-            sites, others = await self.ctx.run(scan, self.ctx.home, self.ctx.store_for, list(self.extra))
+            self._scan_heard = set()
+            try:
+                sites, others = await self.ctx.run(scan, self.ctx.home, self.ctx.store_for, list(self.extra))
+            finally:
+                heard, self._scan_heard = self._scan_heard, None
             self._fill(sites, others)
+            self._scan_doubted_until = time.monotonic() + SCAN_DOUBT_S
+            for path in heard:  # rows came or went while the scan counted: its count may hold them, or not
+                self._doubt(path)
             self._watch(sites)
             self._listed_once = True
             if not self._again:
