@@ -2,8 +2,9 @@
 
 A real process undoes a 3,000-memory delete in chunks and is killed (SIGKILL) after a few of them:
 while it ran, another process's undo was refused; afterwards the file says a step stopped
-part-way (``undo --list``), and the next ``ora-desktop undo`` takes back what the killed one wrote,
-says so, and undoes the step whole (one step, redo working).
+part-way (on opening, ``run check``, ``undo --list``), and the next ``ora-desktop undo`` (or
+``run check --repair``) takes back what the killed one wrote, says so, and the step is undone
+whole (one step, redo working).
 """
 
 from __future__ import annotations
@@ -45,7 +46,9 @@ def parts_written(path: Path) -> int:
         conn.close()
 
 
-def test_a_killed_undo_is_taken_back_by_the_next_and_the_step_undone_whole(seed_db: Callable[..., Path]) -> None:
+@pytest.mark.parametrize("finder", ["next undo", "check --repair"])
+def test_a_killed_undo_is_taken_back_by_the_next_and_the_step_undone_whole(seed_db: Callable[..., Path],
+                                                                         finder: str) -> None:
     db = seed_db([*[(i, f"memory {i}", "fact", 5) for i in IDS], ("keep", "links", "fact", 5)])
     with sqlite3.connect(db) as conn:
         conn.execute("""UPDATE memories SET related_to = '["m0001", "m2999"]' WHERE id = 'keep'""")
@@ -73,11 +76,17 @@ def test_a_killed_undo_is_taken_back_by_the_next_and_the_step_undone_whole(seed_
         assert [(e.id, e.undone) for e in journal.entries(store, limit=1)] == [(deleted.entry, False)]
         assert any("“undo delete 3,000 memories” was written in chunks and has not finished" in w
                    for w in store.warnings)  # (what the window says on opening the file)
+    checked = ora("run", "check", "--db", db)
+    assert "“undo delete 3,000 memories” stopped part-way (its process is gone)" in checked
     listed = ora("undo", "--list", "--db", db)
     assert "“undo delete 3,000 memories” (in chunks, process" in listed and "has not finished" in listed
+    if finder == "check --repair":
+        repaired = ora("run", "check", "--repair", "--db", db)
+        assert "repaired: 1 undos, redos or restores stopped part-way" in repaired, repaired
+        assert rows(db) == after  # as before the killed undo
     said = ora("undo", "--db", db)  # a person's next undo, from a terminal
-    assert "had stopped part-way (its process ended); what it had written was taken back" in said
-    assert "undid “delete 3,000 memories”" in said
+    taken_back = "had stopped part-way (its process ended); what it had written was taken back" in said
+    assert taken_back == (finder == "next undo") and "undid “delete 3,000 memories”" in said
     assert rows(db) == before
     with open_store(db) as store:
         assert store.trash_count() == 0 and chunked_undo.stopped(store) is None

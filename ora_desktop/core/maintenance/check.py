@@ -1,16 +1,17 @@
 """Check: SQLite's ``integrity_check`` plus a lint of the memories.
 
-Lint findings: an import stopped part-way, values outside the seed's CHECKs (legacy files have none), malformed
-``related_to``, links (``related_to`` ids, ``superseded_by``) to memories that do not exist,
-supersession cycles, timestamps SQLite cannot read (``julianday`` gives NULL), and expired
-memories still linked from live ones. The report's ``would_change`` holds one
-``(memory id, problem)`` pair per finding (the first 200 of each kind).
+Lint findings: an import, undo, redo or restore stopped part-way, values outside the seed's
+CHECKs (legacy files have none), malformed ``related_to``, links (``related_to`` ids,
+``superseded_by``) to memories that do not exist, supersession cycles, timestamps SQLite cannot
+read (``julianday`` gives NULL), and expired memories still linked from live ones. The report's
+``would_change`` holds one ``(memory id, problem)`` pair per finding (the first 200 of each kind).
 
 ``--repair`` fixes only what is safe, in one transaction, as single statements, and says what
 it did: dangling ``superseded_by`` cleared (the memory is then live, as it was in effect),
 dangling ids dropped from ``related_to`` (the rest kept, order kept), health outside 0..1
-clamped; an import stopped part-way (its process killed: :mod:`..exchange.pending`) is taken
-back. Repaired rows get ``updated_at`` now and sync status pending, like any edit.
+clamped; an import stopped part-way (its process killed: :mod:`..exchange.pending`), or an undo,
+redo or restore of many memories (:mod:`..operations.chunked_undo`), is taken back. Repaired
+rows get ``updated_at`` now and sync status pending, like any edit.
 Everything else is reported for a person to decide. A damaged file is never repaired.
 
 Damage is reported only when a stable read confirms it: when ``integrity_check`` (or the open)
@@ -26,6 +27,7 @@ from pathlib import Path
 from ..connection import commit_counter, file_stamp
 from ..errors import CorruptFile, OraError
 from ..exchange import pending
+from ..operations import chunked_undo
 from ..rawsql import run_sql
 from ..schema import MEMORY_TYPES, SYNC_STATUSES
 from ..store import Store, open_store
@@ -96,6 +98,7 @@ LABELS = {
     "supersession_cycles": "supersession cycles",
     "invalid_utf8": "text values that are not valid UTF-8",
     "interrupted_imports": "imports stopped part-way",
+    "interrupted_steps": "undos, redos or restores stopped part-way",
 }
 
 
@@ -191,6 +194,12 @@ def _check(ctx: JobContext) -> Outcome:
             counts["interrupted_imports"] = len(interrupted)
             findings += [("(file)", f"an import of {source} stopped part-way (its process is gone): what it wrote is "
                           "in the file; --repair or the next import takes it back") for source in interrupted.values()]
+            step = chunked_undo.stopped_elsewhere(store)
+            counts["interrupted_steps"] = int(step is not None)
+            if step is not None:
+                findings.append(("(file)", f"“{step['verb']} {step['label']}” stopped part-way (its process is "
+                                 "gone): what it wrote is in the file; --repair or the next undo, redo or restore "
+                                 "takes it back"))
         ctx.step(2, 3)
         problems = sum(counts.values())
         message = "no problems found" if not problems else "found " + ", ".join(
@@ -203,6 +212,8 @@ def _check(ctx: JobContext) -> Outcome:
             if counts.get("interrupted_imports"):
                 done["interrupted_imports"] = counts["interrupted_imports"] if ctx.dry_run else len(
                     pending.recover(store))
+            if counts.get("interrupted_steps"):
+                done["interrupted_steps"] = 1 if ctx.dry_run or chunked_undo.recover(store) else 0
             if counts.get("invalid_utf8"):
                 done["invalid_utf8"] = values.repair_text(store, dry_run=ctx.dry_run)
             counts.update({f"repaired_{k}": v for k, v in done.items()})

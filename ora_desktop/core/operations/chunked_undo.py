@@ -100,6 +100,18 @@ def stopped(store: Store) -> dict[str, Any] | None:
     return None if row is None else json.loads(row[0])
 
 
+def stopped_elsewhere(store: Store) -> dict[str, Any] | None:
+    """The mark of a step stopped part-way whose process ended (not one running now), else ``None``."""
+    mark = stopped(store)
+    if mark is None:
+        return None
+    try:
+        with _running(store):
+            return mark
+    except DatabaseLocked:
+        return None  # (running)
+
+
 def recover(store: Store) -> str | None:
     """Take back what a step stopped part-way wrote (its process ended), if the file has one;
     returns what to tell the person (``None``: nothing stopped). ``DatabaseLocked`` when the
