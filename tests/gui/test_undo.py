@@ -312,3 +312,26 @@ def test_undo_and_redo_pressed_the_moment_a_step_is_done_are_never_lost(make_win
     qtbot.waitUntil(lambda: any(text.startswith("Redid") for text in said), timeout=10000)
     assert fields(path, "m004")[0] == 9
     named(qtbot, window, "Undo edit importance of m004", "")
+
+
+def test_the_window_undoes_a_delete_of_hundreds_in_chunks_as_one_step(make_window, filled_db, qtbot):
+    """Undo of a 300-memory delete goes in short transactions (an agent beside it keeps writing),
+    is still one step (Redo names it) and the table shows every memory back."""
+    from ora_desktop.core import chunks, open_store
+    from ora_desktop.core.operations import edits
+
+    path = filled_db(400)
+    window = make_window()
+    with open_store(path) as store:
+        doomed = [m.id for m in store.list(limit=300)]
+        edits.delete(store, doomed)
+    named(qtbot, window, "Undo delete 300 memories")
+    wait_idle(qtbot, window)
+    qtbot.waitUntil(lambda: window.browser.model.rowCount() == 100, timeout=10000)
+    chunks.new_sizer()
+    window.curator.undo_action.trigger()
+    qtbot.waitUntil(lambda: db_rows(path, "SELECT count(*) FROM memories") == [(400,)], timeout=20000)
+    idle(qtbot, window)
+    named(qtbot, window, "", "Redo delete 300 memories")
+    assert chunks.last_sizer.chunks > 1  # (in chunks)
+    qtbot.waitUntil(lambda: window.browser.model.rowCount() == 400, timeout=10000)
