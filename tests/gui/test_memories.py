@@ -213,3 +213,45 @@ def test_every_cell_is_painted_with_its_own_values(ctx, qtbot, filled_db):
                     table.palette().ColorRole.Text)
     expired = next(r for r in range(6) if model.memory_at(r).id == "m001")
     assert model.data(model.index(expired, 0), Qt.ItemDataRole.ForegroundRole) is not None
+
+
+def test_a_page_read_while_a_reload_lists_other_keys_is_read_again_for_them(ctx, qtbot, filled_db, monkeypatch):
+    """A reload lists new keys while the view's read of a page of the old ones is under way (the
+    view painted the old rows meanwhile): that page must not be taken as read for the new keys,
+    or a row it lacks shows '…' for good."""
+    import threading
+    from array import array
+
+    model = loaded_model(ctx, qtbot, filled_db(6))
+    rowids = list(model.keys)
+    model.set_query(model.query, lambda _store, _query: array("q", rowids[4:]))  # two rows listed
+    qtbot.waitUntil(lambda: not model.is_loading() and model.rowCount() == 2, timeout=5000)
+    fetch_all_visible(model, qtbot, range(2))
+    keys_asked, keys_go, page_asked, page_go = (threading.Event() for _ in range(4))
+
+    def held_keys(_store, _query):  # noqa: ANN001, ANN202
+        keys_asked.set()
+        keys_go.wait(10)
+        return array("q", [rowids[0], *rowids[4:]])  # a row more, ahead of the two
+
+    store = model.store
+    read = store.by_rowids
+
+    def held_page(wanted):  # noqa: ANN001, ANN202
+        page_asked.set()
+        page_go.wait(10)
+        return read(wanted)
+
+    model.set_query(model.query, held_keys)  # the reload waits for its keys
+    qtbot.waitUntil(keys_asked.is_set, timeout=5000)
+    monkeypatch.setattr(store, "by_rowids", held_page)
+    model.state.pages.clear()
+    model.data(model.index(0, 0))  # the view paints the old rows: a read of their page begins
+    qtbot.waitUntil(page_asked.is_set, timeout=5000)
+    keys_go.set()  # the new keys are listed while that read is under way
+    qtbot.waitUntil(lambda: not model.is_loading() and model.rowCount() == 3, timeout=5000)
+    page_go.set()
+    monkeypatch.undo()
+    qtbot.waitUntil(lambda: not model._fetching, timeout=5000)  # that read is stored, before the view asks again
+    fetch_all_visible(model, qtbot, range(3))
+    assert [model.memory_at(r).rowid for r in range(3)] == [rowids[0], *rowids[4:]]

@@ -449,16 +449,19 @@ class MemoryTableModel(QAbstractTableModel):
         recent = list(self._wanted)[-4:]
         dropped = list(self._wanted)[:-4]
         self._wanted.clear()
-        rowids: list[int] = []
-        for page_no in recent:
-            rowids.extend(self.keys[page_no * self.page_size:(page_no + 1) * self.page_size])
+        asked = {page_no: self.state.page_keys(page_no) for page_no in recent}
+        rowids = [rowid for keys in asked.values() for rowid in keys]
         memories = await self.ctx.run(store.by_rowids, rowids)
         if generation != self._generation or store is not self.store:
             return
         by_rowid = {m.rowid: m for m in memories}
         for page_no in recent:
-            # rows repainted meanwhile: this page may have been read before that write (stale)
-            self.state.store_page(page_no, by_rowid, fresh=writes == self.rows_repainted)
+            # Rows repainted meanwhile: this page may have been read before that write. Keys
+            # listed anew meanwhile (a reload's, in the same generation: the view painted the old
+            # ones while the new were read): this page may lack rows it lists now. Either way it
+            # is kept, to be read again.
+            fresh = writes == self.rows_repainted and self.state.page_keys(page_no) == asked[page_no]
+            self.state.store_page(page_no, by_rowid, fresh=fresh)
             start = page_no * self.page_size
             self._emit_rows(start, start + len(self.state.page_keys(page_no)) - 1)
         self.state.trim()
