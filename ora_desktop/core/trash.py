@@ -27,7 +27,7 @@ class TrashMixin:
                                  return_records: bool = True,
                                  previous: dict[str, dict[str, Any]] | None = None,
                                  last_step: Callable[[Removed], None] | None = None,
-                                 recheck: str | None = None) -> Removed:
+                                 recheck: str | None = None, batch: str | None = None) -> Removed:
         """Copy matching rows (every column, extras included) to the trash, then delete them.
 
         Returns the removed records (none when ``return_records`` is false) with the trash batch
@@ -40,10 +40,12 @@ class TrashMixin:
         Inside the caller's transaction everything happens in it. ``where`` uses ``?`` parameters.
         Each chunk names its rows (rowid and id, as read before the first) and checks again that
         they still match ``where``, or ``recheck`` (no parameters) when ``where`` is costly to
-        repeat in every chunk (a long id list: ``"1"``).
+        repeat in every chunk (a long id list: ``"1"``). ``batch`` adds the rows to that trash
+        batch (one an earlier removal of the same step made: an import's chunks share one), so
+        one restore of the batch brings back both; by default the removal has a batch of its own.
         """
         self._require_writable()
-        batch = uuid.uuid4().hex[:12]
+        batch = batch or uuid.uuid4().hex[:12]
         stamp = timestamps.now_sql()
         done = _Removal(self, reason, batch, stamp, return_records, previous)
         try:

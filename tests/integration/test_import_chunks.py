@@ -22,6 +22,7 @@ from ora_desktop.core.exchange import pending as import_pending
 from ora_desktop.core.operations.importing import ImportRefused, import_memories, undo_import
 from ora_desktop.core.operations.undo import undo
 from tests.integration import impatient_agent
+from tests.unit.test_cli_helpers import cli
 
 OLD = "2025-01-01 00:00:00"
 
@@ -162,7 +163,8 @@ def test_undo_of_a_chunked_import_removes_exactly_it_and_brings_replaced_rows_ba
 
 
 def test_an_import_cancelled_part_way_takes_back_what_it_wrote(tmp_path: Path) -> None:
-    db = agent_file(tmp_path / "agent.site.db", ["own-1", "imp-5"])
+    """Rows replaced in both chunks written (one trash batch) all come back."""
+    db = agent_file(tmp_path / "agent.site.db", ["own-1", *(f"imp-{i}" for i in range(5, 3000, 50))])
     source = jsonl(tmp_path / "in.jsonl", 3000, stamp="2026-01-01 00:00:00")
     before = rows(db, "SELECT * FROM memories ORDER BY id")
     asked: list[int] = []
@@ -271,3 +273,24 @@ def test_undo_import_of_an_import_too_big_for_the_journal_goes_in_chunks(tmp_pat
     assert chunks.last_sizer.chunks > 1
     assert len(change.removed) == 2970 and len(change.changed) == 30
     assert rows(db, "SELECT * FROM memories ORDER BY id") == before
+
+
+def test_the_rows_an_import_replaces_across_chunks_are_one_trash_batch_one_restore_brings_back(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """600 rows replaced over several chunks: the trash (``ora-desktop trash --json``) lists them
+    as one "replaced by import" batch, the result names that batch, and one restore of it
+    (``undo_import``) brings every replaced row back as it was."""
+    replaced = [f"imp-{i}" for i in range(0, 3000, 5)]
+    db = agent_file(tmp_path / "agent.site.db", [*replaced, "own-1"])
+    before = rows(db, "SELECT * FROM memories ORDER BY id")
+    with open_store(db) as store:
+        result = import_memories(store, jsonl(tmp_path / "in.jsonl", 3000, stamp="2026-01-01 00:00:00"),
+                                 on_conflict="replace")
+        assert chunks.last_sizer.chunks > 2 and result.replaced == 600
+        listed = cli(capsys, "trash", "--db", db, "--json", "--limit", "1000").json()
+        assert len(listed) == 600 and {r["reason"] for r in listed} == {"replaced by import"}
+        assert {r["batch"] for r in listed} == set(result.replaced_batches)  # one batch for the whole import
+        assert len(result.replaced_batches) == 1
+        undo_import(store, result)
+    assert rows(db, "SELECT * FROM memories ORDER BY id") == before
+    assert rows(db, "SELECT count(*) FROM ora_desktop_trash WHERE reason = 'replaced by import'") == [(0,)]

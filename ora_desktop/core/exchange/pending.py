@@ -93,7 +93,7 @@ def take_back(store: Store, run: str) -> TakenBack:
     chunks too) and forget its mark."""
     header, parts = _read(store, run)
     ids = list(dict.fromkeys(i for p in parts for i in (*p.get("added", ()), *p.get("replaced", ()))))
-    batches = [p["batch"] for p in parts if p.get("batch")]
+    batches = list(dict.fromkeys(p["batch"] for p in parts if p.get("batch")))  # (the chunks share one)
     removed = 0
     if header.get("phase") != "restoring":  # (a take-back stopped after this step does not repeat it)
         def restoring(_removed: object) -> None:

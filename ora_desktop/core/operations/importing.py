@@ -93,7 +93,8 @@ class ImportResult:
     #: The first memories as they will look in the file.
     sample: tuple[Memory, ...]
     dry_run: bool
-    #: Trash batches holding the rows the import replaced (for :func:`undo_import`).
+    #: The trash batch holding the rows the import replaced, all chunks' (for :func:`undo_import`;
+    #: empty when it replaced none).
     replaced_batches: tuple[str, ...] = ()
     change: Change = field(default_factory=Change)
     #: The ``(site, agent)`` pairs the source says its memories came from (an Ora export's
@@ -166,7 +167,7 @@ def import_memories(store: Store, source: str | Path, format: str = "auto", *, o
     return ImportResult(
         source=path, format=kind, target=store.path, added=len(run.added_ids), replaced=len(run.replaced_ids),
         kept=run.kept, collapsed=run.collapsed, skipped=tuple(run.skipped), by_type=dict(sorted(run.types.items())),
-        sample=tuple(run.samples), dry_run=dry_run, replaced_batches=tuple(run.batches),
+        sample=tuple(run.samples), dry_run=dry_run, replaced_batches=(run.batch,) if run.batch else (),
         change=Change() if dry_run else change, origins=tuple(sorted(run.origins)), recovered=recovered,
     )
 
@@ -284,7 +285,9 @@ class _Run:
         self.seen: set[str] = set()
         self.added_ids: list[str] = []
         self.replaced_ids: list[str] = []
-        self.batches: list[str] = []
+        #: The one trash batch holding every row the import replaced (made by the first chunk
+        #: that replaces one; the later chunks add to it): one batch to list and to restore.
+        self.batch: str | None = None
         #: The replaced rows as they were and the rows as written, for the journal (while the
         #: import is small enough): the last chunk's below, the chunks' before it encoded ahead.
         self.previous: dict[str, dict[str, Any]] = {}
@@ -354,7 +357,8 @@ class _Run:
             if journalled:
                 self.previous = journal.capture(self.store, replace, self.store.columns)
             batch = self.store.remove_where_recoverably(f"id IN {IDS_JSON}", [json.dumps(replace)],
-                                                        "replaced by import", return_records=False).batch
+                                                        "replaced by import", return_records=False,
+                                                        batch=self.batch).batch
         raw_text = [v[0] for v in rows if v[1].__class__ is RawText]
         positions = self.positions
         if len(positions) < len(MEMORY_COLUMNS):  # a file lacking some columns: leave them out
@@ -372,9 +376,7 @@ class _Run:
 
     def keep(self) -> None:
         """The chunk committed: keep its batch, and encode its journal pieces (outside the lock)."""
-        batch = self.chunk[2]
-        if batch is not None:
-            self.batches.append(batch)
+        self.batch = self.chunk[2] or self.batch
         self._encode()
         self.chunk = ([], [], None, {})
 
