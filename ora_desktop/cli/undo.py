@@ -46,8 +46,9 @@ def _list(args: argparse.Namespace, entries: list[journal.Entry], nothing: str, 
                    for e in entries])
         return 0
     if mark is not None:
-        print(f"“{mark['verb']} {mark['label']}” (in chunks, process {mark['pid']}) has not finished: if that "
-              "process ended, the next undo or redo takes back what it wrote first")
+        where = f"process {mark.get('pid')} on {mark.get('host', 'this machine')}"
+        print(f"“{mark['verb']} {mark['label']}” (in chunks, {where}) has not finished: if that process ended, "
+              "the next undo or redo takes back what it wrote first")
     if not entries:
         print(nothing)
     else:

@@ -157,7 +157,7 @@ def version_of(conn: sqlite3.Connection) -> int | None:
 
 def unfinished_step(conn: sqlite3.Connection) -> dict | None:
     """The mark of an undo, redo or restore written in chunks and not finished (``verb``,
-    ``label``, ``pid``, ``at``), or ``None`` (none, or a file we cannot read it from)."""
+    ``label``, ``run``, ``host``, ``pid``, ``at``), or ``None`` (none, or a file we cannot read it from)."""
     try:
         if STATE not in _existing(conn):
             return None

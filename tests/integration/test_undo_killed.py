@@ -10,11 +10,9 @@ whole (one step, redo working).
 from __future__ import annotations
 
 import os
-import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,27 +21,10 @@ import pytest
 from ora_desktop.core import DatabaseLocked, open_store
 from ora_desktop.core.operations import chunked_undo, edits, journal
 from ora_desktop.core.operations.undo import redo, undo
+from tests.integration import stopped_step
 from tests.unit.test_operations_undo import rows
 
-ROOT = Path(__file__).resolve().parents[2]
 IDS = [f"m{i:04d}" for i in range(3000)]
-# Chunks of 300 rows, 0.3 s apart: slow enough to be killed part-way.
-SLOW_UNDO = """
-import sys
-from ora_desktop.core import chunks, open_store
-from ora_desktop.core.operations.undo import undo
-chunks.GAP, chunks.SMALLEST, chunks.LARGEST = 0.3, 300, 300
-with open_store(sys.argv[1]) as store:
-    undo(store)
-"""
-
-
-def parts_written(path: Path) -> int:
-    conn = sqlite3.connect(path)
-    try:
-        return conn.execute("SELECT count(*) FROM ora_desktop_state WHERE key LIKE 'undo.pending.%'").fetchone()[0]
-    finally:
-        conn.close()
 
 
 @pytest.mark.parametrize("finder", ["next undo", "check --repair"])
@@ -56,18 +37,12 @@ def test_a_killed_undo_is_taken_back_by_the_next_and_the_step_undone_whole(seed_
     with open_store(db) as store:
         deleted = edits.delete(store, IDS)
         after = rows(db)
-    process = subprocess.Popen([sys.executable, "-c", SLOW_UNDO, str(db)], cwd=ROOT,
-                               env={**os.environ, "PYTHONPATH": str(ROOT)})
+    process = stopped_step.start_undo(db, len(IDS))
     try:
-        deadline = time.monotonic() + 60
-        while parts_written(db) < 3:
-            assert process.poll() is None and time.monotonic() < deadline, "the undo ended before it was killed"
-            time.sleep(0.02)
         with open_store(db) as store, pytest.raises(DatabaseLocked, match="running on this file"):
             undo(store)  # one step at a time: refused while the other process takes it back
-        process.send_signal(signal.SIGKILL)
     finally:
-        process.wait(timeout=30)
+        stopped_step.kill(process)
     half = rows(db)
     assert len(after) < len(half) < len(before)  # what the killed undo left: part of the memories back
     with open_store(db) as store:
@@ -95,8 +70,36 @@ def test_a_killed_undo_is_taken_back_by_the_next_and_the_step_undone_whole(seed_
         assert rows(db) == after
 
 
+def test_another_users_running_undo_is_never_taken_back_and_a_killed_one_is(seed_db: Callable[..., Path],
+                                                                           tmp_path: Path) -> None:
+    """Another OS user (its own data folder, so its own lock files) undoes a delete in chunks. While
+    its process runs, this user's undo is refused and its chunks are left alone, and ``run check``
+    does not call it stopped; once the process is killed, the next undo takes back what it wrote
+    and undoes the step whole."""
+    db = seed_db([(i, f"memory {i}", "fact", 5) for i in IDS])
+    before = rows(db)
+    with open_store(db) as store:
+        edits.delete(store, IDS)
+    process = stopped_step.start_undo(db, len(IDS), gap=1.0, parts=2,
+                                      env={"XDG_DATA_HOME": str(tmp_path / "another-user")})
+    try:
+        with open_store(db) as store:
+            with pytest.raises(DatabaseLocked, match=f"running on this file.*process {process.pid}"):
+                undo(store)
+            assert stopped_step.parts_written(db) >= 2 and process.poll() is None  # its chunks kept; it runs on
+            assert chunked_undo.stopped_elsewhere(store) is None
+    finally:
+        stopped_step.kill(process)
+    with open_store(db) as store:
+        assert chunked_undo.stopped_elsewhere(store) is not None
+        done = undo(store)
+    assert done.note is not None and "had stopped part-way (its process ended)" in done.note
+    assert rows(db) == before
+
+
 def ora(*argv: object) -> str:
     result = subprocess.run([sys.executable, "-m", "ora_desktop", *map(str, argv)], capture_output=True, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120, cwd=ROOT)
+                            env={**os.environ, "PYTHONPATH": str(stopped_step.ROOT)}, timeout=120,
+                            cwd=stopped_step.ROOT)
     assert result.returncode == 0, result.stderr
     return result.stdout

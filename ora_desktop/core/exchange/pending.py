@@ -16,8 +16,6 @@ part-way is finished by the next one.
 from __future__ import annotations
 
 import json
-import os
-import socket
 import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -51,8 +49,8 @@ class Mark:
         """Record the import as under way (inside its first chunk's write)."""
         store.create_engine_tables(STATE)
         self.chunks = 0
-        _set(store, self.key, {"host": socket.gethostname(), "pid": os.getpid(), "source": source,
-                               "started": timestamps.now_sql(), "phase": "importing"})
+        _set(store, self.key, {**processes.owner(), "source": source, "started": timestamps.now_sql(),
+                               "phase": "importing"})
 
     def chunk(self, store: Store, added: list[str], replaced: list[str], batch: str | None) -> None:
         """Record what one chunk wrote (inside that chunk's write)."""
@@ -120,7 +118,7 @@ def stale(store: Store) -> dict[str, str]:
         if "." in rest or rest in _running:
             continue
         header = _load(value)
-        if header.get("host") == socket.gethostname() and not _alive(header.get("pid")):
+        if "host" in header and not processes.owner_runs(header):
             found[rest] = str(header.get("source", "?"))
     return found
 
@@ -132,11 +130,6 @@ def recover(store: Store) -> list[TakenBack]:
 
 def _memories(count: int) -> str:
     return f"{count:,} memor{'y' if count == 1 else 'ies'}"
-
-
-def _alive(pid: Any) -> bool:
-    """Whether the import's process runs (this one runs none but those in ``_running``)."""
-    return isinstance(pid, int) and pid > 0 and pid != os.getpid() and processes.alive(pid)
 
 
 def _read(store: Store, run: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:

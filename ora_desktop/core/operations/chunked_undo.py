@@ -14,18 +14,21 @@ one step:
   redo list, or journals the restore) and drops those records: listeners hear the whole step
   then, as one ``Change``.
 
-A process killed part-way leaves those records. The next undo, redo or restore of many memories
-on the file (any process, any face) finds them, takes back what the stopped step wrote, chunk by
-chunk, says so in its result, then does what it was asked. While a step runs, it holds the file's
-``undo`` lock (:func:`..locks.job_lock`): another process's undo, redo or restore of the file is
-refused meanwhile, and a mark whose lock is free belongs to a process that ended.
+A process killed part-way leaves those records. The next undo, redo or restore of the file (any
+process, any face) finds them, takes back what the stopped step wrote, chunk by chunk, says so in
+its result, then does what it was asked. The mark names the step's process (host and pid, as an
+import's does, :func:`..processes.owner_runs`): while that process runs — whichever OS user runs
+it — another undo, redo or restore of the file is refused, and its writes are never taken back;
+a mark written on another machine counts as running. The first chunk claims the mark inside its
+transaction, so two steps never share it. A step also holds the file's ``undo`` lock
+(:func:`..locks.job_lock`, under the user's data folder): the same user's processes wait for
+each other there before reading the mark, so a step's records are never dropped under another's.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import os
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import filelock
 
-from .. import chunks, engine_tables, feedreaders, locks, timestamps
+from .. import chunks, engine_tables, feedreaders, locks, processes, timestamps
 from ..errors import Conflict, DatabaseLocked, FileProblem, OraError
 from ..rawsql import run_sql
 from ..records import Change, Initiator
@@ -46,6 +49,8 @@ if TYPE_CHECKING:
 MARK = engine_tables.UNFINISHED_STEP
 _STATE = engine_tables.STATE
 _PARTS = f"{MARK}.%"  # (LIKE: "." is no wildcard)
+#: The steps in chunks running in this process (their marks are not stopped ones).
+_here: set[str] = set()
 
 
 @dataclass(frozen=True)
@@ -72,6 +77,7 @@ class Progress:
     """What the committed chunks did, kept between them."""
 
     batch: str | None = None  # the trash batch ``again`` filled
+    run: str = ""  # the step's id in its mark
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     changed: set[str] = field(default_factory=set)
@@ -100,31 +106,34 @@ def stopped(store: Store) -> dict[str, Any] | None:
     return None if row is None else json.loads(row[0])
 
 
+def runs(mark: dict[str, Any]) -> bool:
+    """Whether the step of ``mark`` still runs: in this process, or in a process of this machine
+    that has not ended, or on another machine (which cannot be seen from here)."""
+    return mark.get("run") in _here or processes.owner_runs(mark)
+
+
 def stopped_elsewhere(store: Store) -> dict[str, Any] | None:
     """The mark of a step stopped part-way whose process ended (not one running now), else ``None``."""
     mark = stopped(store)
-    if mark is None:
-        return None
-    try:
-        with _running(store):
-            return mark
-    except DatabaseLocked:
-        return None  # (running)
+    return None if mark is None or runs(mark) else mark
 
 
 def recover(store: Store) -> str | None:
     """Take back what a step stopped part-way wrote (its process ended), if the file has one;
     returns what to tell the person (``None``: nothing stopped). ``DatabaseLocked`` when the
     step is still running in another process."""
-    if stopped(store) is None:
+    mark = stopped(store)
+    if mark is None:
         if store.has_table(_STATE) and _parts(store, 1):
             with _running(store):  # a finished step's records its process had no time to drop
                 _drop_parts(store, chunks.Sizer())
         return None
+    _refuse_running(store, mark)
     with _running(store):
         mark = stopped(store)
         if mark is None:
             return None
+        _refuse_running(store, mark)
         left = _take_back(store, chunks.Sizer())
     note = (f"{store.path}: “{mark['verb']} {mark['label']}” had stopped part-way (its process ended); "
             "what it had written was taken back")
@@ -138,8 +147,8 @@ def apply(store: Store, plan: Plan, finish: Callable[[Progress], Change]) -> Pro
     """Write ``plan`` in chunks; ``finish(progress)`` runs inside the last one (it journals the
     step) and returns the ``Change`` listeners hear, once, at its commit. On any failure the
     chunks written are taken back and the failure raised, saying so."""
-    progress = Progress(batch=uuid.uuid4().hex[:12] if plan.again else None)
-    with _running(store), feedreaders.initiated(plan.initiator):
+    progress = Progress(batch=uuid.uuid4().hex[:12] if plan.again else None, run=uuid.uuid4().hex[:12])
+    with _running(store), _ours(progress.run), feedreaders.initiated(plan.initiator):
         among = linkers(store, plan.again) if plan.again else None  # (read once, before the first chunk)
         linked = [i for i in among[0] if i in plan.expect] if among else []
         sizer = chunks.new_sizer()
@@ -172,6 +181,9 @@ def apply(store: Store, plan: Plan, finish: Callable[[Progress], Change]) -> Pro
     return progress
 
 
+_BUSY = "an undo, redo or restore of many memories is running on this file"
+
+
 @contextlib.contextmanager
 def _running(store: Store) -> Iterator[None]:
     """Hold the file's ``undo`` lock (``DatabaseLocked`` at once when another step holds it)."""
@@ -179,12 +191,29 @@ def _running(store: Store) -> Iterator[None]:
     try:
         lock.acquire(timeout=0)
     except filelock.Timeout:
-        raise DatabaseLocked(store.path, "an undo, redo or restore of many memories is running on this file; "
-                             "try again when it ends (nothing changed)") from None
+        raise DatabaseLocked(store.path, f"{_BUSY}; try again when it ends (nothing changed)") from None
     try:
         yield
     finally:
         lock.release()
+
+
+@contextlib.contextmanager
+def _ours(run: str) -> Iterator[None]:
+    """The step ``run`` runs in this process meanwhile (its mark is not a stopped one)."""
+    _here.add(run)
+    try:
+        yield
+    finally:
+        _here.discard(run)
+
+
+def _refuse_running(store: Store, mark: dict[str, Any]) -> None:
+    """``DatabaseLocked`` naming the step of ``mark`` and its process while that step runs."""
+    if runs(mark):
+        where = f"process {mark.get('pid')} on {mark.get('host', 'this machine')}"
+        raise DatabaseLocked(store.path, f"{_BUSY} (“{mark.get('verb')} {mark.get('label')}”, {where}); "
+                             "try again when it ends (nothing changed)")
 
 
 def _check(store: Store, plan: Plan, progress: Progress, ids: Sequence[str]) -> None:
@@ -208,10 +237,15 @@ _NOTHING = {"undo": "nothing undone", "redo": "nothing redone", "restore": "noth
 def _chunk(store: Store, plan: Plan, progress: Progress, kind: str, part: Sequence[Any], kept: dict[str, Any]) -> int:
     """One chunk's writes (inside its transaction) and the record of them."""
     store.ensure_engine_tables()
-    if not progress.parts:
+    if not progress.parts:  # claimed in this transaction: a step another user began meanwhile refuses this one
+        other = stopped(store)
+        if other is not None:
+            _refuse_running(store, other)
+            raise DatabaseLocked(store.path, f"“{other.get('verb')} {other.get('label')}” stopped part-way on this "
+                                 "file meanwhile; try again: it is taken back first (nothing changed)")
         run_sql(store, f"INSERT OR REPLACE INTO {_STATE} (key, value) VALUES (?, ?)", [MARK, json.dumps(
-            {"verb": plan.verb, "label": plan.label, "batch": progress.batch, "pid": os.getpid(),
-             "at": timestamps.now_sql()})])
+            {"verb": plan.verb, "label": plan.label, "batch": progress.batch, "run": progress.run,
+             **processes.owner(), "at": timestamps.now_sql()})])
     if kind == "again":
         _check(store, plan, progress, [*part, *kept["linked"]])  # (and the memories this chunk may unlink)
         first = [i for i in kept["linked"] if i in plan.rows and i not in progress.first]
@@ -302,7 +336,7 @@ def _last(store: Store, plan: Plan, progress: Progress, finish: Callable[[Progre
     store.announce(finish(progress))
     # (the records of the chunks, as large as the journal entry, are dropped after this chunk: a
     # record without its mark is a finished step's)
-    run_sql(store, f"DELETE FROM {_STATE} WHERE key = ?", [MARK])
+    run_sql(store, f"DELETE FROM {_STATE} WHERE key = ? AND value ->> '$.run' = ?", [MARK, progress.run])
     return 0
 
 
@@ -313,13 +347,17 @@ def _parts(store: Store, limit: int, order: str = "ASC") -> list[str]:
 
 
 def _drop_parts(store: Store, sizer: chunks.Sizer, each: int = 4) -> None:
-    """Drop a finished step's records, ``each`` to a short transaction."""
-    while keys := _parts(store, each):
+    """Drop a finished step's records, ``each`` to a short transaction, until none is left or
+    another step (another OS user's) has claimed the mark: the records are then its own."""
+    left = [True]
 
-        def drop(keys: list[str] = keys) -> int:
-            run_sql(store, f"DELETE FROM {_STATE} WHERE key IN (SELECT value FROM json_each(?))", [json.dumps(keys)])
-            return 0  # (not rows: the sizer keeps its size)
+    def drop() -> int:
+        keys = [] if stopped(store) is not None else _parts(store, each)
+        run_sql(store, f"DELETE FROM {_STATE} WHERE key IN (SELECT value FROM json_each(?))", [json.dumps(keys)])
+        left[0] = bool(keys)
+        return 0  # (not rows: the sizer keeps its size)
 
+    while left[0] and _parts(store, 1):
         chunks.timed_write(store, sizer, drop)
 
 
