@@ -11,7 +11,7 @@ from mcp.types import CallToolResult, TextContent
 from typing_extensions import TypedDict
 
 from ..core import timestamps
-from ..core.operations.agent_memory import Forgotten, Found, Page, Remembered
+from ..core.operations.agent_memory import Forgotten, Found, Page, Remembered, Undeleted
 from ..core.operations.links import LinkView
 from ..core.operations.memory_history import MemoryHistory
 from ..core.records import Change, Memory
@@ -44,6 +44,12 @@ class MemoryResultOut(TypedDict):
 class MemoriesOut(TypedDict):
     count: int
     memories: list[MemoryOut]
+
+
+class UndeletedOut(TypedDict):
+    count: int
+    memories: list[MemoryOut]
+    note: str | None
 
 
 class PageOut(TypedDict):
@@ -122,6 +128,15 @@ def memories_result(memories: Sequence[Memory], empty: str, pinned: AbstractSet[
                     verb: str = "") -> CallToolResult:
     text = "\n".join(verb + memory_line(m, not verb, pinned) for m in memories) if memories else empty
     return result(text, {"count": len(memories), "memories": [memory_out(m, pinned) for m in memories]})
+
+
+def undelete_result(done: Undeleted, pinned: AbstractSet[str] = frozenset()) -> CallToolResult:
+    """The memories restored, after ``Note:`` saying what was taken back first (a step in chunks
+    stopped part-way), if anything was."""
+    answer = memories_result(done.restored, "Nothing restored.", pinned, verb="Restored ")
+    text = answer.content[0].text  # type: ignore[union-attr]
+    return result(f"Note: {done.note}\n{text}" if done.note else text,
+                  {**(answer.structured_content or {}), "note": done.note})
 
 
 def search_result(found: Found, pinned: AbstractSet[str] = frozenset()) -> CallToolResult:

@@ -347,15 +347,16 @@ def add_writing_tools(server: MCPServer, agents: Agents, notices: Notices) -> No
         return shapes.forget_result(done, restore)
 
     @server.tool(annotations=_WRITE, description=(
-        "Bring forgotten memories back by id (the most recent forget of each), as they were."))
+        "Bring forgotten memories back by id (the most recent forget of each), as they were. 'note' says "
+        "when an undo or restore stopped part-way earlier was taken back first."))
     def undelete(
         ids: IdList,
         agent: AgentArg = None,
         ctx: Context | None = None,
-    ) -> Annotated[CallToolResult, shapes.MemoriesOut]:
+    ) -> Annotated[CallToolResult, shapes.UndeletedOut]:
         with refused():
             store = agents.get(agent)
             done = ops.undelete(store, ids, actor=actor_of(ctx))
             pinned = ops.pinned(store)
         notices.log(ctx, "info", f"restored {', '.join(m.id for m in done.restored)}")
-        return shapes.memories_result(done.restored, "Nothing restored.", pinned, verb="Restored ")
+        return shapes.undelete_result(done, pinned)

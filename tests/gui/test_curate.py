@@ -359,3 +359,38 @@ def test_find_and_replace_previews_replaces_the_selection_and_undoes_in_one_step
     assert content_of(path, untouched) == before[untouched]  # not selected: not changed
     undo(qtbot, window)
     qtbot.waitUntil(lambda: all(content_of(path, i) == text for i, text in before.items()), timeout=10000)
+
+
+def test_a_restore_from_the_trash_view_says_when_a_stopped_undo_was_taken_back_first(make_window, filled_db, qtbot):
+    """An undo of 300 memories whose process was killed part-way: the next restore from the Trash
+    view takes it back first, and the view's status line (and the window's) says so."""
+    from ora_desktop.core import open_store
+    from ora_desktop.core.operations import chunked_undo, edits
+    from tests.integration import stopped_step
+
+    path = filled_db(310)
+    with open_store(path) as store:
+        edits.delete(store, ["m000"])
+        edits.delete(store, [f"m{i:03d}" for i in range(10, 310)])
+    stopped_step.leave_stopped_undo(path, 300)
+    window = make_window()
+    wait_idle(qtbot, window)
+    said: list[str] = []
+    window.ctx.status.connect(said.append)
+    window.curator.deleted_action.trigger()
+    view = window.curator.deleted_view
+    qtbot.waitUntil(lambda: view.list.topLevelItemCount() == 201, timeout=10000)  # (100 were back when it stopped)
+    [item] = [view.list.topLevelItem(r) for r in range(view.list.topLevelItemCount())
+              if view.list.topLevelItem(r).text(4) == "m000"]
+    item.setSelected(True)
+    qtbot.mouseClick(view.restore_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "done" in view.said.text(), timeout=20000)
+    text = view.said.text()
+    assert "“undo delete 300 memories” had stopped part-way (its process ended); what it had written was taken back" \
+        in text and text.endswith("Restore 1 memory — done (Ctrl+Z undoes)")
+    assert text in said  # the window's status line says the same
+    assert db_rows(path, "SELECT count(*) FROM memories WHERE id >= 'm010'") == [(0,)]  # the 300 back in the trash
+    assert db_rows(path, "SELECT count(*) FROM memories WHERE id = 'm000'") == [(1,)]
+    with open_store(path) as store:
+        assert chunked_undo.stopped(store) is None
+    view.close()

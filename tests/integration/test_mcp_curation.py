@@ -108,3 +108,33 @@ def test_tools_list_stays_small(agent_file: Path) -> None:
 
     size, schemas = anyio.run(scenario)
     assert size <= TOOLS_LIST_BYTES and schemas <= OUTPUT_SCHEMA_BYTES, (size, schemas)
+
+
+def test_undelete_says_when_a_stopped_undo_was_taken_back_first(seed_db: Callable[..., Path]) -> None:
+    """An undo of 300 memories whose process was killed part-way: an agent's next ``undelete``
+    takes it back first, and its answer says so, in its text and in ``note``."""
+    from ora_desktop.core import open_store
+    from ora_desktop.core.operations import chunked_undo, edits
+
+    from .stopped_step import leave_stopped_undo
+
+    db = seed_db([(f"m{i:03d}", f"memory {i}", "fact", 5) for i in range(301)])
+    with open_store(db) as store:
+        edits.delete(store, ["m300"])
+        edits.delete(store, [f"m{i:03d}" for i in range(300)])
+    leave_stopped_undo(db, 300)
+
+    async def scenario() -> None:
+        async with mcp_session("--db", db) as session:
+            done = await call(session, "undelete", ids=["m300"])
+            note = done.structured_content["note"]
+            assert "“undo delete 300 memories” had stopped part-way (its process ended)" in note
+            assert text_of(done).startswith(f"Note: {note}\nRestored [m300]")
+            assert [m["id"] for m in done.structured_content["memories"]] == ["m300"]
+            again = await call(session, "forget", ids=["m300"])
+            assert (await call(session, "undelete", ids=["m300"])).structured_content["note"] is None
+            assert again.structured_content["removed"] == ["m300"]
+
+    anyio.run(scenario)
+    with open_store(db) as store:
+        assert chunked_undo.stopped(store) is None and store.count() == 1  # the 300 back in the trash

@@ -111,11 +111,13 @@ class Updated:
 
 @dataclass(frozen=True, slots=True)
 class Undeleted:
-    """Memories brought back from the trash."""
+    """Memories brought back from the trash; ``note``: an undo, redo or restore in chunks stopped
+    part-way before (its process ended), taken back first (:mod:`.chunked_undo`)."""
 
     restored: tuple[Memory, ...]
     change: Change
     entry: int | None = None
+    note: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,7 +325,7 @@ def undelete(store: Store, ids: str | Iterable[str], *, actor: str = LIBRARY) ->
     wanted = id_list(ids)
     done = edits.restore_latest(store, wanted, initiator=Initiator.EXTERNAL, actor=actor)
     found = store.get_many(done.restored)
-    return Undeleted(tuple(found[i] for i in done.restored if i in found), done.change, done.entry)
+    return Undeleted(tuple(found[i] for i in done.restored if i in found), done.change, done.entry, done.note)
 
 
 def supersede(store: Store, old_id: str, new_id: str, *, actor: str = LIBRARY) -> Relinked:

@@ -170,7 +170,7 @@ class Curator(QObject):
             except OraError as exc:
                 self.ctx.show_error(exc, f"Could not {command.text()}")
                 return None
-        self.ctx.status.emit(_capital(f"{command.text()} — done (Ctrl+Z undoes)"))
+        self.ctx.status.emit(_done_text(command))
         self.undo_redo.refresh(written=True)  # the step is the file's newest: Undo names it
         self.done.emit(command, result)
         return result
@@ -268,7 +268,14 @@ class Curator(QObject):
         self.deleted_view.show_for(self.ctx.current_store())
 
     def restore(self, path: Path, trash_ids: list[int]) -> asyncio.Task:
-        return self.execute(RestoreCommand(self, Path(path), trash_ids))
+        command = RestoreCommand(self, Path(path), trash_ids)
+
+        async def run() -> Any:
+            result = await self._execute(command)
+            if result is not None and self._deleted_view is not None:
+                self._deleted_view.said.setText(_done_text(command))  # (what the status bar says)
+            return result
+        return asyncio.ensure_future(run(), loop=self.ctx.loop)
 
     def bulk_edit(self, field: str = "type") -> None:
         store = self._store()
@@ -404,3 +411,9 @@ class Curator(QObject):
 
 def _capital(text: str) -> str:
     return text[:1].upper() + text[1:]
+
+
+def _done_text(command: StoreCommand) -> str:
+    """``Restore 3 memories — done (Ctrl+Z undoes)``, after the operation's note if it had one."""
+    said = _capital(f"{command.text()} — done (Ctrl+Z undoes)")
+    return f"{command.note}. {said}" if command.note else said

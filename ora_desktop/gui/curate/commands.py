@@ -31,6 +31,10 @@ def memories(count: int) -> str:
 class StoreCommand:
     """Base: ``run(store)`` runs the step on a worker thread for ``path``; ``text()`` names it."""
 
+    #: What the step's operation said beside doing it (a step stopped part-way before, taken back
+    #: first), shown before its "done" line.
+    note: str | None = None
+
     def __init__(self, curator: Curator, path: Path, text: str) -> None:
         self.curator = curator
         self.path = path
@@ -119,7 +123,7 @@ class RestoreCommand(JournalledCommand):
 
         done = edits.restore(store, self.trash_ids)
         self.ids, self.skipped = list(done.restored), done.skipped
-        self.entry = done.entry
+        self.entry, self.note = done.entry, done.note
         return done.change
 
 

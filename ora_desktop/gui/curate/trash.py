@@ -53,6 +53,11 @@ class DeletedView(QDialog):
         self.list.itemSelectionChanged.connect(self._selection)
         sortable(self.list, 1)  # newest deletion first; a click on a header sorts by that column
         layout.addWidget(self.list, 1)
+        #: What the last restore from this view did (and what it took back first, if anything).
+        self.said = QLabel()
+        self.said.setObjectName("TrashStatus")
+        self.said.setWordWrap(True)
+        layout.addWidget(self.said)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         self.restore_button = QPushButton("&Restore selected")
         self.restore_button.setEnabled(False)
@@ -75,6 +80,7 @@ class DeletedView(QDialog):
 
     def show_for(self, store: Store | None) -> None:
         self.store = store
+        self.said.clear()
         self.reload()
         self.open()
 
