@@ -8,16 +8,21 @@ transaction.
 
 from __future__ import annotations
 
+import json
+import socket
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from ora_desktop.core import Change, ChangeKind, Conflict, open_store
+from ora_desktop.core import Change, ChangeKind, Conflict, DatabaseLocked, Store, open_store
 from ora_desktop.core import chunks as chunks_module
 from ora_desktop.core.operations import chunked_undo, edits, journal
 from ora_desktop.core.operations.undo import redo, undo
+from ora_desktop.core.rawsql import run_sql
 
 MANY = [(f"m{i:04d}", f"memory {i}", "fact", 5) for i in range(1500)]
 IDS = [m[0] for m in MANY]
@@ -137,3 +142,34 @@ def test_a_restore_whose_trash_row_is_purged_between_chunks_puts_the_trash_back_
         assert rows(db) == memories
         assert rows(db, "ora_desktop_trash") == trash  # the same rows, ids, batch and times
         assert journal.entries(store) == entries and chunked_undo.stopped(store) is None
+
+
+def test_a_step_begun_by_a_running_process_meanwhile_refuses_this_one_whole(
+        db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another process's step (another OS user's: no lock of ours keeps it out) claims the file
+    between this undo's look for a stopped step and its first chunk: the first chunk finds its
+    mark, refuses, changes nothing, and leaves that step's mark as it is."""
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        with open_store(db) as store:
+            edits.delete(store, IDS)
+            before = rows(db)
+            mark = {"verb": "undo", "label": "bulk edit", "run": "theirs", "host": socket.gethostname(),
+                    "pid": other.pid, "at": "2026-01-01 00:00:00"}
+            looked = chunked_undo.recover
+
+            def then_theirs_begins(store: Store) -> str | None:
+                note = looked(store)
+                with store.write():
+                    run_sql(store, "INSERT INTO ora_desktop_state (key, value) VALUES ('undo.pending', ?)",
+                            [json.dumps(mark)])
+                return note
+
+            monkeypatch.setattr(chunked_undo, "recover", then_theirs_begins)
+            with pytest.raises(DatabaseLocked, match=f"running on this file.*process {other.pid}"):
+                undo(store)
+            assert rows(db) == before
+            assert chunked_undo.stopped(store) == mark
+    finally:
+        other.kill()
+        other.wait()
