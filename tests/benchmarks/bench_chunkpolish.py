@@ -1,0 +1,117 @@
+"""An import that replaces rows, in chunks under one trash batch, beside the same work raw.
+
+A JSONL source of up to 20,000 memories goes into a copy of a seed file holding every other one of
+its ids (``--on-conflict replace``: half the rows replace a memory, which goes to the trash first):
+
+* ours: ``import_memories`` (short transactions; the replaced rows of every chunk in one trash
+  batch), its longest write-lock hold, and how many trash batches the trash then lists;
+* raw: one transaction of plain SQL doing the same writes (each replaced row copied as JSON into a
+  plain table, deleted, then every row inserted with ``executemany``);
+* the restore of that one batch (``undo_import``: what the import wrote to the trash, the replaced
+  rows back), beside the raw copy back (``INSERT … SELECT json_extract``) and delete.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+from ora_desktop import open_store
+from ora_desktop.core import chunks
+from ora_desktop.core.operations.importing import import_memories, undo_import
+from ora_desktop.core.schema import INIT_SQL, MEMORY_COLUMNS
+
+from .common import DATA, Row, report
+
+COLS = ", ".join(MEMORY_COLUMNS)
+
+
+def _source(path: Path, count: int) -> Path:
+    stamp = "2026-01-02 03:04:05"
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(count):
+            row = dict.fromkeys(MEMORY_COLUMNS)
+            row.update(id=f"imp-{i}", content=f"imported memory {i}: the deploy of service {i % 97} needs the cache "
+                       f"warmed first", type="fact", importance=1 + i % 10, health_score=1.0, created_at=stamp,
+                       updated_at=stamp, sync_status="pending")
+            out.write(json.dumps(row) + "\n")
+    return path
+
+
+def _target(path: Path, count: int) -> Path:
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(path) + suffix).unlink(missing_ok=True)
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.executescript(INIT_SQL)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.executemany("INSERT INTO memories (id, content, type, importance, created_at, updated_at) "
+                     "VALUES (?, 'the agent wrote this', 'fact', 5, datetime('now'), datetime('now'))",
+                     [(f"imp-{i}",) for i in range(0, count, 2)])
+    conn.close()
+    return path
+
+
+def _raw(source: Path, target: Path) -> tuple[float, float]:
+    """(seconds of the import, seconds of the restore) done in plain SQL, one transaction each."""
+    started = time.perf_counter()
+    conn = sqlite3.connect(target, isolation_level=None)
+    with source.open(encoding="utf-8") as stream:
+        rows = [[data[c] for c in MEMORY_COLUMNS] for data in map(json.loads, stream)]
+    ids = json.dumps([r[0] for r in rows])
+    pairs = ", ".join(f"'{c}', {c}" for c in MEMORY_COLUMNS)
+    conn.execute("CREATE TABLE trash (memory_id TEXT, row_json TEXT)")
+    conn.execute("BEGIN IMMEDIATE")
+    wanted = "(SELECT value FROM json_each(?))"
+    conn.execute(f"INSERT INTO trash SELECT id, json_object({pairs}) FROM memories WHERE id IN {wanted}", [ids])
+    conn.execute(f"DELETE FROM memories WHERE id IN {wanted}", [ids])
+    conn.executemany(f"INSERT INTO memories ({COLS}) VALUES ({', '.join('?' * len(MEMORY_COLUMNS))})", rows)
+    conn.execute("COMMIT")
+    imported = time.perf_counter() - started
+    started = time.perf_counter()
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute(f"DELETE FROM memories WHERE id IN {wanted}", [ids])
+    extracts = ", ".join(f"json_extract(row_json, '$.{c}')" for c in MEMORY_COLUMNS)
+    conn.execute(f"INSERT INTO memories ({COLS}) SELECT {extracts} FROM trash")
+    conn.execute("DELETE FROM trash")
+    conn.execute("COMMIT")
+    conn.close()
+    return imported, time.perf_counter() - started
+
+
+def run(memories: int) -> None:
+    count = min(memories, 20_000)
+    scratch = DATA / "scratch"
+    scratch.mkdir(parents=True, exist_ok=True)
+    source = _source(scratch / "chunkpolish.jsonl", count)
+    target = scratch / "chunkpolish.site.db"
+    load = os.getloadavg()[0]
+
+    raw_import, raw_restore = _raw(source, _target(target, count))
+    _target(target, count)
+    started = time.perf_counter()
+    with open_store(target) as store:
+        chunks.new_sizer()
+        result = import_memories(store, source, on_conflict="replace")
+        imported = time.perf_counter() - started
+        held, parts = chunks.last_sizer.longest, chunks.last_sizer.chunks
+        batches = len({d.batch for d in store.trash(limit=None)})
+        started = time.perf_counter()
+        undo_import(store, result)
+        restored = time.perf_counter() - started
+    assert result.replaced == (count + 1) // 2 and batches == 1
+
+    rows = [
+        Row(f"import {count:,}, half replacing: in {parts} chunks", count / imported, count / raw_import, "(info)",
+            unit="mem/s"),
+        Row("longest lock hold of a chunk", held, None, "<= 0.25 s", "s"),
+        Row("trash batches listed for the import", batches, None, "1", "n"),
+        Row("take the import back (undo_import, 1 batch)", restored, raw_restore, "(info)", "s"),
+    ]
+    for leftover in (source, target):
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(leftover) + suffix).unlink(missing_ok=True)
+    report(f"import replacing rows, one trash batch, {count:,} memories (load average {load:.1f} at the start; "
+           "raw = plain SQL in one transaction)", rows, baseline="raw")
