@@ -32,7 +32,8 @@ COLS = ", ".join(MEMORY_COLUMNS)
 OWN = 1000
 
 
-def _source(path: Path, count: int) -> Path:
+def write_source(path: Path, count: int) -> Path:
+    """A JSONL source of ``count`` memories ``imp-<i>``, every column set."""
     stamp = "2026-01-02 03:04:05"
     with path.open("w", encoding="utf-8") as out:
         for i in range(count):
@@ -45,17 +46,24 @@ def _source(path: Path, count: int) -> Path:
     return path
 
 
-def _target(path: Path) -> Path:
-    for suffix in ("", "-wal", "-shm"):
-        Path(str(path) + suffix).unlink(missing_ok=True)
+def seed_target(path: Path, ids: list[str] | None = None) -> Path:
+    """A fresh WAL seed file at ``path`` holding memories ``ids`` (default: ``OWN`` of its own)."""
+    remove(path)
     conn = sqlite3.connect(path, isolation_level=None)
     conn.executescript(INIT_SQL)
     conn.execute("PRAGMA journal_mode = WAL")
     conn.executemany("INSERT INTO memories (id, content, type, importance, created_at, updated_at) "
                      "VALUES (?, 'the agent wrote this', 'fact', 5, datetime('now'), datetime('now'))",
-                     [(f"own-{i}",) for i in range(OWN)])
+                     [(i,) for i in (ids if ids is not None else [f"own-{i}" for i in range(OWN)])])
     conn.close()
     return path
+
+
+def remove(*paths: Path) -> None:
+    """Delete these files and any ``-wal``/``-shm`` beside them."""
+    for path in paths:
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(path) + suffix).unlink(missing_ok=True)
 
 
 def _raw(source: Path, target: Path) -> int:
@@ -101,17 +109,17 @@ def run(memories: int) -> None:
     count = min(memories, 100_000)
     scratch = DATA / "scratch"
     scratch.mkdir(parents=True, exist_ok=True)
-    source = _source(scratch / "chunkimport.jsonl", count)
+    source = write_source(scratch / "chunkimport.jsonl", count)
     target = scratch / "chunkimport.site.db"
     load = os.getloadavg()[0]
 
     started = time.perf_counter()
-    raw_count = _raw(source, _target(target))
+    raw_count = _raw(source, seed_target(target))
     raw = raw_count / (time.perf_counter() - started)
-    chunked, held = _ours(source, _target(target), whole=False)
-    whole, whole_held = _ours(source, _target(target), whole=True)
-    chunked_agent = _beside_an_agent(source, _target(target), whole=False)
-    whole_agent = _beside_an_agent(source, _target(target), whole=True)
+    chunked, held = _ours(source, seed_target(target), whole=False)
+    whole, whole_held = _ours(source, seed_target(target), whole=True)
+    chunked_agent = _beside_an_agent(source, seed_target(target), whole=False)
+    whole_agent = _beside_an_agent(source, seed_target(target), whole=True)
 
     rows = [
         Row(f"import {count:,}: ours in chunks", count / chunked, raw, "(info)", unit="mem/s"),
@@ -121,9 +129,7 @@ def run(memories: int) -> None:
             whole_agent["longest_ms"] / 1000, "< 1 s", "s"),
         Row("agent refused 'locked': chunks vs one", chunked_agent["locked"], whole_agent["locked"], "0", "n"),
     ]
-    for leftover in (source, target):
-        for suffix in ("", "-wal", "-shm"):
-            Path(str(leftover) + suffix).unlink(missing_ok=True)
+    remove(source, target)
     report(f"import in chunks, {count:,} memories into a file of {OWN:,} (load average {load:.1f} at the start; "
            "raw = json.loads + executemany, one transaction; the agent's rows: one transaction's)", rows,
            baseline="raw / one")

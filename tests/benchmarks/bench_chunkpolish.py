@@ -22,36 +22,12 @@ from pathlib import Path
 from ora_desktop import open_store
 from ora_desktop.core import chunks
 from ora_desktop.core.operations.importing import import_memories, undo_import
-from ora_desktop.core.schema import INIT_SQL, MEMORY_COLUMNS
+from ora_desktop.core.schema import MEMORY_COLUMNS
 
+from .bench_chunkimport import remove, seed_target, write_source
 from .common import DATA, Row, report
 
 COLS = ", ".join(MEMORY_COLUMNS)
-
-
-def _source(path: Path, count: int) -> Path:
-    stamp = "2026-01-02 03:04:05"
-    with path.open("w", encoding="utf-8") as out:
-        for i in range(count):
-            row = dict.fromkeys(MEMORY_COLUMNS)
-            row.update(id=f"imp-{i}", content=f"imported memory {i}: the deploy of service {i % 97} needs the cache "
-                       f"warmed first", type="fact", importance=1 + i % 10, health_score=1.0, created_at=stamp,
-                       updated_at=stamp, sync_status="pending")
-            out.write(json.dumps(row) + "\n")
-    return path
-
-
-def _target(path: Path, count: int) -> Path:
-    for suffix in ("", "-wal", "-shm"):
-        Path(str(path) + suffix).unlink(missing_ok=True)
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.executescript(INIT_SQL)
-    conn.execute("PRAGMA journal_mode = WAL")
-    conn.executemany("INSERT INTO memories (id, content, type, importance, created_at, updated_at) "
-                     "VALUES (?, 'the agent wrote this', 'fact', 5, datetime('now'), datetime('now'))",
-                     [(f"imp-{i}",) for i in range(0, count, 2)])
-    conn.close()
-    return path
 
 
 def _raw(source: Path, target: Path) -> tuple[float, float]:
@@ -85,12 +61,13 @@ def run(memories: int) -> None:
     count = min(memories, 20_000)
     scratch = DATA / "scratch"
     scratch.mkdir(parents=True, exist_ok=True)
-    source = _source(scratch / "chunkpolish.jsonl", count)
+    source = write_source(scratch / "chunkpolish.jsonl", count)
+    half = [f"imp-{i}" for i in range(0, count, 2)]
     target = scratch / "chunkpolish.site.db"
     load = os.getloadavg()[0]
 
-    raw_import, raw_restore = _raw(source, _target(target, count))
-    _target(target, count)
+    raw_import, raw_restore = _raw(source, seed_target(target, half))
+    seed_target(target, half)
     started = time.perf_counter()
     with open_store(target) as store:
         chunks.new_sizer()
@@ -110,8 +87,6 @@ def run(memories: int) -> None:
         Row("trash batches listed for the import", batches, None, "1", "n"),
         Row("take the import back (undo_import, 1 batch)", restored, raw_restore, "(info)", "s"),
     ]
-    for leftover in (source, target):
-        for suffix in ("", "-wal", "-shm"):
-            Path(str(leftover) + suffix).unlink(missing_ok=True)
+    remove(source, target)
     report(f"import replacing rows, one trash batch, {count:,} memories (load average {load:.1f} at the start; "
            "raw = plain SQL in one transaction)", rows, baseline="raw")
