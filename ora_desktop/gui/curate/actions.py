@@ -271,6 +271,8 @@ class Curator(QObject):
         command = RestoreCommand(self, Path(path), trash_ids)
 
         async def run() -> Any:
+            if self._deleted_view is not None:
+                self._deleted_view.said.clear()  # (a failure is said in a dialog)
             result = await self._execute(command)
             if result is not None and self._deleted_view is not None:
                 self._deleted_view.said.setText(_done_text(command))  # (what the status bar says)
