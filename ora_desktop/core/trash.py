@@ -27,7 +27,8 @@ class TrashMixin:
                                  return_records: bool = True,
                                  previous: dict[str, dict[str, Any]] | None = None,
                                  last_step: Callable[[Removed], None] | None = None,
-                                 recheck: str | None = None, batch: str | None = None) -> Removed:
+                                 recheck: str | None = None, batch: str | None = None,
+                                 unlink: bool = True) -> Removed:
         """Copy matching rows (every column, extras included) to the trash, then delete them.
 
         Returns the removed records (none when ``return_records`` is false) with the trash batch
@@ -43,11 +44,14 @@ class TrashMixin:
         repeat in every chunk (a long id list: ``"1"``). ``batch`` adds the rows to that trash
         batch (one an earlier removal of the same step made: an import's chunks share one), so
         one restore of the batch brings back both; by default the removal has a batch of its own.
+        ``unlink=False`` leaves the other memories' links to the rows as they are: the rows come
+        straight back under the same ids (an import replacing them, or its take-back restoring them).
         """
         self._require_writable()
         batch = batch or uuid.uuid4().hex[:12]
         stamp = timestamps.now_sql()
         done = _Removal(self, reason, batch, stamp, return_records, previous)
+        done.unlink = unlink
         try:
             if self.db.in_transaction():
                 with self.write():
@@ -57,7 +61,7 @@ class TrashMixin:
                 done.keep()
                 return done.result()
             keys = self._fetch_all(f"SELECT rowid, id FROM memories WHERE {where} ORDER BY rowid", params)
-            done.among = linkers(self, [k[1] for k in keys])
+            done.among = linkers(self, [k[1] for k in keys]) if unlink else None
             # (the id too: a rowid freed and reused meanwhile names another memory)
             mine = f"rowid IN {_IDS_JSON} AND coalesce(id, '') IN {_IDS_JSON}"
             where, params = (f"{mine} AND ({where})", list(params)) if recheck is None else (
@@ -236,6 +240,7 @@ class _Removal:
         self.count = 0
         self.chunk: tuple[tuple, frozenset[str], frozenset[str], int] = ((), frozenset(), frozenset(), 0)
         self.among: Linkers | None = None  # in chunks: who linked to these rows before the first chunk
+        self.unlink = True  # take the rows' ids out of the other memories' links (recorded in the batch)
 
     def step(self, where: str, params: Sequence[Any]) -> int:
         """Trash and delete the rows ``where`` matches (inside a write); returns how many went.
@@ -252,7 +257,8 @@ class _Removal:
             [self.stamp, self.reason, self.batch, *params],
         )
         # Links kept whole: the other memories' links to these go too, recorded in the batch.
-        relinked = unlink_removed(store, ids, self.batch, self.previous, self.among) if ids else frozenset()
+        relinked = unlink_removed(store, ids, self.batch, self.previous, self.among) if ids and self.unlink \
+            else frozenset()
         count = store._execute(f"DELETE FROM memories WHERE {where}", params).rowcount
         self.chunk = (removed, ids, relinked, count)
         return count

@@ -294,3 +294,29 @@ def test_the_rows_an_import_replaces_across_chunks_are_one_trash_batch_one_resto
         undo_import(store, result)
     assert rows(db, "SELECT * FROM memories ORDER BY id") == before
     assert rows(db, "SELECT count(*) FROM ora_desktop_trash WHERE reason = 'replaced by import'") == [(0,)]
+
+
+@pytest.mark.parametrize("back", ["undo", "undo_import", "cancelled"])
+def test_an_import_replacing_memories_leaves_the_links_to_them_alone(tmp_path: Path, back: str) -> None:
+    """A replaced memory keeps its id, so the other memories' links to it (``related_to``,
+    ``superseded_by``) stay as they are, rows untouched; taking the import back (an undo,
+    ``undo_import``, a cancel part-way) leaves the whole file as it was, links included."""
+    db = agent_file(tmp_path / "agent.site.db", [*(f"imp-{i}" for i in range(0, 3000, 500)), "own-1", "own-2"])
+    with sqlite3.connect(db) as conn:
+        conn.execute("""UPDATE memories SET related_to = '["imp-500", "imp-2500"]', sync_status = 'synced'
+                        WHERE id = 'own-1'""")
+        conn.execute("UPDATE memories SET superseded_by = 'imp-1000', sync_status = 'synced' WHERE id = 'own-2'")
+    before = rows(db, "SELECT * FROM memories ORDER BY id")
+    own = rows(db, "SELECT * FROM memories WHERE id LIKE 'own-%' ORDER BY id")
+    source = jsonl(tmp_path / "in.jsonl", 3000, stamp="2026-01-01 00:00:00")
+    with open_store(db) as store:
+        if back == "cancelled":
+            asked: list[int] = []
+            with pytest.raises(OraError, match="were taken back"):
+                import_memories(store, source, on_conflict="replace", cancel=lambda: len(asked.append(1) or asked) >= 3)
+        else:
+            result = import_memories(store, source, on_conflict="replace")
+            assert result.replaced == 6
+            assert rows(db, "SELECT * FROM memories WHERE id LIKE 'own-%' ORDER BY id") == own
+            undo(store) if back == "undo" else undo_import(store, result)
+    assert rows(db, "SELECT * FROM memories ORDER BY id") == before

@@ -90,15 +90,20 @@ def take_back(store: Store, run: str) -> TakenBack:
     """Undo the committed chunks of the import ``run`` (outside a transaction: the removal goes in
     chunks too) and forget its mark."""
     header, parts = _read(store, run)
-    ids = list(dict.fromkeys(i for p in parts for i in (*p.get("added", ()), *p.get("replaced", ()))))
+    added = list(dict.fromkeys(i for p in parts for i in p.get("added", ())))
+    replaced = list(dict.fromkeys(i for p in parts for i in p.get("replaced", ())))
     batches = list(dict.fromkeys(p["batch"] for p in parts if p.get("batch")))  # (the chunks share one)
     removed = 0
     if header.get("phase") != "restoring":  # (a take-back stopped after this step does not repeat it)
         def restoring(_removed: object) -> None:
             _set(store, PREFIX + run, {**header, "phase": "restoring"})
 
-        removed = store.remove_where_recoverably(f"id IN {IDS_JSON}", [json.dumps(ids)], REASON,
-                                                 return_records=False, last_step=restoring, recheck="1").count
+        # (the replaced ids come back at once: the other memories' links to them stay)
+        done = store.remove_where_recoverably(f"id IN {IDS_JSON}", [json.dumps(replaced)], REASON,
+                                              return_records=False, recheck="1", unlink=False)
+        removed = done.count + store.remove_where_recoverably(
+            f"id IN {IDS_JSON}", [json.dumps(added)], REASON, return_records=False, last_step=restoring,
+            recheck="1", batch=done.batch).count
     with store.write():
         trash_ids = [t for b in batches for t in store.batch_rows(b).values()]
         restored = len(store.restore_deleted(trash_ids)[0].added) if trash_ids else 0

@@ -358,7 +358,7 @@ class _Run:
                 self.previous = journal.capture(self.store, replace, self.store.columns)
             batch = self.store.remove_where_recoverably(f"id IN {IDS_JSON}", [json.dumps(replace)],
                                                         "replaced by import", return_records=False,
-                                                        batch=self.batch).batch
+                                                        batch=self.batch, unlink=False).batch
         raw_text = [v[0] for v in rows if v[1].__class__ is RawText]
         positions = self.positions
         if len(positions) < len(MEMORY_COLUMNS):  # a file lacking some columns: leave them out
@@ -421,12 +421,13 @@ def _newer(incoming: Any, current: Any) -> bool:
 def undo_import(store: Store, result: ImportResult) -> Change:
     """Take an import back (one too big for the journal): what it wrote goes to the trash
     (recoverable) in short transactions (:mod:`..chunks`) under one trash batch, then the rows it
-    replaced come back from the trash."""
+    replaced come back from the trash (the other memories' links to them were never taken)."""
     if result.dry_run or not result.change:
         return Change()
-    ids = sorted(result.change.ids)
-    store.remove_where_recoverably(f"id IN {IDS_JSON}", [json.dumps(ids)], "import undone", return_records=False,
-                                   recheck="1")
+    batch = None
+    for ids, unlink in ((result.change.changed, False), (result.change.added, True)):  # (the replaced come back)
+        batch = store.remove_where_recoverably(f"id IN {IDS_JSON}", [json.dumps(sorted(ids))], "import undone",
+                                               return_records=False, recheck="1", batch=batch, unlink=unlink).batch
     with store.write():
         trash_ids = [d.trash_id for batch in result.replaced_batches for d in store.trash(limit=None, batch=batch)]
         store.restore_deleted(trash_ids)
