@@ -8,7 +8,8 @@ its ids (``--on-conflict replace``: half the rows replace a memory, which goes t
 * raw: one transaction of plain SQL doing the same writes (each replaced row copied as JSON into a
   plain table, deleted, then every row inserted with ``executemany``);
 * the restore of that one batch (``undo_import``: what the import wrote to the trash, the replaced
-  rows back), beside the raw copy back (``INSERT … SELECT json_extract``) and delete.
+  rows back, both in short transactions), beside the raw copy back (``INSERT … SELECT
+  json_extract``) and delete, and the longest lock hold of the restore.
 """
 
 from __future__ import annotations
@@ -78,6 +79,7 @@ def run(memories: int) -> None:
         started = time.perf_counter()
         undo_import(store, result)
         restored = time.perf_counter() - started
+        restore_held = chunks.last_sizer.longest  # (the restore of the batch, the last of its writes in chunks)
     assert result.replaced == (count + 1) // 2 and batches == 1
 
     rows = [
@@ -86,6 +88,7 @@ def run(memories: int) -> None:
         Row("longest lock hold of a chunk", held, None, "<= 0.25 s", "s"),
         Row("trash batches listed for the import", batches, None, "1", "n"),
         Row("take the import back (undo_import, 1 batch)", restored, raw_restore, "(info)", "s"),
+        Row("longest lock hold restoring the batch", restore_held, None, "<= 0.25 s", "s"),
     ]
     remove(source, target)
     report(f"import replacing rows, one trash batch, {count:,} memories (load average {load:.1f} at the start; "

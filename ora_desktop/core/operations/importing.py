@@ -46,7 +46,7 @@ from ..records import Change, Initiator, Memory, row_to_memory
 from ..schema import MEMORY_COLUMNS
 from ..store import Store
 from ..writes import IDS_JSON
-from . import journal
+from . import edits, journal
 from .export import site_and_agent
 
 CONFLICT_POLICIES = ("skip", "replace", "newer", "changed")
@@ -421,16 +421,17 @@ def _newer(incoming: Any, current: Any) -> bool:
 def undo_import(store: Store, result: ImportResult) -> Change:
     """Take an import back (one too big for the journal): what it wrote goes to the trash
     (recoverable) in short transactions (:mod:`..chunks`) under one trash batch, then the rows it
-    replaced come back from the trash (the other memories' links to them were never taken)."""
+    replaced come back from the trash (:func:`.edits.restore`, in short transactions too when
+    many; the other memories' links to them were never taken)."""
     if result.dry_run or not result.change:
         return Change()
     batch = None
     for ids, unlink in ((result.change.changed, False), (result.change.added, True)):  # (the replaced come back)
         batch = store.remove_where_recoverably(f"id IN {IDS_JSON}", [json.dumps(sorted(ids))], "import undone",
                                                return_records=False, recheck="1", batch=batch, unlink=unlink).batch
-    with store.write():
-        trash_ids = [d.trash_id for batch in result.replaced_batches for d in store.trash(limit=None, batch=batch)]
-        store.restore_deleted(trash_ids)
+    trash_ids = [t for b in result.replaced_batches for t in store.batch_rows(b).values()]
+    if trash_ids:  # (in short transactions too, when many)
+        edits.restore(store, trash_ids, initiator=Initiator.IMPORT, journal_it=False)
     return Change(removed=frozenset(result.change.added), changed=frozenset(result.change.changed),
                   source="undo import")
 
