@@ -36,6 +36,18 @@ def _sidebar_counted(qtbot, window, path: Path) -> None:  # noqa: ANN001
                     and "Average health" in item.toolTip(0), timeout=10000)
 
 
+def _one_row_added(make_window, filled_db, qtbot):  # noqa: ANN001, ANN202
+    """A window on a 10-memory file, watching it; an agent has added one row and the sidebar says 11."""
+    path = filled_db(10)
+    window = make_window()
+    wait_idle(qtbot, window)
+    _sidebar_counted(qtbot, window, path)
+    window.ctx.start_watching(50)
+    agent(path, INSERT, ("agent-1",))
+    qtbot.waitUntil(lambda: window.sidebar.item_for(path).text(1) == "11", timeout=10000)
+    return path, window
+
+
 def test_an_agents_update_repaints_that_row_alone_without_reading_the_keys(ctx, qtbot, filled_db):
     path = filled_db(40)
     model = loaded_model(ctx, qtbot, path, page_size=10)
@@ -166,13 +178,7 @@ def test_a_count_taken_while_an_agent_writes_is_not_moved_twice_by_the_same_rows
     still equal the file's."""
     from ora_desktop.gui.sidebar import view as sidebar_view
 
-    path = filled_db(10)
-    window = make_window()
-    wait_idle(qtbot, window)
-    _sidebar_counted(qtbot, window, path)
-    window.ctx.start_watching(50)
-    agent(path, INSERT, ("agent-1",))
-    qtbot.waitUntil(lambda: window.sidebar.item_for(path).text(1) == "11", timeout=10000)
+    path, window = _one_row_added(make_window, filled_db, qtbot)
     real, real_in = sidebar_view.file_info, sidebar_view.file_info_in
     committed: list[int] = []
 
@@ -181,16 +187,11 @@ def test_a_count_taken_while_an_agent_writes_is_not_moved_twice_by_the_same_rows
             committed.append(1)
             agent(path, INSERT, ("agent-2",))  # lands as the count is read; heard after it
 
-    def counted_after_a_commit(*args, **kw):  # noqa: ANN002, ANN003, ANN202
-        commit_once()
-        return real(*args, **kw)
+    def after_a_commit(count):  # noqa: ANN001, ANN202 (the exact read commits inside its snapshot)
+        return lambda *args, **kw: commit_once() or count(*args, **kw)
 
-    def counted_in_its_snapshot_after_a_commit(*args, **kw):  # noqa: ANN002, ANN003, ANN202
-        commit_once()
-        return real_in(*args, **kw)
-
-    monkeypatch.setattr(sidebar_view, "file_info", counted_after_a_commit)
-    monkeypatch.setattr(sidebar_view, "file_info_in", counted_in_its_snapshot_after_a_commit)
+    monkeypatch.setattr(sidebar_view, "file_info", after_a_commit(real))
+    monkeypatch.setattr(sidebar_view, "file_info_in", after_a_commit(real_in))
     window.ctx.store_for(path).update("m001", health_score=0.05)  # the file's health: counted again
     qtbot.waitUntil(lambda: window.sidebar.item_for(path).text(1) == "12", timeout=10000)
     qtbot.wait(1000)  # every change heard
@@ -200,13 +201,7 @@ def test_a_count_taken_while_an_agent_writes_is_not_moved_twice_by_the_same_rows
 def test_rows_added_in_the_same_look_as_a_health_edit_are_counted(make_window, filled_db, qtbot):
     """An agent adds a row and edits a health in commits heard in one look (one change naming
     both): the sidebar's count moves by the row, while the file's health is read again."""
-    path = filled_db(10)
-    window = make_window()
-    wait_idle(qtbot, window)
-    _sidebar_counted(qtbot, window, path)
-    window.ctx.start_watching(50)
-    agent(path, INSERT, ("agent-1",))
-    qtbot.waitUntil(lambda: window.sidebar.item_for(path).text(1) == "11", timeout=10000)
+    path, window = _one_row_added(make_window, filled_db, qtbot)
     window.ctx.start_watching(3_600_000)  # the next two commits are heard in one look
     agent(path, INSERT, ("agent-2",))
     agent(path, "UPDATE memories SET health_score = 0.05 WHERE id = 'm001'")
